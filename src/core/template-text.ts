@@ -1,0 +1,47 @@
+/**
+ * Template text with positional placeholders `{{1}}`, `{{2}}`, … (spec 2.2). Placeholders are
+ * 1-based and must be contiguous, as the channel requires; the spec's `variables` entries carry a
+ * zero-based `index` into the contact's `template_variables`.
+ */
+
+const PLACEHOLDER = /\{\{\s*(\d+)\s*\}\}/g;
+
+/** What a template text asks for: how many values, or why the text is unusable. */
+export type PlaceholderScan =
+  | { readonly ok: true; readonly count: number }
+  | { readonly ok: false; readonly expected: string };
+
+/**
+ * Counts the placeholders of a template text. Valid texts use each of `{{1}}` … `{{n}}` at least
+ * once (a placeholder may repeat) and nothing else between double braces.
+ */
+export function scanPlaceholders(text: string): PlaceholderScan {
+  const seen = new Set<number>();
+  let max = 0;
+  for (const match of text.matchAll(PLACEHOLDER)) {
+    const n = Number(match[1]);
+    if (!Number.isSafeInteger(n) || n < 1) {
+      return { ok: false, expected: 'placeholders numbered from {{1}}' };
+    }
+    seen.add(n);
+    if (n > max) max = n;
+  }
+  if (seen.size !== max) {
+    const missing: number[] = [];
+    for (let i = 1; i <= max; i++) if (!seen.has(i)) missing.push(i);
+    return { ok: false, expected: `contiguous placeholders {{1}}..{{${max}}} (missing ${missing.map((i) => `{{${i}}}`).join(', ')})` };
+  }
+  return { ok: true, count: max };
+}
+
+/**
+ * Fills `{{k}}` with `values[k - 1]`. The caller checks the count first (see `scanPlaceholders`);
+ * a placeholder without a value is left as written rather than replaced by "undefined".
+ */
+export function renderTemplate(text: string, values: readonly string[]): string {
+  if (values.length === 0) return text;
+  return text.replace(PLACEHOLDER, (whole, digits: string) => {
+    const value = values[Number(digits) - 1];
+    return value === undefined ? whole : value;
+  });
+}
