@@ -1,0 +1,774 @@
+/**
+ * The dispatch engine: the fleet as indexed arrays, one {@link Pool} per (business, template type),
+ * limits in a {@link Store}, time from a {@link Clock}. Pure and synchronous: every call reads the
+ * clock once, applies timed resumes that fell due, and answers.
+ */
+import { Heap } from 'mnemonist';
+import type { Clock } from './clock.js';
+import { ArgumentError, FleetValidationError, NotFoundError, SnapshotError } from './errors.js';
+import type { NumberStatus, TemplateStatus } from './fleet.js';
+import { type Fleet, type FleetBusiness, validateFleet } from './fleet-validate.js';
+import { MemoryStore } from './limits/memory-store.js';
+import type { NumberLimits, Store } from './limits/store.js';
+import { Pool, type TemplateView } from './pool.js';
+import { describeValue } from './problems.js';
+import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, checkSnapshot } from './snapshot.js';
+
+/** Why `assign` handed out fewer pairs than asked. */
+export type AssignReason = 'no-capacity' | 'no-template' | 'no-number';
+
+/** One message's carrier: the number that sends it and the template it uses. */
+export interface Assignment {
+  readonly phone: string;
+  readonly templateId: number;
+}
+
+/** Answer of {@link Engine.assign}. */
+export interface AssignResult {
+  readonly assignments: Assignment[];
+  /** Present when fewer than `count` pairs were handed out. */
+  readonly reason?: AssignReason;
+  /** Clock time at which more may be handed out, when the engine can tell. */
+  readonly retryAt?: number;
+}
+
+/** Answer of {@link Engine.assignInto}: how many slots of the output arrays were filled. */
+export interface BatchResult {
+  readonly count: number;
+  readonly reason?: AssignReason;
+  readonly retryAt?: number;
+}
+
+/** Typed arrays {@link Engine.assignInto} can fill. */
+export type NumericArray = Int32Array | Uint32Array | Float64Array;
+
+/** One template type of the spec's GET /messenger/businesses/ response. */
+export interface TemplateTypeOutput {
+  readonly id: number;
+  readonly name: string;
+  readonly output: number;
+}
+
+/** One business of the spec's GET /messenger/businesses/ response. */
+export interface BusinessOutput {
+  readonly id: number;
+  readonly name: string;
+  readonly template_types: TemplateTypeOutput[];
+}
+
+/** A number as it stands now. */
+export interface NumberView {
+  readonly phone: string;
+  readonly businessId: number;
+  readonly status: NumberStatus;
+  readonly pausedUntil?: number;
+  readonly throughputPerHour: number;
+  readonly messagingLimit24h: number;
+  readonly messagesPerSecond?: number;
+  /** Messages it may send now under all its windows. */
+  readonly available: number;
+}
+
+/** A template as it stands now. */
+export interface TemplateState {
+  readonly id: number;
+  readonly name: string;
+  readonly status: TemplateStatus;
+  readonly pausedUntil?: number;
+  readonly businessIds: readonly number[];
+  readonly placeholders: number;
+}
+
+/** A template type as the contract needs it to check contacts. */
+export interface TemplateTypeInfo {
+  readonly id: number;
+  readonly name: string;
+  readonly businessId: number;
+  /** Values each contact must bring: every template of the type takes this many. */
+  readonly placeholders: number;
+  readonly templateIds: readonly number[];
+}
+
+/** New limits for a number; omitted fields keep their value, `messagesPerSecond: null` removes that window. */
+export interface NumberLimitsChange {
+  readonly throughputPerHour?: number;
+  readonly messagingLimit24h?: number;
+  readonly messagesPerSecond?: number | null;
+}
+
+/** Options of a status change. */
+export interface StatusChangeOptions {
+  /** With 'paused': clock time at which the pause ends by itself. */
+  readonly until?: number;
+}
+
+/** Options of the pure engine; `createEngine` fills in the system clock. */
+export interface CoreEngineOptions {
+  /** Source of time, in milliseconds. */
+  readonly clock: Clock;
+  /** Where limit state lives. @default new MemoryStore() */
+  readonly store?: Store;
+  /** State to resume from, as written by {@link Engine.snapshot}. */
+  readonly snapshot?: unknown;
+}
+
+interface BusinessRecord {
+  readonly id: number;
+  readonly name: string;
+  readonly companyId: number | undefined;
+  readonly members: Int32Array;
+  readonly pools: Pool[];
+  readonly poolByType: Map<number, Pool>;
+}
+
+/** A timed resume; `gen` tells it from a later status change of the same thing. */
+interface Timer {
+  readonly at: number;
+  readonly kind: 0 | 1; // 0: number, 1: template
+  readonly index: number;
+  readonly gen: number;
+}
+
+const NUMBER_STATUSES: readonly NumberStatus[] = ['active', 'paused'];
+const TEMPLATE_STATUSES: readonly TemplateStatus[] = ['active', 'paused', 'disabled'];
+
+export class Engine {
+  readonly #clock: Clock;
+  readonly #store: Store;
+  #lastNow = 0;
+  #fleet!: Fleet;
+
+  // Numbers, by slot.
+  #phones: string[] = [];
+  #numberIndex = new Map<string, number>();
+  #numberBusiness = new Int32Array(0);
+  #numberMember = new Int32Array(0);
+  #perHour = new Float64Array(0);
+  #per24h = new Float64Array(0);
+  #perSecond = new Float64Array(0);
+  #numberActive = new Uint8Array(0);
+  #numberUntil = new Float64Array(0);
+  #numberGen = new Uint32Array(0);
+  #handle = new Int32Array(0);
+
+  // Templates, by index.
+  #templateIds = new Float64Array(0);
+  #templateIndex = new Map<number, number>();
+  #templateStatus: TemplateStatus[] = [];
+  #templateUntil = new Float64Array(0);
+  #templateGen = new Uint32Array(0);
+  #templateAccount: (string | undefined)[] = [];
+  #templatePools: Pool[][] = [];
+  readonly #view: TemplateView = {
+    isActive: (t) => this.#templateStatus[t] === 'active',
+    account: (t) => this.#templateAccount[t],
+  };
+
+  #businesses: BusinessRecord[] = [];
+  #businessIndex = new Map<number, number>();
+  #timers = new Heap<Timer>((a, b) => a.at - b.at);
+
+  // Per-call scratch: what each touched number may send and has been handed.
+  #call = 0;
+  #stamp = new Float64Array(0);
+  #avail = new Float64Array(0);
+  #used = new Float64Array(0);
+  #touched = new Int32Array(0);
+  #outNumbers = new Int32Array(64);
+  #outTemplates = new Float64Array(64);
+
+  /**
+   * @param fleet a fleet description (validated whole; nothing is built from one with problems)
+   * @throws {FleetValidationError} listing every problem of the description
+   */
+  constructor(fleet: unknown, options: CoreEngineOptions) {
+    this.#clock = options.clock;
+    this.#store = options.store ?? new MemoryStore();
+    this.#lastNow = this.#readClock();
+    const validation = validateFleet(fleet);
+    if (!validation.ok) throw new FleetValidationError(validation.problems);
+    this.#load(validation.fleet);
+    if (options.snapshot !== undefined) this.#restore(options.snapshot);
+  }
+
+  // ---------------------------------------------------------------- queries
+
+  /** The spec's GET /messenger/businesses/ response: every business with `output` per template type. */
+  businesses(): BusinessOutput[] {
+    const now = this.#tick();
+    return this.#businesses.map((b) => ({
+      id: b.id,
+      name: b.name,
+      template_types: b.pools.map((p) => ({ id: p.typeId, name: p.typeName, output: this.#output(p, now) })),
+    }));
+  }
+
+  /** Messages that may be sent now for the type: the sum of what its eligible numbers may send. */
+  output(businessId: number, typeId: number): number {
+    const pool = this.#pool(businessId, typeId);
+    return this.#output(pool, this.#tick());
+  }
+
+  /** Messages per hour of the type: the sum of `throughputPerHour` over its eligible numbers. */
+  throughput(businessId: number, typeId: number): number {
+    const pool = this.#pool(businessId, typeId);
+    this.#tick();
+    return pool.throughput;
+  }
+
+  /** The template type as the contract needs it, or undefined when the business has no such type. */
+  templateType(businessId: number, typeId: number): TemplateTypeInfo | undefined {
+    const b = this.#businessIndex.get(businessId);
+    const pool = b === undefined ? undefined : this.#businesses[b]!.poolByType.get(typeId);
+    if (!pool) return undefined;
+    const templateIds = Array.from(pool.templates, (t) => this.#templateIds[t]!);
+    const first = pool.templates[0];
+    const placeholders = first === undefined ? 0 : this.#fleet.templates[first]!.placeholders;
+    return { id: pool.typeId, name: pool.typeName, businessId, placeholders, templateIds };
+  }
+
+  /** Every number with its status, limits and what it may send now. */
+  numbers(): NumberView[] {
+    const now = this.#tick();
+    return this.#phones.map((phone, slot) => {
+      const until = this.#numberUntil[slot]!;
+      const perSecond = this.#perSecond[slot]!;
+      return {
+        phone,
+        businessId: this.#businesses[this.#numberBusiness[slot]!]!.id,
+        status: this.#numberActive[slot] === 1 ? 'active' : 'paused',
+        ...(Number.isNaN(until) ? {} : { pausedUntil: until }),
+        throughputPerHour: this.#perHour[slot]!,
+        messagingLimit24h: this.#per24h[slot]!,
+        ...(perSecond > 0 ? { messagesPerSecond: perSecond } : {}),
+        available: this.#store.available(this.#handle[slot]!, now),
+      };
+    });
+  }
+
+  /** Every template with its status. */
+  templates(): TemplateState[] {
+    this.#tick();
+    return this.#fleet.templates.map((t, i) => {
+      const until = this.#templateUntil[i]!;
+      return {
+        id: t.id,
+        name: t.name,
+        status: this.#templateStatus[i]!,
+        ...(Number.isNaN(until) ? {} : { pausedUntil: until }),
+        businessIds: t.businessIds,
+        placeholders: t.placeholders,
+      };
+    });
+  }
+
+  /** Phone of the number at `index`, as `assignInto` writes it. */
+  phoneAt(index: number): string {
+    const phone = this.#phones[index];
+    if (phone === undefined) throw new NotFoundError('number', index, '(index)');
+    return phone;
+  }
+
+  /** Phones by number index, for hosts that read `assignInto`'s output (do not modify). */
+  phones(): readonly string[] {
+    return this.#phones;
+  }
+
+  /** Company of a business (undefined when the fleet does not say). */
+  companyOf(businessId: number): number | undefined {
+    const b = this.#businessIndex.get(businessId);
+    if (b === undefined) throw new NotFoundError('business', businessId);
+    return this.#businesses[b]!.companyId;
+  }
+
+  /** Clock time of the next timed resume of a number or template, or undefined. */
+  nextResumeAt(): number | undefined {
+    this.#tick();
+    return this.#nextTimer();
+  }
+
+  // ---------------------------------------------------------------- assignment
+
+  /**
+   * Hands out up to `count` (number, template) pairs that may go now and charges their capacity.
+   * Fewer come back with a `reason` (and, when known, `retryAt`) when the pool runs short.
+   */
+  assign(businessId: number, typeId: number, count: number): AssignResult {
+    checkCount('assign(count)', count);
+    const pool = this.#pool(businessId, typeId);
+    const now = this.#tick();
+    if (this.#outNumbers.length < count) {
+      this.#outNumbers = new Int32Array(count);
+      this.#outTemplates = new Float64Array(count);
+    }
+    const n = this.#fill(pool, count, now, this.#outNumbers, this.#outTemplates);
+    const assignments: Assignment[] = new Array<Assignment>(n);
+    for (let i = 0; i < n; i++) {
+      assignments[i] = { phone: this.#phones[this.#outNumbers[i]!]!, templateId: this.#outTemplates[i]! };
+    }
+    if (n === count) return { assignments };
+    return { assignments, ...this.#shortfall(pool) };
+  }
+
+  /**
+   * The batch path: like `assign`, but writes number indexes (see `phones()`) and template ids into
+   * caller-provided arrays from position 0, allocating nothing per pair.
+   */
+  assignInto(businessId: number, typeId: number, count: number, numbers: NumericArray, templates: NumericArray): BatchResult {
+    checkCount('assignInto(count)', count);
+    if (numbers.length < count || templates.length < count) {
+      throw new ArgumentError('assignInto(numbers, templates)', `arrays of at least count = ${count} slots`, `${numbers.length} and ${templates.length}`);
+    }
+    const pool = this.#pool(businessId, typeId);
+    const now = this.#tick();
+    const n = this.#fill(pool, count, now, numbers, templates);
+    if (n === count) return { count: n };
+    return { count: n, ...this.#shortfall(pool) };
+  }
+
+  // ---------------------------------------------------------------- changes
+
+  /**
+   * Pauses or resumes a number (the platform's signal). A paused number leaves every pool of its
+   * business at once; with `until`, it comes back by itself when the clock reaches that time.
+   */
+  setNumberStatus(phone: string, status: NumberStatus, options: StatusChangeOptions = {}): void {
+    const slot = this.#slot(phone);
+    if (!NUMBER_STATUSES.includes(status)) {
+      throw new ArgumentError('setNumberStatus(status)', 'one of "active", "paused"', describeValue(status));
+    }
+    const until = checkUntil('setNumberStatus', status, options.until);
+    this.#tick();
+    this.#setNumber(slot, status === 'active', until);
+  }
+
+  /**
+   * Pauses, disables or resumes a template. It leaves every pool it is in at once (a pool left with
+   * no active template answers `no-template`); with `until`, a pause ends by itself.
+   */
+  setTemplateStatus(templateId: number, status: TemplateStatus, options: StatusChangeOptions = {}): void {
+    const t = this.#templateIndex.get(templateId);
+    if (t === undefined) throw new NotFoundError('template', templateId);
+    if (!TEMPLATE_STATUSES.includes(status)) {
+      throw new ArgumentError('setTemplateStatus(status)', 'one of "active", "paused", "disabled"', describeValue(status));
+    }
+    const until = checkUntil('setTemplateStatus', status, options.until);
+    this.#tick();
+    this.#setTemplate(t, status, until);
+  }
+
+  /** Changes a number's limits; what it already sent keeps counting against the new ones. */
+  setNumberLimits(phone: string, change: NumberLimitsChange): void {
+    const slot = this.#slot(phone);
+    const perHour = change.throughputPerHour ?? this.#perHour[slot]!;
+    const per24h = change.messagingLimit24h ?? this.#per24h[slot]!;
+    const perSecond = change.messagesPerSecond === null ? 0 : (change.messagesPerSecond ?? this.#perSecond[slot]!);
+    const probe = validateFleet({
+      businesses: [
+        {
+          id: 1,
+          name: 'limits',
+          numbers: [{ phone, throughputPerHour: perHour, messagingLimit24h: per24h, ...(perSecond > 0 ? { messagesPerSecond: perSecond } : {}) }],
+          templateTypes: [],
+        },
+      ],
+      templates: [],
+    });
+    if (!probe.ok) {
+      throw new FleetValidationError(
+        probe.problems.map((p) => ({ ...p, path: p.path.replace('$.businesses[0].numbers[0]', '$'), message: p.message.replace('$.businesses[0].numbers[0]', '$') })),
+        `limits for ${phone}`,
+      );
+    }
+    this.#tick();
+    const oldPerHour = this.#perHour[slot]!;
+    this.#perHour[slot] = perHour;
+    this.#per24h[slot] = per24h;
+    this.#perSecond[slot] = perSecond;
+    this.#store.open(phone, limitsOf(perHour, per24h, perSecond));
+    const b = this.#businesses[this.#numberBusiness[slot]!]!;
+    const m = this.#numberMember[slot]!;
+    for (const pool of b.pools) {
+      pool.rateChanged(m, oldPerHour, perHour);
+      pool.requeue(m);
+    }
+  }
+
+  /**
+   * Replaces the fleet description whole (numbers, templates, types and their statuses). Limit
+   * usage is kept for every phone that stays; the description is validated before anything changes.
+   * @throws {FleetValidationError} and changes nothing when the description has problems
+   */
+  replaceFleet(fleet: unknown): void {
+    const validation = validateFleet(fleet);
+    if (!validation.ok) throw new FleetValidationError(validation.problems);
+    this.#tick();
+    this.#load(validation.fleet);
+  }
+
+  // ---------------------------------------------------------------- snapshots
+
+  /** Everything needed to resume after a restart without over-sending, as plain JSON. */
+  snapshot(): EngineSnapshot {
+    const now = this.#tick();
+    return {
+      format: SNAPSHOT_FORMAT,
+      version: SNAPSHOT_VERSION,
+      takenAt: now,
+      store: this.#store.snapshot(),
+      numbers: this.#phones.map((phone, slot) => {
+        const until = this.#numberUntil[slot]!;
+        return { phone, status: this.#numberActive[slot] === 1 ? 'active' : 'paused', ...(Number.isNaN(until) ? {} : { pausedUntil: until }) };
+      }),
+      templates: this.#fleet.templates.map((t, i) => {
+        const until = this.#templateUntil[i]!;
+        return { id: t.id, status: this.#templateStatus[i]!, ...(Number.isNaN(until) ? {} : { pausedUntil: until }) };
+      }),
+      pools: this.#businesses.flatMap((b) =>
+        b.pools.map((p) => {
+          const head = p.headMember();
+          return {
+            businessId: b.id,
+            typeId: p.typeId,
+            next: head < 0 ? null : this.#phones[p.members[head]!]!,
+            cursors: Array.from(p.classTemplates, (list, c) => {
+              const t = list[p.classCursor[c]!];
+              return t === undefined ? null : this.#templateIds[t]!;
+            }),
+          };
+        }),
+      ),
+    };
+  }
+
+  // ---------------------------------------------------------------- internals
+
+  #readClock(): number {
+    const now = this.#clock.now();
+    if (!Number.isSafeInteger(now) || now < 0) {
+      throw new ArgumentError('clock.now()', 'a whole number of milliseconds, 0 or more', describeValue(now));
+    }
+    // A system clock stepped back must not un-spend limits: time here never goes back.
+    return now > this.#lastNow ? now : this.#lastNow;
+  }
+
+  /** Reads the clock once and applies timed resumes due by then. */
+  #tick(): number {
+    const now = this.#readClock();
+    this.#lastNow = now;
+    const timers = this.#timers;
+    let top = timers.peek();
+    while (top !== undefined && top.at <= now) {
+      timers.pop();
+      if (top.kind === 0) {
+        if (this.#numberGen[top.index] === top.gen) this.#setNumber(top.index, true, undefined);
+      } else if (this.#templateGen[top.index] === top.gen) {
+        this.#setTemplate(top.index, 'active', undefined);
+      }
+      top = timers.peek();
+    }
+    return now;
+  }
+
+  #nextTimer(): number | undefined {
+    const timers = this.#timers;
+    let top = timers.peek();
+    while (top !== undefined && (top.kind === 0 ? this.#numberGen[top.index] : this.#templateGen[top.index]) !== top.gen) {
+      timers.pop();
+      top = timers.peek();
+    }
+    return top?.at;
+  }
+
+  #setNumber(slot: number, active: boolean, until: number | undefined): void {
+    this.#numberGen[slot]!++;
+    this.#numberActive[slot] = active ? 1 : 0;
+    this.#numberUntil[slot] = until ?? NaN;
+    if (until !== undefined) this.#timers.push({ at: until, kind: 0, index: slot, gen: this.#numberGen[slot]! });
+    const b = this.#businesses[this.#numberBusiness[slot]!]!;
+    const m = this.#numberMember[slot]!;
+    const perHour = this.#perHour[slot]!;
+    for (const pool of b.pools) pool.setEligible(m, active && pool.hasTemplateFor(m), perHour);
+  }
+
+  #setTemplate(t: number, status: TemplateStatus, until: number | undefined): void {
+    this.#templateGen[t]!++;
+    this.#templateStatus[t] = status;
+    this.#templateUntil[t] = until ?? NaN;
+    if (until !== undefined) this.#timers.push({ at: until, kind: 1, index: t, gen: this.#templateGen[t]! });
+    for (const pool of this.#templatePools[t]!) {
+      if (pool.refreshTemplates(this.#view)) this.#refreshMembers(pool);
+    }
+  }
+
+  #refreshMembers(pool: Pool): void {
+    for (let m = 0; m < pool.members.length; m++) {
+      const slot = pool.members[m]!;
+      pool.setEligible(m, this.#numberActive[slot] === 1 && pool.hasTemplateFor(m), this.#perHour[slot]!);
+    }
+  }
+
+  #slot(phone: string): number {
+    const slot = this.#numberIndex.get(phone);
+    if (slot === undefined) throw new NotFoundError('number', phone);
+    return slot;
+  }
+
+  #pool(businessId: number, typeId: number): Pool {
+    const b = this.#businessIndex.get(businessId);
+    if (b === undefined) throw new NotFoundError('business', businessId);
+    const pool = this.#businesses[b]!.poolByType.get(typeId);
+    if (pool === undefined) throw new NotFoundError('template type', typeId, `in business ${businessId}`);
+    return pool;
+  }
+
+  #output(pool: Pool, now: number): number {
+    let sum = 0;
+    for (let m = 0; m < pool.members.length; m++) {
+      if (pool.eligible[m] === 1) sum += this.#store.available(this.#handle[pool.members[m]!]!, now);
+    }
+    return sum;
+  }
+
+  /**
+   * The hot path: serves the ring round-robin. Each number's capacity is asked of the store once
+   * per call and charged once at the end (or when it runs out, before asking when it returns).
+   */
+  #fill(pool: Pool, count: number, now: number, outNumbers: NumericArray, outTemplates: NumericArray): number {
+    pool.wake(now);
+    const call = ++this.#call;
+    const stamp = this.#stamp;
+    const avail = this.#avail;
+    const used = this.#used;
+    const touched = this.#touched;
+    const handle = this.#handle;
+    const store = this.#store;
+    const templateIds = this.#templateIds;
+    const ring = pool.ring;
+    const cap = ring.length;
+    const members = pool.members;
+    const eligible = pool.eligible;
+    const inRing = pool.inRing;
+    const classOf = pool.classOf;
+    const classTemplates = pool.classTemplates;
+    const classCursor = pool.classCursor;
+    let head = pool.head;
+    let size = pool.size;
+    let touchedCount = 0;
+    let i = 0;
+    while (i < count && size > 0) {
+      const m = ring[head]!;
+      if (eligible[m] === 0) {
+        inRing[m] = 0;
+        head = head + 1 === cap ? 0 : head + 1;
+        size--;
+        continue;
+      }
+      const slot = members[m]!;
+      let a: number;
+      if (stamp[slot] !== call) {
+        stamp[slot] = call;
+        a = store.available(handle[slot]!, now);
+        used[slot] = 0;
+        touched[touchedCount++] = slot;
+      } else {
+        a = avail[slot]!;
+      }
+      if (a <= 0) {
+        inRing[m] = 0;
+        head = head + 1 === cap ? 0 : head + 1;
+        size--;
+        const h = handle[slot]!;
+        const spent = used[slot]!;
+        if (spent > 0) {
+          store.take(h, spent, now);
+          used[slot] = 0;
+        }
+        avail[slot] = 0;
+        pool.park(m, store.availableAt(h, 1, now));
+        continue;
+      }
+      avail[slot] = a - 1;
+      used[slot]!++;
+      const c = classOf[m]!;
+      const list = classTemplates[c]!;
+      let cursor = classCursor[c]!;
+      outNumbers[i] = slot;
+      outTemplates[i] = templateIds[list[cursor]!]!;
+      i++;
+      cursor++;
+      classCursor[c] = cursor === list.length ? 0 : cursor;
+      // Rotate: the served member goes to the tail (with a full ring, tail and head coincide).
+      let tail = head + size;
+      if (tail >= cap) tail -= cap;
+      ring[tail] = m;
+      head = head + 1 === cap ? 0 : head + 1;
+    }
+    pool.head = head;
+    pool.size = size;
+    for (let k = 0; k < touchedCount; k++) {
+      const slot = touched[k]!;
+      const spent = used[slot]!;
+      if (spent > 0) store.take(handle[slot]!, spent, now);
+    }
+    return i;
+  }
+
+  #shortfall(pool: Pool): { reason: AssignReason; retryAt?: number } {
+    if (pool.activeTemplates === 0) {
+      let at = Infinity;
+      for (const t of pool.templates) {
+        const until = this.#templateUntil[t]!;
+        if (this.#templateStatus[t] === 'paused' && until < at) at = until;
+      }
+      return Number.isFinite(at) ? { reason: 'no-template', retryAt: at } : { reason: 'no-template' };
+    }
+    if (pool.eligibleCount === 0) {
+      let at = Infinity;
+      for (const slot of pool.members) {
+        const until = this.#numberUntil[slot]!;
+        if (this.#numberActive[slot] === 0 && until < at) at = until;
+      }
+      return Number.isFinite(at) ? { reason: 'no-number', retryAt: at } : { reason: 'no-number' };
+    }
+    const at = pool.nextReadyAt();
+    return at === undefined || !Number.isFinite(at) ? { reason: 'no-capacity' } : { reason: 'no-capacity', retryAt: at };
+  }
+
+  /** Builds every index from a fleet description; keeps store state by phone. */
+  #load(fleet: Fleet): void {
+    const numberCount = fleet.businesses.reduce((n, b) => n + b.numbers.length, 0);
+    this.#fleet = fleet;
+    this.#phones = [];
+    this.#numberIndex = new Map();
+    this.#numberBusiness = new Int32Array(numberCount);
+    this.#numberMember = new Int32Array(numberCount);
+    this.#perHour = new Float64Array(numberCount);
+    this.#per24h = new Float64Array(numberCount);
+    this.#perSecond = new Float64Array(numberCount);
+    this.#numberActive = new Uint8Array(numberCount);
+    this.#numberUntil = new Float64Array(numberCount).fill(NaN);
+    this.#numberGen = new Uint32Array(numberCount);
+    this.#handle = new Int32Array(numberCount);
+    this.#stamp = new Float64Array(numberCount);
+    this.#avail = new Float64Array(numberCount);
+    this.#used = new Float64Array(numberCount);
+    this.#touched = new Int32Array(numberCount);
+    this.#call = 0;
+    this.#timers = new Heap<Timer>((a, b) => a.at - b.at);
+
+    const templateCount = fleet.templates.length;
+    this.#templateIds = new Float64Array(templateCount);
+    this.#templateIndex = new Map();
+    this.#templateStatus = [];
+    this.#templateUntil = new Float64Array(templateCount).fill(NaN);
+    this.#templateGen = new Uint32Array(templateCount);
+    this.#templateAccount = [];
+    this.#templatePools = [];
+    fleet.templates.forEach((t, i) => {
+      this.#templateIds[i] = t.id;
+      this.#templateIndex.set(t.id, i);
+      this.#templateStatus[i] = t.status;
+      this.#templateAccount[i] = t.account;
+      this.#templatePools[i] = [];
+    });
+
+    this.#businesses = [];
+    this.#businessIndex = new Map();
+    let slot = 0;
+    fleet.businesses.forEach((b, bi) => {
+      const members = new Int32Array(b.numbers.length);
+      const accounts: (string | undefined)[] = [undefined];
+      const classOf = new Int32Array(b.numbers.length);
+      b.numbers.forEach((n, m) => {
+        members[m] = slot;
+        this.#phones[slot] = n.phone;
+        this.#numberIndex.set(n.phone, slot);
+        this.#numberBusiness[slot] = bi;
+        this.#numberMember[slot] = m;
+        this.#perHour[slot] = n.throughputPerHour;
+        this.#per24h[slot] = n.messagingLimit24h;
+        this.#perSecond[slot] = n.messagesPerSecond ?? 0;
+        this.#handle[slot] = this.#store.open(n.phone, limitsOf(n.throughputPerHour, n.messagingLimit24h, n.messagesPerSecond ?? 0));
+        if (n.account !== undefined) {
+          let c = accounts.indexOf(n.account);
+          if (c < 0) c = accounts.push(n.account) - 1;
+          classOf[m] = c;
+        }
+        slot++;
+      });
+      const record: BusinessRecord = { id: b.id, name: b.name, companyId: b.companyId, members, pools: [], poolByType: new Map() };
+      for (const type of b.templateTypes) {
+        const templates = Int32Array.from(type.templateIds, (id) => this.#templateIndex.get(id)!);
+        const pool = new Pool(b.id, type.id, type.name, templates, members, classOf, accounts);
+        for (const t of templates) this.#templatePools[t]!.push(pool);
+        record.pools.push(pool);
+        record.poolByType.set(type.id, pool);
+      }
+      this.#businesses.push(record);
+      this.#businessIndex.set(b.id, bi);
+    });
+
+    // Statuses last, through the same paths as run-time changes, so pools start consistent.
+    for (const pool of this.#businesses.flatMap((b) => b.pools)) pool.refreshTemplates(this.#view);
+    fleet.templates.forEach((t, i) => {
+      if (t.status === 'paused' && t.pausedUntil !== undefined) this.#setTemplate(i, 'paused', t.pausedUntil);
+    });
+    fleet.businesses.forEach((b: FleetBusiness, bi) => {
+      const record = this.#businesses[bi]!;
+      b.numbers.forEach((n, m) => {
+        this.#setNumber(record.members[m]!, n.status === 'active', n.status === 'paused' ? n.pausedUntil : undefined);
+      });
+    });
+  }
+
+  #restore(input: unknown): void {
+    const snapshot = checkSnapshot(input);
+    this.#store.restore(snapshot.store);
+    for (const n of snapshot.numbers) {
+      const slot = this.#numberIndex.get(n.phone);
+      if (slot !== undefined) this.#setNumber(slot, n.status === 'active', n.status === 'paused' ? n.pausedUntil : undefined);
+    }
+    for (const t of snapshot.templates) {
+      const i = this.#templateIndex.get(t.id);
+      if (i !== undefined) this.#setTemplate(i, t.status, t.status === 'paused' ? t.pausedUntil : undefined);
+    }
+    for (const p of snapshot.pools) {
+      const b = this.#businessIndex.get(p.businessId);
+      const pool = b === undefined ? undefined : this.#businesses[b]!.poolByType.get(p.typeId);
+      if (!pool) continue;
+      const slot = p.next === null ? undefined : this.#numberIndex.get(p.next);
+      if (slot !== undefined && this.#numberBusiness[slot] === b) pool.rotateTo(this.#numberMember[slot]!);
+      p.cursors.forEach((id, c) => {
+        const list = pool.classTemplates[c];
+        const t = id === null ? undefined : this.#templateIndex.get(id);
+        if (list && t !== undefined) {
+          const at = list.indexOf(t);
+          if (at >= 0) pool.classCursor[c] = at;
+        }
+      });
+    }
+    this.#tick();
+  }
+}
+
+function limitsOf(perHour: number, per24h: number, perSecond: number): NumberLimits {
+  return perSecond > 0 ? { perHour, per24h, perSecond } : { perHour, per24h };
+}
+
+function checkCount(argument: string, count: number): void {
+  if (!Number.isSafeInteger(count) || count < 0) {
+    throw new ArgumentError(argument, 'a whole number, 0 or more', describeValue(count));
+  }
+}
+
+function checkUntil(api: string, status: string, until: number | undefined): number | undefined {
+  if (until === undefined) return undefined;
+  if (status !== 'paused') {
+    throw new ArgumentError(`${api}(options.until)`, 'absent unless the status is "paused"', describeValue(until));
+  }
+  if (!Number.isSafeInteger(until) || until < 0) {
+    throw new ArgumentError(`${api}(options.until)`, 'a clock time in whole milliseconds, 0 or more', describeValue(until));
+  }
+  return until;
+}

@@ -1,0 +1,335 @@
+/**
+ * Checks a fleet description whole and answers with every problem at once, each with its JSON
+ * path, or with a normalised copy (defaults filled in, times as milliseconds). Nothing is applied
+ * from a description with problems: the engine only ever sees the normalised copy.
+ */
+import {
+  MAX_MESSAGES_PER_SECOND,
+  MAX_MESSAGING_LIMIT_24H,
+  MAX_THROUGHPUT_PER_HOUR,
+  type NumberStatus,
+  type TemplateStatus,
+} from './fleet.js';
+import { type Problem, pathIndex, pathKey, problem } from './problems.js';
+import { scanPlaceholders } from './template-text.js';
+
+/** A number as the engine keeps it: every optional field decided. */
+export interface FleetNumber {
+  readonly phone: string;
+  readonly throughputPerHour: number;
+  readonly messagingLimit24h: number;
+  readonly messagesPerSecond: number | undefined;
+  readonly status: NumberStatus;
+  readonly pausedUntil: number | undefined;
+  readonly account: string | undefined;
+}
+
+export interface FleetTemplateType {
+  readonly id: number;
+  readonly name: string;
+  readonly templateIds: readonly number[];
+}
+
+export interface FleetBusiness {
+  readonly id: number;
+  readonly name: string;
+  readonly companyId: number | undefined;
+  readonly numbers: readonly FleetNumber[];
+  readonly templateTypes: readonly FleetTemplateType[];
+}
+
+export interface FleetTemplate {
+  readonly id: number;
+  readonly name: string;
+  readonly text: string;
+  /** How many values the text takes (`{{1}}`..`{{n}}`). */
+  readonly placeholders: number;
+  readonly businessIds: readonly number[];
+  readonly status: TemplateStatus;
+  readonly pausedUntil: number | undefined;
+  readonly account: string | undefined;
+  readonly example: string | undefined;
+  readonly variables: readonly { readonly name: string; readonly index: number }[] | undefined;
+}
+
+/** A fleet description that passed validation. */
+export interface Fleet {
+  readonly businesses: readonly FleetBusiness[];
+  readonly templates: readonly FleetTemplate[];
+}
+
+/** The answer of {@link validateFleet}: the normalised fleet, or every problem found. */
+export type FleetValidation =
+  | { readonly ok: true; readonly fleet: Fleet }
+  | { readonly ok: false; readonly problems: readonly Problem[] };
+
+type Obj = Record<string, unknown>;
+
+const PHONE = /^[0-9]{8,15}$/;
+const NUMBER_KEYS = ['phone', 'throughputPerHour', 'messagingLimit24h', 'messagesPerSecond', 'status', 'pausedUntil', 'account', 'meta'];
+const TYPE_KEYS = ['id', 'name', 'templateIds', 'meta'];
+const BUSINESS_KEYS = ['id', 'name', 'companyId', 'numbers', 'templateTypes', 'meta'];
+const TEMPLATE_KEYS = ['id', 'name', 'text', 'businessIds', 'status', 'pausedUntil', 'account', 'example', 'variables', 'meta'];
+const FLEET_KEYS = ['businesses', 'templates', 'meta'];
+
+/** Collects problems while reading one document. */
+class Reader {
+  readonly problems: Problem[] = [];
+
+  report(path: string, expected: string, value: unknown): void {
+    this.problems.push(problem(path, expected, value));
+  }
+
+  object(value: unknown, path: string, known: readonly string[]): Obj | undefined {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      this.report(path, 'an object', value);
+      return undefined;
+    }
+    for (const key of Object.keys(value)) {
+      if (!known.includes(key)) this.report(pathKey(path, key), `no such field (known: ${known.join(', ')})`, (value as Obj)[key]);
+    }
+    return value as Obj;
+  }
+
+  array(value: unknown, path: string): readonly unknown[] | undefined {
+    if (!Array.isArray(value)) {
+      this.report(path, 'an array', value);
+      return undefined;
+    }
+    return value;
+  }
+
+  integer(value: unknown, path: string, min: number, max: number, what: string): number | undefined {
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      this.report(path, what, value);
+      return undefined;
+    }
+    return value;
+  }
+
+  id(value: unknown, path: string): number | undefined {
+    return this.integer(value, path, 1, Number.MAX_SAFE_INTEGER, 'a positive integer id');
+  }
+
+  string(value: unknown, path: string, what = 'a non-empty string'): string | undefined {
+    if (typeof value !== 'string' || value.length === 0) {
+      this.report(path, what, value);
+      return undefined;
+    }
+    return value;
+  }
+
+  optionalString(value: unknown, path: string): string | undefined {
+    return value === undefined ? undefined : this.string(value, path);
+  }
+
+  oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[], fallback: T): T | undefined {
+    if (value === undefined) return fallback;
+    if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
+      this.report(path, `one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`, value);
+      return undefined;
+    }
+    return value as T;
+  }
+
+  /** A pause end: milliseconds, or an ISO 8601 date-time with an offset. */
+  time(value: unknown, path: string): number | undefined {
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
+    if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:\d{2})$/.test(value)) {
+      const ms = Date.parse(value);
+      if (Number.isFinite(ms) && ms >= 0) return ms;
+    }
+    this.report(path, 'a clock time: milliseconds (0 or more) or an ISO 8601 date-time with offset', value);
+    return undefined;
+  }
+}
+
+function readNumber(r: Reader, value: unknown, path: string): FleetNumber | undefined {
+  const o = r.object(value, path, NUMBER_KEYS);
+  if (!o) return undefined;
+  const before = r.problems.length;
+  const phone = r.string(o['phone'], `${path}.phone`, 'a phone of 8 to 15 digits, country code included');
+  if (phone !== undefined && !PHONE.test(phone)) r.report(`${path}.phone`, 'a phone of 8 to 15 digits, country code included', phone);
+  const throughputPerHour = r.integer(o['throughputPerHour'], `${path}.throughputPerHour`, 1, MAX_THROUGHPUT_PER_HOUR, `an integer from 1 to ${MAX_THROUGHPUT_PER_HOUR}`);
+  const messagingLimit24h = r.integer(o['messagingLimit24h'], `${path}.messagingLimit24h`, 1, MAX_MESSAGING_LIMIT_24H, `an integer from 1 to ${MAX_MESSAGING_LIMIT_24H}`);
+  const messagesPerSecond =
+    o['messagesPerSecond'] === undefined
+      ? undefined
+      : r.integer(o['messagesPerSecond'], `${path}.messagesPerSecond`, 1, MAX_MESSAGES_PER_SECOND, `an integer from 1 to ${MAX_MESSAGES_PER_SECOND}`);
+  const status = r.oneOf<NumberStatus>(o['status'], `${path}.status`, ['active', 'paused'], 'active');
+  let pausedUntil: number | undefined;
+  if (o['pausedUntil'] !== undefined) {
+    if (status === 'paused') pausedUntil = r.time(o['pausedUntil'], `${path}.pausedUntil`);
+    else if (status !== undefined) r.report(`${path}.pausedUntil`, 'no pause end unless status is "paused"', o['pausedUntil']);
+  }
+  const account = r.optionalString(o['account'], `${path}.account`);
+  if (r.problems.length > before) return undefined;
+  return { phone: phone!, throughputPerHour: throughputPerHour!, messagingLimit24h: messagingLimit24h!, messagesPerSecond, status: status!, pausedUntil, account };
+}
+
+function readType(r: Reader, value: unknown, path: string): FleetTemplateType | undefined {
+  const o = r.object(value, path, TYPE_KEYS);
+  if (!o) return undefined;
+  const before = r.problems.length;
+  const id = r.id(o['id'], `${path}.id`);
+  const name = r.string(o['name'], `${path}.name`);
+  const list = r.array(o['templateIds'], `${path}.templateIds`);
+  const templateIds: number[] = [];
+  list?.forEach((t, i) => {
+    const tid = r.id(t, pathIndex(`${path}.templateIds`, i));
+    if (tid !== undefined) templateIds.push(tid);
+  });
+  if (r.problems.length > before) return undefined;
+  return { id: id!, name: name!, templateIds };
+}
+
+function readBusiness(r: Reader, value: unknown, path: string): FleetBusiness | undefined {
+  const o = r.object(value, path, BUSINESS_KEYS);
+  if (!o) return undefined;
+  const id = r.id(o['id'], `${path}.id`);
+  const name = r.string(o['name'], `${path}.name`);
+  const companyId = o['companyId'] === undefined ? undefined : r.id(o['companyId'], `${path}.companyId`);
+  const numbers = (r.array(o['numbers'], `${path}.numbers`) ?? []).map((n, i) => readNumber(r, n, pathIndex(`${path}.numbers`, i)));
+  const types = (r.array(o['templateTypes'], `${path}.templateTypes`) ?? []).map((t, i) => readType(r, t, pathIndex(`${path}.templateTypes`, i)));
+  // A business with a bad name or number still takes part in the cross-checks, so one typo does
+  // not hide the reference problems of the rest of the file; any problem fails the whole fleet.
+  if (id === undefined) return undefined;
+  return { id, name: name ?? '', companyId, numbers: numbers.filter(present), templateTypes: types.filter(present) };
+}
+
+function readTemplate(r: Reader, value: unknown, path: string): FleetTemplate | undefined {
+  const o = r.object(value, path, TEMPLATE_KEYS);
+  if (!o) return undefined;
+  const id = r.id(o['id'], `${path}.id`);
+  const name = r.string(o['name'], `${path}.name`);
+  const text = r.string(o['text'], `${path}.text`);
+  let placeholders = 0;
+  let textOk = false;
+  if (text !== undefined) {
+    const scan = scanPlaceholders(text);
+    if (scan.ok) {
+      placeholders = scan.count;
+      textOk = true;
+    } else r.report(`${path}.text`, scan.expected, text);
+  }
+  const businessIds: number[] = [];
+  r.array(o['businessIds'], `${path}.businessIds`)?.forEach((b, i) => {
+    const bid = r.id(b, pathIndex(`${path}.businessIds`, i));
+    if (bid === undefined) return;
+    if (businessIds.includes(bid)) r.report(pathIndex(`${path}.businessIds`, i), 'a business id not listed before', bid);
+    else businessIds.push(bid);
+  });
+  const status = r.oneOf<TemplateStatus>(o['status'], `${path}.status`, ['active', 'paused', 'disabled'], 'active');
+  let pausedUntil: number | undefined;
+  if (o['pausedUntil'] !== undefined) {
+    if (status === 'paused') pausedUntil = r.time(o['pausedUntil'], `${path}.pausedUntil`);
+    else if (status !== undefined) r.report(`${path}.pausedUntil`, 'no pause end unless status is "paused"', o['pausedUntil']);
+  }
+  const account = r.optionalString(o['account'], `${path}.account`);
+  const example = o['example'] === undefined ? undefined : r.string(o['example'], `${path}.example`, 'a string');
+  let variables: { name: string; index: number }[] | undefined;
+  if (o['variables'] !== undefined) {
+    variables = [];
+    r.array(o['variables'], `${path}.variables`)?.forEach((v, i) => {
+      const vp = pathIndex(`${path}.variables`, i);
+      const vo = r.object(v, vp, ['name', 'index']);
+      if (!vo) return;
+      const vname = r.string(vo['name'], `${vp}.name`);
+      const index = r.integer(vo['index'], `${vp}.index`, 0, Math.max(0, placeholders - 1), `a zero-based placeholder index below ${placeholders}`);
+      if (vname !== undefined && index !== undefined) variables!.push({ name: vname, index });
+    });
+  }
+  if (id === undefined) return undefined;
+  // Placeholder count -1 marks a text that failed its own check: the type check skips it.
+  const count = textOk ? placeholders : -1;
+  return { id, name: name ?? '', text: text ?? '', placeholders: count, businessIds, status: status ?? 'active', pausedUntil, account, example, variables };
+}
+
+function present<T>(value: T | undefined): value is T {
+  return value !== undefined;
+}
+
+/** Cross-references: unique ids and phones, types linking known templates of their own business. */
+function checkReferences(
+  r: Reader,
+  businesses: readonly (FleetBusiness | undefined)[],
+  templates: readonly (FleetTemplate | undefined)[],
+  rawTemplates: readonly unknown[],
+): void {
+  const businessAt = new Map<number, number>();
+  const phoneAt = new Map<string, string>();
+  businesses.forEach((b, bi) => {
+    if (!b) return;
+    const path = `$.businesses[${bi}]`;
+    const first = businessAt.get(b.id);
+    if (first !== undefined) r.report(`${path}.id`, `a business id not used before (first at $.businesses[${first}].id)`, b.id);
+    else businessAt.set(b.id, bi);
+    b.numbers.forEach((n, ni) => {
+      const firstPhone = phoneAt.get(n.phone);
+      if (firstPhone !== undefined) r.report(`${path}.numbers[${ni}].phone`, `a phone not used before (first at ${firstPhone})`, n.phone);
+      else phoneAt.set(n.phone, `${path}.numbers[${ni}].phone`);
+    });
+    const typeAt = new Map<number, number>();
+    b.templateTypes.forEach((t, ti) => {
+      const firstType = typeAt.get(t.id);
+      if (firstType !== undefined) r.report(`${path}.templateTypes[${ti}].id`, `a template type id not used before in this business (first at ${path}.templateTypes[${firstType}].id)`, t.id);
+      else typeAt.set(t.id, ti);
+    });
+  });
+
+  const templateAt = new Map<number, number>();
+  templates.forEach((t, ti) => {
+    if (!t) return;
+    const first = templateAt.get(t.id);
+    if (first !== undefined) r.report(`$.templates[${ti}].id`, `a template id not used before (first at $.templates[${first}].id)`, t.id);
+    else templateAt.set(t.id, ti);
+    t.businessIds.forEach((bid, i) => {
+      if (!businessAt.has(bid)) r.report(`$.templates[${ti}].businessIds[${i}]`, 'the id of a business of the fleet', bid);
+    });
+  });
+
+  businesses.forEach((b, bi) => {
+    b?.templateTypes.forEach((type, ti) => {
+      const path = `$.businesses[${bi}].templateTypes[${ti}].templateIds`;
+      const seen = new Set<number>();
+      let placeholders: { count: number; at: string } | undefined;
+      type.templateIds.forEach((tid, i) => {
+        const at = `${path}[${i}]`;
+        if (seen.has(tid)) return r.report(at, 'a template id not listed before in this type', tid);
+        seen.add(tid);
+        const tIndex = templateAt.get(tid);
+        if (tIndex === undefined) {
+          // A template whose own id failed is not "unknown": its problems are reported already.
+          const failedHere = rawTemplates.some((raw, k) => templates[k] === undefined && typeof raw === 'object' && raw !== null && (raw as Obj)['id'] === tid);
+          if (!failedHere) r.report(at, 'the id of a template of the fleet', tid);
+          return;
+        }
+        const template = templates[tIndex]!;
+        if (!template.businessIds.includes(b.id)) {
+          return r.report(at, `a template associated with business ${b.id} (template ${tid} lists businessIds ${JSON.stringify(template.businessIds)})`, tid);
+        }
+        if (template.placeholders < 0) return;
+        if (placeholders === undefined) placeholders = { count: template.placeholders, at };
+        else if (placeholders.count !== template.placeholders) {
+          r.report(at, `a template taking ${placeholders.count} placeholder value(s) like the type's template at ${placeholders.at} (every template of a type takes the same values)`, `template ${tid} taking ${template.placeholders}`);
+        }
+      });
+    });
+  });
+}
+
+/**
+ * Validates a fleet description (parsed JSON, or an object literal) and normalises it.
+ * Never throws: bad input of any shape comes back as problems.
+ */
+export function validateFleet(input: unknown): FleetValidation {
+  const r = new Reader();
+  const o = r.object(input, '$', FLEET_KEYS);
+  if (!o) return { ok: false, problems: r.problems };
+  const businesses = (r.array(o['businesses'], '$.businesses') ?? []).map((b, i) => readBusiness(r, b, `$.businesses[${i}]`));
+  const rawTemplates = r.array(o['templates'], '$.templates') ?? [];
+  const templates = rawTemplates.map((t, i) => readTemplate(r, t, `$.templates[${i}]`));
+  checkReferences(r, businesses, templates, rawTemplates);
+  if (r.problems.length > 0) return { ok: false, problems: r.problems };
+  return { ok: true, fleet: { businesses: businesses.filter(present), templates: templates.filter(present) } };
+}

@@ -1,0 +1,90 @@
+/**
+ * The fleet description: what a deployment sends with. One JSON document, read by the engine, the
+ * command line and the server alike (DESIGN.md, "The fleet description").
+ */
+
+/** A sending number is either in the pools or out of them. */
+export type NumberStatus = 'active' | 'paused';
+/** Templates can also be disabled by the platform: out until someone enables them again. */
+export type TemplateStatus = 'active' | 'paused' | 'disabled';
+
+/** One sending number of a business (spec 1.3, 8.1, 8.2). */
+export interface NumberDescription {
+  /** Digits including the country code, 8 to 15 of them (E.164 without `+`). Unique in the fleet. */
+  readonly phone: string;
+  /** Messages per hour the number may send (a token bucket refilling continuously); 1 to 1,000,000,000. */
+  readonly throughputPerHour: number;
+  /** Messages the number may send in any rolling 24 hours (the channel's messaging limit). */
+  readonly messagingLimit24h: number;
+  /** Optional per-second rate (the channel's throughput, e.g. 80/s), enforced with the other windows. */
+  readonly messagesPerSecond?: number;
+  /** @default 'active' */
+  readonly status?: NumberStatus;
+  /** With `status: 'paused'`: clock time (ms, or an ISO 8601 string) at which the pause ends by itself. */
+  readonly pausedUntil?: number | string;
+  /** Account the number belongs to; a template with an account is sent only from numbers of that account. */
+  readonly account?: string;
+  /** Free annotations of the host; sendpool does not read them. */
+  readonly meta?: unknown;
+}
+
+/** A template type: a functional category linking templates of one business (spec 1.4). */
+export interface TemplateTypeDescription {
+  readonly id: number;
+  readonly name: string;
+  /** Templates of the type; each must be associated with the type's business. */
+  readonly templateIds: readonly number[];
+  readonly meta?: unknown;
+}
+
+/** A business manager (BM): numbers and template types (spec 1.2). */
+export interface BusinessDescription {
+  readonly id: number;
+  readonly name: string;
+  /** Company (tenant) the business belongs to; used by the server's API keys. */
+  readonly companyId?: number;
+  readonly numbers: readonly NumberDescription[];
+  readonly templateTypes: readonly TemplateTypeDescription[];
+  readonly meta?: unknown;
+}
+
+/** One placeholder's name: `index` is zero-based into the contact's `template_variables` (spec 2.2). */
+export interface TemplateVariable {
+  readonly name: string;
+  readonly index: number;
+}
+
+/** An approved message template (spec 1.2, 2.2). */
+export interface TemplateDescription {
+  readonly id: number;
+  readonly name: string;
+  /** Text with positional placeholders `{{1}}`, `{{2}}`, …; all templates of a type take the same count. */
+  readonly text: string;
+  /** Businesses the template is associated with (a template may serve several). */
+  readonly businessIds: readonly number[];
+  /** @default 'active' */
+  readonly status?: TemplateStatus;
+  /** With `status: 'paused'`: clock time (ms, or an ISO 8601 string) at which the pause ends by itself. */
+  readonly pausedUntil?: number | string;
+  /** Account the template belongs to; sent only from numbers of the same account (or without one). */
+  readonly account?: string;
+  /** The text with sample values filled in (spec 2.2 `example`). */
+  readonly example?: string;
+  /** Names of the placeholders (spec 2.2 `variables`). */
+  readonly variables?: readonly TemplateVariable[];
+  readonly meta?: unknown;
+}
+
+/** The whole fleet. */
+export interface FleetDescription {
+  readonly businesses: readonly BusinessDescription[];
+  readonly templates: readonly TemplateDescription[];
+  readonly meta?: unknown;
+}
+
+/** Largest hourly rate: keeps the limit arithmetic exact in doubles (rate x 3,600,000 < 2^53). */
+export const MAX_THROUGHPUT_PER_HOUR = 1_000_000_000;
+/** Largest per-second rate. */
+export const MAX_MESSAGES_PER_SECOND = 1_000_000;
+/** Largest 24 h messaging limit (the channel's "unlimited" tier is written as this). */
+export const MAX_MESSAGING_LIMIT_24H = 1_000_000_000_000;

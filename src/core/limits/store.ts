@@ -1,0 +1,41 @@
+/**
+ * The `Store` port: where a number's limit state lives. The engine asks it, once per number per
+ * call, how much may go now and charges what it handed out; it never awaits. A store shared by
+ * many processes (Redis) implements the same port by leasing tokens in the background and answering
+ * from what it holds, so the hot path stays synchronous (src/redis).
+ */
+
+/** The windows of one number. */
+export interface NumberLimits {
+  /** Token bucket of this many messages, refilling at this many per hour. */
+  readonly perHour: number;
+  /** At most this many messages in any rolling 24 hours. */
+  readonly per24h: number;
+  /** Optional token bucket per second. */
+  readonly perSecond?: number | undefined;
+}
+
+/** Limit state of a whole store, as plain JSON. */
+export interface StoreSnapshot {
+  readonly kind: string;
+  readonly [key: string]: unknown;
+}
+
+/** Limit state for numbers, addressed by a handle from {@link Store.open}. */
+export interface Store {
+  /**
+   * Returns the handle of the number `key` (its phone), creating its state on first use and
+   * updating its limits otherwise; usage already charged is kept across limit changes.
+   */
+  open(key: string, limits: NumberLimits): number;
+  /** Messages the number may send at `now` under every window together. */
+  available(handle: number, now: number): number;
+  /** Charges `count` messages at `now`; `count` is at most `available(handle, now)`. */
+  take(handle: number, count: number, now: number): void;
+  /** Earliest time at which `count` messages become available (`now` if they are), Infinity if never. */
+  availableAt(handle: number, count: number, now: number): number;
+  /** The state of every number, as plain JSON. */
+  snapshot(): StoreSnapshot;
+  /** Loads a snapshot's usage into numbers opened or opened later under the same keys. */
+  restore(snapshot: StoreSnapshot): void;
+}

@@ -1,0 +1,211 @@
+/**
+ * The pool of one (business, template type): the numbers that may carry its messages and the
+ * templates they rotate through (DESIGN.md, "Semantics").
+ *
+ * Members are the business's numbers. A member is *eligible* while its number is active and it can
+ * send at least one active template of the type. Eligible members sit either on the ring (believed
+ * to have capacity; served round-robin from `head`) or on the waiting heap (keyed by when capacity
+ * returns), never scanned while they wait.
+ *
+ * Removal is lazy: pausing a number only clears its `eligible` flag, O(1) per pool; its ring entry
+ * is dropped when it reaches the head, its heap entry when it surfaces. Resuming re-uses an entry
+ * still in place, so a quick pause/resume keeps the member's turn.
+ *
+ * Templates rotate per *account class*: numbers without an account (class 0) may send every active
+ * template of the type; numbers of account A only templates without an account or of account A.
+ * With no accounts there is one class, one cursor, and template counts differ by at most one.
+ */
+import { Heap } from 'mnemonist';
+
+/** A member waiting for capacity; `gen` tells a current entry from one invalidated since. */
+interface Waiting {
+  readonly at: number;
+  readonly member: number;
+  readonly gen: number;
+}
+
+/** What a pool needs to know of templates, owned by the engine's model. */
+export interface TemplateView {
+  isActive(template: number): boolean;
+  account(template: number): string | undefined;
+}
+
+export class Pool {
+  readonly businessId: number;
+  readonly typeId: number;
+  readonly typeName: string;
+  /** Template indexes of the type, in the order the fleet lists them. */
+  readonly templates: Int32Array;
+  /** Number slots of the business; a member is an index into this array. */
+  readonly members: Int32Array;
+  /** Account class of each member (0: no account). */
+  readonly classOf: Int32Array;
+  /** Account of each class (class 0: none). */
+  readonly classAccounts: readonly (string | undefined)[];
+  /** Active templates each class may send, in type order. */
+  readonly classTemplates: Int32Array[];
+  /** Next position in `classTemplates[c]`. */
+  readonly classCursor: Int32Array;
+
+  readonly eligible: Uint8Array;
+  readonly inRing: Uint8Array;
+  readonly inHeap: Uint8Array;
+  readonly gen: Uint32Array;
+  readonly ring: Int32Array;
+  head = 0;
+  size = 0;
+  readonly waiting = new Heap<Waiting>((a, b) => a.at - b.at || a.member - b.member);
+
+  /** Sum of `throughputPerHour` over eligible members. */
+  throughput = 0;
+  eligibleCount = 0;
+  /** Templates of the type that are active now (for any class). */
+  activeTemplates = 0;
+
+  constructor(
+    businessId: number,
+    typeId: number,
+    typeName: string,
+    templates: Int32Array,
+    members: Int32Array,
+    classOf: Int32Array,
+    classAccounts: readonly (string | undefined)[],
+  ) {
+    this.businessId = businessId;
+    this.typeId = typeId;
+    this.typeName = typeName;
+    this.templates = templates;
+    this.members = members;
+    this.classOf = classOf;
+    this.classAccounts = classAccounts;
+    this.classTemplates = classAccounts.map(() => new Int32Array(0));
+    this.classCursor = new Int32Array(classAccounts.length);
+    const n = members.length;
+    this.eligible = new Uint8Array(n);
+    this.inRing = new Uint8Array(n);
+    this.inHeap = new Uint8Array(n);
+    this.gen = new Uint32Array(n);
+    this.ring = new Int32Array(Math.max(1, n));
+  }
+
+  /** Recomputes which templates each class may send; answers whether any class gained or lost all. */
+  refreshTemplates(view: TemplateView): boolean {
+    let active = 0;
+    for (let t = 0; t < this.templates.length; t++) if (view.isActive(this.templates[t]!)) active++;
+    this.activeTemplates = active;
+    let flipped = false;
+    for (let c = 0; c < this.classAccounts.length; c++) {
+      const account = this.classAccounts[c];
+      const list: number[] = [];
+      for (let t = 0; t < this.templates.length; t++) {
+        const template = this.templates[t]!;
+        if (!view.isActive(template)) continue;
+        const ta = view.account(template);
+        if (ta === undefined || c === 0 || ta === account) list.push(template);
+      }
+      const before = this.classTemplates[c]!.length;
+      this.classTemplates[c] = Int32Array.from(list);
+      if (list.length > 0) this.classCursor[c] = this.classCursor[c]! % list.length;
+      else this.classCursor[c] = 0;
+      if ((before === 0) !== (list.length === 0)) flipped = true;
+    }
+    return flipped;
+  }
+
+  /** Whether member `m` can send some active template of the type. */
+  hasTemplateFor(m: number): boolean {
+    return this.classTemplates[this.classOf[m]!]!.length > 0;
+  }
+
+  /** Sets member `m`'s eligibility; joining members go to the ring's tail unless still queued. */
+  setEligible(m: number, eligible: boolean, perHour: number): void {
+    const now = this.eligible[m] === 1;
+    if (now === eligible) return;
+    if (eligible) {
+      this.eligible[m] = 1;
+      this.throughput += perHour;
+      this.eligibleCount++;
+      if (this.inRing[m] === 0 && this.inHeap[m] === 0) this.pushRing(m);
+    } else {
+      this.eligible[m] = 0;
+      this.throughput -= perHour;
+      this.eligibleCount--;
+    }
+  }
+
+  /** Changes an eligible member's hourly rate in the throughput sum. */
+  rateChanged(m: number, oldPerHour: number, newPerHour: number): void {
+    if (this.eligible[m] === 1) this.throughput += newPerHour - oldPerHour;
+  }
+
+  /** Forgets when member `m` was due back (its limits changed): it is tried again at once. */
+  requeue(m: number): void {
+    this.gen[m]!++;
+    if (this.inHeap[m] === 1) {
+      this.inHeap[m] = 0;
+      if (this.eligible[m] === 1 && this.inRing[m] === 0) this.pushRing(m);
+    }
+  }
+
+  pushRing(m: number): void {
+    const cap = this.ring.length;
+    let tail = this.head + this.size;
+    if (tail >= cap) tail -= cap;
+    this.ring[tail] = m;
+    this.size++;
+    this.inRing[m] = 1;
+  }
+
+  /** Puts member `m` (just taken off the ring) to wait until `at`. */
+  park(m: number, at: number): void {
+    this.inHeap[m] = 1;
+    this.waiting.push({ at, member: m, gen: this.gen[m]! });
+  }
+
+  /** Brings members whose capacity is due by `now` back to the ring. */
+  wake(now: number): void {
+    const heap = this.waiting;
+    let top = heap.peek();
+    while (top !== undefined && top.at <= now) {
+      heap.pop();
+      const m = top.member;
+      if (top.gen === this.gen[m]) {
+        this.inHeap[m] = 0;
+        if (this.eligible[m] === 1 && this.inRing[m] === 0) this.pushRing(m);
+      }
+      top = heap.peek();
+    }
+  }
+
+  /** When the earliest waiting eligible member is due back; undefined when none waits. */
+  nextReadyAt(): number | undefined {
+    const heap = this.waiting;
+    let top = heap.peek();
+    // Entries of members that left or were re-queued are dropped here, so the answer is exact.
+    while (top !== undefined && (top.gen !== this.gen[top.member] || this.eligible[top.member] === 0)) {
+      heap.pop();
+      if (top.gen === this.gen[top.member]) this.inHeap[top.member] = 0;
+      top = heap.peek();
+    }
+    return top?.at;
+  }
+
+  /** The member at the ring's head, or -1 when the ring is empty (used by snapshots). */
+  headMember(): number {
+    return this.size > 0 ? this.ring[this.head]! : -1;
+  }
+
+  /** Rebuilds the ring in member order starting at `first` (restore); waiting entries are kept. */
+  rotateTo(first: number): void {
+    const order: number[] = [];
+    for (let i = 0; i < this.size; i++) {
+      const m = this.ring[(this.head + i) % this.ring.length]!;
+      if (this.eligible[m] === 1) order.push(m);
+      else this.inRing[m] = 0;
+    }
+    order.sort((a, b) => ((a - first + this.members.length) % this.members.length) - ((b - first + this.members.length) % this.members.length));
+    this.head = 0;
+    this.size = 0;
+    for (const m of order) this.pushRing(m);
+  }
+}

@@ -1,0 +1,41 @@
+/**
+ * `createEngine`: the engine with the system clock and an in-memory store as defaults. The pure
+ * core (`src/core/engine.ts`) takes both as required ports; this file is the only thing that picks
+ * real ones.
+ */
+import type { Clock } from './core/clock.js';
+import { Engine } from './core/engine.js';
+import type { Store } from './core/limits/store.js';
+import { systemClock } from './runtime/system-clock.js';
+
+/** Options of {@link createEngine}. */
+export interface EngineOptions {
+  /**
+   * Source of time in milliseconds. Tests and simulations pass a `ManualClock`.
+   * @default the system clock (`Date.now()`, never going back)
+   */
+  readonly clock?: Clock;
+  /**
+   * Where the numbers' limit state lives. Pass a shared store to run several engines on one fleet.
+   * @default new MemoryStore() (rolling 24 h counted in 60-minute buckets)
+   */
+  readonly store?: Store;
+  /** State to resume from, as written by `engine.snapshot()` (parsed JSON). */
+  readonly snapshot?: unknown;
+}
+
+/**
+ * Builds an engine from a fleet description.
+ *
+ * @example
+ * const engine = createEngine(fleet, { clock: new ManualClock(0) });
+ * engine.assign(1, 10, 3); // { assignments: [{ phone, templateId }, …] }
+ * @throws {FleetValidationError} listing every problem when the description does not validate
+ */
+export function createEngine(fleet: unknown, options: EngineOptions = {}): Engine {
+  return new Engine(fleet, {
+    clock: options.clock ?? systemClock,
+    ...(options.store ? { store: options.store } : {}),
+    ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}),
+  });
+}

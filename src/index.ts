@@ -1,0 +1,91 @@
+/**
+ * sendpool: an embeddable dispatch engine for bulk template and SMS messaging.
+ * This is the package's whole public surface; everything else is internal.
+ */
+
+// Engine
+export { createEngine, type EngineOptions } from './engine.js';
+export {
+  Engine,
+  type AssignReason,
+  type Assignment,
+  type AssignResult,
+  type BatchResult,
+  type BusinessOutput,
+  type CoreEngineOptions,
+  type NumberLimitsChange,
+  type NumberView,
+  type NumericArray,
+  type StatusChangeOptions,
+  type TemplateState,
+  type TemplateTypeInfo,
+  type TemplateTypeOutput,
+} from './core/engine.js';
+
+// Fleet description
+export type {
+  BusinessDescription,
+  FleetDescription,
+  NumberDescription,
+  NumberStatus,
+  TemplateDescription,
+  TemplateStatus,
+  TemplateTypeDescription,
+  TemplateVariable,
+} from './core/fleet.js';
+export { MAX_MESSAGES_PER_SECOND, MAX_MESSAGING_LIMIT_24H, MAX_THROUGHPUT_PER_HOUR } from './core/fleet.js';
+export {
+  validateFleet,
+  type Fleet,
+  type FleetBusiness,
+  type FleetNumber,
+  type FleetTemplate,
+  type FleetTemplateType,
+  type FleetValidation,
+} from './core/fleet-validate.js';
+
+// Ports
+export { ManualClock, type Clock } from './core/clock.js';
+export { SystemClock, systemClock } from './runtime/system-clock.js';
+export type { NumberLimits, Store, StoreSnapshot } from './core/limits/store.js';
+export {
+  MemoryStore,
+  type MemoryStoreNumberState,
+  type MemoryStoreOptions,
+  type MemoryStoreSnapshot,
+} from './core/limits/memory-store.js';
+export {
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_VERSION,
+  type EngineSnapshot,
+  type NumberStatusSnapshot,
+  type PoolSnapshot,
+  type TemplateStatusSnapshot,
+} from './core/snapshot.js';
+
+// Submissions and channel errors
+export type { Submission, SubmissionContact } from './core/submission.js';
+export {
+  CHANNEL_ERRORS,
+  UNKNOWN_ACTION,
+  actionForCode,
+  channelError,
+  failureReason,
+  type ChannelErrorInfo,
+  type FailureAction,
+} from './core/channel-errors.js';
+export { renderTemplate, scanPlaceholders, type PlaceholderScan } from './core/template-text.js';
+
+// Errors and problems
+export {
+  ArgumentError,
+  FleetValidationError,
+  NotFoundError,
+  SnapshotError,
+  isArgumentError,
+  isFleetValidationError,
+  isNotFoundError,
+  isSnapshotError,
+  type NotFoundKind,
+} from './core/errors.js';
+export { describeValue, type Problem } from './core/problems.js';
