@@ -1,0 +1,113 @@
+/**
+ * Builds the HSM notification (spec 6.3). The input is a union on `status`, so the conditional keys
+ * cannot be got wrong by the caller: `bsuid`/`username` can only be given for SERVER, DEVICE, READ,
+ * FAILED and REPLIED (and are then always written, null when unknown); a FAILED needs its failure,
+ * a REPLIED its blocklist flag; `from`/`message` may be null only for ENQUEUED, EXPIRED and FAILED.
+ */
+import { requireInteger } from './ids.js';
+import { reasonFor, type SendFailure } from './failure-reason.js';
+import { formatUtcMinus3 } from './datetime.js';
+import type { RandomSource } from './random.js';
+import { uuidV4 } from './uuid.js';
+import type { HsmNotificationPayload, HsmStatus } from './schemas/hsm.js';
+
+/** Fields of every HSM notification. */
+export interface HsmCommonInput {
+  /** Payload `id`: the message id the receiver knows, or null when it has none. */
+  readonly id: number | null;
+  /** Destination phone number (digits with country code). */
+  readonly to: string;
+  readonly campaignId: number;
+  /** The original request id, or null. */
+  readonly requestId: string | null;
+  readonly costCenterId: number;
+  /** The contact's `data`. @default null */
+  readonly data?: Readonly<Record<string, string>> | null;
+  /** CPF or CNPJ. @default null */
+  readonly document?: string | null;
+  /** Recipient contract. @default null */
+  readonly contract?: string | null;
+  /** Send time, milliseconds since the epoch; written ISO 8601 with -03:00. */
+  readonly sentAt: number;
+  /**
+   * Zero-based index of the contact retry this send is, or null for the first try (the dispatch
+   * queue's `retry_index`); `is_retry` is derived from it, so the two can never disagree.
+   */
+  readonly retryIndex: number | null;
+}
+
+interface NoRecipientIds {
+  readonly bsuid?: never;
+  readonly username?: never;
+}
+interface RecipientIds {
+  /** Business-scoped user id of the recipient. @default null */
+  readonly bsuid?: string | null;
+  /** Profile username of the recipient (null until the user adopts the feature). @default null */
+  readonly username?: string | null;
+}
+interface NoOutcome {
+  readonly failure?: never;
+  readonly blocklistResponse?: never;
+}
+
+/** What changes with the status; one member per group of spec 6.3's conditional keys. */
+export type HsmStatusInput =
+  | ({ readonly status: 'ENQUEUED' | 'EXPIRED'; readonly from: string | null; readonly message: string | null } & NoRecipientIds &
+      NoOutcome)
+  | ({ readonly status: 'SENT'; readonly from: string; readonly message: string } & NoRecipientIds & NoOutcome)
+  | ({ readonly status: 'SERVER' | 'DEVICE' | 'READ'; readonly from: string; readonly message: string } & RecipientIds &
+      NoOutcome)
+  | ({
+      readonly status: 'FAILED';
+      readonly from: string | null;
+      readonly message: string | null;
+      /** Why it failed; becomes `reason` (spec 7.1). */
+      readonly failure: SendFailure;
+      readonly blocklistResponse?: never;
+    } & RecipientIds)
+  | ({
+      readonly status: 'REPLIED';
+      readonly from: string;
+      readonly message: string;
+      /** True when the reply is a blocklist response (an opt-out). */
+      readonly blocklistResponse: boolean;
+      readonly failure?: never;
+    } & RecipientIds);
+
+/** Everything the HSM notification builder needs. */
+export type HsmNotificationInput = HsmCommonInput & HsmStatusInput;
+
+/** Statuses that carry `bsuid` and `username` (spec 6.3, conditional key 1). */
+export function carriesRecipientIds(status: HsmStatus): boolean {
+  return status === 'SERVER' || status === 'DEVICE' || status === 'READ' || status === 'FAILED' || status === 'REPLIED';
+}
+
+/** Builds one HSM notification with a fresh `event_id` from `random`. */
+export function buildHsmNotification(input: HsmNotificationInput, random: RandomSource): HsmNotificationPayload {
+  if (input.id !== null) requireInteger('buildHsmNotification(input.id)', input.id);
+  requireInteger('buildHsmNotification(input.campaignId)', input.campaignId);
+  requireInteger('buildHsmNotification(input.costCenterId)', input.costCenterId);
+  if (input.retryIndex !== null) requireInteger('buildHsmNotification(input.retryIndex)', input.retryIndex, 0);
+
+  // Keys in the spec's table order, so a payload reads like the documentation.
+  const head = { event_id: uuidV4(random), id: input.id, from: input.from, to: input.to };
+  const ids = carriesRecipientIds(input.status) ? { bsuid: input.bsuid ?? null, username: input.username ?? null } : {};
+  const body = {
+    status: input.status,
+    campaign_id: input.campaignId,
+    request_id: input.requestId,
+    cost_center_id: input.costCenterId,
+    data: input.data ? { ...input.data } : null,
+    document: input.document ?? null,
+    contract: input.contract ?? null,
+    message: input.message,
+    datetime: formatUtcMinus3(input.sentAt),
+    is_retry: input.retryIndex !== null,
+    retry_index: input.retryIndex,
+    reason: input.status === 'FAILED' ? reasonFor(input.failure) : null,
+    blocklistResponse: input.status === 'REPLIED' ? input.blocklistResponse : null,
+  };
+  // The union input guarantees the combination; the schema union restates it for receivers.
+  return { ...head, ...ids, ...body } as HsmNotificationPayload;
+}

@@ -1,0 +1,1 @@
+export { Nullable, EventIdSchema, DateTimeSchema, ContactDataSchema } from './common.js';

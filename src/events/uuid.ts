@@ -1,0 +1,28 @@
+/**
+ * `event_id` of every payload: a UUID v4 (spec 6), built from the injected {@link RandomSource}.
+ */
+import { ArgumentError } from '../core/errors.js';
+import type { RandomSource } from './random.js';
+
+const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+/** Lower-case canonical UUID v4: 8-4-4-4-12 hex digits, version nibble 4, variant bits 10. */
+export const UUID_V4_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** A UUID v4 from 16 bytes of `random`, with the version (4) and variant (RFC 9562) bits set. */
+export function uuidV4(random: RandomSource): string {
+  const bytes = random.randomBytes(16);
+  if (bytes.length < 16) {
+    throw new ArgumentError('RandomSource.randomBytes(16)', '16 bytes', `${bytes.length} bytes`);
+  }
+  const b = Array.from(bytes.subarray(0, 16));
+  b[6] = ((b[6] ?? 0) & 0x0f) | 0x40;
+  b[8] = ((b[8] ?? 0) & 0x3f) | 0x80;
+  const h = b.map((x) => HEX[x] ?? '00');
+  return `${h.slice(0, 4).join('')}-${h.slice(4, 6).join('')}-${h.slice(6, 8).join('')}-${h.slice(8, 10).join('')}-${h.slice(10, 16).join('')}`;
+}
+
+/** True for a canonical lower-case UUID v4 string. */
+export function isUuidV4(value: unknown): value is string {
+  return typeof value === 'string' && UUID_V4_PATTERN.test(value);
+}
