@@ -1,0 +1,27 @@
+import type { Problem } from '../core/problems.js';
+
+/**
+ * Why one contact or SMS item of an otherwise valid request is not sent. The names match the
+ * campaign statistics' problem counters where one exists (`count_invalid_phone`,
+ * `count_duplicated`, spec 6.4, 7.3).
+ */
+export type RejectionReason = 'invalid_phone' | 'invalid_document' | 'invalid_variables' | 'duplicated';
+
+/** Reasons, in the order they are checked: a contact is rejected for the first that applies. */
+export const REJECTION_REASONS: readonly RejectionReason[] = ['invalid_phone', 'invalid_document', 'invalid_variables', 'duplicated'];
+
+/** One contact (or SMS item) not sent, with every problem found in it. */
+export interface Rejection<Reason extends RejectionReason = RejectionReason> {
+  /** Position in `contacts` (or in the SMS array). */
+  readonly index: number;
+  readonly reason: Reason;
+  /** Each problem with its JSON path, e.g. `$.contacts[3].phone_number`. */
+  readonly problems: readonly Problem[];
+  /** For `duplicated`: index of the earlier item with the same phone, when in the same request. */
+  readonly duplicateOf?: number;
+}
+
+/** Set-like view of phones already submitted in the campaign by earlier requests. */
+export interface PhoneSet {
+  has(phone: string): boolean;
+}

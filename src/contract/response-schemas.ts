@@ -1,0 +1,100 @@
+/**
+ * Response bodies the spec leaves "not shown" (4.2, 4.3, 4.4, 7.4), decided in
+ * docs/decisions-contract.md: a send answers 202 with the request id and, per contact or item, what
+ * was accepted and why the others were not; every error answers with one error body shape.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { REJECTION_REASONS } from './rejection.js';
+
+const Count = Type.Integer({ minimum: 0 });
+const Reason = Type.Union(REJECTION_REASONS.map((r) => Type.Literal(r)));
+
+/** A problem as the error body and rejections carry it (src/core/problems.ts). */
+export const ProblemSchema = Type.Object(
+  {
+    path: Type.String({ description: 'JSON path, e.g. $.contacts[3].phone_number' }),
+    expected: Type.String(),
+    actual: Type.String(),
+    message: Type.String(),
+  },
+  { title: 'Problem' },
+);
+
+/** One contact or SMS item not sent. */
+export const RejectionBodySchema = Type.Object(
+  {
+    index: Type.Integer({ minimum: 0, description: 'position in contacts (or in the SMS array)' }),
+    reason: Reason,
+    message: Type.String({ description: 'the first problem, in words' }),
+    problems: Type.Array(ProblemSchema),
+    duplicate_of: Type.Optional(Type.Integer({ minimum: 0, description: 'index of the earlier item with the same phone' })),
+  },
+  { title: 'Rejection' },
+);
+export type RejectionBody = Static<typeof RejectionBodySchema>;
+
+/** 202 answer of POST /messenger/messages/. */
+export const SendResponseSchema = Type.Object(
+  {
+    request_id: Type.String({ description: 'UUID v4; comes back as request_id in HSM and attendance webhooks' }),
+    accepted: Count,
+    rejected: Count,
+    rejections: Type.Array(RejectionBodySchema),
+  },
+  { title: 'SendResponse' },
+);
+export type SendResponse = Static<typeof SendResponseSchema>;
+
+/** One accepted SMS item in the 202 answer of POST /sms/messages/. */
+export const SmsAcceptedBodySchema = Type.Object(
+  {
+    index: Type.Integer({ minimum: 0 }),
+    encoding: Type.Union([Type.Literal('GSM-7'), Type.Literal('UCS-2')]),
+    parts: Type.Integer({ minimum: 1 }),
+  },
+  { title: 'SmsAccepted' },
+);
+
+/** 202 answer of POST /sms/messages/. */
+export const SmsResponseSchema = Type.Object(
+  {
+    request_id: Type.String({ description: 'UUID v4' }),
+    accepted: Count,
+    rejected: Count,
+    parts: Type.Integer({ minimum: 0, description: 'total parts of the accepted items' }),
+    messages: Type.Array(SmsAcceptedBodySchema),
+    rejections: Type.Array(RejectionBodySchema),
+  },
+  { title: 'SmsResponse' },
+);
+export type SmsResponse = Static<typeof SmsResponseSchema>;
+
+/** Machine-readable error codes of the error body, each with one HTTP status (see `ERROR_STATUS`). */
+export const ERROR_CODES = [
+  'invalid_json',
+  'missing_api_key',
+  'invalid_api_key',
+  'not_found',
+  'method_not_allowed',
+  'body_too_large',
+  'unsupported_media_type',
+  'invalid_body',
+  'rate_limited',
+  'internal_error',
+  'unavailable',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Body of every 4xx and 5xx answer. */
+export const ErrorBodySchema = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.Union(ERROR_CODES.map((c) => Type.Literal(c))),
+      message: Type.String(),
+      problems: Type.Optional(Type.Array(ProblemSchema, { description: 'at most 100; problem_count has the total' })),
+      problem_count: Type.Optional(Count),
+    }),
+  },
+  { title: 'ErrorBody' },
+);
+export type ErrorBody = Static<typeof ErrorBodySchema>;

@@ -1,0 +1,99 @@
+/**
+ * Template text rules of the contract (spec 2.2, 2.3): the per-contact check of
+ * `template_variables` against the template type, and the derivation of the fields the spec marks
+ * "under implementation" (`data`, `example`, `variables`) from a template text and sample values.
+ *
+ * Every template of a type has the same number of placeholders (the fleet validator guarantees it),
+ * so a contact is checked once against the type, whichever template the engine later picks.
+ */
+import type { FieldCheck } from './check.js';
+import type { TemplateVariable } from './business-schema.js';
+import { renderTemplate, scanPlaceholders } from '../core/template-text.js';
+
+const PLACEHOLDER = /\{\{\s*\d+\s*\}\}/;
+
+/** Why one value of `template_variables` cannot be used, or `undefined` when it can. */
+export function checkVariableValue(value: string): string | undefined {
+  if (value.trim() === '') return 'a non-empty value (not only spaces)';
+  // A value holding "{{2}}" would survive rendering as a placeholder in the sent text.
+  if (PLACEHOLDER.test(value)) return 'a value without {{n}} placeholders';
+  return undefined;
+}
+
+/** Why a list of values does not fit a type with `placeholders` placeholders, or `undefined`. */
+export function checkVariableCount(count: number, placeholders: number): string | undefined {
+  if (count === placeholders) return undefined;
+  if (placeholders === 0) return 'no template_variables (the template type has no placeholders)';
+  return `exactly ${placeholders} template_variables, one per placeholder {{1}}..{{${placeholders}}}`;
+}
+
+/** The under-implementation fields of one template. */
+export interface TemplateDescription {
+  /** The template text with its `{{1}}`, `{{2}}`… placeholders (the spec's `data`). */
+  readonly data: string;
+  /** The text with the sample values filled in. */
+  readonly example: string;
+  /** One entry per placeholder, in order of first appearance in the text. */
+  readonly variables: readonly TemplateVariable[];
+}
+
+/** Names and samples for {@link describeTemplate}. */
+export interface DescribeTemplateOptions {
+  /** Name of placeholder `{{k}}` at `names[k - 1]`. @default "{{k}}" */
+  readonly names?: readonly string[];
+  /** Sample value of placeholder `{{k}}` at `samples[k - 1]`. @default `[name]` of the placeholder */
+  readonly samples?: readonly string[];
+}
+
+/**
+ * Derives `data`, `example` and `variables` of a template from its text: `"Hi {{1}}, {{2}} is due"`
+ * with samples `["Ana", "R$ 10"]` gives example `"Hi Ana, R$ 10 is due"` and variables
+ * `[{ name: "{{1}}", index: 0 }, { name: "{{2}}", index: 1 }]`.
+ */
+export function describeTemplate(text: string, options: DescribeTemplateOptions = {}): FieldCheck<TemplateDescription> {
+  const scan = scanPlaceholders(text);
+  if (!scan.ok) return { ok: false, expected: scan.expected };
+  const order: number[] = [];
+  for (const match of text.matchAll(/\{\{\s*(\d+)\s*\}\}/g)) {
+    const n = Number(match[1]);
+    if (!order.includes(n)) order.push(n);
+  }
+  const nameOf = (k: number): string => options.names?.[k - 1] ?? `{{${k}}}`;
+  const samples: string[] = [];
+  for (let k = 1; k <= scan.count; k++) {
+    const sample = options.samples?.[k - 1];
+    samples.push(sample !== undefined && checkVariableValue(sample) === undefined ? sample : `[${nameOf(k)}]`);
+  }
+  return {
+    ok: true,
+    value: {
+      data: text,
+      example: renderTemplate(text, samples),
+      variables: order.map((k) => ({ name: nameOf(k), index: k - 1 })),
+    },
+  };
+}
+
+/** The under-implementation fields of a template type: `data` and `example` of its first template. */
+export interface TemplateTypeDescription {
+  readonly data: string;
+  readonly example: string;
+  /** One list per template of the type, in the order given. */
+  readonly variables: readonly (readonly TemplateVariable[])[];
+}
+
+/** Derives `data`, `example`, `variables` of a template type from the texts of its templates. */
+export function describeTemplateType(
+  texts: readonly string[],
+  options: DescribeTemplateOptions = {},
+): FieldCheck<TemplateTypeDescription> {
+  const described: TemplateDescription[] = [];
+  for (const text of texts) {
+    const one = describeTemplate(text, options);
+    if (!one.ok) return one;
+    described.push(one.value);
+  }
+  const first = described[0];
+  if (first === undefined) return { ok: false, expected: 'at least one template text' };
+  return { ok: true, value: { data: first.data, example: first.example, variables: described.map((d) => d.variables) } };
+}
