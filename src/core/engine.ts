@@ -385,7 +385,7 @@ export class Engine {
     this.#perHour[slot] = perHour;
     this.#per24h[slot] = per24h;
     this.#perSecond[slot] = perSecond;
-    this.#store.open(phone, limitsOf(perHour, per24h, perSecond));
+    this.#store.open(phone, limitsOf(perHour, per24h, perSecond), this.#lastNow);
     const b = this.#businesses[this.#numberBusiness[slot]!]!;
     const m = this.#numberMember[slot]!;
     for (const pool of b.pools) {
@@ -535,6 +535,8 @@ export class Engine {
    * per call and charged once at the end (or when it runs out, before asking when it returns).
    */
   #fill(pool: Pool, count: number, now: number, outNumbers: NumericArray, outTemplates: NumericArray): number {
+    // A pool with nobody eligible is left as it is, so the rotation resumes where it stopped.
+    if (pool.eligibleCount === 0) return 0;
     pool.wake(now);
     const call = ++this.#call;
     const stamp = this.#stamp;
@@ -689,7 +691,7 @@ export class Engine {
         this.#perHour[slot] = n.throughputPerHour;
         this.#per24h[slot] = n.messagingLimit24h;
         this.#perSecond[slot] = n.messagesPerSecond ?? 0;
-        this.#handle[slot] = this.#store.open(n.phone, limitsOf(n.throughputPerHour, n.messagingLimit24h, n.messagesPerSecond ?? 0));
+        this.#handle[slot] = this.#store.open(n.phone, limitsOf(n.throughputPerHour, n.messagingLimit24h, n.messagesPerSecond ?? 0), this.#lastNow);
         if (n.account !== undefined) {
           let c = accounts.indexOf(n.account);
           if (c < 0) c = accounts.push(n.account) - 1;
@@ -724,7 +726,7 @@ export class Engine {
 
   #restore(input: unknown): void {
     const snapshot = checkSnapshot(input);
-    this.#store.restore(snapshot.store);
+    this.#store.restore(snapshot.store, this.#lastNow);
     for (const n of snapshot.numbers) {
       const slot = this.#numberIndex.get(n.phone);
       if (slot !== undefined) this.#setNumber(slot, n.status === 'active', n.status === 'paused' ? n.pausedUntil : undefined);

@@ -311,7 +311,11 @@ function checkReferences(
         if (template.placeholders < 0) return;
         if (placeholders === undefined) placeholders = { count: template.placeholders, at };
         else if (placeholders.count !== template.placeholders) {
-          r.report(at, `a template taking ${placeholders.count} placeholder value(s) like the type's template at ${placeholders.at} (every template of a type takes the same values)`, `template ${tid} taking ${template.placeholders}`);
+          r.report(
+            at,
+            `a template taking ${placeholders.count} placeholder value(s) like the type's template at ${placeholders.at}, since every contact of a type brings one set of values (template ${tid} takes ${template.placeholders})`,
+            tid,
+          );
         }
       });
     });

@@ -42,16 +42,18 @@ export function gcraAvailableAt(tat: number, rem: number, capacity: number, peri
 }
 
 /**
- * Re-expresses a window state for a new capacity, keeping TAT (the debt in milliseconds) and
- * rounding up, so a changed limit never forgets a message already charged.
+ * Re-expresses a window state for a new capacity at `now`: the messages still weighing on the
+ * bucket stay the same number of messages, now refilling at the new rate. Exact: with
+ * X = (tat - now) * oldCapacity + rem, the new TAT is now + X / newCapacity.
  */
-export function gcraRescale(tat: number, rem: number, oldCapacity: number, newCapacity: number, out: Float64Array, at: number): void {
-  let r = Math.ceil((rem * newCapacity) / oldCapacity);
-  let t = tat;
-  if (r >= newCapacity) {
-    t += Math.floor(r / newCapacity);
-    r %= newCapacity;
+export function gcraRescale(tat: number, rem: number, oldCapacity: number, newCapacity: number, now: number, out: Float64Array, at: number): void {
+  if (tat < now || (tat === now && rem === 0)) {
+    out[at] = 0;
+    out[at + 1] = 0;
+    return;
   }
-  out[at] = t;
-  out[at + 1] = r;
+  const x = (tat - now) * oldCapacity + rem;
+  const whole = Math.floor(x / newCapacity);
+  out[at] = now + whole;
+  out[at + 1] = x - whole * newCapacity;
 }

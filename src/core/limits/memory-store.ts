@@ -82,7 +82,7 @@ export class MemoryStore implements Store {
     this.#buckets = new Uint32Array(this.#ring * 16);
   }
 
-  open(key: string, limits: NumberLimits): number {
+  open(key: string, limits: NumberLimits, now: number): number {
     let h = this.#handles.get(key);
     if (h === undefined) {
       h = this.#size++;
@@ -97,14 +97,14 @@ export class MemoryStore implements Store {
       const pending = this.#pending.get(key);
       if (pending) {
         this.#pending.delete(key);
-        this.#load(h, pending);
+        this.#load(h, pending, now);
       }
       return h;
     }
     const r = h * STRIDE;
     const rec = this.#rec;
     if (rec[r + H_CAP] !== limits.perHour) {
-      gcraRescale(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, limits.perHour, this.#scratch, 0);
+      gcraRescale(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, limits.perHour, now, this.#scratch, 0);
       rec[r + H_TAT] = this.#scratch[0]!;
       rec[r + H_REM] = this.#scratch[1]!;
       rec[r + H_CAP] = limits.perHour;
@@ -112,7 +112,7 @@ export class MemoryStore implements Store {
     const perSecond = limits.perSecond ?? 0;
     if (rec[r + S_CAP] !== perSecond) {
       if (rec[r + S_CAP]! > 0 && perSecond > 0) {
-        gcraRescale(rec[r + S_TAT]!, rec[r + S_REM]!, rec[r + S_CAP]!, perSecond, this.#scratch, 0);
+        gcraRescale(rec[r + S_TAT]!, rec[r + S_REM]!, rec[r + S_CAP]!, perSecond, now, this.#scratch, 0);
         rec[r + S_TAT] = this.#scratch[0]!;
         rec[r + S_REM] = this.#scratch[1]!;
       } else {
@@ -167,7 +167,7 @@ export class MemoryStore implements Store {
     return { kind: 'memory', bucketMinutes: this.bucketMinutes, numbers };
   }
 
-  restore(snapshot: StoreSnapshot): void {
+  restore(snapshot: StoreSnapshot, now: number): void {
     const snap = snapshot as MemoryStoreSnapshot;
     if (snap.kind !== 'memory' || typeof snap.numbers !== 'object' || snap.numbers === null) {
       throw new ArgumentError('MemoryStore.restore(snapshot)', 'a snapshot of kind "memory"', describeValue(snap.kind));
@@ -177,7 +177,7 @@ export class MemoryStore implements Store {
       const adjusted = scale ? state : this.#rebucket(state, snap.bucketMinutes);
       const h = this.#handles.get(key);
       if (h === undefined) this.#pending.set(key, adjusted);
-      else this.#load(h, adjusted);
+      else this.#load(h, adjusted, now);
     }
   }
 
@@ -244,16 +244,16 @@ export class MemoryStore implements Store {
     };
   }
 
-  #load(h: number, state: MemoryStoreNumberState): void {
+  #load(h: number, state: MemoryStoreNumberState, now: number): void {
     const rec = this.#rec;
     const r = h * STRIDE;
     const [tat, rem, cap] = state.hour;
-    gcraRescale(tat, rem, cap, rec[r + H_CAP]!, this.#scratch, 0);
+    gcraRescale(tat, rem, cap, rec[r + H_CAP]!, now, this.#scratch, 0);
     rec[r + H_TAT] = this.#scratch[0]!;
     rec[r + H_REM] = this.#scratch[1]!;
     if (state.second && rec[r + S_CAP]! > 0) {
       const [st, sr, sc] = state.second;
-      gcraRescale(st, sr, sc, rec[r + S_CAP]!, this.#scratch, 0);
+      gcraRescale(st, sr, sc, rec[r + S_CAP]!, now, this.#scratch, 0);
       rec[r + S_TAT] = this.#scratch[0]!;
       rec[r + S_REM] = this.#scratch[1]!;
     }

@@ -25,9 +25,9 @@ export interface StoreSnapshot {
 export interface Store {
   /**
    * Returns the handle of the number `key` (its phone), creating its state on first use and
-   * updating its limits otherwise; usage already charged is kept across limit changes.
+   * updating its limits otherwise: messages already charged keep counting, as of `now`.
    */
-  open(key: string, limits: NumberLimits): number;
+  open(key: string, limits: NumberLimits, now: number): number;
   /** Messages the number may send at `now` under every window together. */
   available(handle: number, now: number): number;
   /** Charges `count` messages at `now`; `count` is at most `available(handle, now)`. */
@@ -36,6 +36,6 @@ export interface Store {
   availableAt(handle: number, count: number, now: number): number;
   /** The state of every number, as plain JSON. */
   snapshot(): StoreSnapshot;
-  /** Loads a snapshot's usage into numbers opened or opened later under the same keys. */
-  restore(snapshot: StoreSnapshot): void;
+  /** Loads a snapshot's usage, at `now`, into numbers opened or opened later under the same keys. */
+  restore(snapshot: StoreSnapshot, now: number): void;
 }

@@ -1,0 +1,242 @@
+import { describe, expect, it } from 'vitest';
+import {
+  ManualClock,
+  MemoryStore,
+  SnapshotError,
+  createEngine,
+  isArgumentError,
+  isNotFoundError,
+  isSnapshotError,
+  type FleetDescription,
+} from '../../src/index.js';
+import { specFleet } from './arbitraries.js';
+
+const [A, B, C] = ['5511990000001', '5511990000002', '5511990000003'];
+const HOUR = 3_600_000;
+
+function setup(fleet: FleetDescription = specFleet()) {
+  const clock = new ManualClock(0);
+  return { clock, engine: createEngine(fleet, { clock }) };
+}
+
+describe('the spec illustration (1.6)', () => {
+  it('three numbers of 1,000/h give 3,000; one paused gives 2,000; resumed, 3,000 again', () => {
+    const { engine } = setup();
+    expect(engine.throughput(1, 10)).toBe(3000);
+    expect(engine.output(1, 10)).toBe(3000);
+    engine.setNumberStatus(B, 'paused');
+    expect(engine.throughput(1, 10)).toBe(2000);
+    expect(engine.output(1, 10)).toBe(2000);
+    engine.setNumberStatus(B, 'active');
+    expect(engine.throughput(1, 10)).toBe(3000);
+    expect(engine.output(1, 10)).toBe(3000);
+  });
+
+  it('answers GET /messenger/businesses/ in exactly the spec shape', () => {
+    const { engine } = setup();
+    expect(engine.businesses()).toEqual([{ id: 1, name: 'Acme', template_types: [{ id: 10, name: 'billing', output: 3000 }] }]);
+  });
+});
+
+describe('assign', () => {
+  it('rotates numbers and templates round-robin', () => {
+    const { engine } = setup();
+    const { assignments } = engine.assign(1, 10, 6);
+    expect(assignments.map((a) => a.phone)).toEqual([A, B, C, A, B, C]);
+    expect(assignments.map((a) => a.templateId)).toEqual([100, 101, 100, 101, 100, 101]);
+    expect(engine.output(1, 10)).toBe(2994);
+  });
+
+  it('continues the rotation across calls', () => {
+    const { engine } = setup();
+    const phones = [1, 2, 3, 4, 5].flatMap(() => engine.assign(1, 10, 1).assignments.map((a) => a.phone));
+    expect(phones).toEqual([A, B, C, A, B]);
+  });
+
+  it('skips a paused number without interruption and takes it back on resume', () => {
+    const { engine } = setup();
+    engine.assign(1, 10, 1); // A
+    engine.setNumberStatus(B, 'paused');
+    expect(engine.assign(1, 10, 4).assignments.map((a) => a.phone)).toEqual([C, A, C, A]);
+    engine.setNumberStatus(B, 'active');
+    expect(new Set(engine.assign(1, 10, 3).assignments.map((a) => a.phone))).toEqual(new Set([A, B, C]));
+  });
+
+  it('says no-capacity with the time more becomes available', () => {
+    const { engine, clock } = setup();
+    const result = engine.assign(1, 10, 3005);
+    expect(result.assignments).toHaveLength(3000);
+    expect(result.reason).toBe('no-capacity');
+    expect(result.retryAt).toBe(3600);
+    clock.set(3600);
+    expect(engine.assign(1, 10, 5).assignments).toHaveLength(3);
+  });
+
+  it('says no-template when every template of the type is out, and output is 0', () => {
+    const { engine, clock } = setup();
+    engine.setTemplateStatus(100, 'disabled');
+    expect(engine.assign(1, 10, 2).assignments.map((a) => a.templateId)).toEqual([101, 101]);
+    engine.setTemplateStatus(101, 'paused', { until: 5000 });
+    expect(engine.assign(1, 10, 1)).toEqual({ assignments: [], reason: 'no-template', retryAt: 5000 });
+    expect(engine.output(1, 10)).toBe(0);
+    expect(engine.throughput(1, 10)).toBe(0);
+    clock.set(5000);
+    expect(engine.assign(1, 10, 1).assignments).toEqual([{ phone: C, templateId: 101 }]);
+    expect(engine.throughput(1, 10)).toBe(3000);
+  });
+
+  it('says no-number when every number is paused, with the earliest timed resume', () => {
+    const { engine, clock } = setup();
+    engine.setNumberStatus(A, 'paused', { until: 9000 });
+    engine.setNumberStatus(B, 'paused', { until: 7000 });
+    engine.setNumberStatus(C, 'paused');
+    expect(engine.assign(1, 10, 1)).toEqual({ assignments: [], reason: 'no-number', retryAt: 7000 });
+    expect(engine.nextResumeAt()).toBe(7000);
+    clock.set(7000);
+    expect(engine.assign(1, 10, 2).assignments.map((a) => a.phone)).toEqual([B, B]);
+    expect(engine.throughput(1, 10)).toBe(1000);
+  });
+
+  it('a later status change cancels a timed resume', () => {
+    const { engine, clock } = setup();
+    engine.setNumberStatus(A, 'paused', { until: 1000 });
+    engine.setNumberStatus(A, 'paused');
+    clock.set(2000);
+    expect(engine.throughput(1, 10)).toBe(2000);
+  });
+
+  it('sends a template with an account only from numbers of that account', () => {
+    const fleet = specFleet() as any;
+    fleet.businesses[0].numbers[0].account = 'x';
+    fleet.businesses[0].numbers[1].account = 'y';
+    fleet.templates[0].account = 'x';
+    const { engine } = setup(fleet);
+    const pairs = engine.assign(1, 10, 30).assignments;
+    for (const p of pairs) if (p.templateId === 100) expect(p.phone).not.toBe(B);
+    expect(pairs.filter((p) => p.phone === B).every((p) => p.templateId === 101)).toBe(true);
+    engine.setTemplateStatus(101, 'disabled');
+    // B can send nothing now: it leaves the pool.
+    expect(engine.throughput(1, 10)).toBe(2000);
+  });
+
+  it('enforces the per-second window with the others', () => {
+    const fleet = specFleet() as any;
+    fleet.businesses[0].numbers = [{ phone: A, throughputPerHour: 100_000, messagingLimit24h: 1_000_000, messagesPerSecond: 80 }];
+    const { engine, clock } = setup(fleet);
+    expect(engine.output(1, 10)).toBe(80);
+    const r = engine.assign(1, 10, 100);
+    expect(r.assignments).toHaveLength(80);
+    expect(r.retryAt).toBe(13); // 1000 ms / 80 = 12.5 ms per message, rounded up
+    clock.set(1000);
+    expect(engine.assign(1, 10, 100).assignments).toHaveLength(80);
+  });
+
+  it('fills typed arrays on the batch path exactly as assign would', () => {
+    const a = setup().engine;
+    const b = setup().engine;
+    const numbers = new Int32Array(5000);
+    const templates = new Float64Array(5000);
+    const batch = b.assignInto(1, 10, 5000, numbers, templates);
+    const single = a.assign(1, 10, 5000);
+    expect(batch.count).toBe(single.assignments.length);
+    expect(batch.reason).toBe(single.reason);
+    expect(batch.retryAt).toBe(single.retryAt);
+    for (let i = 0; i < batch.count; i++) {
+      expect(b.phoneAt(numbers[i]!)).toBe(single.assignments[i]!.phone);
+      expect(templates[i]).toBe(single.assignments[i]!.templateId);
+    }
+  });
+
+  it('changes limits at run time, keeping what was sent', () => {
+    const { engine } = setup();
+    engine.assign(1, 10, 300); // 100 each
+    engine.setNumberLimits(A, { throughputPerHour: 5000 });
+    expect(engine.throughput(1, 10)).toBe(7000);
+    expect(engine.output(1, 10)).toBe(4900 + 900 + 900);
+    engine.setNumberLimits(A, { messagingLimit24h: 150 });
+    expect(engine.output(1, 10)).toBe(50 + 900 + 900);
+  });
+});
+
+describe('programmer errors', () => {
+  const { engine } = setup();
+  const cases: [string, () => unknown, (e: unknown) => boolean, string][] = [
+    ['unknown business', () => engine.assign(9, 10, 1), isNotFoundError, 'business 9'],
+    ['unknown type', () => engine.output(1, 99), isNotFoundError, 'template type 99'],
+    ['unknown phone', () => engine.setNumberStatus('5500000000000', 'paused'), isNotFoundError, '5500000000000'],
+    ['unknown template', () => engine.setTemplateStatus(7, 'paused'), isNotFoundError, 'template 7'],
+    ['negative count', () => engine.assign(1, 10, -1), isArgumentError, '`assign(count)`'],
+    ['fractional count', () => engine.assign(1, 10, 1.5), isArgumentError, '1.5 (number)'],
+    ['bad status', () => engine.setNumberStatus(A, 'disabled' as 'paused'), isArgumentError, '"disabled" (string)'],
+    ['until without a pause', () => engine.setTemplateStatus(100, 'disabled', { until: 5 }), isArgumentError, 'options.until'],
+    ['bad limits', () => engine.setNumberLimits(A, { throughputPerHour: -3 }), (e) => e instanceof Error && e.name === 'FleetValidationError', '$.throughputPerHour'],
+    ['arrays too short', () => engine.assignInto(1, 10, 10, new Int32Array(5), new Float64Array(10)), isArgumentError, 'at least count = 10'],
+    ['clock going back', () => new ManualClock(10).set(5), isArgumentError, 'not before the current 10'],
+  ];
+  it.each(cases)('%s is a typed error naming the value', (_name, call, guard, text) => {
+    let thrown: unknown;
+    try {
+      call();
+    } catch (e) {
+      thrown = e;
+    }
+    expect(guard(thrown)).toBe(true);
+    expect(String((thrown as Error).message)).toContain(text);
+  });
+});
+
+describe('snapshots', () => {
+  it('a restarted engine remembers the last 24 hours and does not over-send', () => {
+    const { engine, clock } = setup();
+    engine.assign(1, 10, 3000);
+    engine.setNumberStatus(C, 'paused', { until: 2 * HOUR });
+    clock.set(HOUR / 2);
+    const json = JSON.parse(JSON.stringify(engine.snapshot()));
+    const restarted = createEngine(specFleet(), { clock, snapshot: json });
+    expect(restarted.output(1, 10)).toBe(engine.output(1, 10));
+    expect(restarted.throughput(1, 10)).toBe(2000);
+    expect(restarted.assign(1, 10, 10_000).assignments).toHaveLength(1000); // 500 + 500 refilled
+    clock.set(2 * HOUR);
+    expect(restarted.throughput(1, 10)).toBe(3000);
+  });
+
+  it('keeps the rotation across a restart', () => {
+    const { engine, clock } = setup();
+    engine.assign(1, 10, 4); // A B C A
+    const restarted = createEngine(specFleet(), { clock, snapshot: engine.snapshot() });
+    expect(restarted.assign(1, 10, 2).assignments).toEqual(engine.assign(1, 10, 2).assignments);
+  });
+
+  it('refuses a snapshot from a newer sendpool and a malformed one, clearly', () => {
+    const { engine, clock } = setup();
+    const snap = { ...engine.snapshot(), version: 99 };
+    expect(() => createEngine(specFleet(), { clock, snapshot: snap })).toThrow(/version 99 was written by a newer sendpool/);
+    let thrown: unknown;
+    try {
+      createEngine(specFleet(), { clock, snapshot: { format: 'sendpool.engine', version: 1, numbers: 'x' } });
+    } catch (e) {
+      thrown = e;
+    }
+    expect(isSnapshotError(thrown)).toBe(true);
+    expect((thrown as SnapshotError).problems.map((p) => p.path)).toEqual(expect.arrayContaining(['$.store', '$.numbers', '$.templates', '$.pools']));
+  });
+
+  it('replaceFleet keeps the usage of phones that stay', () => {
+    const { engine } = setup();
+    engine.assign(1, 10, 3000);
+    const fleet = specFleet() as any;
+    fleet.businesses[0].numbers.push({ phone: '5511990000004', throughputPerHour: 1000, messagingLimit24h: 10000 });
+    engine.replaceFleet(fleet);
+    expect(engine.throughput(1, 10)).toBe(4000);
+    expect(engine.output(1, 10)).toBe(1000);
+  });
+
+  it('a shared store carries usage between engines', () => {
+    const clock = new ManualClock(0);
+    const store = new MemoryStore();
+    const one = createEngine(specFleet(), { clock, store });
+    const two = createEngine(specFleet(), { clock, store });
+    one.assign(1, 10, 2000);
+    expect(two.output(1, 10)).toBe(1000);
+  });
+});

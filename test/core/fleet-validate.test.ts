@@ -1,0 +1,141 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { FleetValidationError, ManualClock, createEngine, isFleetValidationError, validateFleet } from '../../src/index.js';
+import { fleetArb, specFleet } from './arbitraries.js';
+
+type Json = Record<string, any>;
+const clone = (): Json => structuredClone(specFleet()) as Json;
+
+function problemsOf(fleet: unknown) {
+  const result = validateFleet(fleet);
+  if (result.ok) throw new Error('expected problems');
+  return result.problems;
+}
+
+describe('validateFleet', () => {
+  it('accepts the example fleet and fills defaults', () => {
+    const f = clone();
+    delete f.businesses[0].numbers[0].status;
+    const result = validateFleet(f);
+    expect(result.ok).toBe(true);
+    if (result.ok) {
+      expect(result.fleet.businesses[0]!.numbers[0]!.status).toBe('active');
+      expect(result.fleet.templates[0]!.placeholders).toBe(2);
+    }
+  });
+
+  const cases: [string, (f: Json) => void, string, string][] = [
+    ['duplicate business id', (f) => f.businesses.push({ ...f.businesses[0], numbers: [], templateTypes: [] }), '$.businesses[1].id', '1 (number)'],
+    ['duplicate phone', (f) => (f.businesses[0].numbers[2].phone = f.businesses[0].numbers[0].phone), '$.businesses[0].numbers[2].phone', '"5511990000001" (string)'],
+    ['negative rate', (f) => (f.businesses[0].numbers[1].throughputPerHour = -5), '$.businesses[0].numbers[1].throughputPerHour', '-5 (number)'],
+    ['non-integer rate', (f) => (f.businesses[0].numbers[1].throughputPerHour = 2.5), '$.businesses[0].numbers[1].throughputPerHour', '2.5 (number)'],
+    ['non-integer limit', (f) => (f.businesses[0].numbers[0].messagingLimit24h = 10.5), '$.businesses[0].numbers[0].messagingLimit24h', '10.5 (number)'],
+    ['negative per-second rate', (f) => (f.businesses[0].numbers[0].messagesPerSecond = -1), '$.businesses[0].numbers[0].messagesPerSecond', '-1 (number)'],
+    ['unknown template id in a type', (f) => f.businesses[0].templateTypes[0].templateIds.push(999), '$.businesses[0].templateTypes[0].templateIds[2]', '999 (number)'],
+    [
+      'type linking a template of another business',
+      (f) => {
+        f.businesses.push({ id: 2, name: 'Other', numbers: [], templateTypes: [] });
+        f.templates[1].businessIds = [2];
+      },
+      '$.businesses[0].templateTypes[0].templateIds[1]',
+      '101 (number)',
+    ],
+    ['unknown number status', (f) => (f.businesses[0].numbers[0].status = 'pasued'), '$.businesses[0].numbers[0].status', '"pasued" (string)'],
+    ['unknown template status', (f) => (f.templates[0].status = 'archived'), '$.templates[0].status', '"archived" (string)'],
+    ['duplicate template id', (f) => (f.templates[1].id = 100), '$.templates[1].id', '100 (number)'],
+    ['bad phone', (f) => (f.businesses[0].numbers[0].phone = '+55 11 99'), '$.businesses[0].numbers[0].phone', '"+55 11 99" (string)'],
+    ['template of an unknown business', (f) => (f.templates[0].businessIds = [1, 7]), '$.templates[0].businessIds[1]', '7 (number)'],
+    ['unknown field', (f) => (f.businesses[0].numbers[0].throughputperhour = 5), '$.businesses[0].numbers[0].throughputperhour', '5 (number)'],
+    ['missing field', (f) => delete f.businesses[0].numbers[0].messagingLimit24h, '$.businesses[0].numbers[0].messagingLimit24h', 'missing'],
+    ['gap in placeholders', (f) => (f.templates[0].text = 'Hi {{1}} {{3}}'), '$.templates[0].text', '"Hi {{1}} {{3}}" (string)'],
+    ['templates of a type taking different values', (f) => (f.templates[1].text = 'Only {{1}}'), '$.businesses[0].templateTypes[0].templateIds[1]', '101 (number)'],
+    ['pause end without a pause', (f) => (f.businesses[0].numbers[0].pausedUntil = 5), '$.businesses[0].numbers[0].pausedUntil', '5 (number)'],
+  ];
+
+  it.each(cases)('reports %s at its path with the value', (_name, corrupt, path, actual) => {
+    const f = clone();
+    corrupt(f);
+    const problems = problemsOf(f);
+    const hit = problems.find((p) => p.path === path);
+    expect(hit, JSON.stringify(problems)).toBeDefined();
+    expect(hit!.actual).toBe(actual);
+    expect(hit!.message).toContain(path);
+    expect(hit!.message).toContain('expected');
+  });
+
+  it('lists every problem at once, not only the first', () => {
+    const f = clone();
+    f.businesses[0].numbers[0].throughputPerHour = -1;
+    f.businesses[0].numbers[1].status = 'gone';
+    f.templates[0].status = 'nope';
+    f.businesses[0].templateTypes[0].templateIds.push(555);
+    const paths = problemsOf(f).map((p) => p.path);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '$.businesses[0].numbers[0].throughputPerHour',
+        '$.businesses[0].numbers[1].status',
+        '$.templates[0].status',
+        '$.businesses[0].templateTypes[0].templateIds[2]',
+      ]),
+    );
+  });
+
+  it('rejects a bad fleet whole in createEngine, with the problems on a typed error', () => {
+    const f = clone();
+    f.businesses[0].numbers[0].throughputPerHour = 0;
+    let thrown: unknown;
+    try {
+      createEngine(f, { clock: new ManualClock(0) });
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(FleetValidationError);
+    expect(isFleetValidationError(thrown)).toBe(true);
+    expect((thrown as FleetValidationError).problems[0]!.path).toBe('$.businesses[0].numbers[0].throughputPerHour');
+  });
+
+  it('replaceFleet with problems changes nothing', () => {
+    const clock = new ManualClock(0);
+    const engine = createEngine(specFleet(), { clock });
+    engine.assign(1, 10, 10);
+    const before = JSON.stringify(engine.snapshot());
+    const f = clone();
+    f.businesses[0].numbers.push({ phone: '5511990000009', throughputPerHour: 5, messagingLimit24h: 5 });
+    f.templates[0].status = 'bogus';
+    expect(() => engine.replaceFleet(f)).toThrow(FleetValidationError);
+    expect(JSON.stringify(engine.snapshot())).toBe(before);
+    expect(engine.throughput(1, 10)).toBe(3000);
+  });
+
+  it('never throws, whatever the input', () => {
+    fc.assert(
+      fc.property(fc.anything({ withNullPrototype: true, withBigInt: true, withDate: true, withMap: true }), (input) => {
+        const result = validateFleet(input);
+        if (!result.ok) expect(result.problems.length).toBeGreaterThan(0);
+      }),
+    );
+  });
+
+  it('accepts every generated valid fleet', () => {
+    fc.assert(
+      fc.property(fleetArb({ accounts: true, perSecond: true }), ({ fleet }) => {
+        const result = validateFleet(fleet);
+        expect(result.ok ? [] : result.problems).toEqual([]);
+      }),
+    );
+  });
+
+  it('reports a corrupted field of any generated fleet at its path', () => {
+    fc.assert(
+      fc.property(fleetArb(), fc.nat(), fc.constantFrom(-1, 0.5, 'x', null), ({ fleet }, pick, bad) => {
+        const f = structuredClone(fleet) as Json;
+        const numbers = f.businesses.flatMap((b: Json, bi: number) => b.numbers.map((_: unknown, ni: number) => [bi, ni]));
+        const [bi, ni] = numbers[pick % numbers.length];
+        f.businesses[bi].numbers[ni].throughputPerHour = bad;
+        const problems = problemsOf(f);
+        expect(problems.map((p) => p.path)).toContain(`$.businesses[${bi}].numbers[${ni}].throughputPerHour`);
+      }),
+    );
+  });
+});
