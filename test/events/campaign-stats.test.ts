@@ -1,0 +1,230 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import {
+  CampaignStatistics,
+  countProblems,
+  emptyCounts,
+  type Admission,
+  type CampaignCounts,
+} from '../../src/events/campaign-stats.js';
+import { CampaignBatchSchema } from '../../src/events/schemas/campaign.js';
+import { HSM_STATUSES, type HsmStatus } from '../../src/events/schemas/hsm.js';
+import { validatePayload } from '../../src/events/validate.js';
+import { T0, seededRandom } from './helpers.js';
+
+type Feed =
+  | { kind: 'admit'; campaignId: number; contactId: string; admission: Admission }
+  | {
+      kind: 'status';
+      campaignId: number;
+      contactId: string;
+      retryIndex: number | null;
+      status: HsmStatus;
+      failureCode?: number;
+      blocklistResponse?: boolean;
+    };
+
+const arbFeed: fc.Arbitrary<Feed> = fc.oneof(
+  fc.record({
+    kind: fc.constant('admit' as const),
+    campaignId: fc.constantFrom(1, 2),
+    contactId: fc.constantFrom('c1', 'c2', 'c3', 'c4', 'c5', 'c6'),
+    admission: fc.constantFrom<Admission>('accepted', 'accepted', 'accepted', 'invalid-phone', 'duplicated', 'blocked', 'already-sent', 'does-not-exist'),
+  }),
+  fc.record({
+    kind: fc.constant('status' as const),
+    campaignId: fc.constantFrom(1, 2),
+    contactId: fc.constantFrom('c1', 'c2', 'c3', 'c4', 'c5', 'c6'),
+    retryIndex: fc.constantFrom(null, null, null, 0, 1),
+    status: fc.constantFrom(...HSM_STATUSES),
+    failureCode: fc.constantFrom(131026, 131000),
+    blocklistResponse: fc.boolean(),
+  }),
+);
+
+function feedAll(feeds: readonly Feed[]): CampaignStatistics {
+  const s = new CampaignStatistics();
+  s.registerCampaign({ campaignId: 1, name: 'one', createdAt: T0 });
+  s.registerCampaign({ campaignId: 2, name: 'two', createdAt: T0 });
+  for (const f of feeds) {
+    if (f.kind === 'admit') s.admit(f.campaignId, f.contactId, f.admission);
+    else s.recordStatus(f);
+  }
+  return s;
+}
+
+const PROGRESS: readonly HsmStatus[] = ['ENQUEUED', 'SENT', 'SERVER', 'DEVICE', 'READ', 'REPLIED'];
+
+/** Reference: the documented definitions, written out plainly over the whole history. */
+function reference(feeds: readonly Feed[], campaignId: number): CampaignCounts {
+  const c = emptyCounts();
+  const contacts = new Set(feeds.filter((f) => f.campaignId === campaignId).map((f) => f.contactId));
+  for (const id of contacts) {
+    const mine = feeds.filter((f) => f.campaignId === campaignId && f.contactId === id);
+    c.total++;
+    const admissions = new Set(mine.flatMap((f) => (f.kind === 'admit' ? [f.admission] : [])));
+    const rejection = (['invalid-phone', 'duplicated', 'blocked', 'already-sent', 'does-not-exist'] as const).find((a) => admissions.has(a));
+    if (rejection) {
+      c.processed++;
+      const key = { 'invalid-phone': 'invalidPhone', duplicated: 'duplicated', blocked: 'blocked', 'already-sent': 'alreadySent', 'does-not-exist': 'doesNotExist' } as const;
+      c[key[rejection]]++;
+      continue;
+    }
+    const statuses = mine.flatMap((f) => (f.kind === 'status' ? [f] : []));
+    const latest = Math.max(-1, ...statuses.map((f) => f.retryIndex ?? -1));
+    const last = statuses.filter((f) => (f.retryIndex ?? -1) === latest);
+    const seen = new Set(last.map((f) => f.status));
+    const highest = Math.max(-1, ...last.map((f) => PROGRESS.indexOf(f.status)));
+    const replied = seen.has('REPLIED');
+    if (!replied && seen.has('FAILED')) {
+      c.processed++;
+      if (last.some((f) => f.status === 'FAILED' && f.failureCode === 131026)) c.doesNotExist++;
+      else c.failed++;
+      continue;
+    }
+    if (!replied && seen.has('EXPIRED')) {
+      c.processed++;
+      c.expired++;
+    } else if (highest >= 1) {
+      c.processed++;
+      c.sent++;
+    } else {
+      c.remaining++;
+      continue;
+    }
+    if (highest >= 3) c.delivered++;
+    if (highest >= 4) c.read++;
+    if (replied) {
+      c.replied++;
+      if (last.some((f) => f.status === 'REPLIED' && f.blocklistResponse === true)) c.blocklistResponse++;
+    }
+  }
+  return c;
+}
+
+/** A permutation of `list` with some elements repeated, driven by `keys`. */
+function permuteWithDuplicates<T>(list: readonly T[], keys: readonly number[]): T[] {
+  const extra = keys.length && list.length ? keys.slice(0, 10).map((k) => list[k % list.length] as T) : [];
+  return [...list, ...extra]
+    .map((x, i) => ({ x, k: keys[i % Math.max(1, keys.length)] ?? i, i }))
+    .sort((a, b) => a.k - b.k || b.i - a.i)
+    .map((e) => e.x);
+}
+
+describe('campaign statistics', () => {
+  it('counts a small campaign by the documented definitions', () => {
+    const s = feedAll([
+      { kind: 'admit', campaignId: 1, contactId: 'a', admission: 'accepted' },
+      { kind: 'admit', campaignId: 1, contactId: 'b', admission: 'invalid-phone' },
+      { kind: 'admit', campaignId: 1, contactId: 'c', admission: 'accepted' },
+      { kind: 'admit', campaignId: 1, contactId: 'd', admission: 'accepted' },
+      { kind: 'status', campaignId: 1, contactId: 'a', retryIndex: null, status: 'READ' },
+      { kind: 'status', campaignId: 1, contactId: 'c', retryIndex: null, status: 'FAILED', failureCode: 131000 },
+    ]);
+    expect(s.counts(1)).toMatchObject({ total: 4, invalidPhone: 1, sent: 1, delivered: 1, read: 1, failed: 1, processed: 3, remaining: 1 });
+    // The failed contact is retried and delivered: the latest attempt decides.
+    s.recordStatus({ campaignId: 1, contactId: 'c', retryIndex: 0, status: 'DEVICE' });
+    expect(s.counts(1)).toMatchObject({ failed: 0, sent: 2, delivered: 2 });
+    // A FAILED "does not exist" code counts apart from failures.
+    s.recordStatus({ campaignId: 1, contactId: 'd', retryIndex: null, status: 'FAILED', failureCode: 131026 });
+    expect(s.counts(1)).toMatchObject({ doesNotExist: 1, remaining: 0 });
+  });
+
+  it('counts equal the reference, add up, and equal a recount, after every report (property)', () => {
+    fc.assert(
+      fc.property(fc.array(arbFeed, { maxLength: 60 }), (feeds) => {
+        const s = feedAll([]);
+        const done: Feed[] = [];
+        for (const f of feeds) {
+          if (f.kind === 'admit') s.admit(f.campaignId, f.contactId, f.admission);
+          else s.recordStatus(f);
+          done.push(f);
+          for (const id of [1, 2]) {
+            const counts = s.counts(id);
+            expect(countProblems(counts)).toEqual([]);
+            expect(counts).toEqual(s.recount(id));
+          }
+        }
+        for (const id of [1, 2]) expect(s.counts(id)).toEqual(reference(done, id));
+      }),
+    );
+  });
+
+  it('any permutation or duplication of the same reports yields the same counts (property)', () => {
+    fc.assert(
+      fc.property(fc.array(arbFeed, { maxLength: 60 }), fc.array(fc.nat(1000), { maxLength: 80 }), (feeds, keys) => {
+        const a = feedAll(feeds);
+        const b = feedAll(permuteWithDuplicates(feeds, keys));
+        for (const id of [1, 2]) expect(b.counts(id)).toEqual(a.counts(id));
+      }),
+    );
+  });
+
+  it('snapshot and restore keep the counts (property)', () => {
+    fc.assert(
+      fc.property(fc.array(arbFeed, { maxLength: 40 }), (feeds) => {
+        const a = feedAll(feeds);
+        const b = CampaignStatistics.restore(JSON.parse(JSON.stringify(a.snapshot())));
+        for (const id of [1, 2]) expect(b.counts(id)).toEqual(a.counts(id));
+        expect(b.nextWakeAt()).toBe(a.nextWakeAt());
+      }),
+    );
+  });
+
+  it('countProblems catches counts that do not add up', () => {
+    const c = { ...emptyCounts(), total: 3, processed: 2, remaining: 1, sent: 1, read: 1, delivered: 0 };
+    const paths = countProblems(c).map((p) => p.path);
+    expect(paths).toContain('$.processed');
+    expect(paths).toContain('$.read');
+  });
+
+  describe('batches', () => {
+    it('emits only changed campaigns, once per change, at most once per interval', () => {
+      const random = seededRandom(3);
+      const s = new CampaignStatistics({ batchIntervalMs: 60_000 });
+      s.registerCampaign({ campaignId: 1, name: 'one', createdAt: T0 });
+      s.registerCampaign({ campaignId: 2, name: 'two', createdAt: T0 });
+      expect(s.nextWakeAt()).toBeNull();
+      expect(s.takeBatch(T0, random)).toBeNull();
+
+      s.admit(1, 'a', 'accepted');
+      expect(s.nextWakeAt()).toBe(0);
+      const first = s.takeBatch(T0, random);
+      expect(first && validatePayload(CampaignBatchSchema, first)).toEqual([]);
+      expect(first?.campaigns.map((c) => c.campaign_id)).toEqual([1]);
+      expect(first?.campaigns[0]).toMatchObject({ status: 'RUNNING', count_total: 1, count_remaining: 1, datetime: '2025-01-01T09:00:00.000-03:00' });
+      expect(s.nextWakeAt()).toBeNull();
+
+      // A duplicate changes nothing: no batch.
+      s.admit(1, 'a', 'accepted');
+      expect(s.takeBatch(T0 + 60_000, random)).toBeNull();
+
+      s.recordStatus({ campaignId: 1, contactId: 'a', retryIndex: null, status: 'SENT' });
+      s.admit(2, 'x', 'blocked');
+      expect(s.nextWakeAt()).toBe(T0 + 60_000);
+      expect(s.takeBatch(T0 + 59_999, random)).toBeNull();
+      const second = s.takeBatch(T0 + 60_000, random);
+      expect(second?.campaigns.map((c) => [c.campaign_id, c.status])).toEqual([
+        [1, 'FINISHED'],
+        [2, 'FINISHED'],
+      ]);
+      expect(second?.event_id).not.toBe(first?.event_id);
+      expect(validatePayload(CampaignBatchSchema, second)).toEqual([]);
+    });
+
+    it('every batch payload validates and its counts add up (property)', () => {
+      fc.assert(
+        fc.property(fc.array(arbFeed, { minLength: 1, maxLength: 40 }), (feeds) => {
+          const s = feedAll(feeds);
+          const batch = s.takeBatch(T0, seededRandom(1));
+          expect(batch).not.toBeNull();
+          expect(validatePayload(CampaignBatchSchema, batch)).toEqual([]);
+        }),
+      );
+    });
+
+    it('refuses an undeclared campaign', () => {
+      expect(() => new CampaignStatistics().admit(9, 'a', 'accepted')).toThrow(/registerCampaign/);
+    });
+  });
+});
