@@ -36,7 +36,7 @@ function num(schema: Schema, key: string): number | undefined {
 function range(min: number | undefined, max: number | undefined, unit: string): string {
   const u = unit === '' ? '' : ` ${unit}`;
   if (min !== undefined && max !== undefined && max < Number.MAX_SAFE_INTEGER) {
-    return min === max ? ` of exactly ${min}${u}` : ` of ${min} to ${max}${u}`;
+    return min === max ? ` of exactly ${min}${min === 1 ? u.replace(/s$/, '') : u}` : ` of ${min} to ${max}${u}`;
   }
   if (max !== undefined && max < Number.MAX_SAFE_INTEGER) return ` of at most ${max}${u}`;
   if (min !== undefined && min > 0) return ` of at least ${min}${u}`;
