@@ -426,11 +426,12 @@ export class Engine {
       }),
       pools: this.#businesses.flatMap((b) =>
         b.pools.map((p) => {
-          const head = p.headMember();
+          const rotation = p.exportRotation();
           return {
             businessId: b.id,
             typeId: p.typeId,
-            next: head < 0 ? null : this.#phones[p.members[head]!]!,
+            ring: rotation.ring.map((m) => this.#phones[p.members[m]!]!),
+            waiting: rotation.waiting.map(([m, at]) => [this.#phones[p.members[m]!]!, at] as const),
             cursors: Array.from(p.classTemplates, (list, c) => {
               const t = list[p.classCursor[c]!];
               return t === undefined ? null : this.#templateIds[t]!;
@@ -739,8 +740,15 @@ export class Engine {
       const b = this.#businessIndex.get(p.businessId);
       const pool = b === undefined ? undefined : this.#businesses[b]!.poolByType.get(p.typeId);
       if (!pool) continue;
-      const slot = p.next === null ? undefined : this.#numberIndex.get(p.next);
-      if (slot !== undefined && this.#numberBusiness[slot] === b) pool.rotateTo(this.#numberMember[slot]!);
+      // Phones of another business (the fleet changed in between) are not members here.
+      const member = (phone: string): number => {
+        const slot = this.#numberIndex.get(phone);
+        return slot !== undefined && this.#numberBusiness[slot] === b ? this.#numberMember[slot]! : -1;
+      };
+      pool.importRotation(
+        p.ring.map(member),
+        p.waiting.map(([phone, at]) => [member(phone), at] as const),
+      );
       p.cursors.forEach((id, c) => {
         const list = pool.classTemplates[c];
         const t = id === null ? undefined : this.#templateIndex.get(id);

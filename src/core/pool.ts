@@ -190,22 +190,33 @@ export class Pool {
     return top?.at;
   }
 
-  /** The member at the ring's head, or -1 when the ring is empty (used by snapshots). */
-  headMember(): number {
-    return this.size > 0 ? this.ring[this.head]! : -1;
+  /**
+   * The rotation as it stands: ring entries from the head and waiting entries with their times,
+   * including those of members that left lazily (they keep their turn if they come back).
+   */
+  exportRotation(): { ring: number[]; waiting: [number, number][] } {
+    const ring: number[] = [];
+    for (let i = 0; i < this.size; i++) ring.push(this.ring[(this.head + i) % this.ring.length]!);
+    const waiting: [number, number][] = [];
+    for (const w of this.waiting.toArray()) if (w.gen === this.gen[w.member]) waiting.push([w.member, w.at]);
+    waiting.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+    return { ring, waiting };
   }
 
-  /** Rebuilds the ring in member order starting at `first` (restore); waiting entries are kept. */
-  rotateTo(first: number): void {
-    const order: number[] = [];
-    for (let i = 0; i < this.size; i++) {
-      const m = this.ring[(this.head + i) % this.ring.length]!;
-      if (this.eligible[m] === 1) order.push(m);
-      else this.inRing[m] = 0;
-    }
-    order.sort((a, b) => ((a - first + this.members.length) % this.members.length) - ((b - first + this.members.length) % this.members.length));
+  /**
+   * Sets the rotation from a snapshot. Eligible members the snapshot does not place (numbers added
+   * to the fleet since, say) join the ring's tail in member order.
+   */
+  importRotation(ring: readonly number[], waiting: readonly (readonly [number, number])[]): void {
+    const n = this.members.length;
+    this.inRing.fill(0);
+    this.inHeap.fill(0);
+    for (let m = 0; m < n; m++) this.gen[m]!++;
+    this.waiting.clear();
     this.head = 0;
     this.size = 0;
-    for (const m of order) this.pushRing(m);
+    for (const m of ring) if (m >= 0 && m < n && this.inRing[m] === 0) this.pushRing(m);
+    for (const [m, at] of waiting) if (m >= 0 && m < n && this.inRing[m] === 0 && this.inHeap[m] === 0) this.park(m, at);
+    for (let m = 0; m < n; m++) if (this.eligible[m] === 1 && this.inRing[m] === 0 && this.inHeap[m] === 0) this.pushRing(m);
   }
 }

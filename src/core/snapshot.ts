@@ -24,11 +24,15 @@ export interface TemplateStatusSnapshot {
   readonly pausedUntil?: number;
 }
 
-/** Where a pool's rotation stands: the number served next and, per account class, the next template. */
+/** Where a pool's rotation stands, so a restored engine makes the same assignments. */
 export interface PoolSnapshot {
   readonly businessId: number;
   readonly typeId: number;
-  readonly next: string | null;
+  /** Phones on the ring, from the one served next. */
+  readonly ring: readonly string[];
+  /** Phones waiting for capacity, with the clock time it returns. */
+  readonly waiting: readonly (readonly [string, number])[];
+  /** Per account class, the id of the template served next (null: the class has none). */
   readonly cursors: readonly (number | null)[];
 }
 
@@ -85,8 +89,15 @@ export function checkSnapshot(input: unknown): EngineSnapshot {
   if (!Array.isArray(pools)) problems.push(problem('$.pools', 'an array', pools));
   else
     pools.forEach((p, i) => {
-      if (!isObject(p) || typeof p['businessId'] !== 'number' || typeof p['typeId'] !== 'number' || !Array.isArray(p['cursors'])) {
-        problems.push(problem(`$.pools[${i}]`, 'an object with businessId, typeId, next and cursors', p));
+      if (
+        !isObject(p) ||
+        typeof p['businessId'] !== 'number' ||
+        typeof p['typeId'] !== 'number' ||
+        !Array.isArray(p['ring']) ||
+        !Array.isArray(p['waiting']) ||
+        !Array.isArray(p['cursors'])
+      ) {
+        problems.push(problem(`$.pools[${i}]`, 'an object with businessId, typeId, ring, waiting and cursors', p));
       }
     });
   if (problems.length > 0) throw new SnapshotError('Malformed sendpool engine snapshot', problems);
