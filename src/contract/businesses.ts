@@ -5,13 +5,13 @@
 import { type Problem, problem } from '../core/problems.js';
 import { type BusinessesResponse, BusinessesResponseSchema } from './business-schema.js';
 import type { ParseResult } from './check.js';
-import { checkSchema } from './schema-check.js';
+import { schemaProblems } from './schema-check.js';
 
 /** Checks a GET /messenger/businesses/ response body; extra keys are allowed (spec 2.2 annotations). */
 export function parseBusinessesResponse(body: unknown): ParseResult<BusinessesResponse, Problem> {
   try {
     const problems: Problem[] = [];
-    checkSchema(BusinessesResponseSchema, body, '$', problems);
+    for (const p of schemaProblems(BusinessesResponseSchema, body)) problems.push(p);
     return problems.length > 0 ? { ok: false, problems } : { ok: true, value: body as BusinessesResponse };
   } catch {
     return { ok: false, problems: [problem('$', 'a JSON array of businesses', body)] };

@@ -8,6 +8,7 @@
 import type { FieldCheck } from './check.js';
 
 const PUNCTUATION = /[\s.\-/]/g;
+const ALL_DIGITS = /^\d+$/;
 
 function checkDigit(digits: string, weights: readonly number[]): number {
   let sum = 0;
@@ -38,8 +39,8 @@ export type DocumentKind = 'cpf' | 'cnpj';
 
 /** Normalises a CPF or CNPJ to its digits and verifies its check digits. */
 export function normaliseDocument(raw: string): FieldCheck<string> & { readonly kind?: DocumentKind } {
-  const digits = raw.replace(PUNCTUATION, '');
-  if (!/^\d+$/.test(digits) || (digits.length !== 11 && digits.length !== 14)) {
+  const digits = ALL_DIGITS.test(raw) ? raw : raw.replace(PUNCTUATION, '');
+  if (!ALL_DIGITS.test(digits) || (digits.length !== 11 && digits.length !== 14)) {
     return { ok: false, expected: 'a CPF (11 digits) or a CNPJ (14 digits); dots, dashes and slashes may be added' };
   }
   if (digits.length === 11) {

@@ -8,7 +8,7 @@
 import { type Problem, pathKey, problem } from '../core/problems.js';
 import type { ParseResult } from './check.js';
 import { type ConfigUpdate, ConfigUpdateSchema, WEBHOOK_URL_KEYS, type WebhookConfig } from './config-schema.js';
-import { checkSchema } from './schema-check.js';
+import { schemaProblems } from './schema-check.js';
 import { type UrlPolicy, checkUrl } from './url-policy.js';
 
 /** Options of {@link parseConfig}. */
@@ -21,7 +21,7 @@ export interface ConfigOptions {
 export function parseConfig(body: unknown, options: ConfigOptions = {}): ParseResult<ConfigUpdate, Problem> {
   try {
     const problems: Problem[] = [];
-    checkSchema(ConfigUpdateSchema, body, '$', problems);
+    for (const p of schemaProblems(ConfigUpdateSchema, body)) problems.push(p);
     const update: ConfigUpdate = {};
     if (typeof body === 'object' && body !== null && !Array.isArray(body)) {
       const record = body as Record<string, unknown>;

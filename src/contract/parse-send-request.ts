@@ -17,7 +17,7 @@ import { normaliseDocument } from './document.js';
 import { DEFAULT_MAX_CONTACTS } from './limits.js';
 import { normalisePhone } from './phone.js';
 import type { PhoneSet, Rejection } from './rejection.js';
-import { checkSchema } from './schema-check.js';
+import { schemaProblems } from './schema-check.js';
 import { type Contact, type SendRequest, SendRequestSchema, createSendRequestSchema } from './send-request-schema.js';
 import { checkVariableCount, checkVariableValue } from './template-fields.js';
 
@@ -74,7 +74,7 @@ function schemaFor(maxContacts: number) {
 export function parseSendRequest(body: unknown, options: SendRequestOptions): ParseResult<ParsedSendRequest, Problem> {
   const problems: Problem[] = [];
   try {
-    checkSchema(schemaFor(options.maxContacts ?? DEFAULT_MAX_CONTACTS), body, '$', problems);
+    for (const p of schemaProblems(schemaFor(options.maxContacts ?? DEFAULT_MAX_CONTACTS), body)) problems.push(p);
   } catch {
     // Only exotic inputs (proxies, throwing getters) get here; JSON never does.
     return { ok: false, problems: [problem('$', 'a JSON object', body)] };
@@ -109,7 +109,8 @@ function checkContacts(request: SendRequest, placeholders: number, knownPhones: 
   const firstIndexOf = new Map<string, number>();
   for (let index = 0; index < request.contacts.length; index++) {
     const raw = request.contacts[index] as Contact;
-    const path = pathIndex('$.contacts', index);
+    // Paths are built only for problems: most contacts of a big request have none.
+    const at = (key: string): string => pathKey(pathIndex('$.contacts', index), key);
     const found: Problem[] = [];
     let reason: Rejection['reason'] | undefined;
     const contact: Contact = { ...raw };
@@ -117,24 +118,24 @@ function checkContacts(request: SendRequest, placeholders: number, knownPhones: 
     const phone = normalisePhone(raw.phone_number);
     if (phone.ok) contact.phone_number = phone.value;
     else {
-      found.push(problem(pathKey(path, 'phone_number'), phone.expected, raw.phone_number));
+      found.push(problem(at('phone_number'), phone.expected, raw.phone_number));
       reason = 'invalid_phone';
     }
     if (raw.document !== undefined) {
       const document = normaliseDocument(raw.document);
       if (document.ok) contact.document = document.value;
       else {
-        found.push(problem(pathKey(path, 'document'), document.expected, raw.document));
+        found.push(problem(at('document'), document.expected, raw.document));
         reason ??= 'invalid_document';
       }
     }
     const values = raw.template_variables ?? [];
     const countProblem = checkVariableCount(values.length, placeholders);
-    if (countProblem !== undefined) found.push(problem(pathKey(path, 'template_variables'), countProblem, values));
+    if (countProblem !== undefined) found.push(problem(at('template_variables'), countProblem, values));
     for (let i = 0; i < values.length; i++) {
       const value = values[i] as string;
       const valueProblem = checkVariableValue(value);
-      if (valueProblem !== undefined) found.push(problem(pathIndex(pathKey(path, 'template_variables'), i), valueProblem, value));
+      if (valueProblem !== undefined) found.push(problem(pathIndex(at('template_variables'), i), valueProblem, value));
     }
     if (found.length > 0) reason ??= 'invalid_variables';
     contacts[index] = contact;
@@ -149,7 +150,7 @@ function checkContacts(request: SendRequest, placeholders: number, knownPhones: 
       rejected.push({
         index,
         reason: 'duplicated',
-        problems: [problem(pathKey(path, 'phone_number'), `a phone not already in the campaign (sent once, ${where})`, contact.phone_number)],
+        problems: [problem(at('phone_number'), `a phone not already in the campaign (sent once, ${where})`, contact.phone_number)],
         ...(earlier === undefined ? {} : { duplicateOf: earlier }),
       });
       continue;

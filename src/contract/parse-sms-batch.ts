@@ -16,7 +16,7 @@ import { normaliseDocument } from './document.js';
 import { DEFAULT_MAX_SMS_ITEMS } from './limits.js';
 import { normalisePhone } from './phone.js';
 import type { Rejection } from './rejection.js';
-import { checkSchema } from './schema-check.js';
+import { schemaProblems } from './schema-check.js';
 import { type SmsSize, smsSize } from './sms-encoding.js';
 import { type SmsBatch, SmsBatchSchema, type SmsItem, createSmsBatchSchema } from './sms-schema.js';
 import { type UrlPolicy, checkUrl } from './url-policy.js';
@@ -63,7 +63,7 @@ function schemaFor(maxItems: number) {
 export function parseSmsBatch(body: unknown, options: SmsBatchOptions = {}): ParseResult<ParsedSmsBatch, Problem> {
   try {
     const problems: Problem[] = [];
-    checkSchema(schemaFor(options.maxSmsItems ?? DEFAULT_MAX_SMS_ITEMS), body, '$', problems);
+    for (const p of schemaProblems(schemaFor(options.maxSmsItems ?? DEFAULT_MAX_SMS_ITEMS), body)) problems.push(p);
     if (problems.length > 0) {
       // Also report refused URLs among the items that are objects, so one answer lists everything.
       if (Array.isArray(body)) checkUrls(body, options.urlPolicy, problems, []);
@@ -110,20 +110,20 @@ function checkItems(items: SmsItem[]): ParsedSmsBatch {
   const firstIndexOf = new Map<string, number>();
   for (let index = 0; index < items.length; index++) {
     const item = items[index] as SmsItem;
-    const path = pathIndex('$', index);
+    const at = (key: string): string => pathKey(pathIndex('$', index), key);
     const found: Problem[] = [];
     let reason: 'invalid_phone' | 'invalid_document' | undefined;
     const phone = normalisePhone(item.phone);
     if (phone.ok) item.phone = phone.value;
     else {
-      found.push(problem(pathKey(path, 'phone'), phone.expected, item.phone));
+      found.push(problem(at('phone'), phone.expected, item.phone));
       reason = 'invalid_phone';
     }
     if (item.cpf !== undefined) {
       const document = normaliseDocument(item.cpf);
       if (document.ok) item.cpf = document.value;
       else {
-        found.push(problem(pathKey(path, 'cpf'), document.expected, item.cpf));
+        found.push(problem(at('cpf'), document.expected, item.cpf));
         reason ??= 'invalid_document';
       }
     }
@@ -139,7 +139,7 @@ function checkItems(items: SmsItem[]): ParsedSmsBatch {
       rejected.push({
         index,
         reason: 'duplicated',
-        problems: [problem(pathKey(path, 'phone'), `a phone and message not already in this batch (same as $[${earlier}])`, item.phone)],
+        problems: [problem(at('phone'), `a phone and message not already in this batch (same as $[${earlier}])`, item.phone)],
         duplicateOf: earlier,
       });
       continue;

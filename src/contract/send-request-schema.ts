@@ -43,6 +43,7 @@ export const ContactSchema = Type.Object(
     data: Type.Optional(
       Type.Record(Type.String({ pattern: `^[\\s\\S]{1,${MAX_DATA_KEY_LENGTH}}$` }), Type.String({ maxLength: MAX_DATA_VALUE_LENGTH }), {
         maxProperties: MAX_DATA_KEYS,
+        additionalProperties: false,
         description: 'free key/value pairs returned in webhooks as data',
       }),
     ),

@@ -11,12 +11,13 @@ import type { TemplateVariable } from './business-schema.js';
 import { renderTemplate, scanPlaceholders } from '../core/template-text.js';
 
 const PLACEHOLDER = /\{\{\s*\d+\s*\}\}/;
+const NON_SPACE = /\S/;
 
 /** Why one value of `template_variables` cannot be used, or `undefined` when it can. */
 export function checkVariableValue(value: string): string | undefined {
-  if (value.trim() === '') return 'a non-empty value (not only spaces)';
+  if (!NON_SPACE.test(value)) return 'a non-empty value (not only spaces)';
   // A value holding "{{2}}" would survive rendering as a placeholder in the sent text.
-  if (PLACEHOLDER.test(value)) return 'a value without {{n}} placeholders';
+  if (value.includes('{{') && PLACEHOLDER.test(value)) return 'a value without {{n}} placeholders';
   return undefined;
 }
 

@@ -27,10 +27,10 @@ describe('CPF and CNPJ', () => {
     }
   });
 
-  it('every single-digit change of a valid document is caught', () => {
+  it('every change of a check digit is caught (a data-digit change can map rest 0 and 1 alike, by design of mod 11)', () => {
     fc.assert(
       fc.property(fc.oneof(cpfArb, cnpjArb), fc.nat(), fc.integer({ min: 1, max: 9 }), (doc, at, delta) => {
-        const i = at % doc.length;
+        const i = doc.length - 1 - (at % 2);
         const changed = `${doc.slice(0, i)}${(Number(doc[i]) + delta) % 10}${doc.slice(i + 1)}`;
         expect(normaliseDocument(doc).ok).toBe(true);
         expect(normaliseDocument(changed).ok).toBe(false);
