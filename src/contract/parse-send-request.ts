@@ -102,46 +102,59 @@ function withLookup(problems: Problem[], body: unknown, lookup: TemplateTypeLook
   return [unknownType(ids), ...problems];
 }
 
+/** JSON path of a field of contact `index` (built only for problems). */
+function contactPath(index: number, key: string): string {
+  return pathKey(pathIndex('$.contacts', index), key);
+}
+
+/** The field-rule problems of one contact, its reason, and the contact normalised. */
+function checkContact(
+  raw: Contact,
+  index: number,
+  placeholders: number,
+): { contact: Contact; reason?: Rejection['reason']; problems?: Problem[] } {
+  const contact: Contact = { ...raw };
+  let found: Problem[] | undefined;
+  let reason: Rejection['reason'] | undefined;
+  const phone = normalisePhone(raw.phone_number);
+  if (phone.ok) contact.phone_number = phone.value;
+  else {
+    (found ??= []).push(problem(contactPath(index, 'phone_number'), phone.expected, raw.phone_number));
+    reason = 'invalid_phone';
+  }
+  if (raw.document !== undefined) {
+    const document = normaliseDocument(raw.document);
+    if (document.ok) contact.document = document.value;
+    else {
+      (found ??= []).push(problem(contactPath(index, 'document'), document.expected, raw.document));
+      reason ??= 'invalid_document';
+    }
+  }
+  const values = raw.template_variables;
+  const count = values === undefined ? 0 : values.length;
+  const countProblem = checkVariableCount(count, placeholders);
+  if (countProblem !== undefined) (found ??= []).push(problem(contactPath(index, 'template_variables'), countProblem, values ?? []));
+  for (let i = 0; i < count; i++) {
+    const value = (values as string[])[i] as string;
+    const valueProblem = checkVariableValue(value);
+    if (valueProblem !== undefined) {
+      (found ??= []).push(problem(pathIndex(contactPath(index, 'template_variables'), i), valueProblem, value));
+    }
+  }
+  if (found === undefined) return { contact };
+  return { contact, reason: reason ?? 'invalid_variables', problems: found };
+}
+
 function checkContacts(request: SendRequest, placeholders: number, knownPhones: PhoneSet | undefined): ParsedSendRequest {
-  const contacts: Contact[] = new Array<Contact>(request.contacts.length);
+  const contacts: Contact[] = [];
   const accepted: AcceptedContact[] = [];
   const rejected: Rejection[] = [];
   const firstIndexOf = new Map<string, number>();
   for (let index = 0; index < request.contacts.length; index++) {
-    const raw = request.contacts[index] as Contact;
-    // Paths are built only for problems: most contacts of a big request have none.
-    const at = (key: string): string => pathKey(pathIndex('$.contacts', index), key);
-    const found: Problem[] = [];
-    let reason: Rejection['reason'] | undefined;
-    const contact: Contact = { ...raw };
-
-    const phone = normalisePhone(raw.phone_number);
-    if (phone.ok) contact.phone_number = phone.value;
-    else {
-      found.push(problem(at('phone_number'), phone.expected, raw.phone_number));
-      reason = 'invalid_phone';
-    }
-    if (raw.document !== undefined) {
-      const document = normaliseDocument(raw.document);
-      if (document.ok) contact.document = document.value;
-      else {
-        found.push(problem(at('document'), document.expected, raw.document));
-        reason ??= 'invalid_document';
-      }
-    }
-    const values = raw.template_variables ?? [];
-    const countProblem = checkVariableCount(values.length, placeholders);
-    if (countProblem !== undefined) found.push(problem(at('template_variables'), countProblem, values));
-    for (let i = 0; i < values.length; i++) {
-      const value = values[i] as string;
-      const valueProblem = checkVariableValue(value);
-      if (valueProblem !== undefined) found.push(problem(pathIndex(at('template_variables'), i), valueProblem, value));
-    }
-    if (found.length > 0) reason ??= 'invalid_variables';
-    contacts[index] = contact;
-
+    const { contact, reason, problems } = checkContact(request.contacts[index] as Contact, index, placeholders);
+    contacts.push(contact);
     if (reason !== undefined) {
-      rejected.push({ index, reason, problems: found });
+      rejected.push({ index, reason, problems: problems ?? [] });
       continue;
     }
     const earlier = firstIndexOf.get(contact.phone_number);
@@ -150,7 +163,7 @@ function checkContacts(request: SendRequest, placeholders: number, knownPhones: 
       rejected.push({
         index,
         reason: 'duplicated',
-        problems: [problem(at('phone_number'), `a phone not already in the campaign (sent once, ${where})`, contact.phone_number)],
+        problems: [problem(contactPath(index, 'phone_number'), `a phone not already in the campaign (sent once, ${where})`, contact.phone_number)],
         ...(earlier === undefined ? {} : { duplicateOf: earlier }),
       });
       continue;

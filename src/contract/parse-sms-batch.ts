@@ -86,6 +86,8 @@ function sortByPath(problems: Problem[]): Problem[] {
 }
 
 function checkUrls(items: readonly unknown[], policy: UrlPolicy | undefined, problems: Problem[], out: SmsItem[]): void {
+  // Batches repeat the same callback URLs on every item: check each distinct URL once.
+  const seen = new Map<string, ReturnType<typeof checkUrl>>();
   for (let index = 0; index < items.length; index++) {
     const item = items[index];
     if (typeof item !== 'object' || item === null) continue;
@@ -93,7 +95,11 @@ function checkUrls(items: readonly unknown[], policy: UrlPolicy | undefined, pro
       if (!Object.prototype.hasOwnProperty.call(item, field)) continue;
       const value = (item as Record<string, unknown>)[field];
       if (typeof value !== 'string') continue; // the schema walk reported it
-      const url = checkUrl(value, policy);
+      let url = seen.get(value);
+      if (url === undefined) {
+        url = checkUrl(value, policy);
+        seen.set(value, url);
+      }
       const target = out[index];
       if (url.ok) {
         if (target !== undefined) target[field] = url.value;

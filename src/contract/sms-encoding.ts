@@ -43,38 +43,34 @@ export function gsm7Septets(char: string): 0 | 1 | 2 {
   return 0;
 }
 
-/** Counts parts by filling each with whole characters (sizes in units) up to `perPart`. */
-function countParts(sizes: readonly number[], total: number, single: number, perPart: number): number {
+/** Counts parts by filling each with whole characters (their unit sizes) up to `perPart`. */
+function countParts(text: string, total: number, single: number, perPart: number, size: (char: string) => number): number {
   if (total === 0) return 0;
   if (total <= single) return 1;
   let parts = 1;
   let used = 0;
-  for (const size of sizes) {
-    if (used + size > perPart) {
+  for (const char of text) {
+    const n = size(char);
+    if (used + n > perPart) {
       parts++;
       used = 0;
     }
-    used += size;
+    used += n;
   }
   return parts;
 }
 
+const utf16Units = (char: string): number => char.length;
+
 /** Detects the encoding of an SMS text and computes its size and number of parts. */
 export function smsSize(text: string): SmsSize {
-  const septets: number[] = [];
   let total = 0;
-  let gsm = true;
   for (const char of text) {
     const n = gsm7Septets(char);
     if (n === 0) {
-      gsm = false;
-      break;
+      return { encoding: 'UCS-2', units: text.length, parts: countParts(text, text.length, UCS2_SINGLE, UCS2_CONCATENATED, utf16Units) };
     }
-    septets.push(n);
     total += n;
   }
-  if (gsm) return { encoding: 'GSM-7', units: total, parts: countParts(septets, total, GSM7_SINGLE, GSM7_CONCATENATED) };
-  const units: number[] = [];
-  for (const char of text) units.push(char.length);
-  return { encoding: 'UCS-2', units: text.length, parts: countParts(units, text.length, UCS2_SINGLE, UCS2_CONCATENATED) };
+  return { encoding: 'GSM-7', units: total, parts: countParts(text, total, GSM7_SINGLE, GSM7_CONCATENATED, gsm7Septets) };
 }

@@ -15,7 +15,9 @@ const NON_SPACE = /\S/;
 
 /** Why one value of `template_variables` cannot be used, or `undefined` when it can. */
 export function checkVariableValue(value: string): string | undefined {
-  if (!NON_SPACE.test(value)) return 'a non-empty value (not only spaces)';
+  const first = value.charCodeAt(0);
+  // Most values start with a visible ASCII character: skip the regex for them.
+  if (!(first > 0x20 && first < 0x7f) && !NON_SPACE.test(value)) return 'a non-empty value (not only spaces)';
   // A value holding "{{2}}" would survive rendering as a placeholder in the sent text.
   if (value.includes('{{') && PLACEHOLDER.test(value)) return 'a value without {{n}} placeholders';
   return undefined;

@@ -69,3 +69,26 @@ describe('parsers never throw', () => {
     for (const v of [getter, proxy, cyclic, [proxy]]) for (const [, parse] of parsers) wellFormed(parse(v));
   });
 });
+
+describe('the compiled fast check agrees with the problem walker', () => {
+  it('whatever the compiled check accepts, the walker finds no problem in (and the reverse)', async () => {
+    const { fastCheck, checkSchema } = await import('../../src/contract/schema-check.js');
+    const { SendRequestSchema, SmsBatchSchema, ConfigUpdateSchema } = await import('../../src/contract/index.js');
+    const schemas = [SendRequestSchema, SmsBatchSchema, ConfigUpdateSchema];
+    const input = fc.oneof(
+      sendRequestArb.chain(({ body }) => fc.tuple(fc.nat(), fc.jsonValue()).map(([pick, junk]) => replaceNode(structuredClone(body), pick, junk))),
+      smsBatchArb.chain((batch) => fc.tuple(fc.nat(), fc.jsonValue()).map(([pick, junk]) => replaceNode(structuredClone(batch), pick, junk))),
+      fc.jsonValue(),
+    );
+    fc.assert(
+      fc.property(input, (value) => {
+        for (const schema of schemas) {
+          const problems: Problem[] = [];
+          checkSchema(schema as never, value, '$', problems);
+          expect(fastCheck(schema)(value)).toBe(problems.length === 0);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
