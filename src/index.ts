@@ -63,8 +63,25 @@ export {
   type TemplateStatusSnapshot,
 } from './core/snapshot.js';
 
-// Submissions and channel errors
+// The dispatch loop
 export type { Submission, SubmissionContact } from './core/submission.js';
+export type {
+  Blocker,
+  ContactOutcome,
+  ContactRejection,
+  DispatchCounts,
+  OutgoingMessage,
+  PollOptions,
+  RejectionReason,
+  ReportResult,
+  SendOutcome,
+  SubmissionStatus,
+  SubmitTicket,
+  TerminalState,
+} from './core/dispatch/types.js';
+export type { DispatchSnapshot } from './core/dispatch/dispatcher.js';
+
+// Channel errors
 export {
   CHANNEL_ERRORS,
   UNKNOWN_ACTION,
@@ -82,10 +99,12 @@ export {
   FleetValidationError,
   NotFoundError,
   SnapshotError,
+  SubmissionError,
   isArgumentError,
   isFleetValidationError,
   isNotFoundError,
   isSnapshotError,
+  isSubmissionError,
   type NotFoundKind,
 } from './core/errors.js';
 export { describeValue, type Problem } from './core/problems.js';

@@ -13,6 +13,19 @@ import type { NumberLimits, Store } from './limits/store.js';
 import { Pool, type TemplateView } from './pool.js';
 import { describeValue } from './problems.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, checkSnapshot } from './snapshot.js';
+import { Dispatcher, type DispatchSnapshot } from './dispatch/dispatcher.js';
+import type {
+  Blocker,
+  ContactOutcome,
+  DispatchCounts,
+  OutgoingMessage,
+  PollOptions,
+  ReportResult,
+  SendOutcome,
+  SubmissionStatus,
+  SubmitTicket,
+} from './dispatch/types.js';
+import type { Submission } from './submission.js';
 
 /** Why `assign` handed out fewer pairs than asked. */
 export type AssignReason = 'no-capacity' | 'no-template' | 'no-number';
@@ -177,6 +190,8 @@ export class Engine {
   #outNumbers = new Int32Array(64);
   #outTemplates = new Float64Array(64);
 
+  readonly #dispatch: Dispatcher;
+
   /**
    * @param fleet a fleet description (validated whole; nothing is built from one with problems)
    * @throws {FleetValidationError} listing every problem of the description
@@ -185,6 +200,28 @@ export class Engine {
     this.#clock = options.clock;
     this.#store = options.store ?? new MemoryStore();
     this.#lastNow = this.#readClock();
+    this.#dispatch = new Dispatcher({
+      tick: () => this.#tick(),
+      hasBusiness: (b) => this.#businessIndex.has(b),
+      pool: (b, t) => {
+        const index = this.#businessIndex.get(b);
+        return index === undefined ? undefined : this.#businesses[index]!.poolByType.get(t);
+      },
+      placeholders: (b, t) => this.templateType(b, t)?.placeholders,
+      fill: (pool, count, now, numbers, templates) => this.#fill(pool, count, now, numbers, templates),
+      shortfall: (pool) => this.#shortfall(pool),
+      phoneAt: (slot) => this.#phones[slot]!,
+      templateText: (id) => this.#fleet.templates[this.#templateIndex.get(id)!]!.text,
+      pauseNumber: (phone, until) => {
+        const slot = this.#numberIndex.get(phone);
+        if (slot !== undefined) this.#setNumber(slot, false, until);
+      },
+      setTemplate: (id, status, until) => {
+        const t = this.#templateIndex.get(id);
+        if (t !== undefined) this.#setTemplate(t, status, until);
+      },
+      nextResumeAt: () => this.#nextTimer(),
+    });
     const validation = validateFleet(fleet);
     if (!validation.ok) throw new FleetValidationError(validation.problems);
     this.#load(validation.fleet);
@@ -392,6 +429,7 @@ export class Engine {
       pool.rateChanged(m, oldPerHour, perHour);
       pool.requeue(m);
     }
+    this.#dispatch.poke();
   }
 
   /**
@@ -402,8 +440,59 @@ export class Engine {
   replaceFleet(fleet: unknown): void {
     const validation = validateFleet(fleet);
     if (!validation.ok) throw new FleetValidationError(validation.problems);
-    this.#tick();
+    const now = this.#tick();
     this.#load(validation.fleet);
+    this.#dispatch.fleetChanged(now);
+  }
+
+  // ---------------------------------------------------------------- dispatch loop
+
+  /**
+   * Queues the contacts of one send for its (business, template type). Contacts that can never go
+   * (bad phone, wrong number of values) are rejected at once and reported as outcomes.
+   * @throws {SubmissionError} for an unknown business or type, bad retries, or no contacts
+   */
+  submit(submission: Submission): SubmitTicket {
+    return this.#dispatch.submit(submission);
+  }
+
+  /** The messages that may go now, with their pairs and rendered text; capacity is charged. */
+  poll(options?: PollOptions): OutgoingMessage[] {
+    return this.#dispatch.poll(options);
+  }
+
+  /** Clock time at which `poll()` can hand out more, or a timer falls due; null when idle. */
+  nextWakeAt(): number | null {
+    return this.#dispatch.nextWakeAt();
+  }
+
+  /** What the channel said of a message handed out by `poll()`. */
+  report(messageId: string, outcome: SendOutcome): ReportResult {
+    return this.#dispatch.report(messageId, outcome);
+  }
+
+  /** Contacts per state over every submission; they always add up to `submitted`. */
+  stats(): DispatchCounts {
+    this.#tick();
+    return this.#dispatch.stats();
+  }
+
+  /** One submission's contacts per state, and what holds it back if anything. */
+  submissionStatus(submissionId: string): SubmissionStatus {
+    this.#tick();
+    return this.#dispatch.submissionStatus(submissionId);
+  }
+
+  /** Contacts waiting for a (business, type) and what holds them back, if anything. */
+  queueStatus(businessId: number, typeId: number): { readonly queued: number; readonly blocked?: Blocker; readonly retryAt?: number } {
+    this.#pool(businessId, typeId);
+    this.#tick();
+    return this.#dispatch.queueStatus(businessId, typeId);
+  }
+
+  /** Terminal outcomes (sent, failed, expired, rejected) since the last call, each exactly once. */
+  takeOutcomes(): ContactOutcome[] {
+    return this.#dispatch.takeOutcomes();
   }
 
   // ---------------------------------------------------------------- snapshots
@@ -424,6 +513,7 @@ export class Engine {
         const until = this.#templateUntil[i]!;
         return { id: t.id, status: this.#templateStatus[i]!, ...(Number.isNaN(until) ? {} : { pausedUntil: until }) };
       }),
+      dispatch: this.#dispatch.snapshot(),
       pools: this.#businesses.flatMap((b) =>
         b.pools.map((p) => {
           const rotation = p.exportRotation();
@@ -490,6 +580,8 @@ export class Engine {
     const m = this.#numberMember[slot]!;
     const perHour = this.#perHour[slot]!;
     for (const pool of b.pools) pool.setEligible(m, active && pool.hasTemplateFor(m), perHour);
+    // Any change may move what blocks a queue (or when it lifts): queues look again on the next poll.
+    this.#dispatch.poke();
   }
 
   #setTemplate(t: number, status: TemplateStatus, until: number | undefined): void {
@@ -500,6 +592,7 @@ export class Engine {
     for (const pool of this.#templatePools[t]!) {
       if (pool.refreshTemplates(this.#view)) this.#refreshMembers(pool);
     }
+    this.#dispatch.poke();
   }
 
   #refreshMembers(pool: Pool): void {
@@ -758,6 +851,7 @@ export class Engine {
         }
       });
     }
+    if (snapshot['dispatch'] !== undefined) this.#dispatch.restore(snapshot['dispatch'] as DispatchSnapshot);
     this.#tick();
   }
 }

@@ -12,6 +12,7 @@ const FLEET = Symbol.for('sendpool.FleetValidationError');
 const NOT_FOUND = Symbol.for('sendpool.NotFoundError');
 const ARGUMENT = Symbol.for('sendpool.ArgumentError');
 const SNAPSHOT = Symbol.for('sendpool.SnapshotError');
+const SUBMISSION = Symbol.for('sendpool.SubmissionError');
 
 function marked(e: unknown, marker: symbol): boolean {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[marker] === true;
@@ -39,6 +40,7 @@ export function isFleetValidationError(e: unknown): e is FleetValidationError {
 
 /** What kind of thing a {@link NotFoundError} looked for. */
 export type NotFoundKind = 'business' | 'template type' | 'number' | 'template' | 'message' | 'submission';
+
 
 /** A call named a business, template type, number, template or message the engine does not have. */
 export class NotFoundError extends Error {
@@ -92,4 +94,22 @@ export class SnapshotError extends Error {
 /** True when `e` is a {@link SnapshotError}, from this copy of sendpool or another. */
 export function isSnapshotError(e: unknown): e is SnapshotError {
   return marked(e, SNAPSHOT);
+}
+
+/** A submission that can never be queued (unknown business or type, bad retries, no contacts); nothing of it was queued. */
+export class SubmissionError extends Error {
+  readonly [SUBMISSION] = true;
+  /** Every problem found, each with its JSON path, expected and actual value. */
+  readonly problems: readonly Problem[];
+
+  constructor(problems: readonly Problem[]) {
+    super(`Invalid submission: ${problems.map((p) => p.message).join('; ')}`);
+    this.name = 'SubmissionError';
+    this.problems = problems;
+  }
+}
+
+/** True when `e` is a {@link SubmissionError}, from this copy of sendpool or another. */
+export function isSubmissionError(e: unknown): e is SubmissionError {
+  return marked(e, SUBMISSION);
 }
