@@ -3,13 +3,10 @@
  * the parsers so a host whose framework already decoded JSON can skip it.
  */
 import { type Problem, problem } from '../core/problems.js';
-import { DEFAULT_MAX_BODY_BYTES } from './limits.js';
+import { type ContractLimits, DEFAULT_MAX_BODY_BYTES } from './limits.js';
 
 /** Options of {@link parseJsonBody}. */
-export interface JsonBodyOptions {
-  /** Largest body in UTF-8 bytes. @default 10485760 (10 MiB) */
-  readonly maxBodyBytes?: number;
-}
+export type JsonBodyOptions = Pick<ContractLimits, 'maxBodyBytes'>;
 
 /** A decoded body, or why it could not be decoded (an {@link ErrorCode} of the error body). */
 export type JsonBodyResult =

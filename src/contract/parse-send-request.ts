@@ -14,7 +14,7 @@
 import { type Problem, pathIndex, pathKey, problem } from '../core/problems.js';
 import type { ParseResult } from './check.js';
 import { normaliseDocument } from './document.js';
-import { DEFAULT_MAX_CONTACTS } from './limits.js';
+import { type ContractLimits, DEFAULT_MAX_CONTACTS } from './limits.js';
 import { normalisePhone } from './phone.js';
 import type { PhoneSet, Rejection } from './rejection.js';
 import { schemaProblems } from './schema-check.js';
@@ -30,11 +30,9 @@ export interface TemplateTypeLookup {
 }
 
 /** Options of {@link parseSendRequest}. */
-export interface SendRequestOptions {
+export interface SendRequestOptions extends Pick<ContractLimits, 'maxContacts'> {
   /** The fleet's template types, to refuse unknown types and check each contact's variables. */
   readonly templateTypes: TemplateTypeLookup;
-  /** Most contacts in one request. @default 10000 */
-  readonly maxContacts?: number;
   /**
    * Phones already submitted in this campaign by earlier requests: contacts with one of them are
    * rejected as `duplicated` (the spec's "sent once" across a campaign). @default none

@@ -13,7 +13,7 @@
 import { type Problem, pathIndex, pathKey, problem } from '../core/problems.js';
 import type { ParseResult } from './check.js';
 import { normaliseDocument } from './document.js';
-import { DEFAULT_MAX_SMS_ITEMS } from './limits.js';
+import { type ContractLimits, DEFAULT_MAX_SMS_ITEMS } from './limits.js';
 import { normalisePhone } from './phone.js';
 import type { Rejection } from './rejection.js';
 import { schemaProblems } from './schema-check.js';
@@ -22,9 +22,7 @@ import { type SmsBatch, SmsBatchSchema, type SmsItem, createSmsBatchSchema } fro
 import { type UrlPolicy, checkUrl } from './url-policy.js';
 
 /** Options of {@link parseSmsBatch}. */
-export interface SmsBatchOptions {
-  /** Most items in one request. @default 10000 */
-  readonly maxSmsItems?: number;
+export interface SmsBatchOptions extends Pick<ContractLimits, 'maxSmsItems'> {
   /** What callback URLs may point at. @default public hosts only */
   readonly urlPolicy?: UrlPolicy;
 }

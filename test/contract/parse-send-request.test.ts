@@ -2,19 +2,19 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { renderTemplate } from '../../src/core/template-text.js';
 import { parseSendRequest } from '../../src/contract/index.js';
-import type { SendRequest } from '../../src/contract/index.js';
+import type { SendRequest, SendRequestOptions } from '../../src/contract/index.js';
 import { lookupFor, sendRequestArb, variableArb } from './arbitraries.js';
 
 const lookup = lookupFor(1, 10, 2);
 const base = (contacts: unknown[], extra: Record<string, unknown> = {}) => ({ business_id: 1, template_type_id: 10, campaign_id: 7, contacts, ...extra });
 const ana = { phone_number: '5511987654321', template_variables: ['Ana', 'R$ 10'] };
 
-function ok(body: unknown, options = { templateTypes: lookup }) {
+function ok(body: unknown, options: SendRequestOptions = { templateTypes: lookup }) {
   const r = parseSendRequest(body, options);
   if (!r.ok) throw new Error(r.problems.map((p) => p.message).join('\n'));
   return r.value;
 }
-function problems(body: unknown, options = { templateTypes: lookup }) {
+function problems(body: unknown, options: SendRequestOptions = { templateTypes: lookup }) {
   const r = parseSendRequest(body, options);
   if (r.ok) throw new Error('expected problems');
   return r.problems;
@@ -50,7 +50,7 @@ describe('parseSendRequest: the body', () => {
   it('refuses an empty contacts list and a list over the limit (reported once, not walked)', () => {
     expect(problems(base([])).map((p) => p.path)).toEqual(['$.contacts']);
     const many = Array.from({ length: 4 }, () => ({ phone_number: 5 }));
-    const ps = problems(base(many), { templateTypes: lookup, maxContacts: 3 } as never);
+    const ps = problems(base(many), { templateTypes: lookup, maxContacts: 3 });
     expect(ps).toHaveLength(1);
     expect(ps[0]).toMatchObject({ path: '$.contacts', expected: 'an array of 1 to 3 items', actual: 'an array of 4' });
   });
@@ -88,7 +88,7 @@ describe('parseSendRequest: per-contact rules', () => {
   });
 
   it('rejects phones already known in the campaign', () => {
-    const v = ok(base([ana]), { templateTypes: lookup, knownPhones: new Set(['5511987654321']) } as never);
+    const v = ok(base([ana]), { templateTypes: lookup, knownPhones: new Set(['5511987654321']) });
     expect(v.rejected).toEqual([expect.objectContaining({ index: 0, reason: 'duplicated' })]);
     expect(v.rejected[0]?.duplicateOf).toBeUndefined();
   });
