@@ -1,0 +1,114 @@
+/**
+ * Memory: bytes per number held by an engine at 100,000 numbers (and bytes per queued contact at
+ * 1,000,000 queued, once `engine.submit` exists).
+ *
+ * Needs `--expose-gc`; the runner starts it as a child process:
+ *   node --expose-gc --import tsx bench/memory.ts [--numbers 100000] [--contacts 1000000]
+ * and reads one JSON line from its standard output.
+ *
+ * Method: forced GC, heap + external (typed arrays' backing stores) before; build the fleet
+ * description inside a function, create the engine and make one round of assignments (so every
+ * number's limit state is touched), let the description go; forced GC, measure again. The
+ * difference is what the engine retains; the caller's description objects are not in it (phone
+ * strings the engine keeps are).
+ */
+import { pathToFileURL } from 'node:url';
+import { ManualClock, createEngine, type Engine } from '../src/index.js';
+import { BUSINESS, TYPE, makeFleet } from './fleets.js';
+import { dispatchOf, makeContacts } from './dispatch-api.js';
+
+export interface MemoryReport {
+  readonly numbers: number;
+  readonly templates: number;
+  readonly bytesPerNumber: number | null;
+  readonly totalBytes: number | null;
+  readonly gc: boolean;
+  readonly contacts: number;
+  readonly bytesPerQueuedContact: number | null;
+  readonly note: string;
+}
+
+function collect(): void {
+  const g = (globalThis as { gc?: () => void }).gc;
+  if (g) for (let i = 0; i < 4; i++) g();
+}
+
+function used(): number {
+  const m = process.memoryUsage();
+  return m.heapUsed + m.external;
+}
+
+function buildAndWarm(numbers: number, templates: number): Engine {
+  const clock = new ManualClock(0);
+  const engine = createEngine(makeFleet({ numbers, templates }), { clock });
+  const count = numbers;
+  const out = new Int32Array(count);
+  const outT = new Float64Array(count);
+  engine.assignInto(BUSINESS, TYPE, count, out, outT);
+  return engine;
+}
+
+export function measureMemory(numbers: number, templates: number, contacts: number): MemoryReport {
+  const gc = typeof (globalThis as { gc?: unknown }).gc === 'function';
+  collect();
+  const before = used();
+  const engine = buildAndWarm(numbers, templates);
+  collect();
+  const after = used();
+  const total = after - before;
+  // Keep the engine alive until after the measurement.
+  if (engine.phones().length !== numbers) throw new Error('engine lost numbers');
+  const queued = measureQueued(contacts);
+  const note = queued.note;
+  return {
+    numbers,
+    templates,
+    bytesPerNumber: gc ? Math.round(total / numbers) : null,
+    totalBytes: gc ? total : null,
+    gc,
+    contacts,
+    bytesPerQueuedContact: gc ? queued.bytesPerContact : null,
+    note: gc ? note : `no --expose-gc: figures omitted; ${note}`,
+  };
+}
+
+/**
+ * SLOT: bytes per queued contact, `contacts` queued through `engine.submit` on a pool of 100
+ * numbers, the contact objects built before the first measurement (they are the caller's).
+ * Skipped with a note while `engine.submit` does not exist or fails.
+ */
+export function measureQueued(contacts: number): { bytesPerContact: number | null; note: string } {
+  const clock = new ManualClock(0);
+  const engine = createEngine(makeFleet({ numbers: 100, templates: 1 }), { clock });
+  const d = dispatchOf(engine);
+  if (typeof d === 'string') return { bytesPerContact: null, note: `per queued contact: ${d}` };
+  const list = makeContacts(contacts);
+  try {
+    collect();
+    const before = used();
+    const chunk = 10_000;
+    let accepted = 0;
+    for (let i = 0; i < contacts; i += chunk) {
+      accepted += d.submit({ businessId: BUSINESS, typeId: TYPE, campaignId: 1, contacts: list.slice(i, i + chunk) }).accepted;
+    }
+    collect();
+    const after = used();
+    if (accepted !== contacts) return { bytesPerContact: null, note: `per queued contact: submit accepted ${accepted} of ${contacts}` };
+    if (list.length !== contacts) throw new Error('contacts lost');
+    // The slices passed to submit are arrays of references the engine may keep: 8 bytes a contact at most.
+    return { bytesPerContact: Math.round((after - before) / contacts), note: `per queued contact: ${contacts} queued through engine.submit in chunks of ${chunk}` };
+  } catch (error) {
+    return { bytesPerContact: null, note: `per queued contact: skipped, engine.submit failed (${error instanceof Error ? error.message : String(error)})` };
+  }
+}
+
+function argOf(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const report = measureMemory(argOf('--numbers', 100_000), argOf('--templates', 20), argOf('--contacts', 1_000_000));
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+}

@@ -1,0 +1,132 @@
+/**
+ * The whole benchmark suite as a function (the runner and the smoke test call it): assignment
+ * scaling, peers, failover, memory (child process with --expose-gc), the dispatch loop; targets
+ * checked against the figures of the same run.
+ */
+import { spawnSync } from 'node:child_process';
+import { cpus } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { assignBenchmarks } from './assign.bench.js';
+import { dispatchBenchmarks } from './dispatch.bench.js';
+import { failoverBenchmarks } from './failover.bench.js';
+import { FULL, QUICK, type Result } from './harness.js';
+import { measureMemory, type MemoryReport } from './memory.js';
+import { peerBenchmarks } from './peers.bench.js';
+
+export interface SuiteConfig {
+  readonly quick: boolean;
+  readonly filter?: string | undefined;
+  /** Run the memory measurement in a child process with --expose-gc. @default true */
+  readonly memoryChild?: boolean;
+  readonly log?: (line: string) => void;
+}
+
+export interface Target {
+  readonly target: string;
+  readonly measured: string;
+  readonly met: boolean | null;
+}
+
+export interface SuiteReport {
+  readonly date: string;
+  readonly quick: boolean;
+  readonly machine: { readonly cpu: string; readonly cores: number; readonly node: string; readonly platform: string };
+  readonly results: Result[];
+  readonly targets: Target[];
+}
+
+const PLAN = {
+  full: {
+    sizes: [1, 10, 100, 1_000, 10_000, 100_000],
+    templates: [1, 20],
+    asyncSizes: [100],
+    failover: { poolSize: 10_000, pools: 1_000, perPool: 10 },
+    memory: { numbers: 100_000, templates: 20, contacts: 1_000_000 },
+    dispatch: { numbers: 100, contactsPerIteration: 10_000, campaigns: [1, 100] },
+  },
+  quick: {
+    sizes: [1, 10, 100],
+    templates: [1, 2],
+    asyncSizes: [100],
+    failover: { poolSize: 100, pools: 10, perPool: 5 },
+    memory: { numbers: 1_000, templates: 2, contacts: 1_000 },
+    dispatch: { numbers: 10, contactsPerIteration: 200, campaigns: [1, 10] },
+  },
+} as const;
+
+function memoryInChild(m: { numbers: number; templates: number; contacts: number }): MemoryReport {
+  const script = fileURLToPath(new URL('./memory.ts', import.meta.url));
+  const child = spawnSync(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', script, '--numbers', String(m.numbers), '--templates', String(m.templates), '--contacts', String(m.contacts)],
+    { encoding: 'utf8', cwd: fileURLToPath(new URL('..', import.meta.url)), maxBuffer: 1 << 20 },
+  );
+  const line = child.stdout.trim().split('\n').pop() ?? '';
+  if (child.status !== 0 || !line.startsWith('{')) throw new Error(`memory child failed (${child.status}): ${child.stderr.trim().slice(-500)}`);
+  return JSON.parse(line) as MemoryReport;
+}
+
+export async function runSuite(config: SuiteConfig): Promise<SuiteReport> {
+  const plan = config.quick ? PLAN.quick : PLAN.full;
+  const timing = config.quick ? QUICK : FULL;
+  const log = config.log ?? (() => {});
+  const filter = config.filter;
+  const results: Result[] = [];
+  const common = { timing, filter, log };
+  results.push(...(await assignBenchmarks({ ...common, sizes: plan.sizes, templates: plan.templates })));
+  results.push(...(await peerBenchmarks({ ...common, sizes: plan.sizes, templates: [1], asyncSizes: plan.asyncSizes })));
+  results.push(...(await failoverBenchmarks({ ...common, ...plan.failover })));
+  if (filter === undefined || 'memory'.includes(filter) || filter.startsWith('memory')) {
+    const m = config.memoryChild === false ? measureMemory(plan.memory.numbers, plan.memory.templates, plan.memory.contacts) : memoryInChild(plan.memory);
+    const perNumber: Result = { id: `memory per number n=${m.numbers}`, group: 'memory', subject: 'sendpool', numbers: m.numbers, templates: m.templates, ...(m.bytesPerNumber === null ? {} : { bytes: m.bytesPerNumber }), note: m.gc ? `after forced GC; total ${m.totalBytes} bytes` : 'no --expose-gc' };
+    const perContact: Result = { id: `memory per queued contact queued=${m.contacts}`, group: 'memory', subject: 'sendpool', ...(m.bytesPerQueuedContact === null ? {} : { bytes: m.bytesPerQueuedContact }), note: m.note };
+    results.push(perNumber, perContact);
+    log(`${perNumber.id}: ${perNumber.bytes ?? '-'} bytes`);
+    log(`${perContact.id}: ${perContact.bytes ?? '-'} bytes (${m.note})`);
+  }
+  results.push(...(await dispatchBenchmarks({ ...common, ...plan.dispatch, campaigns: [...plan.dispatch.campaigns] })));
+  return {
+    date: new Date().toISOString(),
+    quick: config.quick,
+    machine: { cpu: cpus()[0]?.model ?? 'unknown', cores: cpus().length, node: process.version, platform: `${process.platform} ${process.arch}` },
+    results,
+    targets: checkTargets(results, plan.sizes, plan.templates),
+  };
+}
+
+const M = (x: number): string => `${(x / 1e6).toFixed(1)} M/s`;
+
+/** The issue's targets, from the figures of this run; `met: null` when a figure is missing. */
+export function checkTargets(results: readonly Result[], sizes: readonly number[], templates: readonly number[]): Target[] {
+  const get = (id: string): Result | undefined => results.find((r) => r.id === id);
+  const ops = (id: string): number | undefined => get(id)?.opsPerSecond;
+  const targets: Target[] = [];
+  const add = (target: string, value: number | undefined, ok: (v: number) => boolean, show: (v: number) => string): void => {
+    targets.push(value === undefined ? { target, measured: 'not measured', met: null } : { target, measured: show(value), met: ok(value) });
+  };
+  const small = sizes.includes(100) ? 100 : sizes[sizes.length - 1]!;
+  const big = sizes[sizes.length - 1]!;
+  add(`batch at ${small} numbers >= 25 M/s`, ops(`batch n=${small} t=1 ample`), (v) => v >= 25e6, M);
+  const sp = ops(`peers n=${small} t=1 sendpool`);
+  const lim = ops(`peers n=${small} t=1 limiter`);
+  const ceil = ops(`peers n=${small} t=1 ceiling`);
+  add(`batch at ${small} >= 3x limiter (same section)`, sp !== undefined && lim !== undefined ? sp / lim : undefined, (v) => v >= 3, (v) => `${v.toFixed(2)}x (${M(sp!)} vs ${M(lim!)})`);
+  add(`batch at ${small} >= 0.5x ceiling (same section)`, sp !== undefined && ceil !== undefined ? sp / ceil : undefined, (v) => v >= 0.5, (v) => `${v.toFixed(2)}x (${M(sp!)} vs ${M(ceil!)})`);
+  add(`single assign(…, 1) >= 5 M/s (at ${small})`, ops(`single n=${small} t=1 ample`), (v) => v >= 5e6, M);
+  for (const t of templates) {
+    const base = ops(`batch n=${small} t=${t} ample`);
+    const others = [...new Set([`batch n=${big} t=${t} ample`, `batch n=${small} t=${t} exhausted90`, `batch n=${big} t=${t} exhausted90`])];
+    for (const other of others) {
+      const v = ops(other);
+      add(`${small} -> "${other}": falls by <= 2x`, base !== undefined && v !== undefined ? base / v : undefined, (x) => x <= 2, (x) => `${x.toFixed(2)}x (${M(base!)} -> ${M(v!)})`);
+    }
+  }
+  for (const id of results.filter((r) => r.group === 'failover' && r.id.includes('number')).map((r) => r.id)) {
+    add(`${id} < 20 µs`, get(id)?.microsPerOp, (v) => v < 20, (v) => `${v.toFixed(3)} µs`);
+  }
+  const mem = results.find((r) => r.id.startsWith('memory per number'));
+  add(`memory per number <= 300 bytes (${mem?.numbers ?? '?'} numbers)`, mem?.bytes, (v) => v <= 300, (v) => `${v} bytes`);
+  const q = results.find((r) => r.id.startsWith('memory per queued contact'));
+  add('memory per queued contact <= 120 bytes', q?.bytes, (v) => v <= 120, (v) => `${v} bytes`);
+  return targets;
+}
