@@ -16,7 +16,7 @@ const SERIES: readonly Series[] = [
   { label: 'sendpool assignInto, 1 template', color: '#1f77b4', pick: (r) => r.group === 'assign' && r.path === 'batch' && r.templates === 1 && r.scenario === 'ample' },
   { label: 'sendpool assignInto, 20 templates', color: '#17becf', pick: (r) => r.group === 'assign' && r.path === 'batch' && r.templates === 20 && r.scenario === 'ample' },
   { label: 'sendpool assignInto, 90 % exhausted', color: '#2ca02c', pick: (r) => r.group === 'assign' && r.path === 'batch' && r.templates === 1 && r.scenario === 'exhausted90' },
-  { label: 'sendpool assignInto, pause/resume per 10,000', color: '#9467bd', pick: (r) => r.group === 'assign' && r.path === 'batch' && r.scenario === 'pause-resume' },
+  { label: 'sendpool assignInto, pause/resume', color: '#9467bd', pick: (r) => r.group === 'assign' && r.path === 'batch' && r.scenario === 'pause-resume' },
   { label: 'sendpool assign(…, 1)', color: '#ff7f0e', pick: (r) => r.group === 'assign' && r.path === 'single' && r.templates === 1 && r.scenario === 'ample' },
   { label: 'limiter TokenBucket', color: '#d62728', dash: '2 2', pick: (r) => r.group === 'peers' && r.subject === 'limiter' },
 ];
@@ -26,10 +26,10 @@ function esc(s: string): string {
 }
 
 export function renderChart(results: readonly Result[], subtitle: string): string {
-  const W = 760;
+  const W = 900;
   const H = 440;
   const left = 70;
-  const right = 250;
+  const right = 300;
   const top = 50;
   const bottom = 60;
   const pw = W - left - right;
