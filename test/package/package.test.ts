@@ -50,10 +50,11 @@ describe('the published package', () => {
   }, 60_000);
 
   it('passes are-the-types-wrong for every resolution mode', () => {
-    // Exits non-zero on any problem; the output is kept for the failure message.
-    const out = execFileSync(bin('attw'), [tarball, '--format', 'json'], { encoding: 'utf8' });
-    const report = JSON.parse(out) as { analysis: { problems: unknown[] } };
-    expect(report.analysis.problems).toEqual([]);
+    // Exits non-zero on any problem. The node16 profile leaves out node10 resolution, which cannot
+    // see subpath exports; sendpool needs Node 20, which always reads `exports`.
+    const out = execFileSync(bin('attw'), [tarball, '--format', 'json', '--profile', 'node16'], { encoding: 'utf8' });
+    const report = JSON.parse(out) as { analysis: { problems: { resolutionKind?: string }[] } };
+    expect(report.analysis.problems.filter((p) => p.resolutionKind !== 'node10')).toEqual([]);
   }, 60_000);
 
   const script = (load: string) => `
@@ -77,9 +78,30 @@ describe('the published package', () => {
     expect(JSON.parse(out)).toEqual({ output: 3000, n: 4, typed: true });
   });
 
-  it('builds nothing that package.json does not point to', () => {
+  it('loads the contract and events entries both ways', () => {
+    const cjs = `
+      const core = require('sendpool');
+      const contract = require('sendpool/contract');
+      const events = require('sendpool/events');
+      console.log(JSON.stringify([typeof contract.parseSendRequest, typeof events.buildHsmNotification, typeof core.createEngine]));`;
+    const esm = `
+      import * as contract from 'sendpool/contract';
+      import * as events from 'sendpool/events';
+      import * as core from 'sendpool';
+      console.log(JSON.stringify([typeof contract.parseSendRequest, typeof events.buildHsmNotification, typeof core.createEngine]));`;
+    const expected = ['function', 'function', 'function'];
+    expect(JSON.parse(execFileSync('node', ['-e', cjs], { cwd: join(scratch, 'project'), encoding: 'utf8' }))).toEqual(expected);
+    expect(JSON.parse(execFileSync('node', ['--input-type=module', '-e', esm], { cwd: join(scratch, 'project'), encoding: 'utf8' }))).toEqual(expected);
+  });
+
+  it('builds nothing that nothing points to', () => {
     const manifest = JSON.stringify(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')));
-    const unreferenced = readdirSync(join(root, 'dist')).filter((f) => !f.endsWith('.map') && !manifest.includes(`./dist/${f}`));
-    expect(unreferenced).toEqual([]);
+    const files = readdirSync(join(root, 'dist')).filter((f) => !f.endsWith('.map'));
+    const entries = files.filter((f) => manifest.includes(`./dist/${f}`));
+    const texts = entries.map((f) => readFileSync(join(root, 'dist', f), 'utf8')).join('\n');
+    // Everything else is a shared chunk that an entry imports.
+    const orphans = files.filter((f) => !entries.includes(f) && !texts.includes(f.replace(/\.d\.c?ts$/, '').replace(/\.c?js$/, '')));
+    expect(entries.length).toBe(12);
+    expect(orphans).toEqual([]);
   });
 });
