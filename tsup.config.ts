@@ -1,16 +1,34 @@
 import { defineConfig } from 'tsup';
 
-export default defineConfig({
-  // The engine, the HTTP contract and the webhook events are separate entries: a host that only
-  // dispatches does not load the contract's schemas. Shared code lands in common chunks, so each
-  // class exists once however many entries a host imports.
-  entry: { index: 'src/index.ts', contract: 'src/contract/index.ts', events: 'src/events/index.ts' },
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-  platform: 'node',
-  splitting: true,
-  treeshake: true,
-});
+export default defineConfig([
+  {
+    // The engine, the HTTP contract, the webhook events, the reference server and the Redis
+    // capacity are separate entries: a host that only dispatches loads none of the others. Shared
+    // code lands in common chunks, so each class exists once however many entries a host imports.
+    entry: {
+      index: 'src/index.ts',
+      contract: 'src/contract/index.ts',
+      events: 'src/events/index.ts',
+      server: 'src/server/index.ts',
+      redis: 'src/redis/index.ts',
+    },
+    format: ['esm', 'cjs'],
+    dts: true,
+    sourcemap: true,
+    clean: true,
+    target: 'node20',
+    platform: 'node',
+    splitting: true,
+    treeshake: true,
+  },
+  {
+    // The `sendpool` command: ESM only, no declarations.
+    entry: { cli: 'src/cli/main.ts' },
+    format: ['esm'],
+    sourcemap: true,
+    target: 'node20',
+    platform: 'node',
+    splitting: false,
+    banner: { js: '#!/usr/bin/env node' },
+  },
+]);

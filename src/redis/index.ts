@@ -1,0 +1,2 @@
+/** Placeholder until the redis subsystem lands; exports nothing yet. */
+export {};

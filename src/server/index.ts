@@ -1,0 +1,2 @@
+/** Placeholder until the server subsystem lands; exports nothing yet. */
+export {};
