@@ -16,6 +16,7 @@ export {
   type NumberLimitsChange,
   type NumberView,
   type NumericArray,
+  type StatusChange,
   type StatusChangeOptions,
   type TemplateState,
   type TemplateTypeInfo,

@@ -113,7 +113,21 @@ export interface NumberLimitsChange {
 export interface StatusChangeOptions {
   /** With 'paused': clock time at which the pause ends by itself. */
   readonly until?: number;
+  /**
+   * Who made the change, passed on to status listeners (a shared fleet uses it not to echo a change
+   * it received from another instance). @default 'api'
+   */
+  readonly source?: string;
 }
+
+/**
+ * A status change of a number or template, as status listeners receive it. `source` is 'api'
+ * (a call), 'failover' (a failure reported to the dispatch loop), 'timer' (a timed pause ended),
+ * or what the caller passed.
+ */
+export type StatusChange =
+  | { readonly kind: 'number'; readonly phone: string; readonly status: NumberStatus; readonly until?: number; readonly at: number; readonly source: string }
+  | { readonly kind: 'template'; readonly templateId: number; readonly status: TemplateStatus; readonly until?: number; readonly at: number; readonly source: string };
 
 /** Options of the pure engine; `createEngine` fills in the system clock. */
 export interface CoreEngineOptions {
@@ -175,8 +189,10 @@ export class Engine {
   readonly #view: TemplateView = {
     isActive: (t) => this.#templateStatus[t] === 'active',
     account: (t) => this.#templateAccount[t],
+    id: (t) => this.#templateIds[t]!,
   };
 
+  readonly #statusListeners = new Set<(change: StatusChange) => void>();
   #businesses: BusinessRecord[] = [];
   #businessIndex = new Map<number, number>();
   #timers = new Heap<Timer>((a, b) => a.at - b.at);
@@ -184,8 +200,10 @@ export class Engine {
   // Per-call scratch: what each touched number may send and has been handed.
   #call = 0;
   #stamp = new Float64Array(0);
+  /** Reserved for the number in this call and not handed out yet. */
   #avail = new Float64Array(0);
-  #used = new Float64Array(0);
+  /** 1 when the store granted less than asked: the number is out, not merely under-estimated. */
+  #drained = new Uint8Array(0);
   #touched = new Int32Array(0);
   #outNumbers = new Int32Array(64);
   #outTemplates = new Float64Array(64);
@@ -214,11 +232,11 @@ export class Engine {
       templateText: (id) => this.#fleet.templates[this.#templateIndex.get(id)!]!.text,
       pauseNumber: (phone, until) => {
         const slot = this.#numberIndex.get(phone);
-        if (slot !== undefined) this.#setNumber(slot, false, until);
+        if (slot !== undefined) this.#setNumber(slot, false, until, 'failover');
       },
       setTemplate: (id, status, until) => {
         const t = this.#templateIndex.get(id);
-        if (t !== undefined) this.#setTemplate(t, status, until);
+        if (t !== undefined) this.#setTemplate(t, status, until, 'failover');
       },
       nextResumeAt: () => this.#nextTimer(),
     });
@@ -376,7 +394,7 @@ export class Engine {
     }
     const until = checkUntil('setNumberStatus', status, options.until);
     this.#tick();
-    this.#setNumber(slot, status === 'active', until);
+    this.#setNumber(slot, status === 'active', until, options.source ?? 'api');
   }
 
   /**
@@ -391,7 +409,17 @@ export class Engine {
     }
     const until = checkUntil('setTemplateStatus', status, options.until);
     this.#tick();
-    this.#setTemplate(t, status, until);
+    this.#setTemplate(t, status, until, options.source ?? 'api');
+  }
+
+  /**
+   * Calls `listener` after every status change of a number or template from then on: calls, failovers
+   * of the dispatch loop, timed resumes. Returns a function that removes the listener. Loading a
+   * fleet or a snapshot does not call listeners.
+   */
+  onStatusChange(listener: (change: StatusChange) => void): () => void {
+    this.#statusListeners.add(listener);
+    return () => this.#statusListeners.delete(listener);
   }
 
   /** Changes a number's limits; what it already sent keeps counting against the new ones. */
@@ -522,10 +550,7 @@ export class Engine {
             typeId: p.typeId,
             ring: rotation.ring.map((m) => this.#phones[p.members[m]!]!),
             waiting: rotation.waiting.map(([m, at]) => [this.#phones[p.members[m]!]!, at] as const),
-            cursors: Array.from(p.classTemplates, (list, c) => {
-              const t = list[p.classCursor[c]!];
-              return t === undefined ? null : this.#templateIds[t]!;
-            }),
+            cursors: Array.from(p.classTemplates, (list, c) => list[p.classCursor[c]!] ?? null),
           };
         }),
       ),
@@ -552,9 +577,9 @@ export class Engine {
     while (top !== undefined && top.at <= now) {
       timers.pop();
       if (top.kind === 0) {
-        if (this.#numberGen[top.index] === top.gen) this.#setNumber(top.index, true, undefined);
+        if (this.#numberGen[top.index] === top.gen) this.#setNumber(top.index, true, undefined, 'timer');
       } else if (this.#templateGen[top.index] === top.gen) {
-        this.#setTemplate(top.index, 'active', undefined);
+        this.#setTemplate(top.index, 'active', undefined, 'timer');
       }
       top = timers.peek();
     }
@@ -571,7 +596,7 @@ export class Engine {
     return top?.at;
   }
 
-  #setNumber(slot: number, active: boolean, until: number | undefined): void {
+  #setNumber(slot: number, active: boolean, until: number | undefined, source?: string): void {
     this.#numberGen[slot]!++;
     this.#numberActive[slot] = active ? 1 : 0;
     this.#numberUntil[slot] = until ?? NaN;
@@ -582,9 +607,12 @@ export class Engine {
     for (const pool of b.pools) pool.setEligible(m, active && pool.hasTemplateFor(m), perHour);
     // Any change may move what blocks a queue (or when it lifts): queues look again on the next poll.
     this.#dispatch.poke();
+    if (source !== undefined && this.#statusListeners.size > 0) {
+      this.#emitStatus({ kind: 'number', phone: this.#phones[slot]!, status: active ? 'active' : 'paused', ...(until !== undefined ? { until } : {}), at: this.#lastNow, source });
+    }
   }
 
-  #setTemplate(t: number, status: TemplateStatus, until: number | undefined): void {
+  #setTemplate(t: number, status: TemplateStatus, until: number | undefined, source?: string): void {
     this.#templateGen[t]!++;
     this.#templateStatus[t] = status;
     this.#templateUntil[t] = until ?? NaN;
@@ -593,6 +621,13 @@ export class Engine {
       if (pool.refreshTemplates(this.#view)) this.#refreshMembers(pool);
     }
     this.#dispatch.poke();
+    if (source !== undefined && this.#statusListeners.size > 0) {
+      this.#emitStatus({ kind: 'template', templateId: this.#templateIds[t]!, status, ...(until !== undefined ? { until } : {}), at: this.#lastNow, source });
+    }
+  }
+
+  #emitStatus(change: StatusChange): void {
+    for (const listener of this.#statusListeners) listener(change);
   }
 
   #refreshMembers(pool: Pool): void {
@@ -625,8 +660,9 @@ export class Engine {
   }
 
   /**
-   * The hot path: serves the ring round-robin. Each number's capacity is asked of the store once
-   * per call and charged once at the end (or when it runs out, before asking when it returns).
+   * The hot path: serves the ring round-robin. At a number's first turn in a call, the store
+   * reserves as many messages as the rotation will give it (`ceil(left / ring size)`); what is not
+   * handed out is released at the end. One store operation per number per call, whatever the count.
    */
   #fill(pool: Pool, count: number, now: number, outNumbers: NumericArray, outTemplates: NumericArray): number {
     // A pool with nobody eligible is left as it is, so the rotation resumes where it stopped.
@@ -635,19 +671,21 @@ export class Engine {
     const call = ++this.#call;
     const stamp = this.#stamp;
     const avail = this.#avail;
-    const used = this.#used;
+    const drained = this.#drained;
     const touched = this.#touched;
     const handle = this.#handle;
     const store = this.#store;
-    const templateIds = this.#templateIds;
     const ring = pool.ring;
     const cap = ring.length;
     const members = pool.members;
     const eligible = pool.eligible;
     const inRing = pool.inRing;
-    const classOf = pool.classOf;
-    const classTemplates = pool.classTemplates;
-    const classCursor = pool.classCursor;
+    // One account class (no accounts in the fleet) is the common case: its template rotation is a
+    // local cursor over one array, written back once.
+    const oneClass = pool.classTemplates.length === 1;
+    const ids = pool.classTemplates[0]!;
+    const idCount = ids.length;
+    let cursor = pool.classCursor[0]!;
     let head = pool.head;
     let size = pool.size;
     let touchedCount = 0;
@@ -664,48 +702,56 @@ export class Engine {
       let a: number;
       if (stamp[slot] !== call) {
         stamp[slot] = call;
-        a = store.available(handle[slot]!, now);
-        used[slot] = 0;
         touched[touchedCount++] = slot;
+        const want = Math.ceil((count - i) / size);
+        a = store.reserve(handle[slot]!, want, now);
+        drained[slot] = a < want ? 1 : 0;
       } else {
         a = avail[slot]!;
+        if (a === 0 && drained[slot] === 0) {
+          // The estimate ran out (others left the ring): reserve this turn's share again.
+          const want = Math.ceil((count - i) / size);
+          a = store.reserve(handle[slot]!, want, now);
+          drained[slot] = a < want ? 1 : 0;
+        }
       }
-      if (a <= 0) {
+      if (a === 0) {
         inRing[m] = 0;
         head = head + 1 === cap ? 0 : head + 1;
         size--;
-        const h = handle[slot]!;
-        const spent = used[slot]!;
-        if (spent > 0) {
-          store.take(h, spent, now);
-          used[slot] = 0;
-        }
         avail[slot] = 0;
-        pool.park(m, store.availableAt(h, 1, now));
+        pool.park(m, store.availableAt(handle[slot]!, 1, now));
         continue;
       }
       avail[slot] = a - 1;
-      used[slot]!++;
-      const c = classOf[m]!;
-      const list = classTemplates[c]!;
-      let cursor = classCursor[c]!;
       outNumbers[i] = slot;
-      outTemplates[i] = templateIds[list[cursor]!]!;
+      if (oneClass) {
+        outTemplates[i] = ids[cursor]!;
+        cursor = cursor + 1 === idCount ? 0 : cursor + 1;
+      } else {
+        const c = pool.classOf[m]!;
+        const list = pool.classTemplates[c]!;
+        const k = pool.classCursor[c]!;
+        outTemplates[i] = list[k]!;
+        pool.classCursor[c] = k + 1 === list.length ? 0 : k + 1;
+      }
       i++;
-      cursor++;
-      classCursor[c] = cursor === list.length ? 0 : cursor;
       // Rotate: the served member goes to the tail (with a full ring, tail and head coincide).
       let tail = head + size;
       if (tail >= cap) tail -= cap;
       ring[tail] = m;
       head = head + 1 === cap ? 0 : head + 1;
     }
+    if (oneClass) pool.classCursor[0] = cursor;
     pool.head = head;
     pool.size = size;
     for (let k = 0; k < touchedCount; k++) {
       const slot = touched[k]!;
-      const spent = used[slot]!;
-      if (spent > 0) store.take(handle[slot]!, spent, now);
+      const unused = avail[slot]!;
+      if (unused > 0) {
+        store.release(handle[slot]!, unused, now);
+        avail[slot] = 0;
+      }
     }
     return i;
   }
@@ -748,7 +794,7 @@ export class Engine {
     this.#handle = new Int32Array(numberCount);
     this.#stamp = new Float64Array(numberCount);
     this.#avail = new Float64Array(numberCount);
-    this.#used = new Float64Array(numberCount);
+    this.#drained = new Uint8Array(numberCount);
     this.#touched = new Int32Array(numberCount);
     this.#call = 0;
     this.#timers = new Heap<Timer>((a, b) => a.at - b.at);
@@ -843,12 +889,8 @@ export class Engine {
         p.waiting.map(([phone, at]) => [member(phone), at] as const),
       );
       p.cursors.forEach((id, c) => {
-        const list = pool.classTemplates[c];
-        const t = id === null ? undefined : this.#templateIndex.get(id);
-        if (list && t !== undefined) {
-          const at = list.indexOf(t);
-          if (at >= 0) pool.classCursor[c] = at;
-        }
+        const at = id === null ? -1 : (pool.classTemplates[c]?.indexOf(id) ?? -1);
+        if (at >= 0) pool.classCursor[c] = at;
       });
     }
     if (snapshot['dispatch'] !== undefined) this.#dispatch.restore(snapshot['dispatch'] as DispatchSnapshot);

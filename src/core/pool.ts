@@ -28,6 +28,7 @@ interface Waiting {
 export interface TemplateView {
   isActive(template: number): boolean;
   account(template: number): string | undefined;
+  id(template: number): number;
 }
 
 export class Pool {
@@ -42,8 +43,8 @@ export class Pool {
   readonly classOf: Int32Array;
   /** Account of each class (class 0: none). */
   readonly classAccounts: readonly (string | undefined)[];
-  /** Active templates each class may send, in type order. */
-  readonly classTemplates: Int32Array[];
+  /** Ids of the active templates each class may send, in type order (ids, so the hot path reads one array). */
+  readonly classTemplates: Float64Array[];
   /** Next position in `classTemplates[c]`. */
   readonly classCursor: Int32Array;
 
@@ -78,7 +79,7 @@ export class Pool {
     this.members = members;
     this.classOf = classOf;
     this.classAccounts = classAccounts;
-    this.classTemplates = classAccounts.map(() => new Int32Array(0));
+    this.classTemplates = classAccounts.map(() => new Float64Array(0));
     this.classCursor = new Int32Array(classAccounts.length);
     const n = members.length;
     this.eligible = new Uint8Array(n);
@@ -101,10 +102,10 @@ export class Pool {
         const template = this.templates[t]!;
         if (!view.isActive(template)) continue;
         const ta = view.account(template);
-        if (ta === undefined || c === 0 || ta === account) list.push(template);
+        if (ta === undefined || c === 0 || ta === account) list.push(view.id(template));
       }
       const before = this.classTemplates[c]!.length;
-      this.classTemplates[c] = Int32Array.from(list);
+      this.classTemplates[c] = Float64Array.from(list);
       if (list.length > 0) this.classCursor[c] = this.classCursor[c]! % list.length;
       else this.classCursor[c] = 0;
       if ((before === 0) !== (list.length === 0)) flipped = true;

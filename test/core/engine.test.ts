@@ -240,3 +240,21 @@ describe('snapshots', () => {
     expect(two.output(1, 10)).toBe(1000);
   });
 });
+
+describe('status listeners', () => {
+  it('hear calls, failovers and timed resumes, with their source', () => {
+    const { engine, clock } = setup();
+    const heard: string[] = [];
+    const off = engine.onStatusChange((c) => heard.push(`${c.kind === 'number' ? c.phone : c.templateId} ${c.status} ${c.source}${c.until !== undefined ? ` until ${c.until}` : ''}`));
+    engine.setNumberStatus(A, 'paused', { until: 1000, source: 'remote' });
+    engine.setTemplateStatus(100, 'disabled');
+    engine.submit({ businessId: 1, typeId: 10, contacts: [{ phone: '5511987654321', variables: ['a', 'b'] }] });
+    const [m] = engine.poll();
+    engine.report(m!.messageId, { status: 'failed', code: 131048 });
+    clock.set(1000);
+    engine.output(1, 10);
+    off();
+    engine.setNumberStatus(C, 'paused');
+    expect(heard).toEqual([`${A} paused remote until 1000`, '100 disabled api', `${B} paused failover until ${HOUR}`, `${A} active timer`]);
+  });
+});

@@ -73,7 +73,7 @@ describe('GCRA window', () => {
     const store = new MemoryStore();
     const h = store.open('5511990000001', { perHour: 1000, per24h: 1_000_000 }, 0);
     expect(store.available(h, 0)).toBe(1000);
-    store.take(h, 1000, 0);
+    expect(store.reserve(h, 1001, 0)).toBe(1000); // all it has, no more
     expect(store.available(h, 3599)).toBe(0);
     expect(store.available(h, 3600)).toBe(1);
     expect(store.available(h, HOUR)).toBe(1000);
@@ -100,7 +100,7 @@ describe('MemoryStore', () => {
             now += dt;
             const a = store.available(h, now);
             const n = Math.max(0, Math.min(a, Math.ceil(a * share)));
-            store.take(h, n, now);
+            expect(store.reserve(h, n, now)).toBe(n);
             sends.push({ at: now, count: n });
             // availableAt agrees with available (probed on a copy: a store's time only moves forward).
             const at = store.availableAt(h, 1, now);
@@ -118,7 +118,7 @@ describe('MemoryStore', () => {
   it('gives the 24 h capacity back a day (plus at most one bucket) later', () => {
     const store = new MemoryStore({ bucketMinutes: 15 });
     const h = store.open('5511990000001', { perHour: 1_000_000, per24h: 500 }, 0);
-    store.take(h, 500, 10 * 60_000);
+    expect(store.reserve(h, 500, 10 * 60_000)).toBe(500);
     expect(store.available(h, 10 * 60_000)).toBe(0);
     expect(store.available(h, 24 * HOUR + 10 * 60_000)).toBe(0);
     const back = store.availableAt(h, 1, 11 * 60_000);
@@ -129,7 +129,7 @@ describe('MemoryStore', () => {
   it('keeps usage across a limit change and across snapshot and restore', () => {
     const store = new MemoryStore();
     const h = store.open('5511990000001', { perHour: 1000, per24h: 5000 }, 0);
-    store.take(h, 800, 0);
+    expect(store.reserve(h, 800, 0)).toBe(800);
     store.open('5511990000001', { perHour: 2000, per24h: 5000 }, 0);
     expect(store.available(h, 0)).toBe(1200); // the 800 sent still count as 800
     const copy = new MemoryStore();
@@ -137,6 +137,35 @@ describe('MemoryStore', () => {
     const h2 = copy.open('5511990000001', { perHour: 2000, per24h: 5000 }, 0);
     expect(copy.available(h2, 0)).toBe(1200);
     expect(copy.available(h2, HOUR)).toBe(2000);
+  });
+
+  it('release gives back exactly what an unused reservation took', () => {
+    fc.assert(
+      fc.property(
+        fc.record({ perHour: fc.integer({ min: 1, max: 5000 }), per24h: fc.integer({ min: 1, max: 20_000 }), perSecond: fc.option(fc.integer({ min: 1, max: 50 }), { nil: undefined }) }),
+        fc.array(fc.tuple(fc.integer({ min: 0, max: HOUR }), fc.integer({ min: 0, max: 6000 }), fc.double({ min: 0, max: 1, noNaN: true })), { maxLength: 30 }),
+        (limits, steps) => {
+          const store = new MemoryStore();
+          const h = store.open('5511990000001', limits, 0);
+          let now = 0;
+          for (const [dt, want, keep] of steps) {
+            now += dt;
+            const availableBefore = store.available(h, now);
+            const atBefore = [1, 5, 50].map((k) => store.availableAt(h, k, now));
+            const granted = store.reserve(h, want, now);
+            expect(granted).toBe(Math.min(want, availableBefore));
+            store.release(h, granted, now);
+            expect(store.available(h, now)).toBe(availableBefore);
+            expect([1, 5, 50].map((k) => store.availableAt(h, k, now))).toEqual(atBefore);
+            // Keep part of a reservation: the rest is given back.
+            const again = store.reserve(h, want, now);
+            const used = Math.floor(again * keep);
+            store.release(h, again - used, now);
+            expect(store.available(h, now)).toBe(availableBefore - used);
+          }
+        },
+      ),
+    );
   });
 
   it('refuses bucket widths that do not divide a day', () => {

@@ -33,6 +33,19 @@ export function gcraTake(tat: number, rem: number, capacity: number, period: num
   out[at + 1] = numer - whole * capacity;
 }
 
+/**
+ * Gives back `count` messages charged at `now` (a release of an unused reservation): the exact
+ * inverse of {@link gcraTake} at the same `now`.
+ */
+export function gcraGiveBack(tat: number, rem: number, capacity: number, period: number, count: number, out: Float64Array, at: number): void {
+  // TAT - count * period / capacity, with the remainder kept in 0..capacity-1.
+  let numer = rem - count * period;
+  const whole = Math.floor(numer / capacity);
+  numer -= whole * capacity;
+  out[at] = tat + whole;
+  out[at + 1] = numer;
+}
+
 /** Earliest clock time at which `count` messages may go (`now` if already), Infinity if never. */
 export function gcraAvailableAt(tat: number, rem: number, capacity: number, period: number, now: number, count: number): number {
   if (count > capacity) return Infinity;

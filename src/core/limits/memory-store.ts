@@ -11,7 +11,7 @@
  */
 import { ArgumentError } from '../errors.js';
 import { describeValue } from '../problems.js';
-import { gcraAvailable, gcraAvailableAt, gcraRescale, gcraTake } from './gcra.js';
+import { gcraAvailable, gcraAvailableAt, gcraGiveBack, gcraRescale, gcraTake } from './gcra.js';
 import type { NumberLimits, Store, StoreSnapshot } from './store.js';
 
 const HOUR = 3_600_000;
@@ -138,17 +138,42 @@ export class MemoryStore implements Store {
     return d < a ? (d > 0 ? d : 0) : a;
   }
 
-  take(handle: number, count: number, now: number): void {
+  reserve(handle: number, want: number, now: number): number {
+    const rec = this.#rec;
+    const r = handle * STRIDE;
+    const hTat = rec[r + H_TAT]!;
+    const hRem = rec[r + H_REM]!;
+    const hCap = rec[r + H_CAP]!;
+    let granted = gcraAvailable(hTat, hRem, hCap, HOUR, now);
+    const sCap = rec[r + S_CAP]!;
+    if (sCap > 0) {
+      const s = gcraAvailable(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, now);
+      if (s < granted) granted = s;
+    }
+    const d = rec[r + D_LIMIT]! - this.#daySum(handle, now);
+    if (d < granted) granted = d;
+    if (want < granted) granted = want;
+    if (granted <= 0) return 0;
+    gcraTake(hTat, hRem, hCap, HOUR, now, granted, rec, r + H_TAT);
+    if (sCap > 0) gcraTake(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, now, granted, rec, r + S_TAT);
+    // #daySum above moved the head to the current bucket.
+    this.#buckets[handle * this.#ring + (rec[r + D_HEAD]! % this.#ring)]! += granted;
+    rec[r + D_SUM]! += granted;
+    return granted;
+  }
+
+  release(handle: number, count: number, now: number): void {
     if (count <= 0) return;
     const rec = this.#rec;
     const r = handle * STRIDE;
-    gcraTake(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, HOUR, now, count, rec, r + H_TAT);
+    gcraGiveBack(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, HOUR, count, rec, r + H_TAT);
     const sCap = rec[r + S_CAP]!;
-    if (sCap > 0) gcraTake(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, now, count, rec, r + S_TAT);
+    if (sCap > 0) gcraGiveBack(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, count, rec, r + S_TAT);
     this.#daySum(handle, now);
-    const head = rec[r + D_HEAD]!;
-    this.#buckets[handle * this.#ring + (head % this.#ring)]! += count;
-    rec[r + D_SUM]! += count;
+    const slot = handle * this.#ring + (rec[r + D_HEAD]! % this.#ring);
+    const back = Math.min(count, this.#buckets[slot]!);
+    this.#buckets[slot]! -= back;
+    rec[r + D_SUM]! -= back;
   }
 
   availableAt(handle: number, count: number, now: number): number {

@@ -1,8 +1,8 @@
 /**
- * The `Store` port: where a number's limit state lives. The engine asks it, once per number per
- * call, how much may go now and charges what it handed out; it never awaits. A store shared by
- * many processes (Redis) implements the same port by leasing tokens in the background and answering
- * from what it holds, so the hot path stays synchronous (src/redis).
+ * The `Store` port: where a number's limit state lives. The engine reserves capacity from it once
+ * per number per call and never awaits. A store shared by many processes (Redis) implements the
+ * same port by leasing tokens in the background and answering from what it holds, so the hot path
+ * stays synchronous (src/redis).
  */
 
 /** The windows of one number. */
@@ -21,7 +21,13 @@ export interface StoreSnapshot {
   readonly [key: string]: unknown;
 }
 
-/** Limit state for numbers, addressed by a handle from {@link Store.open}. */
+/**
+ * Limit state for numbers, addressed by a handle from {@link Store.open}.
+ *
+ * Capacity is taken by reservation: the engine reserves, at a number's first use in a call, as many
+ * messages as round-robin will give it, and releases what it did not use before the call ends. A
+ * store shared between processes answers both from tokens it leased beforehand.
+ */
 export interface Store {
   /**
    * Returns the handle of the number `key` (its phone), creating its state on first use and
@@ -30,8 +36,13 @@ export interface Store {
   open(key: string, limits: NumberLimits, now: number): number;
   /** Messages the number may send at `now` under every window together. */
   available(handle: number, now: number): number;
-  /** Charges `count` messages at `now`; `count` is at most `available(handle, now)`. */
-  take(handle: number, count: number, now: number): void;
+  /**
+   * Charges up to `want` messages at `now` under every window at once, all or nothing for each
+   * message, and answers how many were granted (0 when none may go).
+   */
+  reserve(handle: number, want: number, now: number): number;
+  /** Gives back `count` messages of a reservation made at the same `now`, unused. */
+  release(handle: number, count: number, now: number): void;
   /** Earliest time at which `count` messages become available (`now` if they are), Infinity if never. */
   availableAt(handle: number, count: number, now: number): number;
   /** The state of every number, as plain JSON. */
