@@ -199,9 +199,10 @@ export class Engine {
 
   // Per-call scratch: what each touched number may send and has been handed.
   #call = 0;
-  #stamp = new Float64Array(0);
-  /** Reserved for the number in this call and not handed out yet. */
-  #avail = new Float64Array(0);
+  /** Call number in which each number was last touched (wraps; cleared when it does). */
+  #stamp = new Uint32Array(0);
+  /** Reserved for the number in this call and not handed out yet (at most one hour's capacity, < 2^32). */
+  #avail = new Uint32Array(0);
   /** 1 when the store granted less than asked: the number is out, not merely under-estimated. */
   #drained = new Uint8Array(0);
   #touched = new Int32Array(0);
@@ -668,6 +669,11 @@ export class Engine {
     // A pool with nobody eligible is left as it is, so the rotation resumes where it stopped.
     if (pool.eligibleCount === 0) return 0;
     pool.wake(now);
+    if (this.#call === 0xffffffff) {
+      // The call counter wraps: forget old stamps so none can match a new call by chance.
+      this.#stamp.fill(0);
+      this.#call = 0;
+    }
     const call = ++this.#call;
     const stamp = this.#stamp;
     const avail = this.#avail;
@@ -703,14 +709,16 @@ export class Engine {
       if (stamp[slot] !== call) {
         stamp[slot] = call;
         touched[touchedCount++] = slot;
-        const want = Math.ceil((count - i) / size);
+        const left = count - i;
+        const want = left <= size ? 1 : Math.ceil(left / size);
         a = store.reserve(handle[slot]!, want, now);
         drained[slot] = a < want ? 1 : 0;
       } else {
         a = avail[slot]!;
         if (a === 0 && drained[slot] === 0) {
           // The estimate ran out (others left the ring): reserve this turn's share again.
-          const want = Math.ceil((count - i) / size);
+          const left = count - i;
+          const want = left <= size ? 1 : Math.ceil(left / size);
           a = store.reserve(handle[slot]!, want, now);
           drained[slot] = a < want ? 1 : 0;
         }
@@ -792,8 +800,8 @@ export class Engine {
     this.#numberUntil = new Float64Array(numberCount).fill(NaN);
     this.#numberGen = new Uint32Array(numberCount);
     this.#handle = new Int32Array(numberCount);
-    this.#stamp = new Float64Array(numberCount);
-    this.#avail = new Float64Array(numberCount);
+    this.#stamp = new Uint32Array(numberCount);
+    this.#avail = new Uint32Array(numberCount);
     this.#drained = new Uint8Array(numberCount);
     this.#touched = new Int32Array(numberCount);
     this.#call = 0;
