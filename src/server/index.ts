@@ -1,2 +1,48 @@
-/** Placeholder until the server subsystem lands; exports nothing yet. */
-export {};
+/**
+ * `sendpool/server`: the reference HTTP server of the service (spec parts 4 to 6), to run as is
+ * (`runServer`, `sendpool serve`, `npm start`) or to embed (`buildServer`).
+ */
+export { buildServer, type SendpoolServer, type SendpoolControl, type ServerStats } from './build-server.js';
+export type { BuildServerOptions } from './options.js';
+export { runServer, type RunServerOptions, type RunningServer } from './run-server.js';
+
+// The Channel port and the simulated channel
+export type {
+  Channel,
+  ChannelSink,
+  LaterStatus,
+  MessageStatusUpdate,
+  AttendanceReport,
+  AttendanceMessageReport,
+  OutgoingSms,
+  SmsSendResult,
+  SmsStatus,
+} from './channel.js';
+export {
+  createSimulatedChannel,
+  type SimulatedChannel,
+  type SimulatedChannelOptions,
+  type SimulatedSend,
+  type DelayRange,
+  type WeightedCode,
+} from './simulated-channel.js';
+
+// Keys and tenants
+export { API_KEYS_ENV, MIN_KEY_LENGTH, ApiKeysError, checkApiKeys, loadApiKeys, type ApiKeyEntry } from './tenants.js';
+
+// Reports, snapshots, worker options
+export { BUILTIN_REPORTS, type ReportContext, type ReportFile, type ReportGenerator } from './report-service.js';
+export {
+  SERVER_SNAPSHOT_FORMAT,
+  SERVER_SNAPSHOT_VERSION,
+  SnapshotFileError,
+  readSnapshotFile,
+  writeSnapshotFile,
+  type ServerStateSnapshot,
+  type SnapshotFile,
+} from './snapshot-file.js';
+export type { ServerContact } from './contacts.js';
+export type { DispatchOptions } from './dispatch-worker.js';
+export type { SmsOptions } from './sms-worker.js';
+export type { DeliveryOptions } from './webhooks/delivery-worker.js';
+export type { NotifierSnapshot, TrackedMessage } from './notifier.js';

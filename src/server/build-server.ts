@@ -1,0 +1,370 @@
+/**
+ * `buildServer`: the reference server of the service as a Fastify instance a host can embed (add
+ * routes, hooks, `inject`, `listen`). It wires the parts: tenants and auth, the contract's
+ * parsers, the dispatch worker over the engine and the channel, the notifier and the delivery
+ * worker over the outbox, reports, metrics, and the shutdown that snapshots everything.
+ *
+ * Route schemas are the contract's JSON Schemas (TypeBox). Request bodies are validated by the
+ * contract's own parsers, which use those same schemas but list every problem with its path and
+ * know the fleet (template variables, businesses of the key's company); Fastify's Ajv would stop at
+ * the first problem and answer another error shape, so its validator is replaced by a pass-through.
+ * Response schemas serialise the answers (fast-json-stringify).
+ */
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { systemClock } from '../runtime/system-clock.js';
+import type { Engine } from '../core/engine.js';
+import type { DispatchCounts } from '../core/dispatch/types.js';
+import { isJsonContentType, parseJsonBody } from '../contract/json-body.js';
+import { DEFAULT_MAX_BODY_BYTES } from '../contract/limits.js';
+import { Outbox } from '../events/outbox.js';
+import { uuidV4 } from '../events/uuid.js';
+import type { Channel } from './channel.js';
+import { serverContact } from './contacts.js';
+import type { ServerContext } from './context.js';
+import { cryptoRandom } from './crypto-random.js';
+import { DispatchWorker } from './dispatch-worker.js';
+import { ContractHttpError, installErrorHandlers } from './http-errors.js';
+import { installAuth } from './auth.js';
+import { createMetrics } from './metrics.js';
+import { Notifier } from './notifier.js';
+import type { BuildServerOptions } from './options.js';
+import { ReportService } from './report-service.js';
+import { configRoutes } from './routes/config.js';
+import { messengerRoutes } from './routes/messenger.js';
+import { operatorRoutes } from './routes/operator.js';
+import { reportRoutes } from './routes/reports.js';
+import { smsRoutes } from './routes/sms.js';
+import { createSimulatedChannel } from './simulated-channel.js';
+import { SERVER_SNAPSHOT_FORMAT, SERVER_SNAPSHOT_VERSION, writeSnapshotFile, type SnapshotFile } from './snapshot-file.js';
+import { SmsWorker } from './sms-worker.js';
+import { Tenants } from './tenants.js';
+import { DeliveryWorker } from './webhooks/delivery-worker.js';
+
+/** Counts of the server's work, for hosts, health checks and tests. */
+export interface ServerStats {
+  readonly dispatch: DispatchCounts;
+  /** Webhook events not delivered yet (pending or in flight). */
+  readonly webhooksPending: number;
+  readonly webhooksDelivered: number;
+  readonly webhooksDeadLettered: number;
+  readonly smsQueued: number;
+}
+
+/** What the host (and tests) can do with a running server besides HTTP. */
+export interface SendpoolControl {
+  readonly engine: Engine;
+  readonly channel: Channel;
+  /** Engine and server state as the snapshot file holds it. */
+  snapshot(): SnapshotFile;
+  /** The webhook signing secret of a company. */
+  webhookSecret(companyId: number): string;
+  stats(): ServerStats;
+  /** True when nothing waits: no contact queued or in flight, no SMS queued, no webhook pending. */
+  idle(): boolean;
+  /** Sends the due campaign statistics batches now (they are otherwise sent on their period). */
+  flushCampaignStatistics(): void;
+}
+
+/** The Fastify instance with the server's controls. */
+export type SendpoolServer = FastifyInstance & { readonly sendpool: SendpoolControl };
+
+function loggerOptions(option: BuildServerOptions['logger']): FastifyServerOptions['logger'] {
+  if (option === false) return false;
+  const base = typeof option === 'object' && option !== null ? option : {};
+  return {
+    level: 'info',
+    ...base,
+    // Keys and download tokens never reach the log: no headers, no query strings.
+    redact: { paths: ['req.headers', 'headers["x-api-key-id"]', 'req.query'], remove: true },
+    serializers: {
+      req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
+      res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+    },
+  } as FastifyServerOptions['logger'];
+}
+
+/** Builds the server. Call `listen` on the answer to serve; `close` stops intake, drains, and snapshots. */
+export function buildServer(options: BuildServerOptions): SendpoolServer {
+  const engine = options.engine;
+  const clock = options.clock ?? systemClock;
+  const random = options.random ?? cryptoRandom;
+  const channel = options.channel ?? createSimulatedChannel();
+  const limits = options.limits ?? {};
+  const maxBodyBytes = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const allowPrivate = options.allowPrivateWebhookTargets ?? false;
+  const drainMs = options.drainTimeoutMs ?? 10_000;
+  const restore = options.restore;
+  const batchIntervalMs = options.campaignBatchIntervalMs ?? 60_000;
+  const reportTokenKey = options.reportTokenKey ?? random.randomBytes(32);
+
+  const app = Fastify({
+    logger: loggerOptions(options.logger ?? true),
+    bodyLimit: maxBodyBytes,
+    genReqId: () => uuidV4(random),
+    requestIdHeader: false,
+    routerOptions: { ignoreTrailingSlash: true },
+    return503OnClosing: true,
+  } as FastifyServerOptions);
+
+  const tenants = new Tenants(options.apiKeys ?? [], engine, options.defaultCompanyId ?? 1);
+  const outbox = restore ? Outbox.restore(restore.outbox, { random, ...options.outbox }) : new Outbox({ random, ...options.outbox });
+  const counters = { delivered: 0, deadLettered: 0 };
+  let metrics: ReturnType<typeof createMetrics> | undefined;
+
+  const delivery = new DeliveryWorker(
+    {
+      outbox,
+      clock,
+      secretOf: (companyId) => notifier.secretOf(companyId),
+      allowPrivateTargets: allowPrivate,
+      userAgent: 'sendpool-webhooks/1',
+      onAttempt: (family, result) => metrics?.webhookAttempts.inc({ family, result }),
+      onOutcomes: (outcomes) => {
+        for (const o of outcomes) {
+          if (o.kind === 'delivered') counters.delivered++;
+          else {
+            counters.deadLettered++;
+            app.log.warn({ family: o.event.family, eventId: o.event.id, attempts: o.attempts, lastError: o.lastError }, 'webhook dead-lettered');
+            options.onDeadLetter?.(o);
+          }
+          metrics?.webhookOutcomes.inc({ family: o.event.family, outcome: o.kind });
+        }
+      },
+    },
+    options.delivery,
+  );
+  const notifier = new Notifier(
+    {
+      clock,
+      random,
+      outbox,
+      onEnqueued: () => delivery.kick(),
+      batchIntervalMs,
+      maxTracked: options.maxTrackedMessages ?? 1_000_000,
+      secrets: options.webhookSecrets ?? {},
+      onEvent: (family) => metrics?.webhookEvents.inc({ family }),
+    },
+    restore?.notifier,
+  );
+  const dispatch = new DispatchWorker(
+    {
+      engine,
+      channel,
+      clock,
+      onHandOut: (messages) => {
+        if (!metrics) return;
+        for (const m of messages) metrics.assignments.inc({ number: m.phone });
+      },
+      onResult: (m, outcome, result) => {
+        metrics?.sends.inc({ number: m.phone, outcome: result.ok ? result.effect : 'ignored' });
+        if (!result.ok) return;
+        const contact = serverContact(m.contact);
+        const campaignId = m.campaignId ?? 0;
+        const now = clock.now();
+        switch (result.effect) {
+          case 'sent':
+            contact.final = 1;
+            notifier.sent(m, campaignId);
+            break;
+          case 'failed':
+          case 'retry-scheduled': {
+            if (result.effect === 'failed') contact.final = 1;
+            const code = outcome.status === 'failed' ? outcome.code : undefined;
+            const reason = outcome.status === 'failed' ? outcome.reason : undefined;
+            notifier.hsm(
+              contact,
+              campaignId,
+              m.retryIndex,
+              now,
+              { status: 'FAILED', from: m.phone, message: m.text, failure: code !== undefined ? { code } : { reason: `Channel, 0, ${reason ?? 'Unknown error'}` } },
+              code === undefined ? {} : { failureCode: code },
+            );
+            break;
+          }
+          case 'expired':
+            contact.final = 1;
+            notifier.hsm(contact, campaignId, m.retryIndex, now, { status: 'EXPIRED', from: m.phone, message: m.text });
+            break;
+          default:
+            // failover and requeued: the message goes again on another pair; not the contact's failure.
+            break;
+        }
+      },
+      onOutcomes: (outcomes) => {
+        const now = clock.now();
+        for (const o of outcomes) {
+          const contact = serverContact(o.contact);
+          if (contact.final === 1 || contact.id === undefined) continue;
+          contact.final = 1;
+          const campaignId = o.campaignId ?? 0;
+          if (o.state === 'expired') notifier.hsm(contact, campaignId, null, now, { status: 'EXPIRED', from: null, message: null });
+          else if (o.state === 'failed') {
+            const failure = o.code !== undefined ? { code: o.code } : { reason: o.reason && o.reason.length > 0 ? o.reason : 'Channel, 0, Unknown error' };
+            notifier.hsm(contact, campaignId, null, now, { status: 'FAILED', from: null, message: null, failure }, o.code === undefined ? {} : { failureCode: o.code });
+          } else if (o.state === 'rejected') notifier.admit(contact.companyId, campaignId, [[contact.id, 'invalid-phone']]);
+        }
+      },
+    },
+    options.dispatch,
+  );
+  const sms = new SmsWorker(channel, notifier, options.sms, restore?.sms ?? []);
+  const ctx: ServerContext = {
+    engine,
+    channel,
+    clock,
+    random,
+    tenants,
+    notifier,
+    outbox,
+    dispatch,
+    sms,
+    reports: undefined as unknown as ReportService,
+    metrics: undefined,
+    limits,
+    urlPolicy: { allowPrivateHosts: allowPrivate },
+    maxQueuedContacts: options.maxQueuedContacts ?? 1_000_000,
+    maxPendingWebhooks: options.maxPendingWebhooks ?? 1_000_000,
+    reportTokenKey,
+    nextContactId: restore?.nextContactId ?? 1,
+    closing: false,
+  };
+  const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
+  (ctx as { reports: ReportService }).reports = new ReportService(
+    {
+      engine,
+      clock,
+      random,
+      tokenKey: reportTokenKey,
+      baseUrl,
+      generators: options.reportGenerators ?? {},
+      businessesOf: (companyId) =>
+        engine
+          .businesses()
+          .map((b) => b.id)
+          .filter((b) => tenants.owns(companyId, b)),
+      onEvent: (event) => notifier.report(event),
+      maxReports: options.maxReports ?? 1000,
+    },
+    restore?.reports,
+  );
+  if (options.metrics ?? true) {
+    metrics = createMetrics(engine, { outboxSize: () => outbox.size, smsQueued: () => sms.queued }, options.processMetrics ?? true);
+    (ctx as { metrics: typeof metrics }).metrics = metrics;
+  }
+
+  // Later events from the provider.
+  let detached = false;
+  channel.attach({
+    messageStatus: (u) => void (detached || notifier.laterStatus(u)),
+    attendanceClosed: (r) => void (detached || notifier.attendance(r)),
+    smsStatus: (u) => void (detached || notifier.smsStatus(u.smsId, u.status, u.reason ?? null, u.at)),
+    smsReply: (r) => void (detached || notifier.smsReply(r.smsId, r.text, r.at)),
+  });
+
+  // Bodies: JSON only, decoded by the contract (size limit, every problem at `$`).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: maxBodyBytes }, (request, body, done) => {
+    if (!isJsonContentType(request.headers['content-type'])) return done(new ContractHttpError('unsupported_media_type', []), undefined);
+    const decoded = parseJsonBody(body as string, { maxBodyBytes });
+    if (!decoded.ok) return done(new ContractHttpError(decoded.code, decoded.problems), undefined);
+    done(null, decoded.value);
+  });
+  app.setValidatorCompiler(() => () => true);
+
+  const knownPaths = new Map<string, string[]>();
+  app.addHook('onRoute', (route) => {
+    const path = route.url.endsWith('/') ? route.url : `${route.url}/`;
+    const methods = knownPaths.get(path) ?? [];
+    for (const m of Array.isArray(route.method) ? route.method : [route.method]) if (!methods.includes(m) && m !== 'HEAD') methods.push(m);
+    knownPaths.set(path, methods);
+  });
+  installErrorHandlers(app, () => knownPaths);
+  installAuth(app, tenants, new Set(['/metrics', '/metrics/']));
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  if (metrics) {
+    const m = metrics;
+    app.addHook('onResponse', async (request, reply) => {
+      m.requestDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    });
+  }
+
+  messengerRoutes(app, ctx);
+  smsRoutes(app, ctx);
+  configRoutes(app, ctx);
+  reportRoutes(app, ctx, baseUrl);
+  operatorRoutes(app, ctx);
+  if (metrics) {
+    const registry = metrics.registry;
+    app.get('/metrics', async (_request, reply) => {
+      reply.header('content-type', registry.contentType);
+      return registry.metrics();
+    });
+  }
+
+  notifier.start(Math.max(10, Math.min(1000, batchIntervalMs)));
+
+  const snapshot = (): SnapshotFile => ({
+    format: SERVER_SNAPSHOT_FORMAT,
+    version: SERVER_SNAPSHOT_VERSION,
+    takenAt: Date.now(),
+    engine: engine.snapshot(),
+    server: {
+      version: 1,
+      nextContactId: ctx.nextContactId,
+      notifier: notifier.snapshot(),
+      outbox: outbox.snapshot(),
+      reports: ctx.reports.snapshot(),
+      sms: sms.pending(),
+    },
+  });
+
+  // Shutdown, in order: refuse intake; finish sends in flight (their results are reported to the
+  // engine, so none is in flight in the snapshot and none goes twice); stop the channel; give
+  // deliveries in flight a moment; snapshot engine, outbox and the rest; then Fastify closes.
+  app.addHook('preClose', async () => {
+    ctx.closing = true;
+  });
+  app.addHook('onClose', async () => {
+    await dispatch.stop(drainMs);
+    await sms.stop(drainMs);
+    await channel.close?.();
+    detached = true;
+    notifier.stop();
+    notifier.flushCampaigns();
+    await delivery.stop(Math.min(drainMs, 2000));
+    if (options.snapshotFile !== undefined) {
+      writeSnapshotFile(options.snapshotFile, snapshot());
+      app.log.info({ file: options.snapshotFile }, 'snapshot written');
+    }
+  });
+  // Restored work starts at once.
+  if (restore) {
+    dispatch.kick();
+    delivery.kick();
+  } else if (engine.nextWakeAt() !== null) dispatch.kick();
+
+  const control: SendpoolControl = {
+    engine,
+    channel,
+    snapshot,
+    webhookSecret: (companyId) => notifier.secretOf(companyId),
+    stats: () => ({ dispatch: engine.stats(), webhooksPending: outbox.size, webhooksDelivered: counters.delivered, webhooksDeadLettered: counters.deadLettered, smsQueued: sms.queued }),
+    idle: () => {
+      const s = engine.stats();
+      return s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && outbox.size === 0;
+    },
+    flushCampaignStatistics: () => notifier.flushCampaigns(),
+  };
+  app.decorate('sendpool', control);
+  return app as unknown as SendpoolServer;
+}
+
+/** `http://host:port` of the listening socket (IPv6 in brackets), or a placeholder before listen. */
+function listenOrigin(app: FastifyInstance): string {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') return 'http://127.0.0.1';
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
+}

@@ -1,0 +1,100 @@
+/**
+ * The `Channel` port: what the server needs from the host's provider (the chat channel's API and
+ * the SMS gateway). The host implements it; the default is the simulated channel
+ * (`simulated-channel.ts`). Sending is a promise of what the provider answered at once; everything
+ * that happens later (delivery, read, reply, an attendance, an SMS delivery report or reply) is
+ * reported to the {@link ChannelSink} the server attaches, under the ids the server handed out.
+ */
+import type { OutgoingMessage, SendOutcome } from '../core/dispatch/types.js';
+import type { SmsSend } from '../contract/mapping.js';
+
+/** Statuses a provider reports after a message was accepted (spec 3, HSM message status). */
+export type LaterStatus = 'SERVER' | 'DEVICE' | 'READ' | 'REPLIED' | 'EXPIRED' | 'FAILED';
+
+/** A status change the provider reported for a message the server sent. */
+export interface MessageStatusUpdate {
+  /** The `messageId` of the {@link OutgoingMessage} handed to {@link Channel.send}. */
+  readonly messageId: string;
+  readonly status: LaterStatus;
+  /** Clock time of the change; defaults to the server's clock when it arrives. */
+  readonly at?: number;
+  /** Business-scoped user id of the recipient (SERVER and later). */
+  readonly bsuid?: string | null;
+  /** Profile username of the recipient. */
+  readonly username?: string | null;
+  /** For FAILED: the channel's error code (spec 7.1 reason is built from it). */
+  readonly failureCode?: number;
+  /** For REPLIED: the reply is an opt-out. */
+  readonly blocklistResponse?: boolean;
+  /** For REPLIED: the reply's text (kept for an attendance). */
+  readonly replyText?: string;
+}
+
+/** One message of a closed attendance, as the provider's attendance system tells it. */
+export interface AttendanceMessageReport {
+  readonly sender: 'campaign' | 'client' | 'bot' | { readonly attendantId: number };
+  readonly type: 'text' | 'audio' | 'image' | 'video' | 'file';
+  readonly text: string;
+  readonly file?: string | null;
+  readonly at: number;
+}
+
+/** An attendance that closed; opened by a reply to a message the server sent. */
+export interface AttendanceReport {
+  /** The message whose reply opened the attendance. */
+  readonly messageId: string;
+  readonly attendanceId: number;
+  readonly ticketId: number;
+  readonly ticketUuid: string;
+  readonly closedAt: number;
+  readonly occurrence?: { readonly id: number; readonly name: string } | null;
+  readonly user?: { readonly id: number; readonly name: string } | null;
+  readonly messages: readonly AttendanceMessageReport[];
+  readonly survey?: {
+    readonly id: number;
+    readonly name: string;
+    readonly status: 'completed' | 'declined' | 'failed' | 'expired' | 'cancelled';
+    readonly startedAt: number;
+    readonly endedAt?: number;
+    readonly answers: readonly { readonly question: string; readonly questionType: 'scale' | 'text'; readonly answer: string; readonly answeredAt: number }[];
+  } | null;
+}
+
+/** An SMS handed to the channel: the contract's `SmsSend` with the server's id. */
+export interface OutgoingSms extends SmsSend {
+  /** `<request_id>:<index>`: unique, and the `sms_id` of the DLR and MO callbacks. */
+  readonly smsId: string;
+  readonly requestId: string;
+  readonly companyId: number;
+}
+
+/** What the SMS gateway answered at once. */
+export type SmsSendResult = { readonly status: 'sent' } | { readonly status: 'failed'; readonly reason: string };
+
+/** Delivery status of an SMS (the DLR's `status`). */
+export type SmsStatus = 'SENT' | 'DELIVERED' | 'FAILED' | 'EXPIRED';
+
+/** Where a channel reports what happens after a send. The server implements it. */
+export interface ChannelSink {
+  messageStatus(update: MessageStatusUpdate): void;
+  attendanceClosed(report: AttendanceReport): void;
+  smsStatus(update: { readonly smsId: string; readonly status: SmsStatus; readonly reason?: string | null; readonly at?: number }): void;
+  smsReply(reply: { readonly smsId: string; readonly text: string; readonly at?: number }): void;
+}
+
+/** The host's provider. */
+export interface Channel {
+  /**
+   * Hands one template message to the provider. Resolve with what it answered at once:
+   * `{ status: 'sent' }` when accepted, `{ status: 'failed', code }` with the provider's error
+   * code (132015 "template paused" makes the engine fail the message over to another template).
+   * A rejection of the promise counts as an unknown failure (a contact retry).
+   */
+  send(message: OutgoingMessage): Promise<SendOutcome>;
+  /** Hands one SMS to the gateway. */
+  sendSms(sms: OutgoingSms): Promise<SmsSendResult>;
+  /** Called once by the server before the first send, with where to report later events. */
+  attach(sink: ChannelSink): void;
+  /** Stops timers and connections; later events are dropped. */
+  close?(): Promise<void> | void;
+}

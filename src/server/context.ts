@@ -1,0 +1,45 @@
+/** What every route needs: the server's parts, resolved once by buildServer. */
+import type { Clock } from '../core/clock.js';
+import type { Engine } from '../core/engine.js';
+import type { ContractLimits } from '../contract/limits.js';
+import type { UrlPolicy } from '../contract/url-policy.js';
+import type { Outbox } from '../events/outbox.js';
+import type { RandomSource } from '../events/random.js';
+import type { SecretKey } from '../events/hmac.js';
+import type { Channel } from './channel.js';
+import type { DispatchWorker } from './dispatch-worker.js';
+import type { ServerMetrics } from './metrics.js';
+import type { Notifier } from './notifier.js';
+import type { ReportService } from './report-service.js';
+import type { SmsWorker } from './sms-worker.js';
+import type { Tenants } from './tenants.js';
+
+export interface ServerContext {
+  readonly engine: Engine;
+  readonly channel: Channel;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly tenants: Tenants;
+  readonly notifier: Notifier;
+  readonly outbox: Outbox;
+  readonly dispatch: DispatchWorker;
+  readonly sms: SmsWorker;
+  readonly reports: ReportService;
+  readonly metrics: ServerMetrics | undefined;
+  readonly limits: ContractLimits;
+  readonly urlPolicy: UrlPolicy;
+  readonly maxQueuedContacts: number;
+  readonly maxPendingWebhooks: number;
+  readonly reportTokenKey: SecretKey;
+  /** Next contact id (HSM `id`), advanced by each send request. */
+  nextContactId: number;
+  /** Set when the server is shutting down: intake answers 503. */
+  closing: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Company of the API key of the request (0 before authentication). */
+    companyId: number;
+  }
+}

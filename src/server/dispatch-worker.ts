@@ -1,0 +1,132 @@
+/**
+ * The dispatch worker: the host loop of docs/dispatch-loop.md with real timers. It polls the
+ * engine for the messages that may go now, hands each to the channel (at most `maxInFlight` at
+ * once), reports what the channel said, and sleeps until `engine.nextWakeAt()`. The engine decides
+ * pace, fairness, retries and failover; the worker only moves messages and turns results into
+ * notifications.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Engine } from '../core/engine.js';
+import type { ContactOutcome, OutgoingMessage, ReportResult, SendOutcome } from '../core/dispatch/types.js';
+import type { Channel } from './channel.js';
+
+/** Options of the dispatch worker. */
+export interface DispatchOptions {
+  /** Most messages taken from the engine by one poll. @default 1000 */
+  readonly pollLimit?: number;
+  /** Sends waiting for the channel's answer at once (bounds memory and sockets). @default 1000 */
+  readonly maxInFlight?: number;
+}
+
+interface Deps {
+  readonly engine: Engine;
+  readonly channel: Channel;
+  readonly clock: Clock;
+  /** Called with each send's result, in the order results arrive. */
+  readonly onResult: (message: OutgoingMessage, outcome: SendOutcome, result: ReportResult) => void;
+  /** Called with terminal outcomes taken from the engine. */
+  readonly onOutcomes: (outcomes: readonly ContactOutcome[]) => void;
+  readonly onHandOut?: (messages: readonly OutgoingMessage[]) => void;
+}
+
+/** Longest a timer is set for: time may be changed under the engine (a paused number resumed by an operator). */
+const MAX_SLEEP_MS = 1000;
+
+export class DispatchWorker {
+  readonly #deps: Deps;
+  readonly #pollLimit: number;
+  readonly #maxInFlight: number;
+  readonly #running = new Set<Promise<void>>();
+  #inFlight = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #scheduled = false;
+  #stopped = false;
+
+  constructor(deps: Deps, options: DispatchOptions = {}) {
+    this.#deps = deps;
+    this.#pollLimit = options.pollLimit ?? 1000;
+    this.#maxInFlight = options.maxInFlight ?? 1000;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Asks for a pass soon (after a submit, a status change, a finished send); passes coalesce. */
+  kick(): void {
+    if (this.#scheduled || this.#stopped) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#pass();
+    });
+  }
+
+  #pass(): void {
+    if (this.#stopped) return;
+    const { engine } = this.#deps;
+    const room = this.#maxInFlight - this.#inFlight;
+    let handed = 0;
+    if (room > 0) {
+      const messages = engine.poll({ limit: Math.min(room, this.#pollLimit) });
+      handed = messages.length;
+      if (handed > 0) this.#deps.onHandOut?.(messages);
+      for (const m of messages) this.#send(m);
+    }
+    this.#takeOutcomes();
+    this.#arm(handed, room);
+  }
+
+  #send(m: OutgoingMessage): void {
+    this.#inFlight++;
+    const run = (async () => {
+      let outcome: SendOutcome;
+      try {
+        outcome = await this.#deps.channel.send(m);
+      } catch (e) {
+        // An unknown failure is a contact retry (the engine's table), never a lost message.
+        outcome = { status: 'failed', reason: e instanceof Error ? e.message.slice(0, 200) : 'channel error' };
+      }
+      const result = this.#deps.engine.report(m.messageId, outcome);
+      this.#deps.onResult(m, outcome, result);
+    })().finally(() => {
+      this.#inFlight--;
+      this.#running.delete(run);
+      this.kick();
+    });
+    this.#running.add(run);
+  }
+
+  #takeOutcomes(): void {
+    const outcomes = this.#deps.engine.takeOutcomes();
+    if (outcomes.length > 0) this.#deps.onOutcomes(outcomes);
+  }
+
+  #arm(handed: number, room: number): void {
+    if (this.#stopped) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const wake = this.#deps.engine.nextWakeAt();
+    if (wake === null) return; // idle: the next submit kicks
+    const now = this.#deps.clock.now();
+    if (wake <= now) {
+      // More may go now: at once if this pass was full, else when a send finishes (it kicks).
+      if (handed > 0 && handed >= Math.min(room, this.#pollLimit)) this.kick();
+      else if (this.#inFlight === 0) this.#timer = setTimeout(() => this.#pass(), 5);
+      return;
+    }
+    this.#timer = setTimeout(() => this.#pass(), Math.min(MAX_SLEEP_MS, wake - now));
+  }
+
+  /** Stops polling and waits up to `drainMs` for the sends in flight to be answered and reported. */
+  async stop(drainMs: number): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#running.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.allSettled([...this.#running]), new Promise((r) => (timer = setTimeout(r, drainMs)))]);
+      if (timer) clearTimeout(timer);
+    }
+    this.#takeOutcomes();
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * Intake of POST /messenger/messages/: contract check (scoped to the key's company), the intake
+ * bound, ids and context on each contact, submission to the engine, admissions in the campaign
+ * statistics and ENQUEUED notifications. The bound is checked before anything is queued, so a
+ * refused request (429) changes nothing.
+ */
+import type { Problem } from '../core/problems.js';
+import { toSubmission } from '../contract/mapping.js';
+import { parseSendRequest } from '../contract/parse-send-request.js';
+import type { Rejection } from '../contract/rejection.js';
+import { errorResponse, sendResponse, type HttpAnswer } from '../contract/responses.js';
+import type { Admission } from '../events/campaign-stats.js';
+import type { ServerContext } from './context.js';
+import type { ServerContact } from './contacts.js';
+
+/** An answer and its extra headers (Retry-After). */
+export interface IntakeAnswer {
+  readonly answer: HttpAnswer<unknown>;
+  readonly headers?: Record<string, string>;
+}
+
+const ADMISSION: Readonly<Partial<Record<Rejection['reason'], Admission>>> = {
+  invalid_phone: 'invalid-phone',
+  duplicated: 'duplicated',
+};
+
+/** Seconds until the engine has drained `excess` contacts of a pool at its throughput (1 s to 1 h). */
+function retryAfterSeconds(ctx: ServerContext, businessId: number, typeId: number, excess: number): number {
+  let perHour = 0;
+  try {
+    perHour = ctx.engine.throughput(businessId, typeId);
+  } catch {
+    perHour = 0;
+  }
+  if (perHour <= 0) return 60;
+  return Math.max(1, Math.min(3600, Math.ceil((excess * 3600) / perHour)));
+}
+
+export function intakeSend(ctx: ServerContext, companyId: number, body: unknown, requestId: string): IntakeAnswer {
+  if (ctx.closing) return { answer: errorResponse('unavailable', [], 'The server is shutting down; send again to another instance or later.') };
+  const { engine, tenants } = ctx;
+  const parsed = parseSendRequest(body, {
+    // A business of another company does not exist for this key.
+    templateTypes: { templateType: (b, t) => (tenants.owns(companyId, b) ? engine.templateType(b, t) : undefined) },
+    ...(ctx.limits.maxContacts === undefined ? {} : { maxContacts: ctx.limits.maxContacts }),
+  });
+  if (!parsed.ok) return { answer: errorResponse('invalid_body', explainBusiness(ctx, companyId, body, parsed.problems)) };
+  const { request, accepted, rejected } = parsed.value;
+
+  // The intake bound: contacts waiting in the engine, and webhook events waiting in the outbox.
+  const s = engine.stats();
+  const waiting = s.queued + s.waitingRetry + s.inFlight;
+  if (waiting + accepted.length > ctx.maxQueuedContacts) {
+    const seconds = retryAfterSeconds(ctx, request.business_id, request.template_type_id, waiting + accepted.length - ctx.maxQueuedContacts);
+    return {
+      answer: errorResponse('rate_limited', [], `The intake queue is full (${waiting} contacts waiting, bound ${ctx.maxQueuedContacts}); retry after ${seconds} s.`),
+      headers: { 'retry-after': String(seconds) },
+    };
+  }
+  if (ctx.outbox.size > ctx.maxPendingWebhooks) {
+    return {
+      answer: errorResponse('rate_limited', [], `Webhook deliveries are behind (${ctx.outbox.size} pending); retry later.`),
+      headers: { 'retry-after': '30' },
+    };
+  }
+
+  const submission = toSubmission(parsed.value);
+  const base = ctx.nextContactId;
+  ctx.nextContactId += request.contacts.length;
+  const costCenterId = request.queue_id ?? 0;
+  for (let i = 0; i < submission.contacts.length; i++) {
+    Object.assign(submission.contacts[i] as object, { id: base + accepted[i]!.index, requestId, companyId, costCenterId });
+  }
+  if (submission.contacts.length > 0) engine.submit(submission);
+
+  const admissions: [number, Admission][] = [];
+  for (const a of accepted) admissions.push([base + a.index, 'accepted']);
+  for (const r of rejected) {
+    const kind = ADMISSION[r.reason];
+    if (kind) admissions.push([base + r.index, kind]);
+  }
+  ctx.notifier.admit(companyId, request.campaign_id, admissions);
+  if (ctx.notifier.wantsHsm(companyId)) {
+    const now = ctx.clock.now();
+    for (const c of submission.contacts) {
+      ctx.notifier.hsm(c as ServerContact, request.campaign_id, null, now, { status: 'ENQUEUED', from: null, message: null });
+    }
+  }
+  ctx.metrics?.contactsAccepted.inc({ kind: 'accepted' }, accepted.length);
+  if (rejected.length > 0) ctx.metrics?.contactsAccepted.inc({ kind: 'rejected' }, rejected.length);
+  ctx.dispatch.kick();
+  return { answer: sendResponse(parsed.value, requestId) };
+}
+
+/** An unknown business is said at `$.business_id`, with the caller's businesses, rather than as an unknown type. */
+function explainBusiness(ctx: ServerContext, companyId: number, body: unknown, problems: readonly Problem[]): Problem[] {
+  const id = typeof body === 'object' && body !== null ? (body as { business_id?: unknown }).business_id : undefined;
+  if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 1 || ctx.tenants.owns(companyId, id)) return [...problems];
+  const own = ctx.engine
+    .businesses()
+    .map((b) => b.id)
+    .filter((b) => ctx.tenants.owns(companyId, b));
+  const expected = own.length > 0 ? `the id of one of your businesses (${own.join(', ')})` : 'the id of one of your businesses (this key has none)';
+  return [
+    { path: '$.business_id', expected, actual: String(id), message: `$.business_id: expected ${expected}, got ${id}` },
+    ...problems.filter((p) => p.path !== '$.template_type_id'),
+  ];
+}

@@ -1,0 +1,76 @@
+/**
+ * Prometheus metrics (prom-client), in a registry of their own per server, so two servers in one
+ * process (tests, a host with several) never share or clash. Gauges of the engine are read at
+ * scrape time. Labels are sending numbers, business and type ids, families and outcomes: never a
+ * contact's data, never a key.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Engine } from '../core/engine.js';
+
+export interface ServerMetrics {
+  readonly registry: Registry;
+  readonly assignments: Counter<'number'>;
+  readonly sends: Counter<'number' | 'outcome'>;
+  readonly contactsAccepted: Counter<'kind'>;
+  readonly webhookEvents: Counter<'family'>;
+  readonly webhookAttempts: Counter<'family' | 'result'>;
+  readonly webhookOutcomes: Counter<'family' | 'outcome'>;
+  readonly requestDuration: Histogram<'method' | 'route' | 'status'>;
+}
+
+export function createMetrics(engine: Engine, extra: { outboxSize: () => number; smsQueued: () => number }, defaults: boolean): ServerMetrics {
+  const registry = new Registry();
+  if (defaults) collectDefaultMetrics({ register: registry, prefix: 'sendpool_process_' });
+  const registers = [registry];
+  const metrics: ServerMetrics = {
+    registry,
+    assignments: new Counter({ name: 'sendpool_assignments_total', help: 'Messages handed out by the engine, per sending number.', labelNames: ['number'], registers }),
+    sends: new Counter({
+      name: 'sendpool_sends_total',
+      help: 'Send results per sending number: sent, failed, retry-scheduled, failover, requeued, expired.',
+      labelNames: ['number', 'outcome'],
+      registers,
+    }),
+    contactsAccepted: new Counter({ name: 'sendpool_contacts_total', help: 'Contacts and SMS received, by kind: accepted, rejected, sms.', labelNames: ['kind'], registers }),
+    webhookEvents: new Counter({ name: 'sendpool_webhook_events_total', help: 'Webhook events put in the outbox, by family.', labelNames: ['family'], registers }),
+    webhookAttempts: new Counter({ name: 'sendpool_webhook_attempts_total', help: 'Webhook delivery attempts, by family and result (success, failure).', labelNames: ['family', 'result'], registers }),
+    webhookOutcomes: new Counter({
+      name: 'sendpool_webhook_deliveries_total',
+      help: 'Final webhook delivery outcomes, by family: delivered, dead-lettered.',
+      labelNames: ['family', 'outcome'],
+      registers,
+    }),
+    requestDuration: new Histogram({
+      name: 'sendpool_http_request_duration_seconds',
+      help: 'HTTP request latency, by method, route and status.',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+  };
+  new Gauge({
+    name: 'sendpool_output',
+    help: 'Messages that may be sent now, per business and template type (spec 2.2 output).',
+    labelNames: ['business', 'template_type'],
+    registers,
+    collect() {
+      this.reset();
+      for (const b of engine.businesses()) for (const t of b.template_types) this.set({ business: String(b.id), template_type: String(t.id) }, t.output);
+    },
+  });
+  new Gauge({
+    name: 'sendpool_queue_depth',
+    help: 'Contacts in the dispatch queue by state (queued, waiting_retry, in_flight), SMS queued, webhook events pending.',
+    labelNames: ['queue'],
+    registers,
+    collect() {
+      const s = engine.stats();
+      this.set({ queue: 'queued' }, s.queued);
+      this.set({ queue: 'waiting_retry' }, s.waitingRetry);
+      this.set({ queue: 'in_flight' }, s.inFlight);
+      this.set({ queue: 'sms' }, extra.smsQueued());
+      this.set({ queue: 'webhooks' }, extra.outboxSize());
+    },
+  });
+  return metrics;
+}

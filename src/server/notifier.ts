@@ -1,0 +1,366 @@
+/**
+ * The notifier: turns what happens to messages, attendances, reports and SMS into webhook events of
+ * spec part 6 and puts them in the delivery outbox, to the URL that the company configured with
+ * POST /messenger/config/ when the event happens. It also keeps each company's campaign
+ * statistics and sends their batches on their period.
+ *
+ * No URL configured for a family: the event is not built (nothing to deliver), but statistics are
+ * still kept, so a batch sent after the URL is set carries the whole counts.
+ */
+import type { Clock } from '../core/clock.js';
+import type { OutgoingMessage } from '../core/dispatch/types.js';
+import { EMPTY_WEBHOOK_CONFIG, type WebhookConfig } from '../contract/config-schema.js';
+import { buildAttendanceNotification, type AttendanceMessageInput, type SurveyInput } from '../events/attendance.js';
+import { CampaignStatistics, type Admission, type CampaignStatisticsSnapshot } from '../events/campaign-stats.js';
+import { formatUtcMinus3 } from '../events/datetime.js';
+import { buildHsmNotification, type HsmStatusInput } from '../events/hsm.js';
+import type { Outbox, WebhookFamily } from '../events/outbox.js';
+import type { RandomSource } from '../events/random.js';
+import type { ReportEvent } from '../events/reports.js';
+import type { HsmStatus } from '../events/schemas/hsm.js';
+import { generateWebhookSecret } from '../events/signing.js';
+import { uuidV4 } from '../events/uuid.js';
+import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './channel.js';
+import { serverContact, type ServerContact } from './contacts.js';
+
+/** A message the channel accepted, kept to build its later notifications. */
+export interface TrackedMessage {
+  readonly contact: ServerContact;
+  readonly campaignId: number;
+  readonly from: string;
+  readonly text: string;
+  readonly retryIndex: number | null;
+  readonly sentAt: number;
+}
+
+/** Per-company state: configuration, signing secret, statistics. */
+interface Company {
+  config: WebhookConfig;
+  secret: string;
+  stats: CampaignStatistics;
+}
+
+export interface NotifierSnapshot {
+  readonly companies: readonly { readonly companyId: number; readonly config: WebhookConfig; readonly secret: string; readonly stats: CampaignStatisticsSnapshot }[];
+  readonly tracked: readonly (readonly [string, TrackedMessage])[];
+  readonly sms: readonly (readonly [string, OutgoingSms])[];
+}
+
+interface Deps {
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly outbox: Outbox;
+  /** Called after events were enqueued (the delivery worker's kick). */
+  readonly onEnqueued: () => void;
+  readonly batchIntervalMs: number;
+  readonly maxTracked: number;
+  readonly secrets: Readonly<Record<number, string>>;
+  readonly onEvent?: (family: string) => void;
+}
+
+export class Notifier {
+  readonly #deps: Deps;
+  readonly #companies = new Map<number, Company>();
+  /** Messages accepted by the channel, by message id, oldest first (Map order) for eviction. */
+  readonly #tracked = new Map<string, TrackedMessage>();
+  readonly #sms = new Map<string, OutgoingSms>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(deps: Deps, snapshot?: NotifierSnapshot) {
+    this.#deps = deps;
+    for (const c of snapshot?.companies ?? []) {
+      this.#companies.set(c.companyId, {
+        config: c.config,
+        secret: deps.secrets[c.companyId] ?? c.secret,
+        stats: CampaignStatistics.restore(c.stats, { batchIntervalMs: deps.batchIntervalMs }),
+      });
+    }
+    for (const [id, t] of snapshot?.tracked ?? []) this.#tracked.set(id, t);
+    for (const [id, s] of snapshot?.sms ?? []) this.#sms.set(id, s);
+  }
+
+  #company(companyId: number): Company {
+    let c = this.#companies.get(companyId);
+    if (!c) {
+      c = {
+        config: { ...EMPTY_WEBHOOK_CONFIG },
+        secret: this.#deps.secrets[companyId] ?? generateWebhookSecret(this.#deps.random),
+        stats: new CampaignStatistics({ batchIntervalMs: this.#deps.batchIntervalMs }),
+      };
+      this.#companies.set(companyId, c);
+    }
+    return c;
+  }
+
+  config(companyId: number): WebhookConfig {
+    return this.#company(companyId).config;
+  }
+
+  setConfig(companyId: number, config: WebhookConfig): void {
+    this.#company(companyId).config = config;
+  }
+
+  secretOf(companyId: number): string {
+    return this.#company(companyId).secret;
+  }
+
+  #enqueue(companyId: number, family: WebhookFamily | 'sms-dlr' | 'sms-mo', url: string | null | undefined, id: string, payload: unknown): void {
+    if (!url) return;
+    // The outbox's family is metadata (metrics, dead-letter reports); SMS callbacks are not one of
+    // the four configured families, so they carry their own names (see the report of issue 7).
+    this.#deps.outbox.enqueue({ id, family: family as WebhookFamily, url, body: JSON.stringify(payload), companyId }, this.#deps.clock.now());
+    this.#deps.onEvent?.(family);
+    this.#deps.onEnqueued();
+  }
+
+  // ------------------------------------------------------------------ campaigns and HSM
+
+  /** A send request was accepted: declare its campaign and admit every contact. */
+  admit(companyId: number, campaignId: number, admissions: readonly (readonly [contactId: number, admission: Admission])[]): void {
+    const { stats } = this.#company(companyId);
+    stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
+    for (const [id, admission] of admissions) stats.admit(campaignId, String(id), admission);
+  }
+
+  /** Whether HSM notifications of a company have a target (to skip building them when not). */
+  wantsHsm(companyId: number): boolean {
+    return this.#company(companyId).config.url_hsm_callback !== null;
+  }
+
+  /** One HSM status change of a contact's send (spec 6.3), with its statistics. */
+  hsm(
+    contact: ServerContact,
+    campaignId: number,
+    retryIndex: number | null,
+    sentAt: number,
+    status: HsmStatusInput,
+    extra: { failureCode?: number; blocklistResponse?: boolean } = {},
+  ): void {
+    const company = this.#company(contact.companyId);
+    const s: HsmStatus = status.status;
+    company.stats.recordStatus({
+      campaignId,
+      contactId: String(contact.id),
+      retryIndex,
+      status: s,
+      ...(extra.failureCode === undefined ? {} : { failureCode: extra.failureCode }),
+      ...(extra.blocklistResponse === undefined ? {} : { blocklistResponse: extra.blocklistResponse }),
+    });
+    const url = company.config.url_hsm_callback;
+    if (!url) return;
+    const payload = buildHsmNotification(
+      {
+        id: contact.id,
+        to: contact.phone,
+        campaignId,
+        requestId: contact.requestId,
+        costCenterId: contact.costCenterId,
+        data: contact.data ?? null,
+        document: contact.document ?? null,
+        contract: contact.contract ?? null,
+        sentAt,
+        retryIndex,
+        ...status,
+      } as Parameters<typeof buildHsmNotification>[0],
+      this.#deps.random,
+    );
+    this.#enqueue(contact.companyId, 'hsm', url, payload.event_id, payload);
+  }
+
+  /** The channel accepted a message: SENT, and remember it for its later statuses. */
+  sent(m: OutgoingMessage, campaignId: number): void {
+    const contact = serverContact(m.contact);
+    const now = this.#deps.clock.now();
+    this.#tracked.set(m.messageId, { contact, campaignId, from: m.phone, text: m.text, retryIndex: m.retryIndex, sentAt: now });
+    while (this.#tracked.size > this.#deps.maxTracked) {
+      const oldest = this.#tracked.keys().next().value;
+      if (oldest === undefined) break;
+      this.#tracked.delete(oldest);
+    }
+    this.hsm(contact, campaignId, m.retryIndex, now, { status: 'SENT', from: m.phone, message: m.text });
+  }
+
+  /** A later status from the channel. Unknown message ids (evicted, or from before a restart without snapshot) are dropped. */
+  laterStatus(u: MessageStatusUpdate): boolean {
+    const t = this.#tracked.get(u.messageId);
+    if (!t) return false;
+    const ids = { bsuid: u.bsuid ?? null, username: u.username ?? null };
+    let status: HsmStatusInput;
+    switch (u.status) {
+      case 'SERVER':
+      case 'DEVICE':
+      case 'READ':
+        status = { status: u.status, from: t.from, message: t.text, ...ids };
+        break;
+      case 'REPLIED':
+        status = { status: 'REPLIED', from: t.from, message: t.text, blocklistResponse: u.blocklistResponse ?? false, ...ids };
+        break;
+      case 'FAILED':
+        status = { status: 'FAILED', from: t.from, message: t.text, failure: { code: u.failureCode ?? 131000 }, ...ids };
+        break;
+      case 'EXPIRED':
+        status = { status: 'EXPIRED', from: t.from, message: t.text };
+        break;
+    }
+    this.hsm(t.contact, t.campaignId, t.retryIndex, t.sentAt, status, {
+      ...(u.failureCode === undefined ? {} : { failureCode: u.failureCode }),
+      ...(u.blocklistResponse === undefined ? {} : { blocklistResponse: u.blocklistResponse }),
+    });
+    // FAILED and EXPIRED end a message; a REPLIED one may still open an attendance.
+    if (u.status === 'FAILED' || u.status === 'EXPIRED') this.#tracked.delete(u.messageId);
+    return true;
+  }
+
+  /** An attendance opened by a reply closed (spec 6.2). */
+  attendance(r: AttendanceReport): boolean {
+    const t = this.#tracked.get(r.messageId);
+    if (!t) return false;
+    this.#tracked.delete(r.messageId);
+    const contact = t.contact;
+    const company = this.#company(contact.companyId);
+    const url = company.config.url_attendance_callback;
+    if (!url) return true;
+    const messages: AttendanceMessageInput[] = r.messages.map((m) => {
+      const fromClient = m.sender === 'client';
+      return {
+        sender: typeof m.sender === 'object' ? { kind: 'attendant', userId: m.sender.attendantId } : { kind: m.sender },
+        from: fromClient ? contact.phone : t.from,
+        to: fromClient ? t.from : contact.phone,
+        type: m.type,
+        text: m.text,
+        file: m.file ?? null,
+        sentAt: m.at,
+      };
+    });
+    const s = r.survey;
+    const survey: SurveyInput | null = !s
+      ? null
+      : s.status === 'completed'
+        ? { id: s.id, name: s.name, startedAt: s.startedAt, answers: s.answers, status: 'completed', completedAt: s.endedAt ?? r.closedAt }
+        : s.status === 'expired'
+          ? { id: s.id, name: s.name, startedAt: s.startedAt, answers: s.answers, status: 'expired', expiredAt: s.endedAt ?? r.closedAt }
+          : { id: s.id, name: s.name, startedAt: s.startedAt, answers: s.answers, status: s.status };
+    const payload = buildAttendanceNotification(
+      {
+        id: r.attendanceId,
+        ticketId: r.ticketId,
+        ticketUuid: r.ticketUuid,
+        origin: { kind: 'active', campaignId: t.campaignId, requestId: contact.requestId, costCenterId: contact.costCenterId },
+        number: contact.phone,
+        data: contact.data ?? null,
+        document: contact.document ?? null,
+        occurrence: r.occurrence ?? null,
+        user: r.user ?? null,
+        closedAt: r.closedAt,
+        messages,
+        survey,
+      },
+      this.#deps.random,
+    );
+    this.#enqueue(contact.companyId, 'attendance', url, payload.event_id, payload);
+    return true;
+  }
+
+  /** Campaign statistics batches of every company whose period has passed (spec 6.4). */
+  flushCampaigns(): void {
+    const now = this.#deps.clock.now();
+    for (const [companyId, c] of this.#companies) {
+      const wake = c.stats.nextWakeAt();
+      if (wake === null || wake > now) continue;
+      const url = c.config.url_campaign_webhook;
+      // Without a target the batch is not taken: the counts stay dirty and go out once a URL is set.
+      if (!url) continue;
+      const batch = c.stats.takeBatch(now, this.#deps.random);
+      if (batch) this.#enqueue(companyId, 'campaign', url, batch.event_id, batch);
+    }
+  }
+
+  /** Counts of a campaign of a company, or undefined when unknown. */
+  campaignCounts(companyId: number, campaignId: number) {
+    try {
+      return this.#company(companyId).stats.counts(campaignId);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Starts the statistics period timer. */
+  start(periodMs: number): void {
+    this.#timer = setInterval(() => this.flushCampaigns(), periodMs);
+    this.#timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+  }
+
+  // ------------------------------------------------------------------ reports
+
+  report(event: ReportEvent): void {
+    const url = this.#company(event.company_id).config.url_report_webhook;
+    this.#enqueue(event.company_id, 'report', url, event.event_id, event);
+  }
+
+  // ------------------------------------------------------------------ SMS callbacks
+
+  trackSms(sms: OutgoingSms): void {
+    this.#sms.set(sms.smsId, sms);
+    while (this.#sms.size > this.#deps.maxTracked) {
+      const oldest = this.#sms.keys().next().value;
+      if (oldest === undefined) break;
+      this.#sms.delete(oldest);
+    }
+  }
+
+  /** DLR: `POST url_callback_dlr` with the SMS's status (format in docs/server.md). */
+  smsStatus(smsId: string, status: SmsStatus, reason: string | null, at?: number): boolean {
+    const sms = this.#sms.get(smsId);
+    if (!sms) return false;
+    if (status !== 'SENT' && status !== 'DELIVERED') this.#sms.delete(smsId);
+    const id = uuidV4(this.#deps.random);
+    this.#enqueue(sms.companyId, 'sms-dlr', sms.callbacks.dlr, id, {
+      event_id: id,
+      event: 'sms.status',
+      ...smsFields(sms),
+      status,
+      reason,
+      parts: sms.parts,
+      datetime: formatUtcMinus3(at ?? this.#deps.clock.now()),
+    });
+    return true;
+  }
+
+  /** MO: `POST url_callback_mo` with the reply. */
+  smsReply(smsId: string, text: string, at?: number): boolean {
+    const sms = this.#sms.get(smsId);
+    if (!sms) return false;
+    const id = uuidV4(this.#deps.random);
+    this.#enqueue(sms.companyId, 'sms-mo', sms.callbacks.mo, id, {
+      event_id: id,
+      event: 'sms.reply',
+      ...smsFields(sms),
+      text,
+      datetime: formatUtcMinus3(at ?? this.#deps.clock.now()),
+    });
+    return true;
+  }
+
+  snapshot(): NotifierSnapshot {
+    return {
+      companies: [...this.#companies].map(([companyId, c]) => ({ companyId, config: c.config, secret: c.secret, stats: c.stats.snapshot() })),
+      tracked: [...this.#tracked],
+      sms: [...this.#sms],
+    };
+  }
+}
+
+function smsFields(sms: OutgoingSms) {
+  return {
+    sms_id: sms.smsId,
+    request_id: sms.requestId,
+    index: sms.index,
+    reference: sms.reference ?? null,
+    campaign_id: sms.campaignId ?? null,
+    phone: sms.phone,
+  };
+}

@@ -1,0 +1,108 @@
+/** Options of {@link buildServer}, each with its default. */
+import type { FastifyServerOptions } from 'fastify';
+import type { Clock } from '../core/clock.js';
+import type { Engine } from '../core/engine.js';
+import type { ContractLimits } from '../contract/limits.js';
+import type { DeliveryOutcome, OutboxOptions } from '../events/outbox.js';
+import type { RandomSource } from '../events/random.js';
+import type { ReportType } from '../events/schemas/report.js';
+import type { Channel } from './channel.js';
+import type { DispatchOptions } from './dispatch-worker.js';
+import type { ReportGenerator } from './report-service.js';
+import type { ServerStateSnapshot } from './snapshot-file.js';
+import type { SmsOptions } from './sms-worker.js';
+import type { ApiKeyEntry } from './tenants.js';
+import type { DeliveryOptions } from './webhooks/delivery-worker.js';
+
+export interface BuildServerOptions {
+  /** The engine the server dispatches with (restored from a snapshot by the host when resuming). */
+  readonly engine: Engine;
+  /**
+   * API keys and the company each acts for. A request without a listed key gets 401.
+   * @default [] (every request is refused: give keys)
+   */
+  readonly apiKeys?: readonly ApiKeyEntry[];
+  /**
+   * The company of businesses whose fleet entry has no `companyId`.
+   * @default 1
+   */
+  readonly defaultCompanyId?: number;
+  /**
+   * The provider. @default a simulated channel (`createSimulatedChannel()`)
+   */
+  readonly channel?: Channel;
+  /**
+   * Clock of the server's own timestamps (webhook times, outbox, statistics). Pass the engine's.
+   * @default the system clock
+   */
+  readonly clock?: Clock;
+  /** Source of event ids, secrets and jitter. @default node:crypto */
+  readonly random?: RandomSource;
+  /**
+   * Accept webhook and SMS callback URLs on loopback and private networks (also at connect time).
+   * For local development and tests only; cloud metadata addresses stay refused.
+   * @default false
+   */
+  readonly allowPrivateWebhookTargets?: boolean;
+  /**
+   * Webhook signing secret per company (`whsec_…`). Companies without one get a random secret,
+   * kept in the snapshot and readable with GET /messenger/config/secret/.
+   * @default {}
+   */
+  readonly webhookSecrets?: Readonly<Record<number, string>>;
+  /**
+   * Public origin written in report download links, e.g. `https://api.example.com`.
+   * @default the address the server listens on (`http://127.0.0.1:<port>`)
+   */
+  readonly publicBaseUrl?: string;
+  /** Key signing report download tokens. @default 32 random bytes (links die with the process unless given) */
+  readonly reportTokenKey?: string | Uint8Array;
+  /** Generators of report types other than `numbers` and `templates` (which the server builds). @default {} */
+  readonly reportGenerators?: Partial<Record<ReportType, ReportGenerator>>;
+  /** Reports kept for download, oldest dropped first. @default 1000 */
+  readonly maxReports?: number;
+  /** Request limits (body size, contacts and SMS items per request). @default the contract's: 10 MiB, 10,000, 10,000 */
+  readonly limits?: ContractLimits;
+  /**
+   * Contacts waiting in the engine (queued and waiting for a retry) beyond which a send request is
+   * answered 429 with Retry-After: the intake queue's bound.
+   * @default 1_000_000
+   */
+  readonly maxQueuedContacts?: number;
+  /**
+   * Webhook events waiting in the outbox beyond which send requests are answered 429 (a receiver
+   * that is down must not make memory grow without limit).
+   * @default 1_000_000
+   */
+  readonly maxPendingWebhooks?: number;
+  /** Dispatch worker: poll size and sends in flight. */
+  readonly dispatch?: DispatchOptions;
+  /** SMS queue bound and concurrency. */
+  readonly sms?: SmsOptions;
+  /** Webhook delivery: timeouts and concurrency per target. */
+  readonly delivery?: DeliveryOptions;
+  /** Outbox backoff and ages. @default the events' defaults: 5 s ×2 up to 1 h, dead letter after 24 h, attempt timeout 30 s */
+  readonly outbox?: Omit<OutboxOptions, 'random'>;
+  /** Period of the campaign statistics batches (spec 6.4). @default 60_000 */
+  readonly campaignBatchIntervalMs?: number;
+  /** Messages and SMS remembered for their later statuses (oldest forgotten first). @default 1_000_000 */
+  readonly maxTrackedMessages?: number;
+  /** State written by a previous server's snapshot (the `server` part of the snapshot file). */
+  readonly restore?: ServerStateSnapshot;
+  /** Where {@link SendpoolControl.snapshot} is written on close (atomically). @default none: state is lost on exit */
+  readonly snapshotFile?: string;
+  /** Longest wait, on close, for sends and webhook deliveries in flight. @default 10_000 */
+  readonly drainTimeoutMs?: number;
+  /**
+   * Fastify's logger (pino). `true` logs at `info` with request ids; the API key header and query
+   * strings (download tokens) are never logged.
+   * @default true
+   */
+  readonly logger?: boolean | FastifyServerOptions['logger'];
+  /** Serve GET /metrics (Prometheus text, no API key: keep it on an internal network). @default true */
+  readonly metrics?: boolean;
+  /** Include prom-client's process metrics (CPU, memory, event loop). @default true */
+  readonly processMetrics?: boolean;
+  /** Called with webhook events that could not be delivered within the outbox's maximum age. */
+  readonly onDeadLetter?: (outcome: DeliveryOutcome) => void;
+}

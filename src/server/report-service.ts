@@ -1,0 +1,180 @@
+/**
+ * Reports (spec 2.6, 4.5, 6.1): POST /reports/ starts one; it is processed in the background and
+ * ends `ready` (file kept for download) or `error`, each sending its event to the company's
+ * `url_report_webhook`. `numbers` and `templates` are built from the engine; other types come from
+ * generators the host registers; a type without a generator ends `report.error`.
+ */
+import type { Clock } from '../core/clock.js';
+import type { Engine } from '../core/engine.js';
+import type { RandomSource } from '../events/random.js';
+import { ReportTracker, type ReportEvent } from '../events/reports.js';
+import type { SecretKey } from '../events/hmac.js';
+import type { ReportType } from '../events/schemas/report.js';
+import { formatUtcMinus3 } from '../events/datetime.js';
+
+/** A report's file. */
+export interface ReportFile {
+  /** File content. */
+  readonly body: string | Uint8Array;
+  /** @default 'text/csv; charset=utf-8' */
+  readonly contentType?: string;
+}
+
+/** What a generator is given: the company and its businesses. */
+export interface ReportContext {
+  readonly reportId: number;
+  readonly reportType: ReportType;
+  readonly companyId: number;
+  /** Businesses of the company. */
+  readonly businessIds: readonly number[];
+  readonly engine: Engine;
+}
+
+/** Builds one report type's file; throw (or reject) to end the report with `report.error` and the error's message. */
+export type ReportGenerator = (context: ReportContext) => ReportFile | Promise<ReportFile>;
+
+/** One report as GET /reports/:id/ shows it. */
+export interface ReportRecord {
+  readonly reportId: number;
+  readonly reportType: ReportType;
+  readonly reportName: string;
+  readonly companyId: number;
+  readonly createdAt: number;
+  status: 'processing' | 'ready' | 'error';
+  errorMessage?: string;
+  file?: ReportFile;
+}
+
+interface Deps {
+  readonly engine: Engine;
+  readonly clock: Clock;
+  readonly random: RandomSource;
+  readonly tokenKey: SecretKey;
+  /** Public origin for download links (read when a report finishes). */
+  readonly baseUrl: () => string;
+  readonly generators: Partial<Record<ReportType, ReportGenerator>>;
+  readonly businessesOf: (companyId: number) => number[];
+  readonly onEvent: (event: ReportEvent) => void;
+  /** Reports kept (oldest dropped first). */
+  readonly maxReports: number;
+}
+
+function csv(rows: readonly (readonly unknown[])[]): string {
+  const cell = (v: unknown) => {
+    const s = v === undefined || v === null ? '' : String(v);
+    return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+  };
+  return rows.map((r) => r.map(cell).join(',')).join('\n') + '\n';
+}
+
+/** The two reports the engine can build itself. */
+export const BUILTIN_REPORTS: Partial<Record<ReportType, ReportGenerator>> = {
+  numbers: ({ engine, businessIds }) => {
+    const own = new Set(businessIds);
+    const rows: unknown[][] = [['phone', 'business_id', 'status', 'paused_until', 'throughput_per_hour', 'messaging_limit_24h', 'messages_per_second', 'available']];
+    for (const n of engine.numbers()) {
+      if (!own.has(n.businessId)) continue;
+      rows.push([n.phone, n.businessId, n.status, n.pausedUntil === undefined ? '' : formatUtcMinus3(n.pausedUntil), n.throughputPerHour, n.messagingLimit24h, n.messagesPerSecond, n.available]);
+    }
+    return { body: csv(rows) };
+  },
+  templates: ({ engine, businessIds }) => {
+    const own = new Set(businessIds);
+    const rows: unknown[][] = [['template_id', 'name', 'status', 'paused_until', 'business_ids', 'placeholders']];
+    for (const t of engine.templates()) {
+      if (!t.businessIds.some((b) => own.has(b))) continue;
+      rows.push([t.id, t.name, t.status, t.pausedUntil === undefined ? '' : formatUtcMinus3(t.pausedUntil), t.businessIds.filter((b) => own.has(b)).join(' '), t.placeholders]);
+    }
+    return { body: csv(rows) };
+  },
+};
+
+export class ReportService {
+  readonly #deps: Deps;
+  readonly #tracker: ReportTracker;
+  readonly #reports = new Map<number, ReportRecord>();
+  #nextId: number;
+
+  constructor(deps: Deps, restored?: { readonly nextId: number; readonly reports: readonly ReportRecord[] }) {
+    this.#deps = deps;
+    const options = {
+      tokenKey: deps.tokenKey,
+      random: deps.random,
+      // Read at finish time: the server's address is known only once it listens.
+      get baseUrl() {
+        return deps.baseUrl();
+      },
+    };
+    this.#tracker = new ReportTracker(options);
+    this.#nextId = restored?.nextId ?? 1;
+    for (const r of restored?.reports ?? []) {
+      // A report still processing at shutdown is started again: its event was never sent.
+      this.#reports.set(r.reportId, { ...r });
+      if (r.status === 'processing') this.#start(r);
+    }
+  }
+
+  /** Starts a report and returns it (status `processing`). */
+  create(companyId: number, reportType: ReportType, reportName?: string): ReportRecord {
+    const reportId = this.#nextId++;
+    const record: ReportRecord = {
+      reportId,
+      reportType,
+      reportName: reportName ?? `${reportType}-${reportId}.csv`,
+      companyId,
+      createdAt: this.#deps.clock.now(),
+      status: 'processing',
+    };
+    this.#reports.set(reportId, record);
+    while (this.#reports.size > this.#deps.maxReports) {
+      const oldest = this.#reports.keys().next().value;
+      if (oldest === undefined) break;
+      this.#reports.delete(oldest);
+    }
+    this.#start(record);
+    return record;
+  }
+
+  #start(record: ReportRecord): void {
+    this.#tracker.begin({ reportId: record.reportId, reportType: record.reportType, reportName: record.reportName, companyId: record.companyId, createdAt: record.createdAt });
+    const generator = this.#deps.generators[record.reportType] ?? BUILTIN_REPORTS[record.reportType];
+    setImmediate(async () => {
+      let result: { ok: true } | { ok: false; errorMessage: string };
+      try {
+        if (!generator) throw new Error(`No generator is registered for report type "${record.reportType}" on this server.`);
+        record.file = await generator({
+          reportId: record.reportId,
+          reportType: record.reportType,
+          companyId: record.companyId,
+          businessIds: this.#deps.businessesOf(record.companyId),
+          engine: this.#deps.engine,
+        });
+        result = { ok: true };
+      } catch (e) {
+        const message = e instanceof Error && e.message ? e.message : 'Report generation failed.';
+        result = { ok: false, errorMessage: message.slice(0, 500) };
+      }
+      const finished = this.#tracker.finish(record.reportId, result, this.#deps.clock.now());
+      if (!finished.ok) return;
+      record.status = finished.event.status;
+      if (!result.ok) record.errorMessage = result.errorMessage;
+      this.#deps.onEvent(finished.event);
+    });
+  }
+
+  /** A report of a company (undefined for another company's: tenants never see each other's). */
+  get(companyId: number, reportId: number): ReportRecord | undefined {
+    const r = this.#reports.get(reportId);
+    return r && r.companyId === companyId ? r : undefined;
+  }
+
+  snapshot(): { nextId: number; reports: ReportRecord[] } {
+    return {
+      nextId: this.#nextId,
+      reports: [...this.#reports.values()].map((r) => ({
+        ...r,
+        ...(r.file ? { file: { ...r.file, body: typeof r.file.body === 'string' ? r.file.body : Buffer.from(r.file.body).toString('utf8') } } : {}),
+      })),
+    };
+  }
+}

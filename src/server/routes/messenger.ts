@@ -1,0 +1,24 @@
+/** GET /messenger/businesses/ and POST /messenger/messages/ (spec 4.1, 4.2). */
+import type { FastifyInstance } from 'fastify';
+import { BusinessesResponseSchema } from '../../contract/business-schema.js';
+import { ErrorBodySchema, SendResponseSchema } from '../../contract/response-schemas.js';
+import { SendRequestSchema } from '../../contract/send-request-schema.js';
+import type { ServerContext } from '../context.js';
+import { answer } from '../http-errors.js';
+import { intakeSend } from '../intake.js';
+
+export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  app.get('/messenger/businesses/', { schema: { response: { 200: BusinessesResponseSchema } } }, async (request) => {
+    // Only the key's company's businesses; output is computed at this moment.
+    return ctx.engine.businesses().filter((b) => ctx.tenants.owns(request.companyId, b.id));
+  });
+
+  app.post(
+    '/messenger/messages/',
+    { schema: { body: SendRequestSchema, response: { 202: SendResponseSchema, '4xx': ErrorBodySchema } } },
+    async (request, reply) => {
+      const result = intakeSend(ctx, request.companyId, request.body, request.id);
+      return answer(reply, result.answer, result.headers);
+    },
+  );
+}

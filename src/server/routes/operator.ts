@@ -1,0 +1,83 @@
+/**
+ * Operator endpoints (an extension; the spec has none): the platform's signals as calls. Pause,
+ * disable and resume numbers and templates of the key's company, and read their state. A number
+ * has no "disabled" state in the engine: disabling it is a pause without an end.
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { problem, type Problem } from '../../core/problems.js';
+import { errorResponse } from '../../contract/responses.js';
+import { parseDateTime } from '../../events/datetime.js';
+import type { ServerContext } from '../context.js';
+import { answer, fail } from '../http-errors.js';
+
+/** `{ until?: epoch ms | ISO 8601, duration_seconds?: n }`: when a pause ends by itself. */
+function pauseEnd(ctx: ServerContext, body: unknown): { ok: true; until?: number } | { ok: false; problems: Problem[] } {
+  if (body === undefined || body === null) return { ok: true };
+  if (typeof body !== 'object' || Array.isArray(body)) return { ok: false, problems: [problem('$', 'an object with until or duration_seconds, or no body', body)] };
+  const { until, duration_seconds: duration, ...rest } = body as Record<string, unknown>;
+  const problems = Object.keys(rest).map((k) => problem(`$.${k}`, 'no such field (known: until, duration_seconds)', rest[k]));
+  let end: number | undefined;
+  if (until !== undefined && duration !== undefined) problems.push(problem('$', 'until or duration_seconds, not both', body));
+  else if (until !== undefined) {
+    end = typeof until === 'number' && Number.isSafeInteger(until) ? until : typeof until === 'string' ? parseDateTime(until) : undefined;
+    if (end === undefined || end <= ctx.clock.now()) problems.push(problem('$.until', 'a future time: epoch milliseconds or ISO 8601 with offset', until));
+  } else if (duration !== undefined) {
+    if (typeof duration !== 'number' || !Number.isSafeInteger(duration) || duration < 1 || duration > 30 * 86_400) {
+      problems.push(problem('$.duration_seconds', 'an integer from 1 to 2592000 (30 days)', duration));
+    } else end = ctx.clock.now() + duration * 1000;
+  }
+  return problems.length > 0 ? { ok: false, problems } : end === undefined ? { ok: true } : { ok: true, until: end };
+}
+
+export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  const ownNumber = (companyId: number, phone: string) => ctx.engine.numbers().find((n) => n.phone === phone && ctx.tenants.owns(companyId, n.businessId));
+  const ownTemplate = (companyId: number, id: number) =>
+    ctx.engine.templates().find((t) => t.id === id && t.businessIds.length > 0 && t.businessIds.every((b) => ctx.tenants.owns(companyId, b)));
+
+  app.get('/operator/numbers/', async (request) => ctx.engine.numbers().filter((n) => ctx.tenants.owns(request.companyId, n.businessId)));
+  app.get('/operator/templates/', async (request) =>
+    ctx.engine.templates().filter((t) => t.businessIds.some((b) => ctx.tenants.owns(request.companyId, b))),
+  );
+  app.get('/operator/queues/', async (request) =>
+    ctx.engine
+      .businesses()
+      .filter((b) => ctx.tenants.owns(request.companyId, b.id))
+      .flatMap((b) => b.template_types.map((t) => ({ business_id: b.id, template_type_id: t.id, output: t.output, ...ctx.engine.queueStatus(b.id, t.id) }))),
+  );
+
+  const numberAction = async (action: 'pause' | 'disable' | 'resume', phone: string, companyId: number, body: unknown, reply: FastifyReply) => {
+    if (!ownNumber(companyId, phone)) return fail(reply, 'not_found', [], `No number ${phone} in your businesses.`);
+    const end = action === 'pause' ? pauseEnd(ctx, body) : { ok: true as const };
+    if (!end.ok) return answer(reply, errorResponse('invalid_body', end.problems));
+    if (action === 'resume') ctx.engine.setNumberStatus(phone, 'active');
+    else ctx.engine.setNumberStatus(phone, 'paused', end.until === undefined ? {} : { until: end.until });
+    ctx.dispatch.kick();
+    request_log(reply, `number ${action}`, { phone });
+    return ownNumber(companyId, phone);
+  };
+  const templateAction = async (action: 'pause' | 'disable' | 'resume', idText: string, companyId: number, body: unknown, reply: FastifyReply) => {
+    const id = /^[1-9]\d{0,15}$/.test(idText) ? Number(idText) : Number.NaN;
+    if (!ownTemplate(companyId, id)) return fail(reply, 'not_found', [], `No template ${idText} used only by your businesses.`);
+    const end = action === 'pause' ? pauseEnd(ctx, body) : { ok: true as const };
+    if (!end.ok) return answer(reply, errorResponse('invalid_body', end.problems));
+    if (action === 'resume') ctx.engine.setTemplateStatus(id, 'active');
+    else if (action === 'disable') ctx.engine.setTemplateStatus(id, 'disabled');
+    else ctx.engine.setTemplateStatus(id, 'paused', end.until === undefined ? {} : { until: end.until });
+    ctx.dispatch.kick();
+    request_log(reply, `template ${action}`, { template: id });
+    return ownTemplate(companyId, id);
+  };
+
+  for (const action of ['pause', 'disable', 'resume'] as const) {
+    app.post<{ Params: { phone: string } }>(`/operator/numbers/:phone/${action}/`, async (request, reply) =>
+      numberAction(action, request.params.phone, request.companyId, request.body, reply),
+    );
+    app.post<{ Params: { id: string } }>(`/operator/templates/:id/${action}/`, async (request, reply) =>
+      templateAction(action, request.params.id, request.companyId, request.body, reply),
+    );
+  }
+}
+
+function request_log(reply: FastifyReply, what: string, fields: Record<string, unknown>): void {
+  reply.log.info(fields, `operator: ${what}`);
+}

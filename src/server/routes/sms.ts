@@ -1,0 +1,29 @@
+/** POST /sms/messages/ (spec 4.3): checked, queued, sent; DLR and MO go to the item's URLs. */
+import type { FastifyInstance } from 'fastify';
+import { toSmsSends } from '../../contract/mapping.js';
+import { parseSmsBatch } from '../../contract/parse-sms-batch.js';
+import { ErrorBodySchema, SmsResponseSchema } from '../../contract/response-schemas.js';
+import { errorResponse, smsResponse } from '../../contract/responses.js';
+import { SmsBatchSchema } from '../../contract/sms-schema.js';
+import type { ServerContext } from '../context.js';
+import { answer } from '../http-errors.js';
+
+export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  app.post('/sms/messages/', { schema: { body: SmsBatchSchema, response: { 202: SmsResponseSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
+    if (ctx.closing) return answer(reply, errorResponse('unavailable', [], 'The server is shutting down.'));
+    const parsed = parseSmsBatch(request.body, {
+      urlPolicy: ctx.urlPolicy,
+      ...(ctx.limits.maxSmsItems === undefined ? {} : { maxSmsItems: ctx.limits.maxSmsItems }),
+    });
+    if (!parsed.ok) return answer(reply, errorResponse('invalid_body', parsed.problems));
+    const sends = toSmsSends(parsed.value);
+    if (ctx.sms.queued + sends.length > ctx.sms.maxQueued) {
+      reply.header('retry-after', '10');
+      return answer(reply, errorResponse('rate_limited', [], `The SMS queue is full (${ctx.sms.queued} waiting, bound ${ctx.sms.maxQueued}).`));
+    }
+    const requestId = request.id;
+    ctx.sms.enqueue(sends.map((s) => ({ ...s, smsId: `${requestId}:${s.index}`, requestId, companyId: request.companyId })));
+    ctx.metrics?.contactsAccepted.inc({ kind: 'sms' }, sends.length);
+    return answer(reply, smsResponse(parsed.value, requestId));
+  });
+}

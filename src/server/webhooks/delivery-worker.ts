@@ -1,0 +1,224 @@
+/**
+ * The delivery worker: drives the events' {@link Outbox} over real HTTP. It takes due attempts,
+ * signs each (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`, signed at
+ * every attempt), POSTs the JSON with a timeout, and settles the result; the outbox decides the
+ * backoff, the dead letters and what is due next. Concurrency is bounded per target (origin) and
+ * overall, so a slow receiver cannot take every connection and memory stays bounded.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { Clock } from '../../core/clock.js';
+import type { DeliveryAttempt, DeliveryOutcome, Outbox } from '../../events/outbox.js';
+import { httpAttemptResult } from '../../events/outbox.js';
+import { signWebhook } from '../../events/signing.js';
+import { safeLookup } from './safe-lookup.js';
+
+/** Options of the delivery worker. */
+export interface DeliveryOptions {
+  /**
+   * Time an attempt may take before it is abandoned as failed. Keep it below the outbox's
+   * `attemptTimeoutMs` so the outbox never re-sends an attempt that is still running.
+   * @default 10_000
+   */
+  readonly requestTimeoutMs?: number;
+  /** Attempts in flight to one target (scheme, host and port). @default 8 */
+  readonly concurrencyPerTarget?: number;
+  /** Attempts in flight overall. @default 256 */
+  readonly maxInFlight?: number;
+}
+
+interface Deps {
+  readonly outbox: Outbox;
+  readonly clock: Clock;
+  /** The signing secret(s) of a company. */
+  readonly secretOf: (companyId: number) => string;
+  readonly allowPrivateTargets: boolean;
+  readonly onAttempt?: (family: string, result: 'success' | 'failure') => void;
+  readonly onOutcomes?: (outcomes: readonly DeliveryOutcome[]) => void;
+  readonly userAgent: string;
+}
+
+interface Target {
+  inFlight: number;
+  readonly waiting: DeliveryAttempt[];
+}
+
+export class DeliveryWorker {
+  readonly #deps: Deps;
+  readonly #timeoutMs: number;
+  readonly #perTarget: number;
+  readonly #maxInFlight: number;
+  readonly #targets = new Map<string, Target>();
+  readonly #http: http.Agent;
+  readonly #https: https.Agent;
+  readonly #lookup: ReturnType<typeof safeLookup>;
+  readonly #running = new Set<Promise<void>>();
+  #inFlight = 0;
+  #queued = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #timerAt = Number.POSITIVE_INFINITY;
+  #scheduled = false;
+  #stopped = false;
+
+  constructor(deps: Deps, options: DeliveryOptions = {}) {
+    this.#deps = deps;
+    this.#timeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.#perTarget = options.concurrencyPerTarget ?? 8;
+    this.#maxInFlight = options.maxInFlight ?? 256;
+    this.#http = new http.Agent({ keepAlive: true, maxSockets: this.#perTarget });
+    this.#https = new https.Agent({ keepAlive: true, maxSockets: this.#perTarget });
+    this.#lookup = safeLookup(deps.allowPrivateTargets);
+  }
+
+  /** Attempts running now. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
+  /** Asks for a pass soon (after an enqueue); passes coalesce. */
+  kick(): void {
+    if (this.#scheduled || this.#stopped) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#pass();
+    });
+  }
+
+  #pass(): void {
+    if (this.#stopped) return;
+    const { outbox, clock } = this.#deps;
+    const now = clock.now();
+    const room = this.#maxInFlight - this.#inFlight - this.#queued;
+    if (room > 0) {
+      for (const attempt of outbox.take(now, room)) {
+        const key = targetKey(attempt.event.url);
+        let target = this.#targets.get(key);
+        if (!target) this.#targets.set(key, (target = { inFlight: 0, waiting: [] }));
+        target.waiting.push(attempt);
+        this.#queued++;
+        this.#drain(target);
+      }
+    }
+    const outcomes = outbox.takeOutcomes();
+    if (outcomes.length > 0) this.#deps.onOutcomes?.(outcomes);
+    this.#arm();
+  }
+
+  /** Starts waiting attempts of a target while it has free slots. */
+  #drain(target: Target): void {
+    while (target.inFlight < this.#perTarget && target.waiting.length > 0) {
+      const attempt = target.waiting.shift()!;
+      this.#queued--;
+      // An attempt that waited past its deadline has timed out in the outbox and will be offered
+      // again: sending it now would only make a duplicate.
+      if (this.#deps.clock.now() >= attempt.deadline) continue;
+      target.inFlight++;
+      this.#inFlight++;
+      const run = this.#attempt(attempt).finally(() => {
+        target.inFlight--;
+        this.#inFlight--;
+        this.#running.delete(run);
+        this.#drain(target);
+        this.kick();
+      });
+      this.#running.add(run);
+    }
+  }
+
+  async #attempt(a: DeliveryAttempt): Promise<void> {
+    const { outbox, clock, secretOf } = this.#deps;
+    let result: { ok: true } | { ok: false; error: string };
+    try {
+      const headers = signWebhook({ id: a.event.id, now: clock.now(), body: a.event.body, secret: secretOf(a.event.companyId) });
+      const status = await this.#post(a.event.url, a.event.body, headers);
+      result = httpAttemptResult(status);
+    } catch (e) {
+      result = { ok: false, error: errorText(e) };
+    }
+    this.#deps.onAttempt?.(a.event.family, result.ok ? 'success' : 'failure');
+    outbox.settle(a.event.id, a.attempt, result, clock.now());
+  }
+
+  #post(url: string, body: string, signature: Record<string, string>): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const u = new URL(url);
+      const secure = u.protocol === 'https:';
+      const req = (secure ? https : http).request(
+        u,
+        {
+          method: 'POST',
+          agent: secure ? this.#https : this.#http,
+          lookup: this.#lookup as never,
+          timeout: this.#timeoutMs,
+          headers: {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(body),
+            'user-agent': this.#deps.userAgent,
+            ...signature,
+          },
+        },
+        (res) => {
+          res.resume(); // the body is not needed; drain it so the socket is reused
+          res.on('end', () => resolve(res.statusCode ?? 0));
+          res.on('error', reject);
+        },
+      );
+      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('error', reject);
+      req.end(body);
+    });
+  }
+
+  /** One timer for the outbox's next due time. */
+  #arm(): void {
+    const at = this.#deps.outbox.nextWakeAt();
+    if (at === null || this.#stopped) return;
+    if (this.#timer !== undefined && at >= this.#timerAt) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timerAt = at;
+    const delay = Math.max(0, Math.min(at - this.#deps.clock.now(), 2 ** 31 - 1));
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#timerAt = Number.POSITIVE_INFINITY;
+      this.#pass();
+    }, delay);
+    this.#timer.unref?.();
+  }
+
+  /**
+   * Stops taking attempts and waits up to `drainMs` for those running; the rest stay in the
+   * outbox (its snapshot keeps them; attempts in flight time out and go again after a restart).
+   */
+  async stop(drainMs: number): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#targets.clear();
+    this.#queued = 0;
+    if (this.#running.size > 0) {
+      await Promise.race([Promise.allSettled([...this.#running]), new Promise((r) => setTimeout(r, drainMs).unref?.())]);
+    }
+    const outcomes = this.#deps.outbox.takeOutcomes();
+    if (outcomes.length > 0) this.#deps.onOutcomes?.(outcomes);
+    this.#http.destroy();
+    this.#https.destroy();
+  }
+}
+
+function targetKey(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+function errorText(e: unknown): string {
+  if (e && typeof e === 'object') {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string') return message.slice(0, 200);
+  }
+  return 'network error';
+}

@@ -1,0 +1,182 @@
+/** Shared pieces of the server tests: a fleet, servers on port 0, a webhook receiver, polling. */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createEngine } from '../../src/engine.js';
+import { verifyWebhook } from '../../src/events/index.js';
+import { buildServer, createSimulatedChannel, type BuildServerOptions, type SendpoolServer, type SimulatedChannel, type SimulatedChannelOptions } from '../../src/server/index.js';
+
+export const KEY_1 = 'test-key-company-one-0001';
+export const KEY_2 = 'test-key-company-two-0002';
+
+/** Company 1 owns business 1 (three numbers, type 10 with three templates); company 2 owns business 2. */
+export function testFleet(perSecond?: number) {
+  const rate = perSecond === undefined ? {} : { messagesPerSecond: perSecond };
+  return {
+    businesses: [
+      {
+        id: 1,
+        name: 'Acme',
+        companyId: 1,
+        numbers: [
+          { phone: '5511990000001', throughputPerHour: 1_000_000, messagingLimit24h: 10_000_000, status: 'active', ...rate },
+          { phone: '5511990000002', throughputPerHour: 1_000_000, messagingLimit24h: 10_000_000, status: 'active', ...rate },
+          { phone: '5511990000003', throughputPerHour: 1_000_000, messagingLimit24h: 10_000_000, status: 'active', ...rate },
+        ],
+        templateTypes: [{ id: 10, name: 'billing', templateIds: [100, 101, 102] }],
+      },
+      {
+        id: 2,
+        name: 'Globex',
+        companyId: 2,
+        numbers: [{ phone: '5521990000001', throughputPerHour: 2000, messagingLimit24h: 2000, status: 'active' }],
+        templateTypes: [{ id: 10, name: 'alerts', templateIds: [300] }],
+      },
+    ],
+    templates: [
+      { id: 100, name: 'billing_a', text: 'A: Hi {{1}}, your bill is due.', businessIds: [1], status: 'active' },
+      { id: 101, name: 'billing_b', text: 'B: {{1}}, your bill is due.', businessIds: [1], status: 'active' },
+      { id: 102, name: 'billing_c', text: 'C: Dear {{1}}, a bill is due.', businessIds: [1], status: 'active' },
+      { id: 300, name: 'alert', text: 'Alert: {{1}}', businessIds: [2], status: 'active' },
+    ],
+  };
+}
+
+/** Fast simulated channel: tiny delays, no random failures unless asked. */
+export function fastChannel(options: SimulatedChannelOptions = {}): SimulatedChannel {
+  return createSimulatedChannel({
+    record: true,
+    sendDelayMs: { min: 0, max: 1 },
+    statusDelayMs: { min: 1, max: 5 },
+    attendanceDurationMs: { min: 1, max: 5 },
+    sendFailureProbability: 0,
+    ...options,
+  });
+}
+
+export interface Started {
+  readonly server: SendpoolServer;
+  readonly url: string;
+  readonly channel: SimulatedChannel;
+}
+
+export async function startServer(options: Partial<BuildServerOptions> & { perSecond?: number; fleet?: unknown } = {}): Promise<Started> {
+  const { perSecond, fleet, ...rest } = options;
+  const channel = (rest.channel as SimulatedChannel | undefined) ?? fastChannel();
+  const server = buildServer({
+    engine: rest.engine ?? createEngine(fleet ?? testFleet(perSecond)),
+    apiKeys: [
+      { key: KEY_1, companyId: 1, label: 'one' },
+      { key: KEY_2, companyId: 2, label: 'two' },
+    ],
+    logger: false,
+    processMetrics: false,
+    allowPrivateWebhookTargets: true,
+    campaignBatchIntervalMs: 50,
+    outbox: { initialDelayMs: 20, maxDelayMs: 200, attemptTimeoutMs: 5_000 },
+    delivery: { requestTimeoutMs: 2_000 },
+    ...rest,
+    channel,
+  });
+  await server.listen({ port: 0, host: '127.0.0.1' });
+  const port = (server.server.address() as AddressInfo).port;
+  return { server, url: `http://127.0.0.1:${port}`, channel };
+}
+
+export function contacts(n: number, offset = 0) {
+  return Array.from({ length: n }, (_, i) => ({
+    phone_number: `55119${String(80_000_000 + offset + i).padStart(8, '0')}`,
+    template_variables: [`Client ${offset + i}`],
+    data: { row: String(offset + i) },
+  }));
+}
+
+export async function api(url: string, path: string, init: { method?: string; key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.key !== null) headers['x-api-key-id'] = init.key ?? KEY_1;
+  let body: string | undefined;
+  if (init.raw !== undefined) body = init.raw;
+  else if (init.body !== undefined) {
+    body = JSON.stringify(init.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(url + path, { method: init.method ?? (body === undefined ? 'GET' : 'POST'), headers, ...(body === undefined ? {} : { body }) });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** A webhook receiver on 127.0.0.1: verifies Standard Webhooks signatures, deduplicates by webhook-id. */
+export interface Receiver {
+  readonly url: string;
+  readonly port: number;
+  /** Unique events by path, in arrival order. */
+  readonly events: Map<string, any[]>;
+  readonly ids: Set<string>;
+  duplicates: number;
+  badSignatures: number;
+  all(path: string): any[];
+  close(): Promise<void>;
+}
+
+export async function startReceiver(secret: () => string, port = 0): Promise<Receiver> {
+  const events = new Map<string, any[]>();
+  const ids = new Set<string>();
+  const receiver: Receiver = {
+    url: '',
+    port: 0,
+    events,
+    ids,
+    duplicates: 0,
+    badSignatures: 0,
+    all: (path) => events.get(path) ?? [],
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const verdict = verifyWebhook({ headers: req.headers as Record<string, string>, body, secret: secret(), now: Date.now() });
+      if (!verdict.ok) {
+        receiver.badSignatures++;
+        res.writeHead(401).end();
+        return;
+      }
+      if (ids.has(verdict.id)) receiver.duplicates++;
+      else {
+        ids.add(verdict.id);
+        const payload = JSON.parse(body);
+        const path = req.url ?? '/';
+        const list = events.get(path) ?? [];
+        list.push(payload);
+        events.set(path, list);
+      }
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 1000;
+  await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
+  const actual = (server.address() as AddressInfo).port;
+  Object.assign(receiver, { url: `http://127.0.0.1:${actual}`, port: actual });
+  // Close idle keep-alive sockets at once when closing.
+  const close = receiver.close;
+  receiver.close = async () => {
+    const done = close();
+    server.closeAllConnections();
+    await done;
+  };
+  return receiver;
+}
+
+export async function waitFor(condition: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
