@@ -1,0 +1,127 @@
+/**
+ * End to end, as a new user would: start the server, read the businesses, configure webhooks, send
+ * 1,000 contacts, receive HSM, campaign statistics and attendance webhooks on a real receiver that
+ * verifies signatures and deduplicates by event_id; pause a template through the operator endpoint
+ * mid-campaign (and let the platform pause another, reported by the channel as 132015) and see the
+ * rest go through the remaining template; every contact accounted for.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HsmNotificationSchema, AttendanceNotificationSchema, CampaignBatchSchema, validatePayload } from '../../src/events/index.js';
+import { api, contacts, fastChannel, startReceiver, startServer, waitFor, type Receiver, type Started } from './helpers.js';
+
+describe('end to end: 1,000 contacts with failover', () => {
+  let s: Started;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    s = await startServer({
+      perSecond: 150,
+      dispatch: { maxInFlight: 50, pollLimit: 50 },
+      channel: fastChannel({ seed: 7, sendFailureProbability: 0.03, replyProbability: 0.5, attendanceProbability: 1, failureCodes: [{ code: 131026, weight: 1 }, { code: 131000, weight: 1 }] }),
+    });
+    receiver = await startReceiver(() => s.server.sendpool.webhookSecret(1));
+  });
+  afterAll(async () => {
+    await s.server.close();
+    await receiver.close();
+  });
+
+  it('sends every contact, fails over from paused templates, and reports it all by webhooks', async () => {
+    const businesses = await api(s.url, '/messenger/businesses/');
+    expect(businesses.status).toBe(200);
+    expect(businesses.json).toEqual([{ id: 1, name: 'Acme', template_types: [{ id: 10, name: 'billing', output: 450 }] }]);
+
+    const config = await api(s.url, '/messenger/config/', {
+      body: { url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign`, url_attendance_callback: `${receiver.url}/attendance` },
+    });
+    expect(config.status).toBe(200);
+
+    const sent = await api(s.url, '/messenger/messages/', {
+      body: { business_id: 1, template_type_id: 10, campaign_id: 42, max_retries: 2, retry_interval: 0, contacts: contacts(1000) },
+    });
+    expect(sent.status).toBe(202);
+    expect(sent.json).toMatchObject({ accepted: 1000, rejected: 0 });
+    const requestId: string = sent.json.request_id;
+
+    // Operator pause of template 102 while the campaign runs.
+    const sends = s.channel.sends;
+    await waitFor(() => sends.length >= 300, 10_000, '300 sends');
+    const paused = await api(s.url, '/operator/templates/102/pause/', { body: { duration_seconds: 3600 } });
+    expect(paused.status).toBe(200);
+    expect(paused.json).toMatchObject({ id: 102, status: 'paused' });
+    const afterOperatorPause = sends.length;
+
+    // The platform pauses template 101: the channel answers 132015 and the engine fails over.
+    await waitFor(() => sends.length >= 600, 10_000, '600 sends');
+    s.channel.pauseTemplate(101);
+    const afterPlatformPause = sends.length;
+
+    await waitFor(() => s.server.sendpool.idle(), 20_000, 'the campaign to finish');
+    const stats = s.server.sendpool.stats().dispatch;
+    expect(stats.submitted).toBe(1000);
+    expect(stats.sent + stats.failed + stats.expired).toBe(1000);
+
+    // After each pause, only messages already in flight (at most 50) used the paused template.
+    expect(sends.slice(afterOperatorPause).filter((x) => x.templateId === 102).length).toBeLessThanOrEqual(50);
+    expect(sends.slice(afterPlatformPause + 50).filter((x) => x.templateId !== 100 && x.outcome === 'sent')).toEqual([]);
+    const failovers = sends.filter((x) => x.code === 132015);
+    expect(failovers.length).toBeGreaterThan(0);
+    // A failover is not the contact's failure: every 132015 contact was sent later through another template.
+    const sentIds = new Set(sends.filter((x) => x.outcome === 'sent').map((x) => (x.contact as { id: number }).id));
+    for (const f of failovers) expect(sentIds.has((f.contact as { id: number }).id)).toBe(true);
+    // No contact was accepted by the channel twice.
+    expect(sentIds.size).toBe(sends.filter((x) => x.outcome === 'sent').length);
+    expect(sentIds.size).toBe(stats.sent);
+
+    // Webhooks: everything delivered, signed, none lost.
+    await waitFor(() => s.server.sendpool.stats().webhooksPending === 0, 10_000, 'webhooks delivered');
+    s.server.sendpool.flushCampaignStatistics();
+    await waitFor(() => receiver.all('/campaign').some((b) => b.campaigns.some((c: any) => c.count_remaining === 0 && c.count_total === 1000)), 5_000, 'final statistics');
+    await new Promise((r) => setTimeout(r, 100)); // late statuses of the simulated channel
+    await waitFor(() => s.server.sendpool.stats().webhooksPending === 0, 10_000, 'webhooks delivered');
+    expect(receiver.badSignatures).toBe(0);
+    expect(s.server.sendpool.stats().webhooksDeadLettered).toBe(0);
+
+    const hsm = receiver.all('/hsm');
+    for (const n of hsm.slice(0, 50)) expect(validatePayload(HsmNotificationSchema, n)).toEqual([]);
+    expect(hsm.every((n) => n.request_id === requestId && n.campaign_id === 42)).toBe(true);
+    const byContact = new Map<number, string[]>();
+    for (const n of hsm) byContact.set(n.id, [...(byContact.get(n.id) ?? []), n.status]);
+    expect(byContact.size).toBe(1000);
+    let sentCount = 0;
+    let failedFinal = 0;
+    for (const [id, statuses] of byContact) {
+      expect(statuses, `contact ${id}`).toContain('ENQUEUED');
+      const hasSent = statuses.includes('SENT');
+      if (hasSent) sentCount++;
+      else {
+        expect(statuses, `contact ${id}`).toContain('FAILED');
+        failedFinal++;
+      }
+    }
+    expect(sentCount).toBe(stats.sent);
+    expect(failedFinal).toBe(stats.failed);
+    // Retries carry is_retry and retry_index.
+    const retries = hsm.filter((n) => n.is_retry);
+    expect(retries.every((n) => Number.isInteger(n.retry_index))).toBe(true);
+    const failed = hsm.filter((n) => n.status === 'FAILED');
+    expect(failed.every((n) => /^WhatsApp, \d+, .+/.test(n.reason))).toBe(true);
+    expect(hsm.some((n) => n.status === 'READ')).toBe(true);
+    expect(hsm.some((n) => n.status === 'REPLIED')).toBe(true);
+    // Each template's text is what went out: B and C stop after their pauses.
+    expect(hsm.filter((n) => n.status === 'SENT' && n.message.startsWith('A:')).length).toBeGreaterThan(300);
+
+    const batches = receiver.all('/campaign');
+    for (const b of batches) expect(validatePayload(CampaignBatchSchema, b)).toEqual([]);
+    const last = batches.at(-1).campaigns.find((c: any) => c.campaign_id === 42);
+    expect(last.count_total).toBe(last.count_processed + last.count_remaining);
+    expect(last).toMatchObject({ count_total: 1000, count_processed: 1000, count_remaining: 0, status: 'FINISHED' });
+    expect(last.count_sent + last.count_failed + last.count_does_not_exist + last.count_expired).toBe(1000);
+
+    await waitFor(() => receiver.all('/attendance').length > 0, 5_000, 'an attendance');
+    const attendance = receiver.all('/attendance')[0];
+    expect(validatePayload(AttendanceNotificationSchema, attendance)).toEqual([]);
+    expect(attendance).toMatchObject({ from_me: true, campaign_id: 42, request_id: requestId });
+    expect(attendance.survey.status).toBe('completed');
+  });
+});
