@@ -7,7 +7,8 @@ import { Heap } from 'mnemonist';
 import type { Clock } from './clock.js';
 import { ArgumentError, FleetValidationError, NotFoundError, SnapshotError } from './errors.js';
 import type { NumberStatus, TemplateStatus } from './fleet.js';
-import { type Fleet, type FleetBusiness, validateFleet } from './fleet-validate.js';
+import { type Fleet, type FleetBusiness, type FleetTemplate, validateFleet } from './fleet-validate.js';
+import { PhoneIndex } from './phone-index.js';
 import { MemoryStore } from './limits/memory-store.js';
 import type { NumberLimits, Store } from './limits/store.js';
 import { Pool, type TemplateView } from './pool.js';
@@ -163,18 +164,21 @@ export class Engine {
   readonly #clock: Clock;
   readonly #store: Store;
   #lastNow = 0;
-  #fleet!: Fleet;
+  /** Templates as validated (texts, placeholders); numbers live only in the typed arrays below. */
+  #templates: readonly FleetTemplate[] = [];
 
   // Numbers, by slot.
   #phones: string[] = [];
-  #numberIndex = new Map<string, number>();
+  #numberIndex = new PhoneIndex(this.#phones);
   #numberBusiness = new Int32Array(0);
   #numberMember = new Int32Array(0);
-  #perHour = new Float64Array(0);
+  // Rates fit 32 bits exactly (at most 1e9 an hour, 1e6 a second); the 24 h limit does not.
+  #perHour = new Uint32Array(0);
   #per24h = new Float64Array(0);
-  #perSecond = new Float64Array(0);
+  #perSecond = new Uint32Array(0);
   #numberActive = new Uint8Array(0);
-  #numberUntil = new Float64Array(0);
+  /** End of a timed pause, for the few numbers that have one. */
+  #numberUntil = new Map<number, number>();
   #numberGen = new Uint32Array(0);
   #handle = new Int32Array(0);
 
@@ -230,7 +234,7 @@ export class Engine {
       fill: (pool, count, now, numbers, templates) => this.#fill(pool, count, now, numbers, templates),
       shortfall: (pool) => this.#shortfall(pool),
       phoneAt: (slot) => this.#phones[slot]!,
-      templateText: (id) => this.#fleet.templates[this.#templateIndex.get(id)!]!.text,
+      templateText: (id) => this.#templates[this.#templateIndex.get(id)!]!.text,
       pauseNumber: (phone, until) => {
         const slot = this.#numberIndex.get(phone);
         if (slot !== undefined) this.#setNumber(slot, false, until, 'failover');
@@ -279,7 +283,7 @@ export class Engine {
     if (!pool) return undefined;
     const templateIds = Array.from(pool.templates, (t) => this.#templateIds[t]!);
     const first = pool.templates[0];
-    const placeholders = first === undefined ? 0 : this.#fleet.templates[first]!.placeholders;
+    const placeholders = first === undefined ? 0 : this.#templates[first]!.placeholders;
     return { id: pool.typeId, name: pool.typeName, businessId, placeholders, templateIds };
   }
 
@@ -287,7 +291,7 @@ export class Engine {
   numbers(): NumberView[] {
     const now = this.#tick();
     return this.#phones.map((phone, slot) => {
-      const until = this.#numberUntil[slot]!;
+      const until = this.#numberUntil.get(slot) ?? NaN;
       const perSecond = this.#perSecond[slot]!;
       return {
         phone,
@@ -305,7 +309,7 @@ export class Engine {
   /** Every template with its status. */
   templates(): TemplateState[] {
     this.#tick();
-    return this.#fleet.templates.map((t, i) => {
+    return this.#templates.map((t, i) => {
       const until = this.#templateUntil[i]!;
       return {
         id: t.id,
@@ -535,10 +539,10 @@ export class Engine {
       takenAt: now,
       store: this.#store.snapshot(),
       numbers: this.#phones.map((phone, slot) => {
-        const until = this.#numberUntil[slot]!;
+        const until = this.#numberUntil.get(slot) ?? NaN;
         return { phone, status: this.#numberActive[slot] === 1 ? 'active' : 'paused', ...(Number.isNaN(until) ? {} : { pausedUntil: until }) };
       }),
-      templates: this.#fleet.templates.map((t, i) => {
+      templates: this.#templates.map((t, i) => {
         const until = this.#templateUntil[i]!;
         return { id: t.id, status: this.#templateStatus[i]!, ...(Number.isNaN(until) ? {} : { pausedUntil: until }) };
       }),
@@ -600,7 +604,8 @@ export class Engine {
   #setNumber(slot: number, active: boolean, until: number | undefined, source?: string): void {
     this.#numberGen[slot]!++;
     this.#numberActive[slot] = active ? 1 : 0;
-    this.#numberUntil[slot] = until ?? NaN;
+    if (until === undefined) this.#numberUntil.delete(slot);
+    else this.#numberUntil.set(slot, until);
     if (until !== undefined) this.#timers.push({ at: until, kind: 0, index: slot, gen: this.#numberGen[slot]! });
     const b = this.#businesses[this.#numberBusiness[slot]!]!;
     const m = this.#numberMember[slot]!;
@@ -776,8 +781,8 @@ export class Engine {
     if (pool.eligibleCount === 0) {
       let at = Infinity;
       for (const slot of pool.members) {
-        const until = this.#numberUntil[slot]!;
-        if (this.#numberActive[slot] === 0 && until < at) at = until;
+        const until = this.#numberUntil.get(slot);
+        if (this.#numberActive[slot] === 0 && until !== undefined && until < at) at = until;
       }
       return Number.isFinite(at) ? { reason: 'no-number', retryAt: at } : { reason: 'no-number' };
     }
@@ -788,16 +793,18 @@ export class Engine {
   /** Builds every index from a fleet description; keeps store state by phone. */
   #load(fleet: Fleet): void {
     const numberCount = fleet.businesses.reduce((n, b) => n + b.numbers.length, 0);
-    this.#fleet = fleet;
+    this.#templates = fleet.templates;
     this.#phones = [];
-    this.#numberIndex = new Map();
+    this.#numberIndex = new PhoneIndex(this.#phones);
+    this.#numberIndex.sizeFor(numberCount);
+    this.#store.sizeFor?.(numberCount);
     this.#numberBusiness = new Int32Array(numberCount);
     this.#numberMember = new Int32Array(numberCount);
-    this.#perHour = new Float64Array(numberCount);
+    this.#perHour = new Uint32Array(numberCount);
     this.#per24h = new Float64Array(numberCount);
-    this.#perSecond = new Float64Array(numberCount);
+    this.#perSecond = new Uint32Array(numberCount);
     this.#numberActive = new Uint8Array(numberCount);
-    this.#numberUntil = new Float64Array(numberCount).fill(NaN);
+    this.#numberUntil = new Map();
     this.#numberGen = new Uint32Array(numberCount);
     this.#handle = new Int32Array(numberCount);
     this.#stamp = new Uint32Array(numberCount);
@@ -833,7 +840,7 @@ export class Engine {
       b.numbers.forEach((n, m) => {
         members[m] = slot;
         this.#phones[slot] = n.phone;
-        this.#numberIndex.set(n.phone, slot);
+        this.#numberIndex.add(slot);
         this.#numberBusiness[slot] = bi;
         this.#numberMember[slot] = m;
         this.#perHour[slot] = n.throughputPerHour;

@@ -10,6 +10,7 @@
  *   24 h and 24 h + one bucket: never less than the channel's window, hence never over it.
  */
 import { ArgumentError } from '../errors.js';
+import { PhoneIndex } from '../phone-index.js';
 import { describeValue } from '../problems.js';
 import { gcraAvailable, gcraAvailableAt, gcraGiveBack, gcraRescale, gcraTake } from './gcra.js';
 import type { NumberLimits, Store, StoreSnapshot } from './store.js';
@@ -72,8 +73,8 @@ export class MemoryStore implements Store {
    * apart instead of a cache line apart.
    */
   #buckets: Uint32Array;
-  readonly #handles = new Map<string, number>();
   #keys: string[] = [];
+  readonly #handles = new PhoneIndex(this.#keys);
   /** Restored state of numbers not opened yet. */
   readonly #pending = new Map<string, MemoryStoreNumberState>();
   readonly #scratch = new Float64Array(2);
@@ -98,8 +99,8 @@ export class MemoryStore implements Store {
     if (h === undefined) {
       h = this.#size++;
       this.#grow();
-      this.#handles.set(key, h);
       this.#keys[h] = key;
+      this.#handles.add(h);
       const r = h * STRIDE;
       this.#rec[r + H_CAP] = limits.perHour;
       this.#rec[r + S_CAP] = limits.perSecond ?? 0;
@@ -134,6 +135,11 @@ export class MemoryStore implements Store {
     }
     rec[r + D_LIMIT] = limits.per24h;
     return h;
+  }
+
+  sizeFor(numbers: number): void {
+    this.#handles.sizeFor(numbers);
+    if (numbers > this.#cap) this.#resize(numbers);
   }
 
   available(handle: number, now: number): number {
@@ -350,13 +356,15 @@ export class MemoryStore implements Store {
   }
 
   #grow(): void {
-    if (this.#size <= this.#cap) return;
-    const cap = this.#cap * 2;
+    if (this.#size > this.#cap) this.#resize(this.#cap * 2);
+  }
+
+  #resize(cap: number): void {
     const rec = new Float64Array(cap * STRIDE);
-    rec.set(this.#rec);
+    rec.set(this.#rec.subarray(0, Math.min(this.#rec.length, cap * STRIDE)));
     this.#rec = rec;
     const buckets = new Uint32Array(this.#ring * cap);
-    for (let k = 0; k < this.#ring; k++) buckets.set(this.#buckets.subarray(k * this.#cap, (k + 1) * this.#cap), k * cap);
+    for (let k = 0; k < this.#ring; k++) buckets.set(this.#buckets.subarray(k * this.#cap, k * this.#cap + Math.min(this.#cap, cap)), k * cap);
     this.#buckets = buckets;
     this.#cap = cap;
     this.#bucketNow = -1;

@@ -45,6 +45,8 @@ export interface Store {
   release(handle: number, count: number, now: number): void;
   /** Earliest time at which `count` messages become available (`now` if they are), Infinity if never. */
   availableAt(handle: number, count: number, now: number): number;
+  /** Optional hint: about this many numbers will be open, so storage is sized once. */
+  sizeFor?(numbers: number): void;
   /** The state of every number, as plain JSON. */
   snapshot(): StoreSnapshot;
   /** Loads a snapshot's usage, at `now`, into numbers opened or opened later under the same keys. */
