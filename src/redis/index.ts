@@ -1,2 +1,15 @@
-/** Placeholder until the redis subsystem lands; exports nothing yet. */
-export {};
+/**
+ * `sendpool/redis`: capacity shared by many instances through Redis (ioredis, an optional peer).
+ * See docs/scaling.md.
+ */
+export { RedisStore } from './redis-store.js';
+export type { RedisStoreOptions, RedisStoreClient, RedisStoreSnapshot } from './redis-store.js';
+export { leaseSize, burstOf } from './lease-sizing.js';
+export type { LeaseSizingInput } from './lease-sizing.js';
+export type { RedisCapacityEvent, RedisStoreMetrics } from './health.js';
+export { createCapacityWaker } from './capacity-waker.js';
+export type { CapacityWaker } from './capacity-waker.js';
+export { runScript, script } from './script-runner.js';
+export type { RedisScriptClient, Script } from './script-runner.js';
+export { LEASE_SCRIPT } from './scripts/lease.js';
+export { GIVE_BACK_SCRIPT } from './scripts/give-back.js';

@@ -1,0 +1,68 @@
+/**
+ * Events of the Redis-backed capacity, as data: a host logs them, counts them in its metrics, or
+ * alerts on `redis-down`. The library never logs.
+ */
+
+/** An event of {@link RedisStore} (and the fleet sync). `at` is the store's clock time. */
+export type RedisCapacityEvent =
+  /** A lease call failed (error, timeout, Redis unreachable): no new tokens for these numbers. */
+  | { readonly type: 'lease-failed'; readonly at: number; readonly numbers: number; readonly error: string }
+  /** The first failure after success: the fleet fails closed (only tokens already held are spent). */
+  | { readonly type: 'redis-down'; readonly at: number; readonly error: string }
+  /** The first success after `redis-down`: leasing resumes. */
+  | { readonly type: 'redis-up'; readonly at: number; readonly downForMs: number }
+  /** A lease was granted (also a retried call answered from its record). */
+  | { readonly type: 'lease'; readonly at: number; readonly phone: string; readonly leaseId: string; readonly granted: number; readonly grantedAt: number }
+  /** Tokens of a lease reached its expiry unspent: they stay charged and refill with time. */
+  | { readonly type: 'lease-expired'; readonly at: number; readonly phone: string; readonly tokens: number }
+  /** Unspent tokens went back to Redis (close, or a number given up). */
+  | { readonly type: 'returned'; readonly at: number; readonly phone: string; readonly tokens: number }
+  /** A snapshot of another kind was given to `restore`: Redis holds the state, it was not loaded. */
+  | { readonly type: 'snapshot-ignored'; readonly at: number; readonly kind: string };
+
+/** Counters of a {@link RedisStore}, for metrics. */
+export interface RedisStoreMetrics {
+  /** Script calls sent (each one Redis round trip; a call serves up to `numbersPerCall` numbers). */
+  roundTrips: number;
+  /** Leases granted with at least one token. */
+  leases: number;
+  tokensLeased: number;
+  tokensReturned: number;
+  tokensExpired: number;
+  failures: number;
+  /** False while Redis is considered unreachable. */
+  up: boolean;
+}
+
+/** Tracks up/down from call outcomes and reports each transition once. */
+export class Health {
+  #up = true;
+  #downSince = 0;
+  readonly #emit: (e: RedisCapacityEvent) => void;
+
+  constructor(emit: (e: RedisCapacityEvent) => void) {
+    this.#emit = emit;
+  }
+
+  get up(): boolean {
+    return this.#up;
+  }
+
+  failed(at: number, error: string): void {
+    if (!this.#up) return;
+    this.#up = false;
+    this.#downSince = at;
+    this.#emit({ type: 'redis-down', at, error });
+  }
+
+  succeeded(at: number): void {
+    if (this.#up) return;
+    this.#up = true;
+    this.#emit({ type: 'redis-up', at, downForMs: at - this.#downSince });
+  }
+}
+
+/** Message of an unknown thrown value. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

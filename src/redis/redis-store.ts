@@ -1,0 +1,648 @@
+/**
+ * `RedisStore`: the engine's {@link Store} port over capacity shared by many instances in Redis.
+ *
+ * The engine's hot path never awaits, so `reserve` answers from tokens this instance leased
+ * beforehand (a local balance per number, made of leases that expire). Leases are refilled in the
+ * background: when a number's balance falls under half its lease size, or the engine asked for
+ * more than it holds, the number joins the next lease call, which charges every window of every
+ * number it carries in one Lua script at Redis' time (scripts/lease.ts). Tokens are charged before
+ * they are spent, so the instances together never exceed a window.
+ *
+ * Decisions (lease size, expiry, time, failure) are in docs/decisions-redis.md.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../core/clock.js';
+import { ArgumentError } from '../core/errors.js';
+import type { NumberLimits, Store, StoreSnapshot } from '../core/limits/store.js';
+import { describeValue } from '../core/problems.js';
+import { systemClock } from '../runtime/system-clock.js';
+import { Health, errorText, type RedisCapacityEvent, type RedisStoreMetrics } from './health.js';
+import { leaseSize } from './lease-sizing.js';
+import { runScript, script, type RedisScriptClient } from './script-runner.js';
+import { GIVE_BACK_SCRIPT } from './scripts/give-back.js';
+import { LEASE_SCRIPT } from './scripts/lease.js';
+
+const LEASE = script(LEASE_SCRIPT);
+const GIVE_BACK = script(GIVE_BACK_SCRIPT);
+
+/** The client `RedisStore` needs: an ioredis `Redis` satisfies it. */
+export interface RedisStoreClient extends RedisScriptClient {
+  /** ioredis' connection status; calls are not sent while it is 'reconnecting', 'close' or 'end'. */
+  readonly status?: string;
+}
+
+/** Options of {@link RedisStore}. */
+export interface RedisStoreOptions {
+  /** An ioredis client (the host owns it: `close()` does not quit it). */
+  readonly client: RedisStoreClient;
+  /**
+   * Prefix of every key. A number's keys are `<prefix>{<phone>}:…`: the hash tag keeps them in one
+   * Redis Cluster slot.
+   * @default 'sendpool:'
+   */
+  readonly prefix?: string;
+  /**
+   * The engine's clock (pass the same one to `createEngine`): lease expiry and `availableAt` are
+   * answered in its time.
+   * @default the system clock
+   */
+  readonly clock?: Clock;
+  /**
+   * Where the lease script reads time: 'redis' (`TIME`, one clock for the whole fleet) or 'clock'
+   * (the `clock` option's reading, sent with each call: for simulations and tests whose instances
+   * share one simulated clock).
+   * @default 'redis'
+   */
+  readonly timeSource?: 'redis' | 'clock';
+  /**
+   * How fast the clock runs against real time (clock ms per real ms), for the store's own timers.
+   * 1 with the system clock; a simulation running an hour in 12 s passes 300.
+   * @default 1
+   */
+  readonly clockRate?: number;
+  /**
+   * Lease lifetime in clock ms: tokens of a lease are spent within this time of the charge or never.
+   * @default 10_000
+   */
+  readonly leaseTtlMs?: number;
+  /**
+   * A lease aims to cover this much of a number's recent demand (clock ms).
+   * @default 1_000
+   */
+  readonly leaseHorizonMs?: number;
+  /** Smallest lease asked for. @default 1 */
+  readonly minLease?: number;
+  /** Largest lease asked for. @default 100_000 */
+  readonly maxLease?: number;
+  /**
+   * Active instances sharing the numbers (lease size is at most the burst divided by it).
+   * `FleetSync.activeInstances` gives the live count.
+   * @default () => 1
+   */
+  readonly instances?: () => number;
+  /**
+   * After Redis answered "not before t" for a number, wait at least this long (clock ms) before
+   * asking again, so a saturated number costs a few calls per horizon, not one per token.
+   * @default 250
+   */
+  readonly minRetryMs?: number;
+  /**
+   * What `availableAt` answers (from now, clock ms) while a lease for the number is on its way.
+   * `onCapacity` wakes the engine sooner.
+   * @default 20
+   */
+  readonly refillWaitMs?: number;
+  /**
+   * After a failed call, wait this long (clock ms) before trying Redis again.
+   * @default 1_000
+   */
+  readonly downRetryMs?: number;
+  /**
+   * A call not answered within this many real ms counts as failed (its lease id is reused on the
+   * next try, so if it did run, it is not charged twice).
+   * @default 2_000
+   */
+  readonly callTimeoutMs?: number;
+  /**
+   * Numbers per lease call. Keep 1 on Redis Cluster (each number's keys are in their own slot).
+   * @default 64
+   */
+  readonly numbersPerCall?: number;
+  /** How long a lease record is kept for idempotent retries and give-backs (clock ms). @default 60_000 */
+  readonly leaseRecordMs?: number;
+  /** Width of the 24 h counter's buckets in minutes; must divide 1,440. @default 60 */
+  readonly bucketMinutes?: number;
+  /** This instance's id, in lease ids. @default a random UUID */
+  readonly instanceId?: string;
+  /** Receives every event (data, never thrown). @default none */
+  readonly onEvent?: (event: RedisCapacityEvent) => void;
+  /**
+   * Called with the phones of numbers that had run dry (the engine parked them) when tokens for
+   * them arrived: wire it to something that makes the engine look again (`connectEngine`).
+   * @default none
+   */
+  readonly onCapacity?: (phones: readonly string[]) => void;
+}
+
+interface Lease {
+  readonly id: string;
+  readonly granted: number;
+  remaining: number;
+  returned: number;
+  /** Clock time after which the lease may no longer be spent. */
+  readonly expiresAt: number;
+}
+
+interface NumberState {
+  readonly phone: string;
+  readonly stateKey: string;
+  perHour: number;
+  per24h: number;
+  perSecond: number;
+  /** Live leases, oldest first (oldest expires first). */
+  readonly leases: Lease[];
+  bal: number;
+  nextExpiry: number;
+  /** Tokens the engine asked for since the last lease call. */
+  asked: number;
+  demand: number;
+  lastCallAt: number;
+  size: number;
+  queued: boolean;
+  inFlight: boolean;
+  /** Lease id of a call that failed: reused so a call that did run is not charged twice. */
+  retryId: string | undefined;
+  /** Do not call for this number before this clock time (Redis said so, or Redis is down). */
+  notBefore: number;
+  /** Redis' answer "tokens left" at the last call. */
+  left: number;
+  answered: boolean;
+  /** The engine was told to wait: tell `onCapacity` when tokens arrive. */
+  parked: boolean;
+  /** The engine wanted more than the balance since the last call. */
+  short: boolean;
+  readonly seen: string[];
+}
+
+/** Plain-JSON state of a {@link RedisStore}: the state lives in Redis; this is what was held. */
+export interface RedisStoreSnapshot extends StoreSnapshot {
+  readonly kind: 'redis';
+  readonly prefix: string;
+  /** Unspent leased tokens per phone at the time of the snapshot (informative). */
+  readonly held: Readonly<Record<string, number>>;
+}
+
+function positive(api: string, value: number, integer = true): number {
+  if (!(typeof value === 'number' && value > 0 && (!integer || Number.isInteger(value)))) {
+    throw new ArgumentError(api, integer ? 'a whole number from 1 up' : 'a number above 0', describeValue(value));
+  }
+  return value;
+}
+
+export class RedisStore implements Store {
+  readonly prefix: string;
+  readonly instanceId: string;
+  readonly #client: RedisStoreClient;
+  readonly #clock: Clock;
+  readonly #clockTime: boolean;
+  readonly #clockRate: number;
+  readonly #ttl: number;
+  readonly #horizon: number;
+  readonly #minLease: number;
+  readonly #maxLease: number;
+  readonly #instances: () => number;
+  readonly #minRetry: number;
+  readonly #refillWait: number;
+  readonly #downRetry: number;
+  readonly #callTimeout: number;
+  readonly #perCall: number;
+  readonly #keep: number;
+  readonly #bucketMs: number;
+  readonly #onEvent: ((e: RedisCapacityEvent) => void) | undefined;
+  readonly #onCapacity: ((phones: readonly string[]) => void) | undefined;
+  readonly #health: Health;
+  readonly #states: NumberState[] = [];
+  readonly #handles = new Map<string, number>();
+  readonly #queue: NumberState[] = [];
+  #flushScheduled = false;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #timerAt = Infinity;
+  #leaseSeq = 0;
+  #closed = false;
+  #inFlightCalls = new Set<Promise<void>>();
+  readonly #metrics: RedisStoreMetrics = { roundTrips: 0, leases: 0, tokensLeased: 0, tokensReturned: 0, tokensExpired: 0, failures: 0, up: true };
+
+  constructor(options: RedisStoreOptions) {
+    if (options === null || typeof options !== 'object' || options.client === undefined) {
+      throw new ArgumentError('new RedisStore(options.client)', 'an ioredis client', describeValue(options?.client));
+    }
+    this.#client = options.client;
+    this.prefix = options.prefix ?? 'sendpool:';
+    this.instanceId = options.instanceId ?? randomUUID();
+    this.#clock = options.clock ?? systemClock;
+    const source = options.timeSource ?? 'redis';
+    if (source !== 'redis' && source !== 'clock') {
+      throw new ArgumentError('new RedisStore(options.timeSource)', 'one of "redis", "clock"', describeValue(source));
+    }
+    this.#clockTime = source === 'clock';
+    this.#clockRate = positive('new RedisStore(options.clockRate)', options.clockRate ?? 1, false);
+    this.#ttl = positive('new RedisStore(options.leaseTtlMs)', options.leaseTtlMs ?? 10_000);
+    this.#horizon = positive('new RedisStore(options.leaseHorizonMs)', options.leaseHorizonMs ?? 1_000);
+    this.#minLease = positive('new RedisStore(options.minLease)', options.minLease ?? 1);
+    this.#maxLease = positive('new RedisStore(options.maxLease)', options.maxLease ?? 100_000);
+    this.#instances = options.instances ?? (() => 1);
+    this.#minRetry = positive('new RedisStore(options.minRetryMs)', options.minRetryMs ?? 250);
+    this.#refillWait = positive('new RedisStore(options.refillWaitMs)', options.refillWaitMs ?? 20);
+    this.#downRetry = positive('new RedisStore(options.downRetryMs)', options.downRetryMs ?? 1_000);
+    this.#callTimeout = positive('new RedisStore(options.callTimeoutMs)', options.callTimeoutMs ?? 2_000);
+    this.#perCall = positive('new RedisStore(options.numbersPerCall)', options.numbersPerCall ?? 64);
+    this.#keep = Math.max(this.#ttl, positive('new RedisStore(options.leaseRecordMs)', options.leaseRecordMs ?? 60_000));
+    const minutes = options.bucketMinutes ?? 60;
+    if (!Number.isInteger(minutes) || minutes < 1 || 1440 % minutes !== 0) {
+      throw new ArgumentError('new RedisStore(options.bucketMinutes)', 'a whole number of minutes dividing 1440', describeValue(minutes));
+    }
+    this.#bucketMs = minutes * 60_000;
+    this.#onEvent = options.onEvent;
+    this.#onCapacity = options.onCapacity;
+    this.#health = new Health((e) => {
+      this.#metrics.up = e.type === 'redis-up';
+      this.#emit(e);
+    });
+  }
+
+  // ---------------------------------------------------------------- the Store port
+
+  open(key: string, limits: NumberLimits, now: number): number {
+    const perSecond = limits.perSecond ?? 0;
+    let h = this.#handles.get(key);
+    if (h !== undefined) {
+      const st = this.#states[h]!;
+      // New limits may open capacity at once: Redis is asked again rather than waited for.
+      if (st.perHour !== limits.perHour || st.per24h !== limits.per24h || st.perSecond !== perSecond) st.notBefore = 0;
+      st.perHour = limits.perHour;
+      st.per24h = limits.per24h;
+      st.perSecond = perSecond;
+      return h;
+    }
+    h = this.#states.length;
+    this.#handles.set(key, h);
+    this.#states.push({
+      phone: key,
+      stateKey: `${this.prefix}{${key}}:s`,
+      perHour: limits.perHour,
+      per24h: limits.per24h,
+      perSecond,
+      leases: [],
+      bal: 0,
+      nextExpiry: Infinity,
+      asked: 0,
+      demand: 0,
+      lastCallAt: now,
+      size: 0,
+      queued: false,
+      inFlight: false,
+      retryId: undefined,
+      notBefore: 0,
+      left: 0,
+      answered: false,
+      parked: false,
+      short: false,
+      seen: [],
+    });
+    return h;
+  }
+
+  /**
+   * Tokens this instance holds for the number plus what Redis had left for everyone at the last
+   * answer (a view for `output`; the first call asks Redis in the background).
+   */
+  available(handle: number, now: number): number {
+    const st = this.#states[handle]!;
+    if (now >= st.nextExpiry) this.#expire(st, now);
+    if (!st.answered) this.#enqueue(st, now);
+    return st.bal + st.left;
+  }
+
+  reserve(handle: number, want: number, now: number): number {
+    const st = this.#states[handle]!;
+    if (now >= st.nextExpiry) this.#expire(st, now);
+    st.asked += want;
+    let g = st.bal < want ? st.bal : want;
+    if (g > 0) {
+      st.bal -= g;
+      let left = g;
+      for (const lease of st.leases) {
+        if (lease.remaining === 0) continue;
+        const t = lease.remaining < left ? lease.remaining : left;
+        lease.remaining -= t;
+        left -= t;
+        if (left === 0) break;
+      }
+    } else {
+      g = 0;
+    }
+    if (g < want) st.short = true;
+    if (st.short || st.bal * 2 < st.size) this.#enqueue(st, now);
+    return g;
+  }
+
+  release(handle: number, count: number, now: number): void {
+    if (count <= 0) return;
+    const st = this.#states[handle]!;
+    if (now >= st.nextExpiry) this.#expire(st, now);
+    // Back into the oldest live lease: it expires first, so the tokens are spent no later than
+    // the lease they came from allowed (conservative for every window).
+    const lease = st.leases[0];
+    if (lease === undefined) return;
+    lease.remaining += count;
+    st.bal += count;
+  }
+
+  availableAt(handle: number, count: number, now: number): number {
+    const st = this.#states[handle]!;
+    if (now >= st.nextExpiry) this.#expire(st, now);
+    if (st.bal >= count) return now;
+    if (count > Math.min(st.perHour, st.per24h) || (st.perSecond > 0 && count > st.perSecond)) return Infinity;
+    st.parked = true;
+    st.short = true;
+    if (st.notBefore > now) {
+      this.#arm(st.notBefore);
+      return st.notBefore + this.#refillWait;
+    }
+    this.#enqueue(st, now);
+    return now + this.#refillWait;
+  }
+
+  snapshot(): RedisStoreSnapshot {
+    const held: Record<string, number> = {};
+    for (const st of this.#states) if (st.bal > 0) held[st.phone] = st.bal;
+    return { kind: 'redis', prefix: this.prefix, held };
+  }
+
+  /** Nothing to load: the state lives in Redis. A snapshot of another kind is reported, not loaded. */
+  restore(snapshot: StoreSnapshot, now: number): void {
+    if (snapshot?.kind !== 'redis') this.#emit({ type: 'snapshot-ignored', at: now, kind: String(snapshot?.kind) });
+  }
+
+  // ---------------------------------------------------------------- beyond the port
+
+  /** Counters for metrics (a copy). */
+  metrics(): RedisStoreMetrics {
+    return { ...this.#metrics };
+  }
+
+  /** Tokens this instance holds for `phone` now (unspent, unexpired). */
+  held(phone: string): number {
+    const h = this.#handles.get(phone);
+    if (h === undefined) return 0;
+    const st = this.#states[h]!;
+    const now = this.#clock.now();
+    if (now >= st.nextExpiry) this.#expire(st, now);
+    return st.bal;
+  }
+
+  /** Resolves when no lease call is queued or on its way (tests, benchmarks, orderly shutdown). */
+  async settle(): Promise<void> {
+    for (let i = 0; i < 100 && (this.#flushScheduled || this.#inFlightCalls.size > 0); i++) {
+      if (this.#flushScheduled) await Promise.resolve();
+      await Promise.all([...this.#inFlightCalls]);
+      await new Promise<void>((r) => setImmediate(r));
+    }
+  }
+
+  /**
+   * Gives the unspent tokens of `phone` back to Redis (e.g. the number was paused here) and stops
+   * leasing for it until the engine asks again.
+   */
+  async giveBack(phone: string): Promise<number> {
+    const h = this.#handles.get(phone);
+    if (h === undefined) return 0;
+    const st = this.#states[h]!;
+    st.short = false;
+    st.parked = false;
+    return this.#giveBackNumber(st);
+  }
+
+  /**
+   * Stops leasing and gives every unspent token back to Redis. Does not quit the client.
+   * Resolves with the tokens given back.
+   */
+  async close(): Promise<number> {
+    this.#closed = true;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    await this.settle();
+    const counts = await Promise.all(this.#states.map((st) => this.#giveBackNumber(st)));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
+  // ---------------------------------------------------------------- leasing
+
+  #emit(e: RedisCapacityEvent): void {
+    this.#onEvent?.(e);
+  }
+
+  #expire(st: NumberState, now: number): void {
+    const leases = st.leases;
+    let k = 0;
+    let lost = 0;
+    while (k < leases.length && leases[k]!.expiresAt <= now) lost += leases[k++]!.remaining;
+    if (k > 0) leases.splice(0, k);
+    st.nextExpiry = leases[0]?.expiresAt ?? Infinity;
+    if (lost > 0) {
+      st.bal -= lost;
+      this.#metrics.tokensExpired += lost;
+      this.#emit({ type: 'lease-expired', at: now, phone: st.phone, tokens: lost });
+    }
+  }
+
+  #enqueue(st: NumberState, now: number): void {
+    if (st.queued || st.inFlight || this.#closed) return;
+    if (st.notBefore > now) {
+      this.#arm(st.notBefore);
+      return;
+    }
+    st.queued = true;
+    this.#queue.push(st);
+    if (!this.#flushScheduled) {
+      this.#flushScheduled = true;
+      queueMicrotask(() => this.#flush());
+    }
+  }
+
+  /** One timer for the store: fires at the earliest `notBefore` of a number that wants tokens. */
+  #arm(at: number): void {
+    if (this.#closed || at >= this.#timerAt) return;
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timerAt = at;
+    const delay = Math.max(0, (at - this.#clock.now()) / this.#clockRate);
+    this.#timer = setTimeout(() => this.#fire(), delay);
+    this.#timer.unref?.();
+  }
+
+  #fire(): void {
+    this.#timer = undefined;
+    this.#timerAt = Infinity;
+    const now = this.#clock.now();
+    let next = Infinity;
+    for (const st of this.#states) {
+      if (!st.short && !(st.answered && st.bal * 2 < st.size && st.asked > 0)) continue;
+      if (st.notBefore <= now) this.#enqueue(st, now);
+      else if (st.notBefore < next) next = st.notBefore;
+    }
+    if (next < Infinity) this.#arm(next);
+  }
+
+  #flush(): void {
+    this.#flushScheduled = false;
+    const batch = this.#queue.splice(0);
+    for (let i = 0; i < batch.length; i += this.#perCall) this.#call(batch.slice(i, i + this.#perCall));
+  }
+
+  #call(numbers: NumberState[]): void {
+    const now = this.#clock.now();
+    const keys: string[] = [];
+    const args: (string | number)[] = [this.#clockTime ? now : '', this.#ttl, this.#bucketMs, this.#keep];
+    const ids: string[] = [];
+    const wants: number[] = [];
+    const instances = Math.max(1, this.#instances());
+    for (const st of numbers) {
+      st.queued = false;
+      st.inFlight = true;
+      const elapsed = Math.max(1, now - st.lastCallAt);
+      const rate = st.asked / elapsed;
+      st.demand = st.demand === 0 ? rate : (st.demand + rate) / 2;
+      st.lastCallAt = now;
+      const wantsTokens = st.short || (st.asked > 0 && st.bal * 2 < st.size) || st.parked;
+      st.asked = 0;
+      const size = leaseSize({
+        perHour: st.perHour,
+        per24h: st.per24h,
+        perSecond: st.perSecond,
+        demandPerMs: st.demand,
+        instances,
+        horizonMs: this.#horizon,
+        minLease: this.#minLease,
+        maxLease: this.#maxLease,
+      });
+      st.size = size;
+      const want = wantsTokens ? Math.max(0, size - st.bal) || this.#minLease : 0;
+      const id = st.retryId ?? `${this.instanceId}:${++this.#leaseSeq}`;
+      st.retryId = want > 0 ? id : undefined;
+      ids.push(id);
+      wants.push(want);
+      keys.push(st.stateKey, `${this.prefix}{${st.phone}}:l:${id}`);
+      args.push(want, st.perHour, st.perSecond, st.per24h, id);
+    }
+    const status = this.#client.status;
+    let attempt: Promise<unknown>;
+    if (status === 'reconnecting' || status === 'close' || status === 'end') {
+      attempt = Promise.reject(new Error(`Redis connection is ${status}`));
+    } else {
+      this.#metrics.roundTrips++;
+      attempt = withTimeout(runScript(this.#client, LEASE, keys, args), this.#callTimeout);
+    }
+    const sentAt = now;
+    const done = attempt.then(
+      (reply) => this.#answered(numbers, ids, wants, reply as number[], sentAt),
+      (error: unknown) => this.#failed(numbers, error),
+    );
+    this.#inFlightCalls.add(done);
+    void done.finally(() => this.#inFlightCalls.delete(done));
+  }
+
+  #answered(numbers: NumberState[], ids: string[], wants: number[], reply: number[], sentAt: number): void {
+    const recv = this.#clock.now();
+    this.#health.succeeded(recv);
+    const redisNow = Number(reply[0]);
+    // Map Redis time to the clock: with 'clock' time they are the same; with 'redis' time the
+    // answer's moment is known to within the round trip, which is taken off lease lifetimes.
+    const rtt = this.#clockTime ? 0 : recv - sentAt;
+    const toLocal = (t: number): number => (this.#clockTime ? t : recv + (t - redisNow));
+    const woken: string[] = [];
+    for (let i = 0; i < numbers.length; i++) {
+      const st = numbers[i]!;
+      const id = ids[i]!;
+      const granted = Number(reply[1 + 4 * i]);
+      const grantedAt = Number(reply[2 + 4 * i]);
+      const retryAt = Number(reply[3 + 4 * i]);
+      st.left = Number(reply[4 + 4 * i]);
+      st.inFlight = false;
+      st.retryId = undefined;
+      st.answered = true;
+      if (granted > 0 && !st.seen.includes(id)) {
+        st.seen.push(id);
+        if (st.seen.length > 8) st.seen.shift();
+        const expiresAt = toLocal(grantedAt + this.#ttl) - rtt;
+        this.#metrics.leases++;
+        this.#metrics.tokensLeased += granted;
+        this.#emit({ type: 'lease', at: recv, phone: st.phone, leaseId: id, granted, grantedAt });
+        if (expiresAt > recv) {
+          st.leases.push({ id, granted, remaining: granted, returned: 0, expiresAt });
+          st.bal += granted;
+          if (st.nextExpiry === Infinity) st.nextExpiry = expiresAt;
+        } else {
+          this.#metrics.tokensExpired += granted;
+          this.#emit({ type: 'lease-expired', at: recv, phone: st.phone, tokens: granted });
+        }
+      }
+      if (granted < wants[i]!) {
+        st.notBefore = retryAt < 0 ? Infinity : Math.max(toLocal(retryAt), recv + this.#minRetry);
+      } else {
+        st.notBefore = 0;
+        st.short = false;
+      }
+      if (st.bal > 0) {
+        st.short = st.short && granted < wants[i]!;
+        if (st.parked) {
+          st.parked = false;
+          woken.push(st.phone);
+        }
+      }
+      if ((st.short || st.parked) && st.notBefore < Infinity) this.#arm(st.notBefore);
+    }
+    if (woken.length > 0) this.#onCapacity?.(woken);
+  }
+
+  #failed(numbers: NumberState[], error: unknown): void {
+    const now = this.#clock.now();
+    const text = errorText(error);
+    this.#metrics.failures++;
+    this.#emit({ type: 'lease-failed', at: now, numbers: numbers.length, error: text });
+    this.#health.failed(now, text);
+    for (const st of numbers) {
+      st.inFlight = false;
+      st.notBefore = now + this.#downRetry;
+      if (st.short || st.parked) this.#arm(st.notBefore);
+    }
+  }
+
+  async #giveBackNumber(st: NumberState): Promise<number> {
+    const now = this.#clock.now();
+    if (now >= st.nextExpiry) this.#expire(st, now);
+    const leases = st.leases.filter((l) => l.remaining > 0);
+    st.bal = 0;
+    for (const l of st.leases) {
+      l.returned += l.remaining;
+      l.remaining = 0;
+    }
+    let total = 0;
+    // Newest first: the newest lease is the one the rate windows can take back exactly.
+    for (const lease of leases.reverse()) {
+      try {
+        const back = Number(
+          await withTimeout(
+            runScript(this.#client, GIVE_BACK, [st.stateKey, `${this.prefix}{${st.phone}}:l:${lease.id}`], [this.#clockTime ? this.#clock.now() : '', this.#ttl, lease.returned, lease.id]),
+            this.#callTimeout,
+          ),
+        );
+        this.#metrics.roundTrips++;
+        total += back;
+      } catch (error) {
+        this.#emit({ type: 'lease-failed', at: this.#clock.now(), numbers: 1, error: errorText(error) });
+      }
+    }
+    if (total > 0) {
+      this.#metrics.tokensReturned += total;
+      this.#emit({ type: 'returned', at: this.#clock.now(), phone: st.phone, tokens: total });
+    }
+    return total;
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`Redis call not answered within ${ms} ms`)), ms);
+    timer.unref?.();
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}

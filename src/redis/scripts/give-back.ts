@@ -1,0 +1,79 @@
+/**
+ * The give-back script: returns tokens of a lease that were never handed out (on shutdown, or when
+ * a number leaves this instance). Idempotent: the caller sends the lease's cumulative returned
+ * total, so a retried call returns nothing twice.
+ *
+ * KEYS:
+ *   KEYS[1]  state hash of the number: `<prefix>{<phone>}:s`
+ *   KEYS[2]  lease record: `<prefix>{<phone>}:l:<leaseId>`
+ * ARGV:
+ *   ARGV[1]  time override in ms, or '' to read Redis `TIME`
+ *   ARGV[2]  lease time-to-live in ms
+ *   ARGV[3]  the lease's total returned so far, this call included
+ *   ARGV[4]  lease id
+ * Returns: tokens given back by this call.
+ *
+ * Rules (docs/decisions-redis.md, "Expiry model"):
+ * - an expired lease (now >= grantedAt + ttl) or one whose record is gone gives nothing back: its
+ *   unspent tokens were charged and simply stay charged until the windows refill;
+ * - the 24 h counter gets the tokens back in the bucket the lease charged;
+ * - the rate windows get them back only when this lease is the number's latest charge, where the
+ *   give-back is the exact inverse of the charge. After someone else charged, a give-back could
+ *   admit more than the limit (GCRA clips at now), so the tokens refill with time instead.
+ */
+export const GIVE_BACK_SCRIPT = `
+local HOUR = 3600000
+local SECOND = 1000
+local now
+if ARGV[1] ~= '' then
+  now = tonumber(ARGV[1])
+else
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local ttl = tonumber(ARGV[2])
+local target = tonumber(ARGV[3])
+local leaseId = ARGV[4]
+local sk = KEYS[1]
+local lk = KEYS[2]
+local rec = redis.call('HMGET', lk, 'g', 'a', 'b', 'r')
+if not rec[1] then return 0 end
+local g = tonumber(rec[1])
+local a = tonumber(rec[2])
+local b = rec[3]
+local r = tonumber(rec[4])
+local f = redis.call('HMGET', sk, 'ht', 'hr', 'hc', 'st', 'sr', 'sc', 'ds', 't', 'last')
+local t = now
+local seen = tonumber(f[8]) or 0
+if seen > t then t = seen end
+if t >= a + ttl then return 0 end
+if target > g then target = g end
+local delta = target - r
+if delta <= 0 then return 0 end
+local c = tonumber(redis.call('HGET', sk, 'd' .. b))
+if c then
+  local dec = delta
+  if c < dec then dec = c end
+  redis.call('HINCRBY', sk, 'd' .. b, -dec)
+  redis.call('HSET', sk, 'ds', (tonumber(f[7]) or 0) - dec)
+end
+if f[9] == leaseId then
+  local function back(tat, rem, cap, period, n)
+    local numer = rem - n * period
+    local whole = math.floor(numer / cap)
+    return tat + whole, numer - whole * cap
+  end
+  local hc = tonumber(f[3])
+  if hc and hc > 0 then
+    local ht, hr = back(tonumber(f[1]), tonumber(f[2]), hc, HOUR, delta)
+    redis.call('HSET', sk, 'ht', ht, 'hr', hr)
+  end
+  local sc = tonumber(f[6])
+  if sc and sc > 0 then
+    local st, sr = back(tonumber(f[4]), tonumber(f[5]), sc, SECOND, delta)
+    redis.call('HSET', sk, 'st', st, 'sr', sr)
+  end
+end
+redis.call('HSET', lk, 'r', target)
+return delta
+`;

@@ -1,0 +1,28 @@
+import { afterAll, describe, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { MemoryStore } from '../../src/core/limits/memory-store.js';
+import { RedisStore } from '../../src/redis/index.js';
+import { cleanup, connect, REDIS_URL, SKIP_REASON, testPrefix } from './helpers.js';
+import { storeContract } from './store-contract.js';
+
+storeContract('MemoryStore', async () => {
+  const clock = new ManualClock(0);
+  return { store: new MemoryStore(), clock, settle: async () => {}, close: async () => {} };
+});
+
+if (REDIS_URL === undefined) {
+  describe('Store contract: RedisStore', () => it.skip(SKIP_REASON, () => {}));
+} else {
+  const prefix = testPrefix('contract');
+  const client = connect();
+  let n = 0;
+  storeContract('RedisStore', async () => {
+    const clock = new ManualClock(0);
+    const store = new RedisStore({ client, prefix: `${prefix}${++n}:`, clock, timeSource: 'clock' });
+    return { store, clock, settle: () => store.settle(), close: async () => void (await store.close()) };
+  });
+  afterAll(async () => {
+    await cleanup(client, prefix);
+    client.disconnect();
+  });
+}
