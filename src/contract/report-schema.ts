@@ -4,24 +4,11 @@
  * 24 h, so it is not part of the stored record).
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { REPORT_STATUSES, REPORT_TYPES, type ReportStatus, type ReportType } from '../core/report-types.js';
 import { MAX_ID } from './limits.js';
 
-/** Values of `report_type` (spec 2.6). */
-export const REPORT_TYPES = [
-  'licenses',
-  'numbers',
-  'templates',
-  'official-messages',
-  'attendance-history',
-  'attendance-statistics',
-  'tickets-summary',
-  'ticket-detail',
-] as const;
-export type ReportType = (typeof REPORT_TYPES)[number];
+export { REPORT_STATUSES, REPORT_TYPES, type ReportStatus, type ReportType };
 
-/** Values of a report's `status` (spec 3). */
-export const REPORT_STATUSES = ['ready', 'error'] as const;
-export type ReportStatus = (typeof REPORT_STATUSES)[number];
 
 export const ReportSchema = Type.Object(
   {

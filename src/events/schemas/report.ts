@@ -1,33 +1,12 @@
 /** Report webhook payloads (spec 6.1), sent to `url_report_webhook`. */
 import { Type, type Static } from '@sinclair/typebox';
+import { REPORT_TYPES, type ReportType } from '../../core/report-types.js';
 import { CLOSED, DateTimeSchema, EventIdSchema } from './common.js';
 
-/** Report types of spec 2.6, in the spec's order. */
-export const REPORT_TYPES = [
-  'licenses',
-  'numbers',
-  'templates',
-  'official-messages',
-  'attendance-history',
-  'attendance-statistics',
-  'tickets-summary',
-  'ticket-detail',
-] as const;
-
-/** One of the report types of spec 2.6. */
-export type ReportType = (typeof REPORT_TYPES)[number];
+export { REPORT_TYPES, type ReportType };
 
 /** `report_type`: one of {@link REPORT_TYPES}. */
-export const ReportTypeSchema = Type.Union([
-  Type.Literal('licenses'),
-  Type.Literal('numbers'),
-  Type.Literal('templates'),
-  Type.Literal('official-messages'),
-  Type.Literal('attendance-history'),
-  Type.Literal('attendance-statistics'),
-  Type.Literal('tickets-summary'),
-  Type.Literal('ticket-detail'),
-]);
+export const ReportTypeSchema = Type.Union(REPORT_TYPES.map((t) => Type.Literal(t)));
 
 /** `report.ready`: the report was processed and can be downloaded from `file_url` for 24 hours. */
 export const ReportReadySchema = Type.Object(
