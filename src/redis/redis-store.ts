@@ -62,9 +62,17 @@ export interface RedisStoreOptions {
   readonly clockRate?: number;
   /**
    * Lease lifetime in clock ms: tokens of a lease are spent within this time of the charge or never.
+   * The windows are charged as if every token went at the worst moment of that lifetime, so a
+   * short lifetime wastes less of a window that was idle (see docs/decisions-redis.md).
    * @default 10_000
    */
   readonly leaseTtlMs?: number;
+  /**
+   * Lease lifetime for numbers with a per-second window (it must be well under a second, or the
+   * worst-case charge would eat the window's refill).
+   * @default 250
+   */
+  readonly leaseTtlPerSecondMs?: number;
   /**
    * A lease aims to cover this much of a number's recent demand (clock ms).
    * @default 1_000
@@ -187,6 +195,7 @@ export class RedisStore implements Store {
   readonly #clockTime: boolean;
   readonly #clockRate: number;
   readonly #ttl: number;
+  readonly #ttlSecond: number;
   readonly #horizon: number;
   readonly #minLease: number;
   readonly #maxLease: number;
@@ -227,6 +236,7 @@ export class RedisStore implements Store {
     this.#clockTime = source === 'clock';
     this.#clockRate = positive('new RedisStore(options.clockRate)', options.clockRate ?? 1, false);
     this.#ttl = positive('new RedisStore(options.leaseTtlMs)', options.leaseTtlMs ?? 10_000);
+    this.#ttlSecond = positive('new RedisStore(options.leaseTtlPerSecondMs)', options.leaseTtlPerSecondMs ?? 250);
     this.#horizon = positive('new RedisStore(options.leaseHorizonMs)', options.leaseHorizonMs ?? 1_000);
     this.#minLease = positive('new RedisStore(options.minLease)', options.minLease ?? 1);
     this.#maxLease = positive('new RedisStore(options.maxLease)', options.maxLease ?? 100_000);
@@ -418,6 +428,10 @@ export class RedisStore implements Store {
 
   // ---------------------------------------------------------------- leasing
 
+  #ttlOf(st: NumberState): number {
+    return st.perSecond > 0 ? Math.min(this.#ttl, this.#ttlSecond) : this.#ttl;
+  }
+
   #emit(e: RedisCapacityEvent): void {
     this.#onEvent?.(e);
   }
@@ -482,7 +496,7 @@ export class RedisStore implements Store {
   #call(numbers: NumberState[]): void {
     const now = this.#clock.now();
     const keys: string[] = [];
-    const args: (string | number)[] = [this.#clockTime ? now : '', this.#ttl, this.#bucketMs, this.#keep];
+    const args: (string | number)[] = [this.#clockTime ? now : '', 0, this.#bucketMs, this.#keep];
     const ids: string[] = [];
     const wants: number[] = [];
     const instances = Math.max(1, this.#instances());
@@ -512,7 +526,7 @@ export class RedisStore implements Store {
       ids.push(id);
       wants.push(want);
       keys.push(st.stateKey, `${this.prefix}{${st.phone}}:l:${id}`);
-      args.push(want, st.perHour, st.perSecond, st.per24h, id);
+      args.push(want, st.perHour, st.perSecond, st.per24h, id, this.#ttlOf(st));
     }
     const status = this.#client.status;
     let attempt: Promise<unknown>;
@@ -553,7 +567,7 @@ export class RedisStore implements Store {
       if (granted > 0 && !st.seen.includes(id)) {
         st.seen.push(id);
         if (st.seen.length > 8) st.seen.shift();
-        const expiresAt = toLocal(grantedAt + this.#ttl) - rtt;
+        const expiresAt = toLocal(grantedAt + this.#ttlOf(st)) - rtt;
         this.#metrics.leases++;
         this.#metrics.tokensLeased += granted;
         this.#emit({ type: 'lease', at: recv, phone: st.phone, leaseId: id, granted, grantedAt });
@@ -612,7 +626,7 @@ export class RedisStore implements Store {
       try {
         const back = Number(
           await withTimeout(
-            runScript(this.#client, GIVE_BACK, [st.stateKey, `${this.prefix}{${st.phone}}:l:${lease.id}`], [this.#clockTime ? this.#clock.now() : '', this.#ttl, lease.returned, lease.id]),
+            runScript(this.#client, GIVE_BACK, [st.stateKey, `${this.prefix}{${st.phone}}:l:${lease.id}`], [this.#clockTime ? this.#clock.now() : '', this.#ttlOf(st), lease.returned, lease.id]),
             this.#callTimeout,
           ),
         );

@@ -7,7 +7,7 @@ import { storeContract } from './store-contract.js';
 
 storeContract('MemoryStore', async () => {
   const clock = new ManualClock(0);
-  return { store: new MemoryStore(), clock, settle: async () => {}, close: async () => {} };
+  return { store: new MemoryStore(), clock, settle: async () => {}, close: async () => {}, refillDelayMs: 0 };
 });
 
 if (REDIS_URL === undefined) {
@@ -18,8 +18,8 @@ if (REDIS_URL === undefined) {
   let n = 0;
   storeContract('RedisStore', async () => {
     const clock = new ManualClock(0);
-    const store = new RedisStore({ client, prefix: `${prefix}${++n}:`, clock, timeSource: 'clock' });
-    return { store, clock, settle: () => store.settle(), close: async () => void (await store.close()) };
+    const store = new RedisStore({ client, prefix: `${prefix}${++n}:`, clock, timeSource: 'clock', leaseTtlMs: 1000 });
+    return { store, clock, settle: () => store.settle(), close: async () => void (await store.close()), refillDelayMs: 1000 };
   });
   afterAll(async () => {
     await cleanup(client, prefix);

@@ -8,11 +8,12 @@
  *   KEYS[2i]    lease record of number i: `<prefix>{<phone>}:l:<leaseId>` (idempotency, give-back)
  * ARGV:
  *   ARGV[1]  time override in ms, or '' to read Redis `TIME` (the override is a test/simulation seam)
- *   ARGV[2]  lease time-to-live in ms: the lease may be spent until grantedAt + ttl
+ *   ARGV[2]  (unused, kept for layout) 0
  *   ARGV[3]  bucket width of the 24 h counter in ms (divides 86,400,000)
- *   ARGV[4]  how long a lease record is kept, in ms (>= ttl)
- *   then 5 values per number i, from ARGV[5 + 5(i-1)]:
- *     want, perHour, perSecond (0: no per-second window), per24h, leaseId
+ *   ARGV[4]  how long a lease record is kept, in ms (>= every ttl)
+ *   then 6 values per number i, from ARGV[5 + 6(i-1)]:
+ *     want, perHour, perSecond (0: no per-second window), per24h, leaseId,
+ *     ttl (lease time-to-live in ms: the lease may be spent until grantedAt + ttl)
  * Returns: { now, then 4 values per number: granted, grantedAt, retryAt, left }
  *   granted    tokens charged for this lease (a retried call with the same lease id gets the
  *              recorded answer and is not charged again)
@@ -23,8 +24,14 @@
  * State hash fields: ht/hr/hc (hour TAT, remainder, capacity), st/sr/sc (second window), dh (the
  * newest 24 h bucket processed), ds (sum of counted buckets), d<k> (count of bucket k), t (latest
  * time seen: the script's time never goes back for a number), last (id of the latest lease).
- * A lease charges the 24 h bucket of its expiry (grantedAt + ttl), so a token spent at any moment
- * of the lease weighs on the limit for at least 24 h after it is spent.
+ *
+ * A lease's tokens may be spent at any moment of [grantedAt, grantedAt + ttl], so each window is
+ * charged for the worst case, which keeps the hand-outs themselves (not only the charges) within
+ * every window: availability is checked at grantedAt (only what has refilled by now) and the rate
+ * windows' TAT moves from max(TAT, grantedAt + ttl) (no refill is credited for the lease's own
+ * lifetime); the 24 h counter is charged in the bucket of grantedAt + ttl, so a token weighs on
+ * the limit for at least 24 h after it is spent. Under saturation TAT is already ahead of
+ * grantedAt + ttl and nothing is lost; hence short leases for numbers with a per-second window.
  */
 export const LEASE_SCRIPT = `
 local HOUR = 3600000
@@ -37,11 +44,10 @@ else
   local t = redis.call('TIME')
   now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local ttl = tonumber(ARGV[2])
 local bucketMs = tonumber(ARGV[3])
 local keep = tonumber(ARGV[4])
 local ring = DAY / bucketMs + 1
-local ahead = math.ceil(ttl / bucketMs) + 2
+local ahead = math.ceil(keep / bucketMs) + 2
 
 local function full(tat, rem, t) return tat < t or (tat == t and rem == 0) end
 local function avail(tat, rem, cap, period, t)
@@ -74,12 +80,13 @@ local n = #KEYS / 2
 for i = 1, n do
   local sk = KEYS[2 * i - 1]
   local lk = KEYS[2 * i]
-  local a = 5 + 5 * (i - 1)
+  local a = 5 + 6 * (i - 1)
   local want = tonumber(ARGV[a])
   local hCap = tonumber(ARGV[a + 1])
   local sCap = tonumber(ARGV[a + 2])
   local dLimit = tonumber(ARGV[a + 3])
   local leaseId = ARGV[a + 4]
+  local ttl = tonumber(ARGV[a + 5])
   local f = redis.call('HMGET', sk, 'ht', 'hr', 'hc', 'st', 'sr', 'sc', 'dh', 'ds', 't')
   local ht = tonumber(f[1]) or 0
   local hr = tonumber(f[2]) or 0
@@ -132,8 +139,8 @@ for i = 1, n do
     granted = g
     grantedAt = t
     if g > 0 then
-      ht, hr = take(ht, hr, hCap, HOUR, t, g)
-      if sCap > 0 then st, sr = take(st, sr, sCap, SECOND, t, g) end
+      ht, hr = take(ht, hr, hCap, HOUR, t + ttl, g)
+      if sCap > 0 then st, sr = take(st, sr, sCap, SECOND, t + ttl, g) end
       local b = math.floor((t + ttl) / bucketMs)
       redis.call('HINCRBY', sk, 'd' .. b, g)
       ds = ds + g
@@ -143,7 +150,7 @@ for i = 1, n do
     end
   end
   redis.call('HSET', sk, 'ht', ht, 'hr', hr, 'hc', hCap, 'st', st, 'sr', sr, 'sc', sCap, 'dh', dh, 'ds', ds, 't', t)
-  redis.call('PEXPIRE', sk, DAY + 2 * bucketMs + ttl)
+  redis.call('PEXPIRE', sk, DAY + 2 * bucketMs + keep)
   -- What is left, and when one more token may come.
   local left = avail(ht, hr, hCap, HOUR, t)
   local retryAt = availAt(ht, hr, hCap, HOUR, t, 1)
