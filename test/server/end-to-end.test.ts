@@ -67,8 +67,8 @@ describe('end to end: 1,000 contacts with failover', () => {
     const failovers = sends.filter((x) => x.code === 132015);
     expect(failovers.length).toBeGreaterThan(0);
     // A failover is not the contact's failure: every 132015 contact was sent later through another template.
-    const sentIds = new Set(sends.filter((x) => x.outcome === 'sent').map((x) => (x.contact as { id: number }).id));
-    for (const f of failovers) expect(sentIds.has((f.contact as { id: number }).id)).toBe(true);
+    const sentIds = new Set(sends.filter((x) => x.outcome === 'sent').map((x) => (x.contact as unknown as { id: number }).id));
+    for (const f of failovers) expect(sentIds.has((f.contact as unknown as { id: number }).id)).toBe(true);
     // No contact was accepted by the channel twice.
     expect(sentIds.size).toBe(sends.filter((x) => x.outcome === 'sent').length);
     expect(sentIds.size).toBe(stats.sent);
