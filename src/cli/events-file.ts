@@ -98,7 +98,7 @@ function readEvent(r: Reader, value: unknown, path: string, k: Known): TimedEven
   if (o['note'] !== undefined && typeof o['note'] !== 'string') r.report(`${path}.note`, 'a string', o['note']);
   const actions = ACTIONS.filter((a) => o[a] !== undefined);
   if (actions.length !== 1) {
-    r.report(path, `exactly one action of ${ACTIONS.join(', ')}`, actions.length === 0 ? 'none' : actions.join(' and '));
+    r.problems.push(`${r.file}: ${path}: expected exactly one action of ${ACTIONS.join(', ')}, got ${actions.length === 0 ? 'none' : actions.join(' and ')}`);
     return undefined;
   }
   const action: Action = actions[0]!;
@@ -202,15 +202,15 @@ export function readShortcuts(values: Partial<Record<ShortcutFlag, readonly stri
     for (const text of values[flag] ?? []) {
       const what = isNumber ? 'PHONE' : 'TEMPLATE_ID';
       const m = /^([^@]+)@(.+)$/.exec(text);
-      const r = new Reader(`--${flag}`);
+      const r = new Reader(`--${flag} ${JSON.stringify(text)}`);
       if (!m) {
-        problems.push(`--${flag}: expected ${what}@DURATION such as ${isNumber ? '5511990000001@30m' : '101@1h'}, got ${JSON.stringify(text)}`);
+        problems.push(`--${flag} ${JSON.stringify(text)}: expected ${what}@WHEN such as ${isNumber ? '5511990000001@30m' : '101@1h'}, got ${JSON.stringify(text)}`);
         continue;
       }
-      const at = r.at(m[2], '@');
+      const at = r.at(m[2], 'WHEN');
       const subject = isNumber ? m[1] : /^[0-9]+$/.test(m[1]!) ? Number(m[1]) : m[1];
       const event = readAction(r, action, subject, what, at ?? 0, k, `--${flag}`);
-      problems.push(...r.problems.map((p) => `${p} in ${JSON.stringify(text)}`));
+      problems.push(...r.problems);
       if (event && r.problems.length === 0) events.push(event);
     }
   }

@@ -1,0 +1,35 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES, sendpool } from './helpers.js';
+
+describe('sendpool businesses', () => {
+  it("prints the spec's GET /messenger/businesses/ response for examples/fleet.json (golden)", () => {
+    const r = sendpool('businesses', 'examples/fleet.json');
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(readFileSync(join(FIXTURES, 'businesses.golden.json'), 'utf8'));
+  });
+
+  it('has exactly the spec 2.1 / 2.2 keys', () => {
+    const body = JSON.parse(sendpool('businesses', 'examples/fleet.json', '--compact').stdout) as Record<string, unknown>[];
+    for (const b of body) {
+      expect(Object.keys(b)).toEqual(['id', 'name', 'template_types']);
+      for (const t of b['template_types'] as Record<string, unknown>[]) expect(Object.keys(t)).toEqual(['id', 'name', 'output']);
+    }
+  });
+});
+
+describe('sendpool --help', () => {
+  it.each(['businesses', 'forecast', 'simulate', 'serve'])('%s --help prints its usage and exits 0', (command) => {
+    const r = sendpool(command, '--help');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`^Usage: sendpool ${command}`));
+  });
+
+  it('sendpool --help lists every command', () => {
+    const r = sendpool('--help');
+    expect(r.code).toBe(0);
+    for (const c of ['businesses', 'forecast', 'simulate', 'serve']) expect(r.stdout).toContain(c);
+  });
+});
