@@ -170,6 +170,9 @@ interface NumberState {
   /** The engine wanted more than the balance since the last call. */
   short: boolean;
   readonly seen: string[];
+  /** What the last `reserve` took, lease by lease, so `release` puts tokens back where they were. */
+  readonly took: Lease[];
+  readonly tookCount: number[];
 }
 
 /** Plain-JSON state of a {@link RedisStore}: the state lives in Redis; this is what was held. */
@@ -298,6 +301,8 @@ export class RedisStore implements Store {
       parked: false,
       short: false,
       seen: [],
+      took: [],
+      tookCount: [],
     });
     return h;
   }
@@ -318,6 +323,8 @@ export class RedisStore implements Store {
     if (now >= st.nextExpiry) this.#expire(st, now);
     st.asked += want;
     let g = st.bal < want ? st.bal : want;
+    st.took.length = 0;
+    st.tookCount.length = 0;
     if (g > 0) {
       st.bal -= g;
       let left = g;
@@ -325,6 +332,8 @@ export class RedisStore implements Store {
         if (lease.remaining === 0) continue;
         const t = lease.remaining < left ? lease.remaining : left;
         lease.remaining -= t;
+        st.took.push(lease);
+        st.tookCount.push(t);
         left -= t;
         if (left === 0) break;
       }
@@ -340,12 +349,18 @@ export class RedisStore implements Store {
     if (count <= 0) return;
     const st = this.#states[handle]!;
     if (now >= st.nextExpiry) this.#expire(st, now);
-    // Back into the oldest live lease: it expires first, so the tokens are spent no later than
-    // the lease they came from allowed (conservative for every window).
-    const lease = st.leases[0];
-    if (lease === undefined) return;
-    lease.remaining += count;
-    st.bal += count;
+    // Back into the leases the last reservation took them from, newest first (the engine uses
+    // what it reserved in order): each token keeps its own lease's lifetime and 24 h bucket.
+    let left = count;
+    for (let k = st.took.length - 1; k >= 0 && left > 0; k--) {
+      const lease = st.took[k]!;
+      const t = st.tookCount[k]! < left ? st.tookCount[k]! : left;
+      if (lease.expiresAt <= now) continue;
+      lease.remaining += t;
+      st.tookCount[k]! -= t;
+      st.bal += t;
+      left -= t;
+    }
   }
 
   availableAt(handle: number, count: number, now: number): number {

@@ -1,0 +1,77 @@
+/**
+ * One sendpool instance for the multi-instance tests, run as a child process
+ * (`node --import tsx test/redis/instance-worker.ts`): an engine on a RedisStore, its share of the
+ * contacts, and a host loop that "sends" each message by appending `phone,time,contact` to its log
+ * file (written before the send counts, so a SIGKILL loses nothing that went out).
+ *
+ * Time is simulated: clock = (wall - start) × scale, the same for every instance, and the lease
+ * script is given that clock's time (timeSource 'clock'), so an hour of windows runs in seconds.
+ */
+import { closeSync, openSync, writeSync } from 'node:fs';
+import { Redis } from 'ioredis';
+import { createEngine } from '../../src/engine.js';
+import { createCapacityWaker, RedisStore, type RedisCapacityEvent } from '../../src/redis/index.js';
+
+export interface WorkerConfig {
+  readonly url: string;
+  readonly prefix: string;
+  readonly instance: number;
+  readonly instances: number;
+  readonly fleet: unknown;
+  readonly firstContact: number;
+  readonly contacts: number;
+  readonly startWall: number;
+  readonly scale: number;
+  readonly simEnd: number;
+  readonly logFile: string;
+}
+
+const config = JSON.parse(process.env['SENDPOOL_WORKER'] ?? '{}') as WorkerConfig;
+const clock = { now: () => Math.max(0, Math.floor((Date.now() - config.startWall) * config.scale)) };
+const client = new Redis(config.url, { maxRetriesPerRequest: 1, retryStrategy: () => 20, enableOfflineQueue: false });
+client.on('error', () => {});
+const counts: Record<string, number> = {};
+const waker = createCapacityWaker();
+const store = new RedisStore({
+  client,
+  prefix: config.prefix,
+  clock,
+  timeSource: 'clock',
+  clockRate: config.scale,
+  instanceId: `w${config.instance}`,
+  instances: () => config.instances,
+  leaseTtlMs: 60_000,
+  downRetryMs: 2_000,
+  callTimeoutMs: 500,
+  onCapacity: waker.onCapacity,
+  onEvent: (e: RedisCapacityEvent) => {
+    counts[e.type] = (counts[e.type] ?? 0) + 1;
+  },
+});
+await new Promise<void>((resolve) => (client.status === 'ready' ? resolve() : client.once('ready', () => resolve())));
+await new Promise((r) => setTimeout(r, Math.max(0, config.startWall - Date.now())));
+const engine = createEngine(config.fleet, { clock, store });
+waker.attach(engine);
+const contacts = Array.from({ length: config.contacts }, (_, k) => ({ phone: `55219${String(config.firstContact + k).padStart(8, '0')}`, variables: ['x'] }));
+engine.submit({ businessId: 1, typeId: 10, contacts });
+const fd = openSync(config.logFile, 'a');
+let sent = 0;
+for (;;) {
+  const now = clock.now();
+  if (now >= config.simEnd || sent === config.contacts) break;
+  const ready = engine.poll({ limit: 2000 });
+  if (ready.length > 0) {
+    let lines = '';
+    for (const m of ready) lines += `${m.phone},${now},${m.contact.phone}\n`;
+    writeSync(fd, lines);
+    for (const m of ready) engine.report(m.messageId, { status: 'sent' });
+    sent += ready.length;
+  }
+  const wake = engine.nextWakeAt();
+  const waitSim = wake === null ? 1_000 : Math.max(0, wake - clock.now());
+  await waker.sleep(Math.min(waitSim / config.scale, 10));
+}
+closeSync(fd);
+const returned = await store.close();
+process.stdout.write(`${JSON.stringify({ instance: config.instance, sent, returned, events: counts, metrics: store.metrics() })}\n`);
+client.disconnect();
