@@ -83,12 +83,13 @@ export function renderChart(input: ChartInput): string {
   // Grid and axes.
   out.push('<g class="axes" stroke="#dddddd" stroke-width="1">');
   for (let v = 0; v <= yMax + 1e-9; v += yStep) out.push(`<line x1="${LEFT}" y1="${f(y(v))}" x2="${LEFT + plotW}" y2="${f(y(v))}"/>`);
-  const tStep = TIME_STEPS.find((s) => endMs / s <= 10) ?? 604_800_000;
+  const tStep = TIME_STEPS.find((s) => endMs / s <= 8) ?? 604_800_000;
+  const tick = (ms: number) => (tStep % 3_600_000 === 0 ? `${ms / 3_600_000}h` : formatDuration(ms));
   for (let ms = 0; ms <= endMs; ms += tStep) out.push(`<line x1="${f(x(ms))}" y1="${TOP}" x2="${f(x(ms))}" y2="${TOP + plotH}"/>`);
   out.push('</g>');
   out.push('<g class="labels" fill="#333333">');
   for (let v = 0; v <= yMax + 1e-9; v += yStep) out.push(`<text x="${LEFT - 8}" y="${f(y(v) + 4)}" text-anchor="end">${count(v)}</text>`);
-  for (let ms = 0; ms <= endMs; ms += tStep) out.push(`<text x="${f(x(ms))}" y="${TOP + plotH + 18}" text-anchor="middle">${formatDuration(ms)}</text>`);
+  for (let ms = 0; ms <= endMs; ms += tStep) out.push(`<text x="${f(x(ms))}" y="${TOP + plotH + 18}" text-anchor="middle">${tick(ms)}</text>`);
   out.push(`<text x="${LEFT + plotW / 2}" y="${HEIGHT - 14}" text-anchor="middle">simulated time since the send started</text>`);
   out.push(`<text x="18" y="${TOP + plotH / 2}" text-anchor="middle" transform="rotate(-90 18 ${TOP + plotH / 2})">messages sent (stacked per number)</text>`);
   out.push('</g>');

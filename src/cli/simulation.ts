@@ -184,6 +184,8 @@ export function simulate(input: SimulationInput): SimulationResult {
       noteTemplates(now);
     }
 
+    // Sample before this poll's sends: a number idle since the last point stays flat on the chart.
+    if (now >= nextSample) sample(now);
     const batch = engine.poll({ limit: pollLimit });
     polls++;
     for (let k = 0; k < batch.length; k++) {
@@ -204,7 +206,6 @@ export function simulate(input: SimulationInput): SimulationResult {
       sent += batch.length;
       countDay(now);
     }
-    if (now >= nextSample) sample(now);
     input.onProgress?.(sent, now);
     if (sent >= messages) {
       completion = now;
@@ -224,7 +225,12 @@ export function simulate(input: SimulationInput): SimulationResult {
     clock.set(next);
     now = next;
   }
-  if (times[times.length - 1] !== now) sample(now);
+  // The last point holds everything sent, including the last poll's sends.
+  if (times[times.length - 1] === now) {
+    times.pop();
+    for (const series of perNumber) series.pop();
+  }
+  sample(now);
 
   /** Brings each number's 24 h count to `now` and notes the first time it reached its limit. */
   function countDay(at: number): void {
