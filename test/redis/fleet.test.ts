@@ -10,57 +10,10 @@
  * runs the 'redis' time source in real time on per-second windows.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import type { NumberLimits } from '../../src/core/limits/store.js';
-import { startInstances, readSends, type Send } from './fleet-run.js';
+import { byPhone, checkWindows, NUMBERS, readSends, startInstances, testFleet } from './fleet-run.js';
 import { cleanup, connect, REDIS_URL, SKIP_REASON, testPrefix } from './helpers.js';
-import { windowViolation } from './store-contract.js';
 
 const HOUR = 3_600_000;
-
-export function testFleet(numbers: readonly (NumberLimits & { phone: string })[]): unknown {
-  return {
-    businesses: [
-      {
-        id: 1,
-        name: 'Acme',
-        numbers: numbers.map((n) => ({
-          phone: n.phone,
-          throughputPerHour: n.perHour,
-          messagingLimit24h: n.per24h,
-          ...(n.perSecond ? { messagesPerSecond: n.perSecond } : {}),
-          status: 'active',
-        })),
-        templateTypes: [{ id: 10, name: 'billing', templateIds: [100] }],
-      },
-    ],
-    templates: [{ id: 100, name: 'billing_a', text: 'Hi {{1}}', businessIds: [1], status: 'active' }],
-  };
-}
-
-export const NUMBERS = Array.from({ length: 10 }, (_, i) => ({
-  phone: `55119900000${String(i).padStart(2, '0')}`,
-  perHour: i < 5 ? 3600 : 1800,
-  per24h: i < 5 ? 5000 : 100_000,
-}));
-
-/** Sends per phone, in time order. */
-export function byPhone(sends: readonly Send[]): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  for (const s of sends) {
-    let list = out.get(s.phone);
-    if (!list) out.set(s.phone, (list = []));
-    list.push(s.at);
-  }
-  for (const list of out.values()) list.sort((a, b) => a - b);
-  return out;
-}
-
-export function checkWindows(sends: readonly Send[]): void {
-  const limits = new Map(NUMBERS.map((n) => [n.phone, n]));
-  for (const [phone, times] of byPhone(sends)) {
-    expect({ phone, violation: windowViolation(times, limits.get(phone)!) }).toEqual({ phone, violation: null });
-  }
-}
 
 const enabled = REDIS_URL !== undefined;
 if (!enabled) describe('4 instances, one Redis', () => it.skip(SKIP_REASON, () => {}));
