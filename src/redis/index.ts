@@ -7,6 +7,8 @@ export type { RedisStoreOptions, RedisStoreClient, RedisStoreSnapshot } from './
 export { leaseSize, burstOf } from './lease-sizing.js';
 export type { LeaseSizingInput } from './lease-sizing.js';
 export type { RedisCapacityEvent, RedisStoreMetrics } from './health.js';
+export { FleetSync } from './fleet-sync.js';
+export type { FleetSyncOptions, FleetSyncClient, FleetSyncSubscriber } from './fleet-sync.js';
 export { createCapacityWaker } from './capacity-waker.js';
 export type { CapacityWaker } from './capacity-waker.js';
 export { runScript, script } from './script-runner.js';

@@ -1,0 +1,78 @@
+/**
+ * Status changes reach every instance within one second (pub/sub, and reconciliation for what a
+ * subscriber missed), and the receiving engine's pools are recomputed.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { createEngine } from '../../src/engine.js';
+import type { Engine } from '../../src/core/engine.js';
+import { FleetSync } from '../../src/redis/index.js';
+import { testFleet, NUMBERS } from './fleet-run.js';
+import { cleanup, connect, REDIS_URL, SKIP_REASON, testPrefix } from './helpers.js';
+
+const enabled = REDIS_URL !== undefined;
+if (!enabled) describe('FleetSync', () => it.skip(SKIP_REASON, () => {}));
+
+async function within(ms: number, check: () => boolean): Promise<number> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > ms) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return Date.now() - start;
+}
+
+describe.runIf(enabled)('FleetSync', () => {
+  const prefix = testPrefix('sync');
+  const connections: Redis[] = [];
+  const syncs: FleetSync[] = [];
+  const conn = (): Redis => {
+    const c = connect();
+    connections.push(c);
+    return c;
+  };
+  async function instance(p: string, reconcileMs = 500): Promise<{ engine: Engine; sync: FleetSync }> {
+    const engine = createEngine(testFleet(NUMBERS));
+    const sync = new FleetSync({ client: conn(), subscriber: conn(), engine, prefix: p, reconcileMs });
+    await sync.start();
+    syncs.push(sync);
+    return { engine, sync };
+  }
+  const numberStatus = (e: Engine, phone: string): string => e.numbers().find((n) => n.phone === phone)!.status;
+  afterAll(async () => {
+    for (const s of syncs) await s.stop();
+    await cleanup(connections[0]!, prefix);
+    for (const c of connections) c.disconnect();
+  });
+
+  it('pause, disable and resume reach the other instances within a second; pools are recomputed', async () => {
+    const p = `${prefix}a:`;
+    const a = await instance(p);
+    const b = await instance(p);
+    const c = await instance(p);
+    const phone = NUMBERS[0]!.phone;
+    a.engine.setNumberStatus(phone, 'paused');
+    for (const x of [b, c]) expect(await within(1000, () => numberStatus(x.engine, phone) === 'paused')).toBeLessThan(1000);
+    expect(b.engine.throughput(1, 10)).toBe(a.engine.throughput(1, 10));
+    b.engine.setTemplateStatus(100, 'disabled');
+    await within(1000, () => a.engine.templates().find((t) => t.id === 100)!.status === 'disabled');
+    expect(a.engine.assign(1, 10, 1).reason).toBe('no-template');
+    c.engine.setTemplateStatus(100, 'active');
+    c.engine.setNumberStatus(phone, 'active');
+    await within(1000, () => numberStatus(a.engine, phone) === 'active' && numberStatus(b.engine, phone) === 'active');
+    await within(1000, () => b.engine.assign(1, 10, 1).assignments.length === 1);
+    expect(a.sync.activeInstances()).toBeGreaterThanOrEqual(1);
+  });
+
+  it('an instance that missed the message catches up by reconciliation; a timed pause keeps its end', async () => {
+    const p = `${prefix}b:`;
+    const a = await instance(p, 200);
+    const until = Date.now() + 60_000;
+    a.engine.setNumberStatus(NUMBERS[1]!.phone, 'paused', { until });
+    await new Promise((r) => setTimeout(r, 50));
+    const late = await instance(p, 200);
+    await within(1000, () => numberStatus(late.engine, NUMBERS[1]!.phone) === 'paused');
+    expect(late.engine.numbers().find((n) => n.phone === NUMBERS[1]!.phone)!.pausedUntil).toBe(until);
+    await within(1500, () => a.sync.activeInstances() === 2);
+  });
+});
