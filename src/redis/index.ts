@@ -9,6 +9,8 @@ export type { LeaseSizingInput } from './lease-sizing.js';
 export type { RedisCapacityEvent, RedisStoreMetrics } from './health.js';
 export { FleetSync } from './fleet-sync.js';
 export type { FleetSyncOptions, FleetSyncClient, FleetSyncSubscriber } from './fleet-sync.js';
+export { RedisCampaignStatistics } from './campaign-stats-store.js';
+export type { RedisCampaignStatisticsOptions, CampaignStatsClient } from './campaign-stats-store.js';
 export { createCapacityWaker } from './capacity-waker.js';
 export type { CapacityWaker } from './capacity-waker.js';
 export { runScript, script } from './script-runner.js';

@@ -1,0 +1,129 @@
+/**
+ * Campaign statistics shared by every instance: the counts of src/events/campaign-stats.ts kept in
+ * Redis, so the statistics webhook reports a campaign as a whole however many instances sent its
+ * messages and received its notifications. Each report is one script call that joins it into the
+ * contact's state and moves the counts (scripts/campaign.ts), so any order or duplication of the
+ * same reports, from any instances, gives the same counts as one process would.
+ *
+ * A campaign's keys share the hash tag `{camp:<id>}` (one Redis Cluster slot per campaign).
+ */
+import {
+  ADMISSIONS,
+  NO_PROGRESS,
+  campaignStatisticsPayload,
+  emptyCounts,
+  observe,
+  uuidV4,
+  type Admission,
+  type CampaignBatchPayload,
+  type CampaignCounts,
+  type CampaignStatisticsPayload,
+  type ContactStatusChange,
+  type RandomSource,
+} from '../events/index.js';
+import { ArgumentError } from '../core/errors.js';
+import { runScript, script, type RedisScriptClient } from './script-runner.js';
+import { CAMPAIGN_SCRIPT } from './scripts/campaign.js';
+
+const CAMPAIGN = script(CAMPAIGN_SCRIPT);
+
+/** The commands the statistics store uses (an ioredis `Redis`). */
+export interface CampaignStatsClient extends RedisScriptClient {
+  hgetall(key: string): Promise<Record<string, string>>;
+  hset(key: string, ...fieldsAndValues: (string | number)[]): Promise<number>;
+  hsetnx(key: string, field: string, value: string | number): Promise<number>;
+  sadd(key: string, ...members: (string | number)[]): Promise<number>;
+  smembers(key: string): Promise<string[]>;
+  getdel(key: string): Promise<string | null>;
+  set(key: string, value: string | number): Promise<unknown>;
+  get(key: string): Promise<string | null>;
+}
+
+/** Options of {@link RedisCampaignStatistics}. */
+export interface RedisCampaignStatisticsOptions {
+  readonly client: CampaignStatsClient;
+  /** Key prefix. @default 'sendpool:' */
+  readonly prefix?: string;
+  /** Codes whose FAILED counts as `count_does_not_exist`. @default [131026] */
+  readonly doesNotExistCodes?: readonly number[];
+  /** Minimum time between two batches, fleet-wide, in ms. @default 60_000 */
+  readonly batchIntervalMs?: number;
+}
+
+const NAMES = Object.keys(emptyCounts()) as (keyof CampaignCounts)[];
+
+export class RedisCampaignStatistics {
+  readonly #client: CampaignStatsClient;
+  readonly #prefix: string;
+  readonly #doesNotExist: ReadonlySet<number>;
+  readonly #interval: number;
+
+  constructor(options: RedisCampaignStatisticsOptions) {
+    this.#client = options.client;
+    this.#prefix = options.prefix ?? 'sendpool:';
+    this.#doesNotExist = new Set(options.doesNotExistCodes ?? [131026]);
+    this.#interval = options.batchIntervalMs ?? 60_000;
+  }
+
+  #key(campaignId: number, part: string): string {
+    return `${this.#prefix}{camp:${campaignId}}:${part}`;
+  }
+
+  #keys(campaignId: number): string[] {
+    return [this.#key(campaignId, 'contacts'), this.#key(campaignId, 'counts'), this.#key(campaignId, 'dirty')];
+  }
+
+  /** Declares a campaign (idempotent; a new name replaces the old one). `createdAt` in epoch ms. */
+  async registerCampaign(campaign: { readonly campaignId: number; readonly name: string; readonly createdAt: number }): Promise<void> {
+    const meta = this.#key(campaign.campaignId, 'meta');
+    await this.#client.hsetnx(meta, 'createdAt', campaign.createdAt);
+    await this.#client.hset(meta, 'name', campaign.name);
+    await this.#client.sadd(`${this.#prefix}campaigns`, campaign.campaignId);
+  }
+
+  /** Reports how a contact was admitted. */
+  async admit(campaignId: number, contactId: string, admission: Admission): Promise<void> {
+    const index = ADMISSIONS.indexOf(admission);
+    if (index < 0) throw new ArgumentError('admit(admission)', `one of ${ADMISSIONS.join(', ')}`, String(admission));
+    await runScript(this.#client, CAMPAIGN, this.#keys(campaignId), [contactId, 'a', 1 << index, 0]);
+  }
+
+  /** Reports a status change of a contact's send. */
+  async recordStatus(change: ContactStatusChange): Promise<void> {
+    const doesNotExist = change.status === 'FAILED' && change.failureCode !== undefined && this.#doesNotExist.has(change.failureCode);
+    const bits = observe(NO_PROGRESS, { status: change.status, doesNotExist, blocklistResponse: change.blocklistResponse ?? false });
+    await runScript(this.#client, CAMPAIGN, this.#keys(change.campaignId), [change.contactId, 's', change.retryIndex ?? -1, bits]);
+  }
+
+  /** The campaign's counts across every instance. */
+  async counts(campaignId: number): Promise<CampaignCounts> {
+    const raw = await this.#client.hgetall(this.#key(campaignId, 'counts'));
+    const c = emptyCounts();
+    for (const k of NAMES) c[k] = Number(raw[k] ?? 0);
+    return c;
+  }
+
+  /**
+   * The fleet's batch of changed campaigns, or null (nothing changed, or the interval since the
+   * fleet's last batch has not passed). Exactly one instance gets each change: the dirty markers
+   * are taken with GETDEL.
+   */
+  async takeBatch(now: number, random: RandomSource): Promise<CampaignBatchPayload | null> {
+    const last = await this.#client.get(`${this.#prefix}campaigns:lastBatchAt`);
+    if (last !== null && now < Number(last) + this.#interval) return null;
+    const ids = (await this.#client.smembers(`${this.#prefix}campaigns`)).map(Number).sort((a, b) => a - b);
+    const campaigns: CampaignStatisticsPayload[] = [];
+    for (const id of ids) {
+      if ((await this.#client.getdel(this.#key(id, 'dirty'))) === null) continue;
+      const meta = await this.#client.hgetall(this.#key(id, 'meta'));
+      const payload = campaignStatisticsPayload({ campaignId: id, name: meta['name'] ?? '', createdAt: Number(meta['createdAt'] ?? 0) }, await this.counts(id), now);
+      const key = JSON.stringify({ ...payload, datetime: undefined });
+      if (key === meta['lastSent']) continue;
+      await this.#client.hset(this.#key(id, 'meta'), 'lastSent', key);
+      campaigns.push(payload);
+    }
+    if (campaigns.length === 0) return null;
+    await this.#client.set(`${this.#prefix}campaigns:lastBatchAt`, now);
+    return { event_id: uuidV4(random), campaigns };
+  }
+}

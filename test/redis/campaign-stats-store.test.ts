@@ -1,0 +1,82 @@
+/**
+ * Campaign statistics in Redis equal the single-process aggregator's for any order and duplication
+ * of the same reports, spread over several instances; one instance gets each batch.
+ */
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { CampaignStatistics, type Admission, type ContactStatusChange } from '../../src/events/index.js';
+import { RedisCampaignStatistics } from '../../src/redis/index.js';
+import { cleanup, connect, REDIS_URL, SKIP_REASON, testPrefix } from './helpers.js';
+
+const enabled = REDIS_URL !== undefined;
+if (!enabled) describe('RedisCampaignStatistics', () => it.skip(SKIP_REASON, () => {}));
+
+type Report = { kind: 'admit'; contact: string; admission: Admission } | { kind: 'status'; change: ContactStatusChange };
+
+const STATUSES = ['ENQUEUED', 'SENT', 'SERVER', 'DEVICE', 'READ', 'REPLIED', 'EXPIRED', 'FAILED'] as const;
+const ADMS: Admission[] = ['accepted', 'invalid-phone', 'duplicated', 'blocked', 'already-sent', 'does-not-exist'];
+
+describe.runIf(enabled)('RedisCampaignStatistics', () => {
+  const prefix = testPrefix('campaign');
+  const clients = enabled ? [connect(), connect(), connect()] : [];
+  let run = 0;
+  afterAll(async () => {
+    await cleanup(clients[0]!, prefix);
+    for (const c of clients) c.disconnect();
+  });
+
+  const report = fc.oneof(
+    fc.record({ kind: fc.constant('admit' as const), contact: fc.constantFrom('a', 'b', 'c', 'd'), admission: fc.constantFrom(...ADMS) }),
+    fc.record({
+      kind: fc.constant('status' as const),
+      change: fc.record({
+        campaignId: fc.constant(7),
+        contactId: fc.constantFrom('a', 'b', 'c', 'd'),
+        retryIndex: fc.constantFrom(null, 0, 1),
+        status: fc.constantFrom(...STATUSES),
+        failureCode: fc.constantFrom(undefined, 131026, 131000),
+        blocklistResponse: fc.boolean(),
+      }),
+    }),
+  ) as fc.Arbitrary<Report>;
+
+  it('property: any order and duplication across instances gives the single-process counts', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(report, { minLength: 1, maxLength: 25 }), fc.array(fc.nat(), { minLength: 1, maxLength: 60 }), async (reports, order) => {
+        const p = `${prefix}${++run}:`;
+        const local = new CampaignStatistics();
+        local.registerCampaign({ campaignId: 7, name: 'c', createdAt: 0 });
+        const apply = (r: Report): void => (r.kind === 'admit' ? local.admit(7, r.contact, r.admission) : local.recordStatus(r.change));
+        for (const r of reports) apply(r);
+        // The fleet: the same reports, each delivered once or more, in a shuffled order, by any instance.
+        const stores = clients.map((client) => new RedisCampaignStatistics({ client, prefix: p }));
+        await stores[0]!.registerCampaign({ campaignId: 7, name: 'c', createdAt: 0 });
+        const deliveries = [...reports.map((_, i) => i), ...order.map((k) => k % reports.length)];
+        const shuffled = deliveries.map((d, i) => [order[i % order.length]! * 31 + i * 17, d] as const).sort((x, y) => x[0] - y[0]);
+        for (const [, d] of shuffled) {
+          const r = reports[d]!;
+          const s = stores[d % stores.length]!;
+          if (r.kind === 'admit') await s.admit(7, r.contact, r.admission);
+          else await s.recordStatus(r.change);
+        }
+        expect(await stores[1]!.counts(7)).toEqual(local.counts(7));
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('takeBatch: one instance gets the batch; the interval is fleet-wide', async () => {
+    const p = `${prefix}batch:`;
+    const [a, b] = clients.slice(0, 2).map((client) => new RedisCampaignStatistics({ client, prefix: p, batchIntervalMs: 60_000 }));
+    const random = { randomBytes: (n: number) => new Uint8Array(n).fill(7) };
+    await a!.registerCampaign({ campaignId: 9, name: 'nine', createdAt: 0 });
+    await a!.admit(9, 'x', 'accepted');
+    await b!.recordStatus({ campaignId: 9, contactId: 'x', retryIndex: null, status: 'SENT' });
+    const first = await b!.takeBatch(1_000, random);
+    expect(first?.campaigns[0]).toMatchObject({ campaign_id: 9, count_total: 1, count_sent: 1, status: 'FINISHED' });
+    expect(await a!.takeBatch(1_000, random)).toBeNull();
+    await a!.recordStatus({ campaignId: 9, contactId: 'x', retryIndex: null, status: 'READ' });
+    expect(await a!.takeBatch(30_000, random)).toBeNull();
+    expect((await a!.takeBatch(61_000, random))?.campaigns[0]).toMatchObject({ count_read: 1, count_delivered: 1 });
+  });
+});
