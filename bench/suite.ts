@@ -3,6 +3,7 @@
  * scaling, peers, failover, memory (child process with --expose-gc), the dispatch loop; targets
  * checked against the figures of the same run.
  */
+import { cliBenchmarks } from './cli.bench.js';
 import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
@@ -85,6 +86,7 @@ export async function runSuite(config: SuiteConfig): Promise<SuiteReport> {
     log(`${perContact.id}: ${perContact.bytes ?? '-'} bytes (${m.note})`);
   }
   results.push(...(await dispatchBenchmarks({ ...common, ...plan.dispatch, campaigns: [...plan.dispatch.campaigns] })));
+  results.push(...cliBenchmarks({ quick: config.quick, filter, log }));
   return {
     date: new Date().toISOString(),
     quick: config.quick,
@@ -128,5 +130,7 @@ export function checkTargets(results: readonly Result[], sizes: readonly number[
   add(`memory per number <= 300 bytes (${mem?.numbers ?? '?'} numbers)`, mem?.bytes, (v) => v <= 300, (v) => `${v} bytes`);
   const q = results.find((r) => r.id.startsWith('memory per queued contact'));
   add('memory per queued contact <= 120 bytes', q?.bytes, (v) => v <= 120, (v) => `${v} bytes`);
+  const sim = results.find((r) => r.id === 'cli simulate 1,000,000 messages');
+  add('sendpool simulate of 1,000,000 messages < 5 s', sim?.microsPerOp === undefined ? undefined : sim.microsPerOp, (v) => v < 5, (v) => `${v.toFixed(2)} s`);
   return targets;
 }

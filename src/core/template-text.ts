@@ -45,3 +45,29 @@ export function renderTemplate(text: string, values: readonly string[]): string 
     return value === undefined ? whole : value;
   });
 }
+
+/** A template text split at its placeholders: literal parts, and [zero-based index, text as written]. */
+export type CompiledTemplate = readonly (string | readonly [number, string])[];
+
+/** Splits a text into literal parts and placeholders (`{{2}}` becomes [1, "{{2}}"]). */
+export function compileTemplate(text: string): CompiledTemplate {
+  const parts: (string | readonly [number, string])[] = [];
+  let last = 0;
+  for (const match of text.matchAll(PLACEHOLDER)) {
+    if (match.index > last) parts.push(text.slice(last, match.index));
+    parts.push([Number(match[1]) - 1, match[0]]);
+    last = match.index + match[0].length;
+  }
+  if (last < text.length) parts.push(text.slice(last));
+  return parts;
+}
+
+/** Renders a compiled text; a placeholder without a value is left as written, like {@link renderTemplate}. */
+export function renderCompiled(parts: CompiledTemplate, values: readonly string[]): string {
+  let out = '';
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    out += typeof p === 'string' ? p : (values[p[0]] ?? p[1]);
+  }
+  return out;
+}

@@ -18,6 +18,7 @@
  * reported. Ordering between events, also to one target, is not promised: receivers deduplicate and
  * order by `event_id` and payload times.
  */
+import { Heap } from 'mnemonist';
 import { ArgumentError } from '../core/errors.js';
 import { SnapshotError } from '../core/errors.js';
 import { problem, type Problem } from '../core/problems.js';
@@ -25,7 +26,7 @@ import { requireInteger } from './ids.js';
 import { randomUnit, type RandomSource } from './random.js';
 
 /** The webhook family of an event, i.e. which configured URL (spec 2.5) it goes to. */
-export type WebhookFamily = 'report' | 'attendance' | 'hsm' | 'campaign';
+export type WebhookFamily = 'report' | 'attendance' | 'hsm' | 'campaign' | 'sms-dlr' | 'sms-mo';
 
 /** One event to deliver. */
 export interface OutboxEvent {
@@ -128,6 +129,16 @@ interface Entry {
   attempts: number;
   state: EntryState;
   lastError: string | undefined;
+  /** Bumped at every state change; wake-ups of an older state are dropped when they surface. */
+  version: number;
+}
+
+/** A moment the outbox must look at an entry again: its due time, or its attempt's deadline. */
+interface WakeUp {
+  readonly at: number;
+  readonly createdAt: number;
+  readonly id: string;
+  readonly version: number;
 }
 
 /** Serialisable outbox state (JSON-safe). */
@@ -156,6 +167,9 @@ export class Outbox {
   readonly #timeout: number;
   readonly #remember: number;
   readonly #entries = new Map<string, Entry>();
+  /** Due times and deadlines, earliest first: `take` and `nextWakeAt` never scan the entries. */
+  readonly #wakeUps = new Heap<WakeUp>((a, b) => a.at - b.at || a.createdAt - b.createdAt);
+  /** Finished ids in the order they finished (time never goes back), so forgetting is from the front. */
   readonly #finished = new Map<string, number>();
   #outcomes: DeliveryOutcome[] = [];
 
@@ -180,13 +194,9 @@ export class Outbox {
   /** Adds an event, due at once. Idempotent by event id (pending, in flight, or recently finished). */
   enqueue(event: OutboxEvent, now: number): EnqueueOutcome {
     if (this.#entries.has(event.id) || this.#finished.has(event.id)) return { kind: 'duplicate' };
-    this.#entries.set(event.id, {
-      event,
-      createdAt: now,
-      attempts: 0,
-      state: { kind: 'pending', dueAt: now },
-      lastError: undefined,
-    });
+    const entry: Entry = { event, createdAt: now, attempts: 0, state: { kind: 'pending', dueAt: now }, lastError: undefined, version: 0 };
+    this.#entries.set(event.id, entry);
+    this.#schedule(entry);
     return { kind: 'enqueued' };
   }
 
@@ -195,16 +205,27 @@ export class Outbox {
    * flight until its deadline. First times out attempts whose deadline has passed.
    */
   take(now: number, limit = Number.POSITIVE_INFINITY): DeliveryAttempt[] {
-    this.#expire(now);
-    const due = [...this.#entries.values()]
-      .filter((e) => e.state.kind === 'pending' && e.state.dueAt <= now)
-      .sort((a, b) => (a.state as { dueAt: number }).dueAt - (b.state as { dueAt: number }).dueAt || a.createdAt - b.createdAt);
+    this.#forget(now);
     const out: DeliveryAttempt[] = [];
-    for (const e of due) {
+    const heap = this.#wakeUps;
+    for (let w = heap.peek(); w !== undefined && w.at <= now; w = heap.peek()) {
+      const e = this.#entries.get(w.id);
+      if (!e || e.version !== w.version) {
+        heap.pop();
+        continue;
+      }
+      if (e.state.kind === 'in-flight') {
+        // Its deadline passed without an answer: a failed attempt (time out first, whatever the limit).
+        heap.pop();
+        this.#fail(e, 'timeout', e.state.deadline);
+        continue;
+      }
       if (out.length >= limit) break;
+      heap.pop();
       e.attempts += 1;
       const deadline = now + this.#timeout;
       e.state = { kind: 'in-flight', deadline };
+      this.#schedule(e);
       out.push({ event: e.event, attempt: e.attempts, deadline });
     }
     return out;
@@ -229,12 +250,13 @@ export class Outbox {
 
   /** The earliest time something is due (a pending event or an attempt deadline); null when idle. */
   nextWakeAt(): number | null {
-    let next: number | null = null;
-    for (const e of this.#entries.values()) {
-      const t = e.state.kind === 'pending' ? e.state.dueAt : e.state.deadline;
-      if (next === null || t < next) next = t;
+    const heap = this.#wakeUps;
+    for (let w = heap.peek(); w !== undefined; w = heap.peek()) {
+      const e = this.#entries.get(w.id);
+      if (e && e.version === w.version) return w.at;
+      heap.pop();
     }
-    return next;
+    return null;
   }
 
   /**
@@ -242,7 +264,17 @@ export class Outbox {
    * when waking at a deadline with nothing to send.
    */
   tick(now: number): void {
-    this.#expire(now);
+    this.#forget(now);
+    const heap = this.#wakeUps;
+    const due: WakeUp[] = [];
+    for (let w = heap.peek(); w !== undefined && w.at <= now; w = heap.peek()) {
+      heap.pop();
+      const e = this.#entries.get(w.id);
+      if (!e || e.version !== w.version) continue;
+      if (e.state.kind === 'in-flight') this.#fail(e, 'timeout', e.state.deadline);
+      else due.push(w); // due to send: stays for the next take
+    }
+    for (const w of due) heap.push(w);
   }
 
   /** Drains the final outcomes produced since the last call (each event's exactly once). */
@@ -289,15 +321,11 @@ export class Outbox {
     if (problems.length > 0) throw new SnapshotError('Cannot restore the outbox snapshot', problems);
     const o = new Outbox(options);
     for (const e of snapshot.entries) {
-      o.#entries.set(e.event.id, {
-        event: e.event,
-        createdAt: e.createdAt,
-        attempts: e.attempts,
-        state: e.state,
-        lastError: e.lastError ?? undefined,
-      });
+      const entry: Entry = { event: e.event, createdAt: e.createdAt, attempts: e.attempts, state: e.state, lastError: e.lastError ?? undefined, version: 0 };
+      o.#entries.set(e.event.id, entry);
+      o.#schedule(entry);
     }
-    for (const [id, at] of snapshot.finished) o.#finished.set(id, at);
+    for (const [id, at] of [...snapshot.finished].sort((a, b) => a[1] - b[1])) o.#finished.set(id, at);
     o.#outcomes = [...snapshot.outcomes];
     return o;
   }
@@ -316,7 +344,15 @@ export class Outbox {
       return { kind: 'dead-lettered' };
     }
     e.state = { kind: 'pending', dueAt: at };
+    this.#schedule(e);
     return { kind: 'retry', at };
+  }
+
+  /** Records when the entry's current state needs looking at again. */
+  #schedule(e: Entry): void {
+    e.version++;
+    const at = e.state.kind === 'pending' ? e.state.dueAt : e.state.deadline;
+    this.#wakeUps.push({ at, createdAt: e.createdAt, id: e.event.id, version: e.version });
   }
 
   #finish(e: Entry, outcome: DeliveryOutcome): void {
@@ -325,12 +361,14 @@ export class Outbox {
     this.#outcomes.push(outcome);
   }
 
-  #expire(now: number): void {
-    for (const e of [...this.#entries.values()]) {
-      if (e.state.kind === 'in-flight' && e.state.deadline <= now) this.#fail(e, 'timeout', e.state.deadline);
+  /** Forgets finished ids older than `rememberFinishedMs`, oldest first. */
+  #forget(now: number): void {
+    for (const [id, at] of this.#finished) {
+      if (at + this.#remember >= now) break;
+      this.#finished.delete(id);
     }
-    for (const [id, at] of this.#finished) if (at + this.#remember < now) this.#finished.delete(id);
   }
+
 }
 
 function snapshotProblems(s: OutboxSnapshot): Problem[] {

@@ -15,7 +15,7 @@ import { ArgumentError, NotFoundError, SubmissionError } from '../errors.js';
 import type { Pool } from '../pool.js';
 import { type Problem, describeValue, problem } from '../problems.js';
 import type { Submission, SubmissionContact } from '../submission.js';
-import { renderTemplate } from '../template-text.js';
+import { type CompiledTemplate, compileTemplate, renderCompiled } from '../template-text.js';
 import { PoolQueue } from './pool-queue.js';
 import type {
   Blocker,
@@ -107,12 +107,14 @@ interface SubmissionRecord {
   readonly state: Uint8Array;
   readonly retries: Uint8Array;
   readonly handouts: Uint16Array;
+  /** The pair of the hand-out in flight: the message id names the contact, so no lookup table is needed. */
+  readonly flightPhone: (string | undefined)[];
+  readonly flightTemplate: Float64Array;
   readonly counts: Counts;
 }
 
+/** The pair a contact's current hand-out went out on. */
 interface InFlight {
-  readonly ref: number;
-  readonly handout: number;
   readonly phone: string;
   readonly templateId: number;
 }
@@ -170,7 +172,8 @@ export class Dispatcher {
   readonly #queues = new Map<string, PoolQueue>();
   #queueOrder: PoolQueue[] = [];
   #pollStart = 0;
-  readonly #inFlight = new Map<string, InFlight>();
+  /** Template texts split at their placeholders, by template id (texts do not change under an id). */
+  #compiled = new Map<number, CompiledTemplate>();
   readonly #retries = new Heap<RetryTimer>((a, b) => a.at - b.at || a.ref - b.ref);
   readonly #deadlines = new Heap<DeadlineTimer>((a, b) => a.at - b.at || a.seq - b.seq);
   #outcomes: ContactOutcome[] = [];
@@ -216,6 +219,8 @@ export class Dispatcher {
       state: new Uint8Array(n),
       retries: new Uint8Array(n),
       handouts: new Uint16Array(n),
+      flightPhone: new Array<string | undefined>(n),
+      flightTemplate: new Float64Array(n),
       counts: zero(),
     };
     this.#bySlot[slot] = record;
@@ -287,7 +292,8 @@ export class Dispatcher {
       record.handouts[index] = handout + 1;
       this.#move(record, index, IN_FLIGHT);
       const messageId = `${record.id}.${index}.${handout}`;
-      this.#inFlight.set(messageId, { ref, handout, phone, templateId });
+      record.flightPhone[index] = phone;
+      record.flightTemplate[index] = templateId;
       const contact = record.contacts[index]!;
       const retries = record.retries[index]!;
       out.push({
@@ -301,7 +307,7 @@ export class Dispatcher {
         contact,
         phone,
         templateId,
-        text: renderTemplate(this.#host.templateText(templateId), contact.variables ?? []),
+        text: renderCompiled(this.#template(templateId), contact.variables ?? []),
         isRetry: retries > 0,
         retryIndex: retries > 0 ? retries - 1 : null,
       });
@@ -323,11 +329,16 @@ export class Dispatcher {
   report(messageId: string, outcome: SendOutcome): ReportResult {
     const now = this.#host.tick();
     this.#due(now);
-    const flight = this.#inFlight.get(messageId);
-    if (!flight) return this.#reportStale(messageId, outcome, now);
-    this.#inFlight.delete(messageId);
-    const record = this.#bySlot[Math.floor(flight.ref / SLOT)]!;
-    const index = flight.ref % SLOT;
+    const id = parseMessageId(messageId);
+    const record = id === undefined ? undefined : this.#bySeq.get(id.seq);
+    if (id === undefined || record === undefined || id.index >= record.contacts.length) {
+      return { ok: false, reason: id !== undefined && this.#finished.has(`s${id.seq}`) ? 'already-final' : 'unknown-message' };
+    }
+    const { index, handout } = id;
+    const current = record.state[index] === IN_FLIGHT && record.handouts[index]! - 1 === handout;
+    if (!current) return this.#reportStale(record, index, handout, messageId, outcome, now);
+    const flight: InFlight = { phone: record.flightPhone[index]!, templateId: record.flightTemplate[index]! };
+    record.flightPhone[index] = undefined;
     switch (outcome.status) {
       case 'sent':
         this.#end(record, index, SENT, now, messageId);
@@ -338,6 +349,15 @@ export class Dispatcher {
       case 'failed':
         return this.#failed(record, index, flight, outcome, now, messageId);
     }
+  }
+
+  #template(templateId: number): CompiledTemplate {
+    let compiled = this.#compiled.get(templateId);
+    if (compiled === undefined) {
+      compiled = compileTemplate(this.#host.templateText(templateId));
+      this.#compiled.set(templateId, compiled);
+    }
+    return compiled;
   }
 
   #failed(
@@ -395,17 +415,8 @@ export class Dispatcher {
     return { ok: true, effect };
   }
 
-  /** A report for a hand-out that is no longer in flight (e.g. from before a restart). */
-  #reportStale(messageId: string, outcome: SendOutcome, now: number): ReportResult {
-    const parts = messageId.split('.');
-    const seq = parts.length === 3 && parts[0]!.startsWith('s') ? Number(parts[0]!.slice(1)) : NaN;
-    const index = Number(parts[1]);
-    const handout = Number(parts[2]);
-    const record = this.#bySeq.get(seq);
-    if (!record || !Number.isInteger(index) || index < 0 || index >= record.contacts.length || !Number.isInteger(handout)) {
-      if (this.#finished.has(`s${seq}`)) return { ok: false, reason: 'already-final' };
-      return { ok: false, reason: 'unknown-message' };
-    }
+  /** A report for a hand-out that is not the one in flight (e.g. from before a restart). */
+  #reportStale(record: SubmissionRecord, index: number, handout: number, messageId: string, outcome: SendOutcome, now: number): ReportResult {
     const state = record.state[index]!;
     if (state >= SENT) return { ok: false, reason: 'already-final' };
     if (handout >= record.handouts[index]!) return { ok: false, reason: 'unknown-message' };
@@ -415,9 +426,9 @@ export class Dispatcher {
         const queue = this.#queue(record.businessId, record.typeId);
         const flow = queue.flows.get(record.flowKey);
         if (flow) queue.dropped(flow);
-      } else if (state === IN_FLIGHT) {
-        this.#inFlight.delete(`${record.id}.${index}.${record.handouts[index]! - 1}`);
       }
+      // A later hand-out still in flight is settled with it: its report will find the contact final.
+      record.flightPhone[index] = undefined;
       this.#end(record, index, SENT, now, messageId);
       return { ok: true, effect: 'sent' };
     }
@@ -717,6 +728,8 @@ export class Dispatcher {
         state: Uint8Array.from(s.state, (ch) => Number(ch)),
         retries: Uint8Array.from(s.retries),
         handouts: Uint16Array.from(s.handouts),
+        flightPhone: new Array<string | undefined>(n),
+        flightTemplate: new Float64Array(n),
         counts: zero(),
       };
       record.counts.submitted = n;
@@ -792,4 +805,17 @@ function checkContact(contact: SubmissionContact | undefined, placeholders: numb
     }
   }
   return undefined;
+}
+
+/** `s<seq>.<index>.<hand-out>` into its numbers; undefined for anything else. */
+function parseMessageId(messageId: string): { seq: number; index: number; handout: number } | undefined {
+  if (typeof messageId !== 'string' || messageId.charCodeAt(0) !== 115 /* s */) return undefined;
+  const a = messageId.indexOf('.');
+  const b = messageId.indexOf('.', a + 1);
+  if (a < 2 || b <= a + 1 || b + 1 >= messageId.length) return undefined;
+  const seq = Number(messageId.slice(1, a));
+  const index = Number(messageId.slice(a + 1, b));
+  const handout = Number(messageId.slice(b + 1));
+  if (!Number.isSafeInteger(seq) || !Number.isSafeInteger(index) || !Number.isSafeInteger(handout) || index < 0 || handout < 0) return undefined;
+  return { seq, index, handout };
 }
