@@ -493,11 +493,15 @@ export class RedisStore implements Store {
     this.#timer = undefined;
     this.#timerAt = Infinity;
     const now = this.#clock.now();
+    // Numbers due within half a retry period go in the same call: one round trip for many.
+    const soon = now + this.#minRetry / 2;
     let next = Infinity;
     for (const st of this.#states) {
       if (!st.short && !(st.answered && st.bal * 2 < st.size && st.asked > 0)) continue;
-      if (st.notBefore <= now) this.#enqueue(st, now);
-      else if (st.notBefore < next) next = st.notBefore;
+      if (st.notBefore <= soon) {
+        st.notBefore = 0;
+        this.#enqueue(st, now);
+      } else if (st.notBefore < next) next = st.notBefore;
     }
     if (next < Infinity) this.#arm(next);
   }
@@ -536,7 +540,7 @@ export class RedisStore implements Store {
       });
       st.size = size;
       const want = wantsTokens ? Math.max(0, size - st.bal) || this.#minLease : 0;
-      const id = st.retryId ?? `${this.instanceId}:${++this.#leaseSeq}`;
+      const id = want > 0 ? (st.retryId ?? `${this.instanceId}:${++this.#leaseSeq}`) : 'peek';
       st.retryId = want > 0 ? id : undefined;
       ids.push(id);
       wants.push(want);
