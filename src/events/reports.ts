@@ -58,8 +58,11 @@ export type FinishOutcome =
 
 /** Options of {@link ReportTracker}. */
 export interface ReportTrackerOptions {
-  /** Public origin of the service for download links, e.g. `https://api.example.com`. */
-  readonly baseUrl: string;
+  /**
+   * Public origin of the service for download links, e.g. `https://api.example.com`; a function is
+   * asked each time a report finishes (a server learns its address only once it listens).
+   */
+  readonly baseUrl: string | (() => string);
   /** Key that signs download tokens. */
   readonly tokenKey: SecretKey;
   /** Source of `event_id`s. */
@@ -143,7 +146,7 @@ export class ReportTracker {
     if (!report) return { ok: false, reason: 'unknown-report' };
     const o = this.#options;
     const event = result.ok
-      ? buildReportReady(report, { now, baseUrl: o.baseUrl, tokenKey: o.tokenKey, random: o.random, ...(o.tokenTtlMs === undefined ? {} : { tokenTtlMs: o.tokenTtlMs }) })
+      ? buildReportReady(report, { now, baseUrl: typeof o.baseUrl === 'function' ? o.baseUrl() : o.baseUrl, tokenKey: o.tokenKey, random: o.random, ...(o.tokenTtlMs === undefined ? {} : { tokenTtlMs: o.tokenTtlMs }) })
       : buildReportError(report, result.errorMessage, o.random);
     this.#processing.delete(reportId);
     this.#finished.set(reportId, event.status);

@@ -104,11 +104,11 @@ export class Notifier {
     return this.#company(companyId).secret;
   }
 
-  #enqueue(companyId: number, family: WebhookFamily | 'sms-dlr' | 'sms-mo', url: string | null | undefined, id: string, payload: unknown): void {
+  #enqueue(companyId: number, family: WebhookFamily, url: string | null | undefined, id: string, payload: unknown): void {
     if (!url) return;
-    // The outbox's family is metadata (metrics, dead-letter reports); SMS callbacks are not one of
-    // the four configured families, so they carry their own names (see the report of issue 7).
-    this.#deps.outbox.enqueue({ id, family: family as WebhookFamily, url, body: JSON.stringify(payload), companyId }, this.#deps.clock.now());
+    // The family is metadata (metrics, dead-letter reports): the four configured webhooks, and the
+    // SMS callbacks, which go to each item's own URLs.
+    this.#deps.outbox.enqueue({ id, family, url, body: JSON.stringify(payload), companyId }, this.#deps.clock.now());
     this.#deps.onEvent?.(family);
     this.#deps.onEnqueued();
   }

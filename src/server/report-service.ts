@@ -97,15 +97,8 @@ export class ReportService {
 
   constructor(deps: Deps, restored?: { readonly nextId: number; readonly reports: readonly ReportRecord[] }) {
     this.#deps = deps;
-    const options = {
-      tokenKey: deps.tokenKey,
-      random: deps.random,
-      // Read at finish time: the server's address is known only once it listens.
-      get baseUrl() {
-        return deps.baseUrl();
-      },
-    };
-    this.#tracker = new ReportTracker(options);
+    // The base URL is read at finish time: the server's address is known only once it listens.
+    this.#tracker = new ReportTracker({ tokenKey: deps.tokenKey, random: deps.random, baseUrl: deps.baseUrl });
     this.#nextId = restored?.nextId ?? 1;
     for (const r of restored?.reports ?? []) {
       // A report still processing at shutdown is started again: its event was never sent.
