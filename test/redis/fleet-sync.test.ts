@@ -52,7 +52,11 @@ describe.runIf(enabled)('FleetSync', () => {
     const c = await instance(p);
     const phone = NUMBERS[0]!.phone;
     a.engine.setNumberStatus(phone, 'paused');
-    for (const x of [b, c]) expect(await within(1000, () => numberStatus(x.engine, phone) === 'paused')).toBeLessThan(1000);
+    for (const x of [b, c]) {
+      const ms = await within(1000, () => numberStatus(x.engine, phone) === 'paused');
+      if (process.env['SENDPOOL_DEBUG']) console.log(`pause reached another instance in ${ms} ms`);
+      expect(ms).toBeLessThan(1000);
+    }
     expect(b.engine.throughput(1, 10)).toBe(a.engine.throughput(1, 10));
     b.engine.setTemplateStatus(100, 'disabled');
     await within(1000, () => a.engine.templates().find((t) => t.id === 100)!.status === 'disabled');
