@@ -64,6 +64,18 @@ export {
   type TemplateStatusSnapshot,
 } from './core/snapshot.js';
 
+// Capacity forecast
+export {
+  forecast,
+  type FleetChange,
+  type Forecast,
+  type ForecastHour,
+  type ForecastInput,
+  type ForecastLimit,
+  type LimitPhase,
+  type NumberForecast,
+} from './core/forecast.js';
+
 // The dispatch loop
 export type { Submission, SubmissionContact } from './core/submission.js';
 export type {

@@ -37,9 +37,14 @@ function parseCurl(line: string) {
   return { method: method ?? (body === undefined ? 'GET' : 'POST'), url, headers, body };
 }
 
-const doc = readFileSync(new URL('../../docs/server.md', import.meta.url), 'utf8');
-const section = doc.slice(doc.indexOf('<!-- curl-examples:start -->'), doc.indexOf('<!-- curl-examples:end -->'));
-const examples = [...section.matchAll(/```sh\n(curl [^\n]+)\n```/g)].map((m) => m[1]!);
+/** The curl lines between a document's curl-examples markers. */
+function examplesOf(file: string): string[] {
+  const doc = readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8');
+  const section = doc.slice(doc.indexOf('<!-- curl-examples:start -->'), doc.indexOf('<!-- curl-examples:end -->'));
+  return [...section.matchAll(/```sh\n(curl [^\n]+)\n```/g)].map((m) => m[1]!);
+}
+
+const examples = examplesOf('docs/server.md');
 
 describe('docs/server.md curl examples', () => {
   let s: Started;
@@ -64,6 +69,22 @@ describe('docs/server.md curl examples', () => {
       if (!('x-api-key-id' in c.headers)) expect(json.error.code).toBe('missing_api_key');
     }
     expect(statuses).toEqual([200, 200, 202, 202, 202, 200, 401]);
+  });
+
+  it("the README's examples answer as the README shows", async () => {
+    const readme = examplesOf('README.md');
+    expect(readme).toHaveLength(3);
+    const answers: unknown[] = [];
+    for (const line of readme) {
+      const c = parseCurl(line);
+      const res = await fetch(c.url.replace('http://127.0.0.1:3000', s.url), { method: c.method, headers: c.headers, ...(c.body === undefined ? {} : { body: c.body }) });
+      answers.push([res.status, await res.json()]);
+    }
+    const [businesses, send, noKey] = answers as [number, any][];
+    expect(businesses![0]).toBe(200);
+    expect(businesses![1][0]).toMatchObject({ id: 1, name: 'Acme', template_types: [{ id: 10, name: 'billing' }, { id: 20, name: 'welcome' }] });
+    expect(send).toEqual([202, expect.objectContaining({ accepted: 1, rejected: 1, rejections: [expect.objectContaining({ index: 1, reason: 'invalid_phone' })] })]);
+    expect(noKey).toEqual([401, { error: { code: 'missing_api_key', message: 'The x-api-key-id header is missing.' } }]);
   });
 
   it('GET /metrics answers Prometheus text with the server\'s metrics', async () => {
