@@ -1,5 +1,5 @@
 /**
- * Limits of one request (spec 8.4 leaves them "not shown"; docs/decisions-contract.md says why
+ * Limits of one request (spec 8.4 leaves them "not shown"; docs/decisions.md (the HTTP contract) says why
  * these values). Every parser takes them as options so a host can raise or lower them.
  */
 

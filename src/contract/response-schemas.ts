@@ -1,6 +1,6 @@
 /**
  * Response bodies the spec leaves "not shown" (4.2, 4.3, 4.4, 7.4), decided in
- * docs/decisions-contract.md: a send answers 202 with the request id and, per contact or item, what
+ * docs/decisions.md (the HTTP contract): a send answers 202 with the request id and, per contact or item, what
  * was accepted and why the others were not; every error answers with one error body shape.
  */
 import { Type, type Static } from '@sinclair/typebox';

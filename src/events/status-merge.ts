@@ -15,7 +15,7 @@
  * 3. else the highest of ENQUEUED < SENT < SERVER < DEVICE < READ seen.
  * A status never moves back: adding a notification can only keep or raise it in this order.
  *
- * Fill-in (a decision, see docs/decisions-events.md): a status implies every progress status
+ * Fill-in (a decision, see docs/decisions.md, webhook events): a status implies every progress status
  * before it, so a READ without DEVICE counts as delivered, and a REPLIED as read and delivered.
  */
 import type { HsmStatus } from './schemas/hsm.js';

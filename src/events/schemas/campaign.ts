@@ -4,7 +4,7 @@ import { CLOSED, DateTimeSchema, EventIdSchema } from './common.js';
 
 /**
  * Campaign statuses sendpool emits: `RUNNING` (the spec's only value) while contacts remain, and
- * our extension `FINISHED` when none remain (see docs/decisions-events.md).
+ * our extension `FINISHED` when none remain (see docs/decisions.md, webhook events).
  */
 export const CAMPAIGN_STATUSES = ['RUNNING', 'FINISHED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
