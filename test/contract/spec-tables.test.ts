@@ -33,7 +33,7 @@ const SCHEMA_OF: Record<string, Json> = {
   '4.2': SendRequestSchema as unknown as Json,
 };
 
-/** Fields the contract decided may be null (docs/decisions-contract.md): `null` clears a config URL. */
+/** Fields the contract decided may be null (docs/decisions.md, the HTTP contract): `null` clears a config URL. */
 const NULLABLE = new Set(WEBHOOK_URL_KEYS.map((k) => `2.5.${k}`));
 
 /** Splits `anyOf [X, null]` into X and whether null is allowed. */
