@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.js';
 import type { Engine } from '../core/engine.js';
 import type { ContactOutcome, OutgoingMessage, ReportResult, SendOutcome } from '../core/dispatch/types.js';
 import type { Channel } from './channel.js';
+import { PassLoop, settleWithin } from './pass-loop.js';
 
 /** Options of the dispatch worker. */
 export interface DispatchOptions {
@@ -38,14 +39,13 @@ export class DispatchWorker {
   readonly #maxInFlight: number;
   readonly #running = new Set<Promise<void>>();
   #inFlight = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #scheduled = false;
-  #stopped = false;
+  readonly #loop: PassLoop;
 
   constructor(deps: Deps, options: DispatchOptions = {}) {
     this.#deps = deps;
     this.#pollLimit = options.pollLimit ?? 1000;
     this.#maxInFlight = options.maxInFlight ?? 1000;
+    this.#loop = new PassLoop(() => this.#pass(), () => deps.clock.now(), MAX_SLEEP_MS);
   }
 
   get inFlight(): number {
@@ -54,16 +54,10 @@ export class DispatchWorker {
 
   /** Asks for a pass soon (after a submit, a status change, a finished send); passes coalesce. */
   kick(): void {
-    if (this.#scheduled || this.#stopped) return;
-    this.#scheduled = true;
-    setImmediate(() => {
-      this.#scheduled = false;
-      this.#pass();
-    });
+    this.#loop.kick();
   }
 
   #pass(): void {
-    if (this.#stopped) return;
     const { engine } = this.#deps;
     const room = this.#maxInFlight - this.#inFlight;
     let handed = 0;
@@ -103,30 +97,21 @@ export class DispatchWorker {
   }
 
   #arm(handed: number, room: number): void {
-    if (this.#stopped) return;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    if (this.#loop.stopped) return;
     const wake = this.#deps.engine.nextWakeAt();
-    if (wake === null) return; // idle: the next submit kicks
+    if (wake === null) return this.#loop.wakeAt(null); // idle: the next submit kicks
     const now = this.#deps.clock.now();
-    if (wake <= now) {
-      // More may go now: at once if this pass was full, else when a send finishes (it kicks).
-      if (handed > 0 && handed >= Math.min(room, this.#pollLimit)) this.kick();
-      else if (this.#inFlight === 0) this.#timer = setTimeout(() => this.#pass(), 5);
-      return;
-    }
-    this.#timer = setTimeout(() => this.#pass(), Math.min(MAX_SLEEP_MS, wake - now));
+    if (wake > now) return this.#loop.wakeAt(wake);
+    // More may go now: at once if this pass was full, else when a send finishes (it kicks).
+    this.#loop.wakeAt(null);
+    if (handed > 0 && handed >= Math.min(room, this.#pollLimit)) this.#loop.kick();
+    else if (this.#inFlight === 0) this.#loop.wakeAt(now + 5);
   }
 
   /** Stops polling and waits up to `drainMs` for the sends in flight to be answered and reported. */
   async stop(drainMs: number): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    if (this.#running.size > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.allSettled([...this.#running]), new Promise((r) => (timer = setTimeout(r, drainMs)))]);
-      if (timer) clearTimeout(timer);
-    }
+    this.#loop.stop();
+    await settleWithin(this.#running, drainMs);
     this.#takeOutcomes();
   }
 }

@@ -11,6 +11,7 @@ import type { Clock } from '../../core/clock.js';
 import type { DeliveryAttempt, DeliveryOutcome, Outbox } from '../../events/outbox.js';
 import { httpAttemptResult } from '../../events/outbox.js';
 import { signWebhook } from '../../events/signing.js';
+import { PassLoop, settleWithin } from '../pass-loop.js';
 import { safeLookup } from './safe-lookup.js';
 
 /** Options of the delivery worker. */
@@ -55,10 +56,7 @@ export class DeliveryWorker {
   readonly #running = new Set<Promise<void>>();
   #inFlight = 0;
   #queued = 0;
-  #timer: NodeJS.Timeout | undefined;
-  #timerAt = Number.POSITIVE_INFINITY;
-  #scheduled = false;
-  #stopped = false;
+  readonly #loop: PassLoop;
 
   constructor(deps: Deps, options: DeliveryOptions = {}) {
     this.#deps = deps;
@@ -68,6 +66,7 @@ export class DeliveryWorker {
     this.#http = new http.Agent({ keepAlive: true, maxSockets: this.#perTarget });
     this.#https = new https.Agent({ keepAlive: true, maxSockets: this.#perTarget });
     this.#lookup = safeLookup(deps.allowPrivateTargets);
+    this.#loop = new PassLoop(() => this.#pass(), () => deps.clock.now());
   }
 
   /** Attempts running now. */
@@ -77,16 +76,10 @@ export class DeliveryWorker {
 
   /** Asks for a pass soon (after an enqueue); passes coalesce. */
   kick(): void {
-    if (this.#scheduled || this.#stopped) return;
-    this.#scheduled = true;
-    setImmediate(() => {
-      this.#scheduled = false;
-      this.#pass();
-    });
+    this.#loop.kick();
   }
 
   #pass(): void {
-    if (this.#stopped) return;
     const { outbox, clock } = this.#deps;
     const now = clock.now();
     const room = this.#maxInFlight - this.#inFlight - this.#queued;
@@ -170,20 +163,10 @@ export class DeliveryWorker {
     });
   }
 
-  /** One timer for the outbox's next due time. */
+  /** One timer for the outbox's next due time; an earlier one already armed stays. */
   #arm(): void {
     const at = this.#deps.outbox.nextWakeAt();
-    if (at === null || this.#stopped) return;
-    if (this.#timer !== undefined && at >= this.#timerAt) return;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timerAt = at;
-    const delay = Math.max(0, Math.min(at - this.#deps.clock.now(), 2 ** 31 - 1));
-    this.#timer = setTimeout(() => {
-      this.#timer = undefined;
-      this.#timerAt = Number.POSITIVE_INFINITY;
-      this.#pass();
-    }, delay);
-    this.#timer.unref?.();
+    if (at !== null && at < this.#loop.wakeTime) this.#loop.wakeAt(at);
   }
 
   /**
@@ -191,13 +174,10 @@ export class DeliveryWorker {
    * outbox (its snapshot keeps them; attempts in flight time out and go again after a restart).
    */
   async stop(drainMs: number): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#loop.stop();
     this.#targets.clear();
     this.#queued = 0;
-    if (this.#running.size > 0) {
-      await Promise.race([Promise.allSettled([...this.#running]), new Promise((r) => setTimeout(r, drainMs).unref?.())]);
-    }
+    await settleWithin(this.#running, drainMs);
     const outcomes = this.#deps.outbox.takeOutcomes();
     if (outcomes.length > 0) this.#deps.onOutcomes?.(outcomes);
     this.#http.destroy();
