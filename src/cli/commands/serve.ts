@@ -1,9 +1,9 @@
 /**
- * `sendpool serve FLEET`: the slot of the reference server (src/server). The server entry
- * (dist/server.js, built from src/server/index.ts) is loaded at run time; when it exports
- * `runServer(options)`, the flags below are handed to it and the process keeps serving until
- * SIGINT/SIGTERM. When it does not (a build without the server), the command says "not available
- * yet" and exits 2. The server's own options and behaviour belong to the server (docs there).
+ * `sendpool serve FLEET`: the reference server (src/server). Its entry (dist/server.js) is loaded at
+ * run time, so the other commands never load fastify; the flags are handed to `runServer` and the
+ * process serves until SIGINT/SIGTERM. When the server cannot load (the optional packages fastify
+ * and prom-client are not installed), the command says why and exits 2. The server's own options
+ * and behaviour are documented with the server.
  */
 import { fleetArgument, parse } from '../args.js';
 import { EXIT_OK, EXIT_USAGE, UsageError } from '../errors.js';
@@ -13,8 +13,8 @@ import type { Command } from './types.js';
 
 const HELP = `Usage: sendpool serve FLEET [--port N] [--host HOST] [--keys FILE] [--snapshot FILE]
 
-Runs the reference HTTP server of the service (src/server) on the fleet description FLEET, until
-SIGINT or SIGTERM. Exits 2 with "not available yet" when this build has no server.
+Runs the reference HTTP server of the service (sendpool/server) on the fleet description FLEET,
+until SIGINT or SIGTERM. It needs the optional packages fastify and prom-client.
 
 Options:
       --port N         port to listen on (default 3000)
@@ -25,15 +25,17 @@ Options:
 
 type RunServer = (options: Record<string, unknown>) => Promise<{ readonly address: string }>;
 
-async function findRunServer(): Promise<RunServer | undefined> {
+/** The server entry, loaded at run time from beside dist/cli.js so the CLI bundle does not carry it. */
+async function loadRunServer(): Promise<{ readonly run: RunServer } | { readonly error: string }> {
   try {
-    // Loaded at run time from beside dist/cli.js, so the CLI bundle does not carry the server.
-    const url = new URL('./server.js', import.meta.url).href;
-    const mod = (await import(url)) as Record<string, unknown>;
+    const mod = (await import(new URL('./server.js', import.meta.url).href)) as Record<string, unknown>;
     const run = mod['runServer'];
-    return typeof run === 'function' ? (run as RunServer) : undefined;
-  } catch {
-    return undefined;
+    return typeof run === 'function' ? { run: run as RunServer } : { error: 'the server entry has no runServer' };
+  } catch (error) {
+    const text = error instanceof Error ? error.message : String(error);
+    // The usual cause: the optional peer packages are not installed.
+    const missing = /Cannot find (?:package|module) '(fastify|prom-client)[^']*'/.exec(text)?.[1];
+    return { error: missing ? `it needs the optional package ${missing}: npm install fastify prom-client` : text };
   }
 }
 
@@ -52,11 +54,12 @@ export const serveCommand: Command = {
       io.out(`${HELP}\n`);
       return EXIT_OK;
     }
-    const runServer = await findRunServer();
-    if (!runServer) {
-      io.err('sendpool serve: not available yet (this build has no reference server)\n');
+    const loaded = await loadRunServer();
+    if ('error' in loaded) {
+      io.err(`sendpool serve: the reference server cannot start: ${loaded.error}\n`);
       return EXIT_USAGE;
     }
+    const runServer = loaded.run;
     const fleetFile = fleetArgument('serve', args.positionals);
     loadFleet(io, fleetFile); // the same messages as the other commands for a bad fleet
     const portText = args.values['port'];
