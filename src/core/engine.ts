@@ -3,12 +3,12 @@
  * limits in a {@link Store}, time from a {@link Clock}. Pure and synchronous: every call reads the
  * clock once, applies timed resumes that fell due, and answers.
  */
-import { Heap } from 'mnemonist';
 import type { Clock } from './clock.js';
 import { ArgumentError, FleetValidationError, NotFoundError, SnapshotError } from './errors.js';
 import type { NumberStatus, TemplateStatus } from './fleet.js';
 import { type Fleet, type FleetBusiness, type FleetTemplate, validateFleet } from './fleet-validate.js';
 import { PhoneIndex } from './phone-index.js';
+import { TimedHeap } from './timed-heap.js';
 import { MemoryStore } from './limits/memory-store.js';
 import type { NumberLimits, Store } from './limits/store.js';
 import { Pool, type TemplateView } from './pool.js';
@@ -149,14 +149,6 @@ interface BusinessRecord {
   readonly poolByType: Map<number, Pool>;
 }
 
-/** A timed resume; `gen` tells it from a later status change of the same thing. */
-interface Timer {
-  readonly at: number;
-  readonly kind: 0 | 1; // 0: number, 1: template
-  readonly index: number;
-  readonly gen: number;
-}
-
 const NUMBER_STATUSES: readonly NumberStatus[] = ['active', 'paused'];
 const TEMPLATE_STATUSES: readonly TemplateStatus[] = ['active', 'paused', 'disabled'];
 
@@ -199,7 +191,8 @@ export class Engine {
   readonly #statusListeners = new Set<(change: StatusChange) => void>();
   #businesses: BusinessRecord[] = [];
   #businessIndex = new Map<number, number>();
-  #timers = new Heap<Timer>((a, b) => a.at - b.at);
+  /** Timed resumes as (time, 2 x index + kind, generation); kind 0: number, 1: template. */
+  #timers = new TimedHeap();
 
   // Per-call scratch: what each touched number may send and has been handed.
   #call = 0;
@@ -578,35 +571,38 @@ export class Engine {
     const now = this.#readClock();
     this.#lastNow = now;
     const timers = this.#timers;
-    let top = timers.peek();
-    while (top !== undefined && top.at <= now) {
+    while (timers.size > 0 && timers.topAt() <= now) {
+      const id = timers.topId();
+      const gen = timers.topGen();
       timers.pop();
-      if (top.kind === 0) {
-        if (this.#numberGen[top.index] === top.gen) this.#setNumber(top.index, true, undefined, 'timer');
-      } else if (this.#templateGen[top.index] === top.gen) {
-        this.#setTemplate(top.index, 'active', undefined, 'timer');
+      const index = id >> 1;
+      if ((id & 1) === 0) {
+        if (this.#numberGen[index] === gen) this.#setNumber(index, true, undefined, 'timer');
+      } else if (this.#templateGen[index] === gen) {
+        this.#setTemplate(index, 'active', undefined, 'timer');
       }
-      top = timers.peek();
     }
     return now;
   }
 
   #nextTimer(): number | undefined {
     const timers = this.#timers;
-    let top = timers.peek();
-    while (top !== undefined && (top.kind === 0 ? this.#numberGen[top.index] : this.#templateGen[top.index]) !== top.gen) {
+    while (timers.size > 0) {
+      const id = timers.topId();
+      const index = id >> 1;
+      if (((id & 1) === 0 ? this.#numberGen[index] : this.#templateGen[index]) === timers.topGen()) return timers.topAt();
       timers.pop();
-      top = timers.peek();
     }
-    return top?.at;
+    return undefined;
   }
+
 
   #setNumber(slot: number, active: boolean, until: number | undefined, source?: string): void {
     this.#numberGen[slot]!++;
     this.#numberActive[slot] = active ? 1 : 0;
     if (until === undefined) this.#numberUntil.delete(slot);
     else this.#numberUntil.set(slot, until);
-    if (until !== undefined) this.#timers.push({ at: until, kind: 0, index: slot, gen: this.#numberGen[slot]! });
+    if (until !== undefined) this.#timers.push(until, slot * 2, this.#numberGen[slot]!);
     const b = this.#businesses[this.#numberBusiness[slot]!]!;
     const m = this.#numberMember[slot]!;
     const perHour = this.#perHour[slot]!;
@@ -622,7 +618,7 @@ export class Engine {
     this.#templateGen[t]!++;
     this.#templateStatus[t] = status;
     this.#templateUntil[t] = until ?? NaN;
-    if (until !== undefined) this.#timers.push({ at: until, kind: 1, index: t, gen: this.#templateGen[t]! });
+    if (until !== undefined) this.#timers.push(until, t * 2 + 1, this.#templateGen[t]!);
     for (const pool of this.#templatePools[t]!) {
       if (pool.refreshTemplates(this.#view)) this.#refreshMembers(pool);
     }
@@ -812,7 +808,7 @@ export class Engine {
     this.#drained = new Uint8Array(numberCount);
     this.#touched = new Int32Array(numberCount);
     this.#call = 0;
-    this.#timers = new Heap<Timer>((a, b) => a.at - b.at);
+    this.#timers = new TimedHeap();
 
     const templateCount = fleet.templates.length;
     this.#templateIds = new Float64Array(templateCount);

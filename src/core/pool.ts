@@ -15,14 +15,7 @@
  * template of the type; numbers of account A only templates without an account or of account A.
  * With no accounts there is one class, one cursor, and template counts differ by at most one.
  */
-import { Heap } from 'mnemonist';
-
-/** A member waiting for capacity; `gen` tells a current entry from one invalidated since. */
-interface Waiting {
-  readonly at: number;
-  readonly member: number;
-  readonly gen: number;
-}
+import { TimedHeap } from './timed-heap.js';
 
 /** What a pool needs to know of templates, owned by the engine's model. */
 export interface TemplateView {
@@ -55,7 +48,8 @@ export class Pool {
   readonly ring: Int32Array;
   head = 0;
   size = 0;
-  readonly waiting = new Heap<Waiting>((a, b) => a.at - b.at || a.member - b.member);
+  /** Members waiting for capacity: (when it returns, member, generation); stale generations are dropped. */
+  readonly waiting = new TimedHeap();
 
   /** Sum of `throughputPerHour` over eligible members. */
   throughput = 0;
@@ -160,35 +154,35 @@ export class Pool {
   /** Puts member `m` (just taken off the ring) to wait until `at`. */
   park(m: number, at: number): void {
     this.inHeap[m] = 1;
-    this.waiting.push({ at, member: m, gen: this.gen[m]! });
+    this.waiting.push(at, m, this.gen[m]!);
   }
 
   /** Brings members whose capacity is due by `now` back to the ring. */
   wake(now: number): void {
     const heap = this.waiting;
-    let top = heap.peek();
-    while (top !== undefined && top.at <= now) {
+    while (heap.size > 0 && heap.topAt() <= now) {
+      const m = heap.topId();
+      const gen = heap.topGen();
       heap.pop();
-      const m = top.member;
-      if (top.gen === this.gen[m]) {
+      if (gen === this.gen[m]) {
         this.inHeap[m] = 0;
         if (this.eligible[m] === 1 && this.inRing[m] === 0) this.pushRing(m);
       }
-      top = heap.peek();
     }
   }
 
   /** When the earliest waiting eligible member is due back; undefined when none waits. */
   nextReadyAt(): number | undefined {
     const heap = this.waiting;
-    let top = heap.peek();
     // Entries of members that left or were re-queued are dropped here, so the answer is exact.
-    while (top !== undefined && (top.gen !== this.gen[top.member] || this.eligible[top.member] === 0)) {
+    while (heap.size > 0) {
+      const m = heap.topId();
+      const current = heap.topGen() === this.gen[m];
+      if (current && this.eligible[m] === 1) return heap.topAt();
       heap.pop();
-      if (top.gen === this.gen[top.member]) this.inHeap[top.member] = 0;
-      top = heap.peek();
+      if (current) this.inHeap[m] = 0;
     }
-    return top?.at;
+    return undefined;
   }
 
   /**
@@ -199,7 +193,7 @@ export class Pool {
     const ring: number[] = [];
     for (let i = 0; i < this.size; i++) ring.push(this.ring[(this.head + i) % this.ring.length]!);
     const waiting: [number, number][] = [];
-    for (const w of this.waiting.toArray()) if (w.gen === this.gen[w.member]) waiting.push([w.member, w.at]);
+    for (const [at, m, gen] of this.waiting.entries()) if (gen === this.gen[m]) waiting.push([m, at]);
     waiting.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
     return { ring, waiting };
   }
