@@ -709,11 +709,12 @@ export class Engine {
       let a: number;
       if (stamp[slot] !== call) {
         stamp[slot] = call;
-        touched[touchedCount++] = slot;
         const left = count - i;
         const want = left <= size ? 1 : Math.ceil(left / size);
         a = store.reserve(handle[slot]!, want, now);
         drained[slot] = a < want ? 1 : 0;
+        // A one-visit reservation is used right below: only larger ones may leave some to release.
+        if (want > 1) touched[touchedCount++] = slot;
       } else {
         a = avail[slot]!;
         if (a === 0 && drained[slot] === 0) {
@@ -722,6 +723,7 @@ export class Engine {
           const want = left <= size ? 1 : Math.ceil(left / size);
           a = store.reserve(handle[slot]!, want, now);
           drained[slot] = a < want ? 1 : 0;
+          if (want > 1) touched[touchedCount++] = slot; // listed twice at worst: the release pass zeroes it
         }
       }
       if (a === 0) {
