@@ -186,6 +186,13 @@ function addInto(target: CampaignCounts, delta: CampaignCounts, sign: 1 | -1): v
 }
 
 /** Sums the classification of every contact: the "recount from scratch". */
+/** The sum of two sets of counts (a new object). */
+function addCounts(a: CampaignCounts, b: CampaignCounts): CampaignCounts {
+  const out = { ...a };
+  addInto(out, b, 1);
+  return out;
+}
+
 export function recount(contacts: Iterable<ContactState>): CampaignCounts {
   const total = emptyCounts();
   for (const s of contacts) addInto(total, classifyContact(s), 1);
@@ -260,6 +267,14 @@ export interface CampaignStatisticsOptions {
    * @default 60_000
    */
   readonly batchIntervalMs?: number;
+  /**
+   * A campaign with nothing remaining and no change for this long is settled: its counts stay,
+   * final, and the per-contact states behind them are dropped, so memory does not grow with every
+   * contact ever sent. A later status for a contact it no longer knows is counted in
+   * `lateIgnored` and changes nothing; new admissions still count.
+   * @default 604_800_000 (7 days)
+   */
+  readonly retainContactsMs?: number;
 }
 
 /** A status change fed to the aggregator (what an HSM notification says about a contact). */
@@ -284,6 +299,12 @@ interface CampaignEntry {
   counts: CampaignCounts;
   /** The campaign object sent in the last batch, without `datetime` (to tell "changed"). */
   lastSent: string | undefined;
+  /** When its statistics last went out in a batch (its creation before that). */
+  lastChangeAt: number;
+  /** Per-contact states dropped; `counts` is final for the contacts it had. */
+  settled: boolean;
+  /** When settled: the counts of the dropped contacts (those it keeps count on top). */
+  base: CampaignCounts | undefined;
 }
 
 /** Serialisable state of {@link CampaignStatistics}. */
@@ -297,6 +318,9 @@ export interface CampaignStatisticsSnapshot {
     readonly lastSent: string | null;
     readonly dirty: boolean;
     readonly contacts: readonly (readonly [string, number, number, number])[];
+    /** Present when the campaign is settled: its final counts (its contacts are gone). */
+    readonly settledCounts?: CampaignCounts;
+    readonly lastChangeAt?: number;
   }[];
 }
 
@@ -309,12 +333,21 @@ export class CampaignStatistics {
   readonly #dirty = new Set<number>();
   readonly #doesNotExist: ReadonlySet<number>;
   readonly #interval: number;
+  readonly #retain: number;
   #lastBatchAt: number | null = null;
+  #lateIgnored = 0;
 
   constructor(options: CampaignStatisticsOptions = {}) {
     this.#doesNotExist = new Set(options.doesNotExistCodes ?? [131026]);
     this.#interval = options.batchIntervalMs ?? 60_000;
+    this.#retain = options.retainContactsMs ?? 604_800_000;
     requireInteger('CampaignStatistics(options.batchIntervalMs)', this.#interval, 0);
+    requireInteger('CampaignStatistics(options.retainContactsMs)', this.#retain, 0);
+  }
+
+  /** Statuses that arrived for contacts of settled campaigns after their states were dropped. */
+  get lateIgnored(): number {
+    return this.#lateIgnored;
   }
 
   /** Declares a campaign (idempotent; a new name replaces the old one). `createdAt` in epoch ms. */
@@ -333,6 +366,9 @@ export class CampaignStatistics {
       contacts: new Map(),
       counts: emptyCounts(),
       lastSent: undefined,
+      lastChangeAt: campaign.createdAt,
+      settled: false,
+      base: undefined,
     });
   }
 
@@ -342,8 +378,13 @@ export class CampaignStatistics {
     return c;
   }
 
-  #update(c: CampaignEntry, contactId: string, change: (s: ContactState) => ContactState): void {
+  #update(c: CampaignEntry, contactId: string, change: (s: ContactState) => ContactState, admission = false): void {
     const before = c.contacts.get(contactId);
+    if (before === undefined && c.settled && !admission) {
+      // Its state was dropped when the campaign settled: counting it again would count it twice.
+      this.#lateIgnored++;
+      return;
+    }
     const after = change(before ?? EMPTY_CONTACT);
     if (before && after.admissions === before.admissions && after.attempt === before.attempt && after.progress === before.progress) {
       return;
@@ -356,7 +397,7 @@ export class CampaignStatistics {
 
   /** Reports how a contact was admitted (invalid phone, duplicated, blocked, already sent, …, or accepted). */
   admit(campaignId: number, contactId: string, admission: Admission): void {
-    this.#update(this.#campaign(campaignId, 'admit'), contactId, (s) => admitContact(s, admission));
+    this.#update(this.#campaign(campaignId, 'admit'), contactId, (s) => admitContact(s, admission), true);
   }
 
   /** Reports a status change of a contact's send. A contact not admitted yet counts as accepted. */
@@ -380,16 +421,22 @@ export class CampaignStatistics {
 
   /** Recount of a campaign from its contacts' states (equal to {@link counts}; for checks). */
   recount(campaignId: number): CampaignCounts {
-    return recount(this.#campaign(campaignId, 'recount').contacts.values());
+    const c = this.#campaign(campaignId, 'recount');
+    const fresh = recount(c.contacts.values());
+    return c.base ? addCounts(c.base, fresh) : fresh;
   }
 
   /**
-   * When the next batch is due: null when nothing changed since the last batch; a time at or
-   * before now means "now".
+   * When to call {@link takeBatch} next: for a batch of changes, or to settle a finished campaign;
+   * null when neither is pending; a time at or before now means "now".
    */
   nextWakeAt(): number | null {
-    if (this.#dirty.size === 0) return null;
-    return this.#lastBatchAt === null ? 0 : this.#lastBatchAt + this.#interval;
+    let at = this.#dirty.size === 0 ? Infinity : this.#lastBatchAt === null ? 0 : this.#lastBatchAt + this.#interval;
+    // A finished campaign settles on a later call: wake for it too.
+    for (const c of this.#campaigns.values()) {
+      if (!c.settled && c.contacts.size > 0 && c.counts.remaining === 0 && c.lastChangeAt + this.#retain < at) at = c.lastChangeAt + this.#retain;
+    }
+    return Number.isFinite(at) ? at : null;
   }
 
   /**
@@ -397,6 +444,7 @@ export class CampaignStatistics {
    * none did or the batch interval has not passed since the last one.
    */
   takeBatch(now: number, random: RandomSource): CampaignBatchPayload | null {
+    this.#settle(now);
     if (this.#dirty.size === 0) return null;
     if (this.#lastBatchAt !== null && now < this.#lastBatchAt + this.#interval) return null;
     const campaigns: CampaignStatisticsPayload[] = [];
@@ -407,12 +455,23 @@ export class CampaignStatistics {
       const key = JSON.stringify({ ...payload, datetime: undefined });
       if (key === c.lastSent) continue;
       c.lastSent = key;
+      c.lastChangeAt = now;
       campaigns.push(payload);
     }
     this.#dirty.clear();
     if (campaigns.length === 0) return null;
     this.#lastBatchAt = now;
     return { event_id: uuidV4(random), campaigns };
+  }
+
+  /** Drops the contact states of campaigns finished and quiet for `retainContactsMs`. */
+  #settle(now: number): void {
+    for (const c of this.#campaigns.values()) {
+      if (c.settled || c.contacts.size === 0 || c.counts.remaining > 0 || c.lastChangeAt + this.#retain > now || this.#dirty.has(c.campaignId)) continue;
+      c.base = c.base ? addCounts(c.base, recount(c.contacts.values())) : recount(c.contacts.values());
+      c.contacts.clear();
+      c.settled = true;
+    }
   }
 
   /** Serialisable state (JSON-safe), for a restart. */
@@ -427,6 +486,8 @@ export class CampaignStatistics {
         lastSent: c.lastSent ?? null,
         dirty: this.#dirty.has(c.campaignId),
         contacts: [...c.contacts].map(([id, s]) => [id, s.admissions, s.attempt, s.progress] as const),
+        lastChangeAt: c.lastChangeAt,
+        ...(c.base ? { settledCounts: { ...c.base } } : {}),
       })),
     };
   }
@@ -444,8 +505,12 @@ export class CampaignStatistics {
         name: c.name,
         createdAt: c.createdAt,
         contacts,
-        counts: recount(contacts.values()),
+        // A settled campaign's counts cover contacts no longer kept: they come from the snapshot.
+        counts: c.settledCounts ? addCounts(c.settledCounts, recount(contacts.values())) : recount(contacts.values()),
         lastSent: c.lastSent ?? undefined,
+        lastChangeAt: c.lastChangeAt ?? c.createdAt,
+        settled: c.settledCounts !== undefined,
+        base: c.settledCounts ? { ...c.settledCounts } : undefined,
       });
       if (c.dirty) s.#dirty.add(c.campaignId);
     }

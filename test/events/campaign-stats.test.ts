@@ -228,3 +228,31 @@ describe('campaign statistics', () => {
     });
   });
 });
+
+describe('settling finished campaigns', () => {
+  it('keeps the counts, drops the contacts, ignores late statuses of forgotten contacts and still counts new ones', () => {
+    const day = 86_400_000;
+    const stats = new CampaignStatistics({ batchIntervalMs: 0, retainContactsMs: 7 * day });
+    stats.registerCampaign({ campaignId: 1, name: 'c', createdAt: 0 });
+    for (const id of ['a', 'b']) {
+      stats.admit(1, id, 'accepted');
+      stats.recordStatus({ campaignId: 1, contactId: id, status: 'SENT', retryIndex: null });
+    }
+    const random = { randomBytes: (n: number) => new Uint8Array(n).fill(7) };
+    expect(stats.takeBatch(1000, random)).not.toBeNull();
+    const final = stats.counts(1);
+    expect(final.remaining).toBe(0);
+    stats.takeBatch(1000 + 7 * day, random); // quiet for the retention: settled
+    const snapshot = JSON.parse(JSON.stringify(stats.snapshot()));
+    expect(snapshot.campaigns[0].contacts).toEqual([]);
+    expect(snapshot.campaigns[0].settledCounts).toEqual(final);
+    stats.recordStatus({ campaignId: 1, contactId: 'a', status: 'READ', retryIndex: null });
+    expect(stats.lateIgnored).toBe(1);
+    expect(stats.counts(1)).toEqual(final);
+    stats.admit(1, 'c', 'accepted');
+    expect(stats.counts(1).total).toBe(final.total + 1);
+    expect(stats.recount(1)).toEqual(stats.counts(1));
+    const restored = CampaignStatistics.restore(JSON.parse(JSON.stringify(stats.snapshot())));
+    expect(restored.counts(1)).toEqual(stats.counts(1));
+  });
+});
