@@ -420,6 +420,20 @@ export class Engine {
     return () => this.#statusListeners.delete(listener);
   }
 
+  /**
+   * Tells the engine that a number may send again sooner than the store said (a shared store's
+   * lease arrived): the number leaves the waiting heap for its pools' rings, and the dispatch loop
+   * looks again. Unknown phones are ignored (the fleet may have changed since).
+   */
+  capacityChanged(phone: string): void {
+    const slot = this.#numberIndex.get(phone);
+    if (slot === undefined) return;
+    const b = this.#businesses[this.#numberBusiness[slot]!]!;
+    const m = this.#numberMember[slot]!;
+    for (const pool of b.pools) pool.requeue(m);
+    this.#dispatch.poke();
+  }
+
   /** Changes a number's limits; what it already sent keeps counting against the new ones. */
   setNumberLimits(phone: string, change: NumberLimitsChange): void {
     const slot = this.#slot(phone);
@@ -451,11 +465,8 @@ export class Engine {
     this.#store.open(phone, limitsOf(perHour, per24h, perSecond), this.#lastNow);
     const b = this.#businesses[this.#numberBusiness[slot]!]!;
     const m = this.#numberMember[slot]!;
-    for (const pool of b.pools) {
-      pool.rateChanged(m, oldPerHour, perHour);
-      pool.requeue(m);
-    }
-    this.#dispatch.poke();
+    for (const pool of b.pools) pool.rateChanged(m, oldPerHour, perHour);
+    this.capacityChanged(phone);
   }
 
   /**

@@ -1,10 +1,10 @@
 /**
  * Makes the engine look again at numbers whose tokens arrived after it parked them.
  *
- * The engine parks a number that ran dry at `availableAt`, and nothing in the `Store` port lets a
- * store say "capacity arrived" earlier. Until the engine has such a hook, the waker uses
- * `engine.setNumberLimits(phone, {})`: with unchanged limits it only re-queues the number in its
- * pools and pokes the dispatch loop (see docs/decisions-redis.md, "Engine hook").
+ * The engine parks a number that ran dry until the store's `availableAt`; a lease can arrive
+ * earlier. The waker calls `engine.capacityChanged(phone)` for each number the store refilled
+ * (the number goes back to its pools' rings and the dispatch loop looks again) and wakes the
+ * host's sleep.
  */
 import type { Engine } from '../core/engine.js';
 
@@ -28,13 +28,7 @@ export function createCapacityWaker(): CapacityWaker {
   return {
     onCapacity(phones) {
       if (engine !== undefined) {
-        for (const phone of phones) {
-          try {
-            engine.setNumberLimits(phone, {});
-          } catch {
-            // A phone no longer in the fleet: nothing to wake.
-          }
-        }
+        for (const phone of phones) engine.capacityChanged(phone);
       }
       const w = wake;
       wake = undefined;

@@ -8,7 +8,7 @@
  * number it carries in one Lua script at Redis' time (scripts/lease.ts). Tokens are charged before
  * they are spent, so the instances together never exceed a window.
  *
- * Decisions (lease size, expiry, time, failure) are in docs/decisions-redis.md.
+ * Decisions (lease size, expiry, time, failure) are in docs/decisions.md (many instances on Redis).
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
@@ -63,7 +63,7 @@ export interface RedisStoreOptions {
   /**
    * Lease lifetime in clock ms: tokens of a lease are spent within this time of the charge or never.
    * The windows are charged as if every token went at the worst moment of that lifetime, so a
-   * short lifetime wastes less of a window that was idle (see docs/decisions-redis.md).
+   * short lifetime wastes less of a window that was idle (see docs/decisions.md (many instances on Redis)).
    * @default 10_000
    */
   readonly leaseTtlMs?: number;

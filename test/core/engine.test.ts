@@ -258,3 +258,28 @@ describe('status listeners', () => {
     expect(heard).toEqual([`${A} paused remote until 1000`, '100 disabled api', `${B} paused failover until ${HOUR}`, `${A} active timer`]);
   });
 });
+
+describe('capacityChanged', () => {
+  it('brings a parked number back at once, without waiting for the time the store gave', () => {
+    // A store that grants nothing until told, the way a shared store waits for a lease.
+    let open = false;
+    const inner = new MemoryStore();
+    const store = {
+      open: (k: string, l: Parameters<MemoryStore['open']>[1], now: number) => inner.open(k, l, now),
+      available: (h: number, now: number) => (open ? inner.available(h, now) : 0),
+      reserve: (h: number, want: number, now: number) => (open ? inner.reserve(h, want, now) : 0),
+      release: (h: number, n: number, now: number) => inner.release(h, n, now),
+      availableAt: (_h: number, _n: number, now: number) => now + HOUR,
+      snapshot: () => inner.snapshot(),
+      restore: (s: ReturnType<MemoryStore['snapshot']>, now: number) => inner.restore(s, now),
+    };
+    const clock = new ManualClock(0);
+    const engine = createEngine(specFleet(), { clock, store });
+    expect(engine.assign(1, 10, 3)).toMatchObject({ assignments: [], reason: 'no-capacity', retryAt: HOUR });
+    open = true;
+    expect(engine.assign(1, 10, 3).assignments).toHaveLength(0); // still parked until HOUR
+    engine.capacityChanged(A);
+    expect(engine.assign(1, 10, 3).assignments.map((a) => a.phone)).toEqual([A, A, A]);
+    engine.capacityChanged('5500000000000'); // unknown phones are ignored
+  });
+});

@@ -7,6 +7,8 @@ import { Redis } from 'ioredis';
 
 export const REDIS_URL = process.env['SENDPOOL_REDIS_URL'];
 export const SKIP_REASON = 'SENDPOOL_REDIS_URL is not set: Redis integration tests skipped (bash .ci/run sets it)';
+// CI always has Redis (.ci/run starts one): there, a missing URL is a failure, never a silent skip.
+if (REDIS_URL === undefined && process.env['CI']) throw new Error('CI runs the Redis tests: SENDPOOL_REDIS_URL must be set (.ci/run starts redis-server)');
 if (REDIS_URL === undefined) console.warn(SKIP_REASON);
 
 /** A random prefix for one test file's keys. */

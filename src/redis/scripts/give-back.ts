@@ -13,7 +13,7 @@
  *   ARGV[4]  lease id
  * Returns: tokens given back by this call.
  *
- * Rules (docs/decisions-redis.md, "Expiry model"):
+ * Rules (docs/decisions.md (many instances on Redis), "Expiry model"):
  * - an expired lease (now >= grantedAt + ttl) or one whose record is gone gives nothing back: its
  *   unspent tokens were charged and simply stay charged until the windows refill;
  * - the 24 h counter gets the tokens back in the bucket the lease charged;
