@@ -24,9 +24,13 @@ function rate(run: () => void, seconds = 1.5): number {
 
 const fmt = (x: number) => `${(x / 1e6).toFixed(1)} M/s`;
 for (const numbers of [100, 100_000]) {
-  for (const templates of [1, 20]) {
+  for (const [templates, exhausted] of [[1, 0], [20, 0], [1, 0.9]] as const) {
     const clock = new ManualClock(0);
-    const engine = createEngine(makeFleet({ numbers, templates }), { clock });
+    const engine = createEngine(makeFleet({ numbers, templates, exhausted }), { clock });
+    if (exhausted > 0) {
+      const drain = 2 * numbers + 2;
+      engine.assignInto(BUSINESS, TYPE, drain, new Int32Array(drain), new Float64Array(drain));
+    }
     const outN = new Int32Array(BATCH);
     const outT = new Float64Array(BATCH);
     const batch = rate(() => {
@@ -36,7 +40,7 @@ for (const numbers of [100, 100_000]) {
     const ceiling = makeCeiling(numbers, templates, 1e9);
     let t = 0;
     const peer = rate(() => void ceiling.fill(++t, BATCH, outN, outT));
-    console.log(`n=${numbers} t=${templates}: batch ${fmt(batch)}  ceiling ${fmt(peer)}  ratio ${(batch / peer).toFixed(2)}`);
+    console.log(`n=${numbers} t=${templates}${exhausted ? ' exhausted90' : ''}: batch ${fmt(batch)}  ceiling ${fmt(peer)}  ratio ${(batch / peer).toFixed(2)}`);
   }
 }
 {
