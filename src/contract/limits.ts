@@ -2,6 +2,7 @@
  * Limits of one request (spec 8.4 leaves them "not shown"; docs/decisions.md (the HTTP contract) says why
  * these values). Every parser takes them as options so a host can raise or lower them.
  */
+import { MAX_PLACEHOLDERS } from '../core/template-text.js';
 
 /** Limits a parser applies to one request. */
 export interface ContractLimits {
@@ -25,12 +26,15 @@ export const MAX_RETRY_INTERVAL_MINUTES = 10_080;
 export const MS_PER_MINUTE = 60_000;
 /** Longest URL accepted in a callback or webhook field. */
 export const MAX_URL_LENGTH = 2048;
-/** Longest SMS text, in UTF-16 code units (10 GSM-7 single parts; the parts count is exposed). */
+/**
+ * Longest SMS text, in UTF-16 code units: 1,600 GSM-7 characters are 11 concatenated parts of 153
+ * (more with extension characters, or in UCS-2); the parts count is exposed.
+ */
 export const MAX_SMS_MESSAGE_LENGTH = 1600;
 /** Longest template variable value (the channel's limit for a body parameter). */
 export const MAX_VARIABLE_LENGTH = 1024;
-/** Most values in one contact's `template_variables`. */
-export const MAX_VARIABLES = 100;
+/** Most values in one contact's `template_variables`: as many as a template may take. */
+export const MAX_VARIABLES = MAX_PLACEHOLDERS;
 /** Most keys in one contact's `data`, longest key and longest value. */
 export const MAX_DATA_KEYS = 50;
 export const MAX_DATA_KEY_LENGTH = 64;

@@ -86,6 +86,8 @@ function sortByPath(problems: Problem[]): Problem[] {
 function checkUrls(items: readonly unknown[], policy: UrlPolicy | undefined, problems: Problem[], out: SmsItem[]): void {
   // Batches repeat the same callback URLs on every item: check each distinct URL once.
   const seen = new Map<string, ReturnType<typeof checkUrl>>();
+  // One problem per offending value: a field the schema walk already reported is not reported again.
+  const reported = new Set(problems.map((p) => p.path));
   for (let index = 0; index < items.length; index++) {
     const item = items[index];
     if (typeof item !== 'object' || item === null) continue;
@@ -102,7 +104,8 @@ function checkUrls(items: readonly unknown[], policy: UrlPolicy | undefined, pro
       if (url.ok) {
         if (target !== undefined) target[field] = url.value;
       } else {
-        problems.push(problem(pathKey(pathIndex('$', index), field), url.expected, value));
+        const path = pathKey(pathIndex('$', index), field);
+        if (!reported.has(path)) problems.push(problem(path, url.expected, value));
       }
     }
   }

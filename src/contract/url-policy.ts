@@ -91,7 +91,13 @@ function ip4(a: number, b: number, c: number, d: number): number {
 }
 
 /** Classifies a dotted-decimal IPv4 address given as a 32-bit number. */
+/** Cloud metadata services' IPv4 addresses, as numbers: found however an address embeds them. */
+const METADATA_V4: ReadonlySet<number> = new Set(
+  [...METADATA_HOSTS].map((h) => parseV4(h)).filter((n): n is number => n !== undefined),
+);
+
 function classifyV4(address: number): HostClass {
+  if (METADATA_V4.has(address)) return 'metadata';
   for (const [base, bits, cls] of V4_RANGES) {
     const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
     if ((address & mask) >>> 0 === base) return cls;
@@ -146,7 +152,8 @@ function classifyV6(g: readonly number[]): HostClass {
  * IPv6 in brackets, or a lower-case name.
  */
 export function classifyHost(hostname: string): HostClass {
-  const host = hostname.endsWith('.') ? hostname.slice(0, -1) : hostname;
+  // Trailing dots name the same host (`localhost..` is `localhost`).
+  const host = hostname.replace(/\.+$/, '');
   if (METADATA_HOSTS.has(host)) return 'metadata';
   if (host.startsWith('[') && host.endsWith(']')) {
     const groups = parseV6(host.slice(1, -1));

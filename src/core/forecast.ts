@@ -274,7 +274,8 @@ export function forecast(input: ForecastInput): Forecast {
     }
     const bucket = Math.floor(t0 / HOUR);
     const nextChange = next < changes.length ? changes[next]!.at : Infinity;
-    const end = Math.min((bucket + 1) * HOUR, nextChange);
+    // Segments end at hour boundaries, changes and the horizon: nothing counts as sent after it.
+    const end = Math.min((bucket + 1) * HOUR, nextChange, horizon);
 
     let anyEligible = false;
     for (const n of numbers) {

@@ -6,6 +6,9 @@
 
 const PLACEHOLDER = /\{\{\s*(\d+)\s*\}\}/g;
 
+/** Most placeholders a template may take (the contract caps `template_variables` at the same). */
+export const MAX_PLACEHOLDERS = 100;
+
 /** What a template text asks for: how many values, or why the text is unusable. */
 export type PlaceholderScan =
   | { readonly ok: true; readonly count: number }
@@ -20,16 +23,17 @@ export function scanPlaceholders(text: string): PlaceholderScan {
   let max = 0;
   for (const match of text.matchAll(PLACEHOLDER)) {
     const n = Number(match[1]);
-    if (!Number.isSafeInteger(n) || n < 1) {
-      return { ok: false, expected: 'placeholders numbered from {{1}}' };
+    if (!Number.isSafeInteger(n) || n < 1 || n > MAX_PLACEHOLDERS) {
+      return { ok: false, expected: `placeholders numbered from {{1}} to {{${MAX_PLACEHOLDERS}}}` };
     }
     seen.add(n);
     if (n > max) max = n;
   }
   if (seen.size !== max) {
     const missing: number[] = [];
-    for (let i = 1; i <= max; i++) if (!seen.has(i)) missing.push(i);
-    return { ok: false, expected: `contiguous placeholders {{1}}..{{${max}}} (missing ${missing.map((i) => `{{${i}}}`).join(', ')})` };
+    for (let i = 1; i <= max && missing.length <= 10; i++) if (!seen.has(i)) missing.push(i);
+    const listed = missing.slice(0, 10).map((i) => `{{${i}}}`).join(', ');
+    return { ok: false, expected: `contiguous placeholders {{1}}..{{${max}}} (missing ${listed}${missing.length > 10 ? ', …' : ''})` };
   }
   return { ok: true, count: max };
 }

@@ -185,7 +185,6 @@ function addInto(target: CampaignCounts, delta: CampaignCounts, sign: 1 | -1): v
   for (const k of COUNT_NAMES) target[k] += sign * delta[k];
 }
 
-/** Sums the classification of every contact: the "recount from scratch". */
 /** The sum of two sets of counts (a new object). */
 function addCounts(a: CampaignCounts, b: CampaignCounts): CampaignCounts {
   const out = { ...a };
@@ -193,6 +192,7 @@ function addCounts(a: CampaignCounts, b: CampaignCounts): CampaignCounts {
   return out;
 }
 
+/** Sums the classification of every contact: the "recount from scratch". */
 export function recount(contacts: Iterable<ContactState>): CampaignCounts {
   const total = emptyCounts();
   for (const s of contacts) addInto(total, classifyContact(s), 1);
@@ -270,8 +270,8 @@ export interface CampaignStatisticsOptions {
   /**
    * A campaign with nothing remaining and no change for this long is settled: its counts stay,
    * final, and the per-contact states behind them are dropped, so memory does not grow with every
-   * contact ever sent. A later status for a contact it no longer knows is counted in
-   * `lateIgnored` and changes nothing; new admissions still count.
+   * contact ever sent. A later report (status or admission) for a contact it no longer knows is
+   * counted in `lateIgnored` and changes nothing: send new contacts under a new campaign id.
    * @default 604_800_000 (7 days)
    */
   readonly retainContactsMs?: number;
@@ -378,10 +378,11 @@ export class CampaignStatistics {
     return c;
   }
 
-  #update(c: CampaignEntry, contactId: string, change: (s: ContactState) => ContactState, admission = false): void {
+  #update(c: CampaignEntry, contactId: string, change: (s: ContactState) => ContactState): void {
     const before = c.contacts.get(contactId);
-    if (before === undefined && c.settled && !admission) {
-      // Its state was dropped when the campaign settled: counting it again would count it twice.
+    if (before === undefined && c.settled) {
+      // A settled campaign's contact states are gone, so a late report cannot be told from a new
+      // contact: taking either would break duplicate-independence. Its counts are final.
       this.#lateIgnored++;
       return;
     }
@@ -397,7 +398,7 @@ export class CampaignStatistics {
 
   /** Reports how a contact was admitted (invalid phone, duplicated, blocked, already sent, …, or accepted). */
   admit(campaignId: number, contactId: string, admission: Admission): void {
-    this.#update(this.#campaign(campaignId, 'admit'), contactId, (s) => admitContact(s, admission), true);
+    this.#update(this.#campaign(campaignId, 'admit'), contactId, (s) => admitContact(s, admission));
   }
 
   /** Reports a status change of a contact's send. A contact not admitted yet counts as accepted. */

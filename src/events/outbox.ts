@@ -332,7 +332,9 @@ export class Outbox {
 
   /** Backoff before attempt `attempts + 1`: exponential, capped, with "equal jitter" (half fixed, half random). */
   #delay(attempts: number): number {
-    const base = Math.min(this.#maxDelay, this.#initial * this.#factor ** Math.max(0, attempts - 1));
+    const raw = this.#initial * this.#factor ** Math.max(0, attempts - 1);
+    // After ~1,000 attempts factor ** n overflows; 0 x Infinity would be NaN: cap first.
+    const base = Number.isFinite(raw) ? Math.min(this.#maxDelay, raw) : this.#maxDelay;
     return Math.round(base / 2 + (randomUnit(this.#random) * base) / 2);
   }
 

@@ -93,10 +93,14 @@ export function verifyReportToken(token: string, o: VerifyReportTokenOptions): R
     return { ok: false, reason: 'malformed' };
   }
   const given = Buffer.from(m[4], 'base64url');
+  // base64url of 32 bytes has 2 spare bits: only the canonical spelling verifies (one token, one text).
+  if (given.toString('base64url') !== m[4]) return { ok: false, reason: 'malformed' };
   const text = signedText(reportId, companyId, expiresAt);
   if (!o.keys.some((k) => sameBytes(hmacSha256(k, text), given))) return { ok: false, reason: 'bad-signature' };
   if (reportId !== o.reportId) return { ok: false, reason: 'wrong-report', expiresAt };
   if (companyId !== o.companyId) return { ok: false, reason: 'wrong-company', expiresAt };
+  // NaN compares false and would switch expiry off: refuse it as a host bug.
+  if (!Number.isFinite(o.now)) throw new ArgumentError('verifyReportToken(now)', 'a finite clock time in milliseconds', String(o.now));
   if (o.now >= expiresAt) return { ok: false, reason: 'expired', expiresAt };
   return { ok: true, reportId, companyId, expiresAt };
 }

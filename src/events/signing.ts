@@ -129,6 +129,11 @@ export function verifyWebhook(input: VerifyWebhookInput): WebhookVerdict {
   if (!/^\d{1,15}$/.test(ts)) return { ok: false, reason: 'bad-timestamp' };
   const timestamp = Number(ts);
   const tolerance = input.toleranceMs ?? WEBHOOK_TOLERANCE_MS;
+  // NaN compares false both ways and would switch the replay check off: refuse it as a host bug.
+  if (!Number.isFinite(input.now)) throw new ArgumentError('verifyWebhook(now)', 'a finite clock time in milliseconds', String(input.now));
+  if (!Number.isFinite(tolerance) || tolerance < 0) {
+    throw new ArgumentError('verifyWebhook(toleranceMs)', 'a finite number of milliseconds, 0 or more', String(tolerance));
+  }
   const age = input.now - timestamp * 1000;
   if (age > tolerance) return { ok: false, reason: 'timestamp-too-old' };
   if (-age > tolerance) return { ok: false, reason: 'timestamp-too-new' };

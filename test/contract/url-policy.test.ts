@@ -98,3 +98,18 @@ describe('checkUrl (SSRF policy)', () => {
     expect(refused(`https://example.com/${'a'.repeat(2048)}`)).toContain('2048');
   });
 });
+
+describe('metadata and trailing dots', () => {
+  it('refuses cloud metadata in every embedded IPv4 form, even when private hosts are allowed', () => {
+    for (const url of ['http://[::ffff:a9fe:a9fe]/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[2002:a9fe:a9fe::]/', 'http://169.254.169.254/latest/']) {
+      const check = checkUrl(url, { allowPrivateHosts: true });
+      expect(check.ok, url).toBe(false);
+      expect(check.ok ? '' : check.expected).toContain('metadata');
+    }
+  });
+
+  it('sees through any number of trailing dots', () => {
+    for (const url of ['http://localhost../', 'http://127.0.0.1.../hook']) expect(checkUrl(url).ok, url).toBe(false);
+    expect(checkUrl('https://example.com./hook').ok).toBe(true);
+  });
+});

@@ -23,3 +23,14 @@ describe('template text', () => {
     expect(renderTemplate('Hi {{1}} {{2}}', ['Ana'])).toBe('Hi Ana {{2}}');
   });
 });
+
+describe('placeholder bounds', () => {
+  it('refuses huge placeholder numbers at once instead of listing millions of gaps', () => {
+    const started = performance.now();
+    expect(scanPlaceholders('Hi {{30000000}}')).toEqual({ ok: false, expected: 'placeholders numbered from {{1}} to {{100}}' });
+    expect(scanPlaceholders('{{9007199254740991}}').ok).toBe(false);
+    const gaps = scanPlaceholders('{{1}} {{100}}');
+    expect(gaps.ok === false && gaps.expected.endsWith('…)')).toBe(true);
+    expect(performance.now() - started).toBeLessThan(1000); // a guard against the old loop, not a benchmark
+  });
+});

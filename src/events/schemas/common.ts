@@ -4,9 +4,15 @@
  * builder fails the schema instead of reaching a receiver.
  */
 import { Type, type TSchema, type TNull, type TUnion } from '@sinclair/typebox';
+import { UUID_V4_PATTERN } from '../uuid.js';
 
 /** `event_id` of every payload: a UUID v4 string. */
-export const EventIdSchema = Type.String({ format: 'uuid', description: 'UUID v4, for tracking and deduplication' });
+export const EventIdSchema = Type.String({
+  format: 'uuid',
+  // The spec says v4; `format: 'uuid'` alone accepts any version.
+  pattern: UUID_V4_PATTERN.source,
+  description: 'UUID v4, for tracking and deduplication',
+});
 
 /** A payload datetime: RFC 3339 / ISO 8601; sendpool always writes the -03:00 offset. */
 export const DateTimeSchema = Type.String({ format: 'date-time' });
