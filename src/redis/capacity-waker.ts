@@ -24,32 +24,29 @@ export interface CapacityWaker {
 /** Creates a {@link CapacityWaker}. */
 export function createCapacityWaker(): CapacityWaker {
   let engine: Engine | undefined;
-  let wake: (() => void) | undefined;
+  // Sleepers waiting now: each leaves the set when it wakes, by capacity or by its own timer.
+  const sleepers = new Set<() => void>();
   return {
     onCapacity(phones) {
       if (engine !== undefined) {
         for (const phone of phones) engine.capacityChanged(phone);
       }
-      const w = wake;
-      wake = undefined;
-      w?.();
+      const waking = [...sleepers];
+      sleepers.clear();
+      for (const wake of waking) wake();
     },
     attach(e) {
       engine = e;
     },
     sleep(ms) {
       return new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.max(0, ms));
-        function done(): void {
+        const done = (): void => {
           clearTimeout(timer);
-          if (wake === done) wake = undefined;
+          sleepers.delete(done);
           resolve();
-        }
-        const previous = wake;
-        wake = () => {
-          previous?.();
-          done();
         };
+        const timer = setTimeout(done, Math.max(0, ms));
+        sleepers.add(done);
       });
     },
   };

@@ -94,6 +94,11 @@ export class FleetSync {
     return `${this.#prefix}status`;
   }
 
+  /** The status hash; its counter shares the hash tag, so Redis Cluster keeps both in one slot. */
+  get #statusKey(): string {
+    return `${this.#prefix}{status}`;
+  }
+
   /** Live instances at the last heartbeat (1 before the first): pass as `RedisStoreOptions.instances`. */
   readonly activeInstances = (): number => this.#instances;
 
@@ -114,6 +119,8 @@ export class FleetSync {
     this.#timer.unref?.();
   }
 
+  #reconciling = false;
+
   /** Stops listening; does not quit the connections. */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -124,10 +131,20 @@ export class FleetSync {
 
   /** Publishes pending local changes, applies entries newer than what was applied, beats the heart. */
   async reconcile(): Promise<void> {
-    if (this.#stopped) return;
+    // One at a time: with Redis slow or down, timer ticks must not pile calls up behind each other.
+    if (this.#stopped || this.#reconciling) return;
+    this.#reconciling = true;
+    try {
+      await this.#reconcileOnce();
+    } finally {
+      this.#reconciling = false;
+    }
+  }
+
+  async #reconcileOnce(): Promise<void> {
     await this.#flush();
     try {
-      const all = await this.#client.hgetall(`${this.#prefix}status`);
+      const all = await this.#client.hgetall(this.#statusKey);
       for (const body of Object.values(all)) this.#receive(body);
       const live = Number(await runScript(this.#client, HEARTBEAT, [`${this.#prefix}instances`], [this.instanceId, Math.max(3 * this.#reconcileMs, 2_000)]));
       if (live > 0) this.#instances = live;
@@ -146,7 +163,7 @@ export class FleetSync {
         origin: this.instanceId,
       });
       try {
-        const seq = Number(await runScript(this.#client, STATUS, [`${this.#prefix}status`, `${this.#prefix}status:seq`], [key, body, this.#channel]));
+        const seq = Number(await runScript(this.#client, STATUS, [this.#statusKey, `${this.#statusKey}:seq`], [key, body, this.#channel]));
         if (this.#pending.get(key) === change) this.#pending.delete(key);
         if (seq > (this.#seen.get(key) ?? 0)) this.#seen.set(key, seq);
       } catch (error) {

@@ -30,6 +30,8 @@ export interface RedisStoreMetrics {
   tokensReturned: number;
   tokensExpired: number;
   failures: number;
+  /** Host callbacks (`onEvent`, `onCapacity`) that threw; leasing goes on regardless. */
+  callbackErrors: number;
   /** False while Redis is considered unreachable. */
   up: boolean;
 }

@@ -220,9 +220,14 @@ export class RedisStore implements Store {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = Infinity;
   #leaseSeq = 0;
+  /**
+   * Part of every lease id that changes with each process: a restarted instance with the same
+   * `instanceId` must not reuse ids, or Redis would answer it with its previous life's grants.
+   */
+  readonly #boot = randomUUID().slice(0, 8);
   #closed = false;
   #inFlightCalls = new Set<Promise<void>>();
-  readonly #metrics: RedisStoreMetrics = { roundTrips: 0, leases: 0, tokensLeased: 0, tokensReturned: 0, tokensExpired: 0, failures: 0, up: true };
+  readonly #metrics: RedisStoreMetrics = { roundTrips: 0, leases: 0, tokensLeased: 0, tokensReturned: 0, tokensExpired: 0, failures: 0, callbackErrors: 0, up: true };
 
   constructor(options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object' || options.client === undefined) {
@@ -448,7 +453,20 @@ export class RedisStore implements Store {
   }
 
   #emit(e: RedisCapacityEvent): void {
-    this.#onEvent?.(e);
+    try {
+      this.#onEvent?.(e);
+    } catch {
+      // A host listener's bug must not stop leasing (nor escape as an unhandled rejection).
+      this.#metrics.callbackErrors++;
+    }
+  }
+
+  #wakeHost(phones: string[]): void {
+    try {
+      this.#onCapacity?.(phones);
+    } catch {
+      this.#metrics.callbackErrors++;
+    }
   }
 
   #expire(st: NumberState, now: number): void {
@@ -540,7 +558,7 @@ export class RedisStore implements Store {
       });
       st.size = size;
       const want = wantsTokens ? Math.max(0, size - st.bal) || this.#minLease : 0;
-      const id = want > 0 ? (st.retryId ?? `${this.instanceId}:${++this.#leaseSeq}`) : 'peek';
+      const id = want > 0 ? (st.retryId ?? `${this.instanceId}:${this.#boot}:${++this.#leaseSeq}`) : 'peek';
       st.retryId = want > 0 ? id : undefined;
       ids.push(id);
       wants.push(want);
@@ -556,10 +574,14 @@ export class RedisStore implements Store {
       attempt = withTimeout(runScript(this.#client, LEASE, keys, args), this.#callTimeout);
     }
     const sentAt = now;
-    const done = attempt.then(
-      (reply) => this.#answered(numbers, ids, wants, reply as number[], sentAt),
-      (error: unknown) => this.#failed(numbers, error),
-    );
+    const done = attempt
+      .then(
+        (reply) => this.#answered(numbers, ids, wants, reply as number[], sentAt),
+        (error: unknown) => this.#failed(numbers, error),
+      )
+      // A malformed reply (or any bug answering one) counts as a failed call; the promise kept
+      // in #inFlightCalls never rejects, so close() and settle() never throw for it.
+      .catch((error: unknown) => this.#failed(numbers, error));
     this.#inFlightCalls.add(done);
     void done.finally(() => this.#inFlightCalls.delete(done));
   }
@@ -614,7 +636,7 @@ export class RedisStore implements Store {
       }
       if ((st.short || st.parked) && st.notBefore < Infinity) this.#arm(st.notBefore);
     }
-    if (woken.length > 0) this.#onCapacity?.(woken);
+    if (woken.length > 0) this.#wakeHost(woken);
   }
 
   #failed(numbers: NumberState[], error: unknown): void {

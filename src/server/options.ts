@@ -75,11 +75,11 @@ export interface BuildServerOptions {
    * @default 1_000_000
    */
   readonly maxPendingWebhooks?: number;
-  /** Dispatch worker: poll size and sends in flight. */
+  /** Dispatch worker: poll size and sends in flight. @default `{ pollLimit: 1000, maxInFlight: 1000 }` */
   readonly dispatch?: DispatchOptions;
-  /** SMS queue bound and concurrency. */
+  /** SMS queue bound and concurrency. @default `{ maxQueued: 100_000, maxInFlight: 64 }` */
   readonly sms?: SmsOptions;
-  /** Webhook delivery: timeouts and concurrency per target. */
+  /** Webhook delivery: timeouts and concurrency per target. @default `{ requestTimeoutMs: 10_000, concurrencyPerTarget: 8, maxInFlight: 256 }` */
   readonly delivery?: DeliveryOptions;
   /** Outbox backoff and ages. @default the events' defaults: 5 s ×2 up to 1 h, dead letter after 24 h, attempt timeout 30 s */
   readonly outbox?: Omit<OutboxOptions, 'random'>;
@@ -87,7 +87,7 @@ export interface BuildServerOptions {
   readonly campaignBatchIntervalMs?: number;
   /** Messages and SMS remembered for their later statuses (oldest forgotten first). @default 1_000_000 */
   readonly maxTrackedMessages?: number;
-  /** State written by a previous server's snapshot (the `server` part of the snapshot file). */
+  /** State written by a previous server's snapshot (the `server` part of the snapshot file). @default none: a fresh start */
   readonly restore?: ServerStateSnapshot;
   /** Where {@link SendpoolControl.snapshot} is written on close (atomically). @default none: state is lost on exit */
   readonly snapshotFile?: string;
@@ -103,6 +103,6 @@ export interface BuildServerOptions {
   readonly metrics?: boolean;
   /** Include prom-client's process metrics (CPU, memory, event loop). @default true */
   readonly processMetrics?: boolean;
-  /** Called with webhook events that could not be delivered within the outbox's maximum age. */
+  /** Called with webhook events that could not be delivered within the outbox's maximum age. @default none (they are logged) */
   readonly onDeadLetter?: (outcome: DeliveryOutcome) => void;
 }

@@ -34,6 +34,22 @@ export interface ReportContext {
 export type ReportGenerator = (context: ReportContext) => ReportFile | Promise<ReportFile>;
 
 /** One report as GET /reports/:id/ shows it. */
+/**
+ * A report file in a snapshot: text as it is, bytes (xlsx, zip…) as base64 behind a marker prefix,
+ * so they survive JSON unchanged.
+ */
+const BASE64 = 'base64:';
+
+function fileToSnapshot(file: ReportFile): ReportFile {
+  return typeof file.body === 'string' && !file.body.startsWith(BASE64)
+    ? file
+    : { ...file, body: BASE64 + Buffer.from(file.body).toString('base64') };
+}
+
+function fileFromSnapshot(file: ReportFile): ReportFile {
+  return typeof file.body === 'string' && file.body.startsWith(BASE64) ? { ...file, body: new Uint8Array(Buffer.from(file.body.slice(BASE64.length), 'base64')) } : file;
+}
+
 export interface ReportRecord {
   readonly reportId: number;
   readonly reportType: ReportType;
@@ -100,9 +116,10 @@ export class ReportService {
     // The base URL is read at finish time: the server's address is known only once it listens.
     this.#tracker = new ReportTracker({ tokenKey: deps.tokenKey, random: deps.random, baseUrl: deps.baseUrl });
     this.#nextId = restored?.nextId ?? 1;
-    for (const r of restored?.reports ?? []) {
+    for (const saved of restored?.reports ?? []) {
+      const r: ReportRecord = { ...saved, ...(saved.file ? { file: fileFromSnapshot(saved.file) } : {}) };
       // A report still processing at shutdown is started again: its event was never sent.
-      this.#reports.set(r.reportId, { ...r });
+      this.#reports.set(r.reportId, r);
       if (r.status === 'processing') this.#start(r);
     }
   }
@@ -166,7 +183,7 @@ export class ReportService {
       nextId: this.#nextId,
       reports: [...this.#reports.values()].map((r) => ({
         ...r,
-        ...(r.file ? { file: { ...r.file, body: typeof r.file.body === 'string' ? r.file.body : Buffer.from(r.file.body).toString('utf8') } } : {}),
+        ...(r.file ? { file: fileToSnapshot(r.file) } : {}),
       })),
     };
   }

@@ -31,6 +31,8 @@ export class SmsWorker {
     this.#maxInFlight = options.maxInFlight ?? 64;
     this.maxQueued = options.maxQueued ?? 100_000;
     this.#queue = [...restored];
+    // SMS restored from a snapshot go out without waiting for the next request.
+    if (this.#queue.length > 0) setImmediate(() => this.#pump());
   }
 
   /** SMS waiting (not yet handed to the gateway). */

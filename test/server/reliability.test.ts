@@ -89,6 +89,33 @@ describe('restart from a snapshot', () => {
   });
 });
 
+describe('restart with SMS waiting', () => {
+  it('sends SMS restored from a snapshot without waiting for another request', async () => {
+    const restoredSms = [0, 1].map((i) => ({
+      index: i,
+      phone: `551198765432${i}`,
+      message: `restored ${i}`,
+      encoding: 'GSM-7' as const,
+      parts: 1,
+      callbacks: {},
+      smsId: `req-1:${i}`,
+      requestId: 'req-1',
+      companyId: 1,
+    }));
+    const file = join(dir, 'sms-snapshot.json');
+    const first = await startServer({ snapshotFile: file });
+    await first.server.close();
+    const saved = readSnapshotFile(file)!;
+    const s = await startServer({ restore: { ...saved.server, sms: restoredSms } });
+    try {
+      await waitFor(() => s.server.sendpool.stats().smsQueued === 0 && s.server.sendpool.idle(), 30_000, 'the restored SMS to go');
+      expect(s.channel.smsSends.map((x) => x.smsId).sort()).toEqual(['req-1:0', 'req-1:1']);
+    } finally {
+      await s.server.close();
+    }
+  });
+});
+
 describe('reports and SMS callbacks', () => {
   it('sends report.ready with a working download link, report.error for a type without generator or a failing one', async () => {
     const s = await startServer({

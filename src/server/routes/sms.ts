@@ -21,6 +21,11 @@ export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
       reply.header('retry-after', '10');
       return answer(reply, errorResponse('rate_limited', [], `The SMS queue is full (${ctx.sms.queued} waiting, bound ${ctx.sms.maxQueued}).`));
     }
+    // Every SMS brings callbacks (DLR, maybe MO): with their receivers down, the outbox is the bound.
+    if (ctx.outbox.size > ctx.maxPendingWebhooks) {
+      reply.header('retry-after', '30');
+      return answer(reply, errorResponse('rate_limited', [], `Webhook deliveries are behind (${ctx.outbox.size} pending); retry later.`));
+    }
     const requestId = request.id;
     ctx.sms.enqueue(sends.map((s) => ({ ...s, smsId: `${requestId}:${s.index}`, requestId, companyId: request.companyId })));
     ctx.metrics?.contactsAccepted.inc({ kind: 'sms' }, sends.length);

@@ -90,7 +90,7 @@ export class DeliveryWorker {
         if (!target) this.#targets.set(key, (target = { inFlight: 0, waiting: [] }));
         target.waiting.push(attempt);
         this.#queued++;
-        this.#drain(target);
+        this.#drain(key, target);
       }
     }
     const outcomes = outbox.takeOutcomes();
@@ -98,9 +98,10 @@ export class DeliveryWorker {
     this.#arm();
   }
 
-  /** Starts waiting attempts of a target while it has free slots. */
-  #drain(target: Target): void {
-    while (target.inFlight < this.#perTarget && target.waiting.length > 0) {
+  /** Starts waiting attempts of a target while it has free slots; forgets an idle target. */
+  #drain(key: string, target: Target): void {
+    // After stop() nothing starts: what waits stays in the outbox, which the snapshot keeps.
+    while (!this.#loop.stopped && target.inFlight < this.#perTarget && target.waiting.length > 0) {
       const attempt = target.waiting.shift()!;
       this.#queued--;
       // An attempt that waited past its deadline has timed out in the outbox and will be offered
@@ -112,11 +113,13 @@ export class DeliveryWorker {
         target.inFlight--;
         this.#inFlight--;
         this.#running.delete(run);
-        this.#drain(target);
+        this.#drain(key, target);
         this.kick();
       });
       this.#running.add(run);
     }
+    // Callback URLs are chosen per SMS item: a map of every origin ever seen would only grow.
+    if (target.inFlight === 0 && target.waiting.length === 0 && this.#targets.get(key) === target) this.#targets.delete(key);
   }
 
   async #attempt(a: DeliveryAttempt): Promise<void> {
@@ -155,8 +158,14 @@ export class DeliveryWorker {
           res.resume(); // the body is not needed; drain it so the socket is reused
           res.on('end', () => resolve(res.statusCode ?? 0));
           res.on('error', reject);
+          res.on('close', () => resolve(res.statusCode ?? 0)); // a body cut short still answered
         },
       );
+      // `timeout` above is the socket's idle time; this bounds the whole attempt (a receiver that
+      // trickles its answer would otherwise hold a slot past the outbox's own deadline).
+      const deadline = setTimeout(() => req.destroy(new Error('timeout')), this.#timeoutMs);
+      const settle = (): void => clearTimeout(deadline);
+      req.on('close', settle);
       req.on('timeout', () => req.destroy(new Error('timeout')));
       req.on('error', reject);
       req.end(body);
@@ -175,6 +184,7 @@ export class DeliveryWorker {
    */
   async stop(drainMs: number): Promise<void> {
     this.#loop.stop();
+    for (const target of this.#targets.values()) target.waiting.length = 0;
     this.#targets.clear();
     this.#queued = 0;
     await settleWithin(this.#running, drainMs);
