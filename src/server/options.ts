@@ -59,7 +59,7 @@ export interface BuildServerOptions {
   readonly reportTokenKey?: string | Uint8Array;
   /** Generators of report types other than `numbers` and `templates` (which the server builds). @default {} */
   readonly reportGenerators?: Partial<Record<ReportType, ReportGenerator>>;
-  /** Reports kept for download, oldest dropped first. @default 1000 */
+  /** Reports kept for download per company, its oldest dropped first. @default 1000 */
   readonly maxReports?: number;
   /** Request limits (body size, contacts and SMS items per request). @default the contract's: 10 MiB, 10,000, 10,000 */
   readonly limits?: ContractLimits;

@@ -136,11 +136,9 @@ export class ReportService {
       status: 'processing',
     };
     this.#reports.set(reportId, record);
-    while (this.#reports.size > this.#deps.maxReports) {
-      const oldest = this.#reports.keys().next().value;
-      if (oldest === undefined) break;
-      this.#reports.delete(oldest);
-    }
+    // The limit is per company: one tenant making many reports must not push out another's links.
+    const own = [...this.#reports.values()].filter((r) => r.companyId === companyId);
+    for (let k = 0; k < own.length - this.#deps.maxReports; k++) this.#reports.delete(own[k]!.reportId);
     this.#start(record);
     return record;
   }
