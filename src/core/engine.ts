@@ -4,7 +4,7 @@
  * clock once, applies timed resumes that fell due, and answers.
  */
 import type { Clock } from './clock.js';
-import { ArgumentError, FleetValidationError, NotFoundError, SnapshotError } from './errors.js';
+import { ArgumentError, FleetValidationError, NotFoundError } from './errors.js';
 import type { NumberStatus, TemplateStatus } from './fleet.js';
 import { type Fleet, type FleetBusiness, type FleetTemplate, validateFleet } from './fleet-validate.js';
 import { PhoneIndex } from './phone-index.js';

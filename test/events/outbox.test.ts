@@ -4,7 +4,6 @@ import { Outbox, httpAttemptResult, type DeliveryAttempt, type OutboxEvent, type
 import { isSnapshotError } from '../../src/core/errors.js';
 import { T0, seededRandom } from './helpers.js';
 
-const HOUR = 3_600_000;
 
 function event(id: string): OutboxEvent {
   return { id, family: 'hsm', url: 'https://receiver.test/hsm', body: JSON.stringify({ event_id: id }), companyId: 1 };
