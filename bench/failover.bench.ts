@@ -8,7 +8,6 @@
  */
 import { ManualClock, createEngine } from '../src/index.js';
 import { BUSINESS, TYPE, makeFleet, makeSharedTemplateFleet, phoneOf } from './fleets.js';
-import { fmt } from './assign.bench.js';
 import { fromMeasured, measure, type Result, type Timing } from './harness.js';
 
 /** Numbers paused (or resumed) per tinybench iteration. */
