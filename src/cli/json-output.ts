@@ -21,6 +21,19 @@ export interface EventJson {
   readonly event: string;
 }
 
+/** One number in the `--json` of forecast and simulate. */
+export interface NumberRowJson {
+  readonly phone: string;
+  readonly throughputPerHour: number;
+  readonly messagingLimit24h: number;
+  readonly messagesPerSecond: number | null;
+  readonly sent: number;
+  /** sent / messages, four decimals. */
+  readonly share: number;
+  /** First time its 24 h messaging limit was used up; null if never (before completion). */
+  readonly ranOutAtMs: number | null;
+}
+
 /** `sendpool forecast --json`. */
 export interface ForecastJson extends PoolJson {
   readonly command: 'forecast';
@@ -37,18 +50,9 @@ export interface ForecastJson extends PoolJson {
   readonly stoppedBy: string | null;
   /** Hour by hour: what the pool sends in [fromMs, fromMs + 1 h). */
   readonly hours: readonly { readonly hour: number; readonly fromMs: number; readonly sent: number; readonly total: number; readonly limitedBy24h: number }[];
-  readonly numbers: readonly {
-    readonly phone: string;
-    readonly throughputPerHour: number;
-    readonly messagingLimit24h: number;
-    readonly messagesPerSecond: number | null;
-    readonly sent: number;
-    /** sent / messages, four decimals. */
-    readonly share: number;
-    /** First time its 24 h messaging limit is used up; null if never before completion. */
-    readonly ranOutAtMs: number | null;
+  readonly numbers: readonly (NumberRowJson & {
     readonly phases: readonly { readonly limit: ForecastLimit; readonly fromMs: number; readonly toMs: number }[];
-  }[];
+  })[];
 }
 
 /** `sendpool simulate --json`. */
@@ -65,16 +69,7 @@ export interface SimulateJson extends PoolJson {
   /** The forecast's completion for the same inputs, and the relative difference (null if either did not complete). */
   readonly forecastCompletionMs: number | null;
   readonly forecastDifference: number | null;
-  readonly numbers: readonly {
-    readonly phone: string;
-    readonly throughputPerHour: number;
-    readonly messagingLimit24h: number;
-    readonly messagesPerSecond: number | null;
-    readonly sent: number;
-    readonly share: number;
-    /** First time its 24 h messaging limit was used up; null if never. */
-    readonly ranOutAtMs: number | null;
-  }[];
+  readonly numbers: readonly NumberRowJson[];
   readonly templates: readonly {
     readonly id: number;
     readonly name: string;

@@ -1,3 +1,5 @@
+import { NOW_LUA } from './now.js';
+
 /**
  * The give-back script: returns tokens of a lease that were never handed out (on shutdown, or when
  * a number leaves this instance). Idempotent: the caller sends the lease's cumulative returned
@@ -24,13 +26,7 @@
 export const GIVE_BACK_SCRIPT = `
 local HOUR = 3600000
 local SECOND = 1000
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+${NOW_LUA}
 local ttl = tonumber(ARGV[2])
 local target = tonumber(ARGV[3])
 local leaseId = ARGV[4]

@@ -1,3 +1,5 @@
+import { NOW_LUA } from './now.js';
+
 /**
  * The lease script: charges a batch of tokens for one or more numbers, every window of a number at
  * once (GCRA per hour and per second, a bucketed counter for the rolling 24 h), all or nothing per
@@ -37,13 +39,7 @@ export const LEASE_SCRIPT = `
 local HOUR = 3600000
 local SECOND = 1000
 local DAY = 86400000
-local now
-if ARGV[1] ~= '' then
-  now = tonumber(ARGV[1])
-else
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
+${NOW_LUA}
 local bucketMs = tonumber(ARGV[3])
 local keep = tonumber(ARGV[4])
 local ring = DAY / bucketMs + 1
