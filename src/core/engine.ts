@@ -200,7 +200,10 @@ export class Engine {
   #stamp = new Uint32Array(0);
   /** Reserved for the number in this call and not handed out yet (at most one hour's capacity, < 2^32). */
   #avail = new Uint32Array(0);
-  /** 1 when the store granted less than asked: the number is out, not merely under-estimated. */
+  /**
+   * Flags per number in this call: DRAINED when the store granted less than asked (the number is
+   * out, not merely under-estimated), LISTED once it is in `#touched` for the release pass.
+   */
   #drained = new Uint8Array(0);
   #touched = new Int32Array(0);
   #outNumbers = new Int32Array(64);
@@ -718,24 +721,25 @@ export class Engine {
       }
       const slot = members[m]!;
       let a: number;
-      if (stamp[slot] !== call) {
+      // Reserve at the number's first turn in this call, and again when the estimate ran out
+      // before the rotation did (others left the ring) unless the store already said no. One call
+      // site, so the compiler inlines the store's fast path once.
+      if (stamp[slot] !== call || (avail[slot] === 0 && (drained[slot]! & DRAINED) === 0)) {
+        const listed = stamp[slot] === call ? drained[slot]! & LISTED : 0;
         stamp[slot] = call;
         const left = count - i;
         const want = left <= size ? 1 : Math.ceil(left / size);
         a = store.reserve(handle[slot]!, want, now);
-        drained[slot] = a < want ? 1 : 0;
-        // A one-visit reservation is used right below: only larger ones may leave some to release.
-        if (want > 1) touched[touchedCount++] = slot;
+        // A one-visit reservation is used right below: only larger ones may leave some to release,
+        // and those list the number once per call for the release pass.
+        if (want > 1 && listed === 0) {
+          touched[touchedCount++] = slot;
+          drained[slot] = a < want ? DRAINED | LISTED : LISTED;
+        } else {
+          drained[slot] = a < want ? DRAINED | listed : listed;
+        }
       } else {
         a = avail[slot]!;
-        if (a === 0 && drained[slot] === 0) {
-          // The estimate ran out (others left the ring): reserve this turn's share again.
-          const left = count - i;
-          const want = left <= size ? 1 : Math.ceil(left / size);
-          a = store.reserve(handle[slot]!, want, now);
-          drained[slot] = a < want ? 1 : 0;
-          if (want > 1) touched[touchedCount++] = slot; // listed twice at worst: the release pass zeroes it
-        }
       }
       if (a === 0) {
         inRing[m] = 0;
@@ -921,6 +925,10 @@ export class Engine {
     this.#tick();
   }
 }
+
+/** Flags of a number within one call: the store granted less than asked ({@link DRAINED}); listed for the release pass. */
+const DRAINED = 1;
+const LISTED = 2;
 
 function limitsOf(perHour: number, per24h: number, perSecond: number): NumberLimits {
   return perSecond > 0 ? { perHour, per24h, perSecond } : { perHour, per24h };

@@ -5,9 +5,11 @@
  * Windows of a number:
  * - per hour: GCRA, capacity `perHour` over 3,600,000 ms;
  * - per second (optional): GCRA, capacity `perSecond` over 1,000 ms;
- * - rolling 24 h: sends counted in buckets of `bucketMinutes` on a ring. The count covers the
- *   current bucket and the 24 h of buckets before it, so a send weighs on the limit for between
- *   24 h and 24 h + one bucket: never less than the channel's window, hence never over it.
+ * - rolling 24 h: sends counted in buckets of `bucketMinutes`. The count covers the current
+ *   bucket and the 24 h of buckets before it, so a send weighs on the limit for between 24 h and
+ *   24 h + one bucket: never less than the channel's window, hence never over it. The newest
+ *   bucket's count sits in the number's record beside its hour window, so a reservation writes one
+ *   record; older buckets sit on a ring and are written once per bucket, when the newest moves on.
  */
 import { ArgumentError } from '../errors.js';
 import { PhoneIndex } from '../phone-index.js';
@@ -27,9 +29,10 @@ const S_TAT = 3;
 const S_REM = 4;
 const S_CAP = 5; // 0: no per-second window
 const D_LIMIT = 6;
-const D_SUM = 7;
+const D_SUM = 7; // sends counted in the 24 h window: the ring's buckets plus D_CUR
 const D_HEAD = 8; // bucket index of the newest bucket counted; -1: nothing counted yet
-const STRIDE = 9;
+const D_CUR = 9; // sends in bucket D_HEAD
+const STRIDE = 10;
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -61,16 +64,16 @@ export interface MemoryStoreSnapshot extends StoreSnapshot {
 export class MemoryStore implements Store {
   readonly bucketMinutes: number;
   readonly #bucketMs: number;
-  /** Buckets on the ring: a day of them plus the current one. */
-  readonly #ring: number;
+  /** Buckets on the ring: the day of buckets before the newest (which sits in the record). */
+  readonly #rows: number;
   #size = 0;
   /** Numbers the arrays have room for. */
   #cap = 16;
   #rec = new Float64Array(STRIDE * 16);
   /**
-   * Bucket-major: the count of bucket k of number h is at `(k mod ring) * cap + h`. At a given hour
-   * every number writes into the same row, so a call touching thousands of numbers writes 4 bytes
-   * apart instead of a cache line apart.
+   * Bucket-major: the count of bucket k of number h, for k from D_HEAD - rows to D_HEAD - 1, is at
+   * `(k mod rows) * cap + h`. Numbers moving on to a new bucket in the same hour write into the same
+   * row, 4 bytes apart instead of a record apart.
    */
   #buckets: Uint32Array;
   #keys: string[] = [];
@@ -79,9 +82,8 @@ export class MemoryStore implements Store {
   readonly #pending = new Map<string, MemoryStoreNumberState>();
   readonly #scratch = new Float64Array(2);
   // The bucket of the last time asked about: one division per clock reading, not per number.
-  #bucketNow = -1;
+  #bucketNow = NaN; // NaN: no reading yet (the fast path of reserve compares it with `now`)
   #bucketOfNow = 0;
-  #rowOfNow = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     const minutes = options.bucketMinutes ?? 60;
@@ -90,8 +92,8 @@ export class MemoryStore implements Store {
     }
     this.bucketMinutes = minutes;
     this.#bucketMs = minutes * 60_000;
-    this.#ring = DAY / this.#bucketMs + 1;
-    this.#buckets = new Uint32Array(this.#ring * this.#cap);
+    this.#rows = DAY / this.#bucketMs;
+    this.#buckets = new Uint32Array(this.#rows * this.#cap);
   }
 
   open(key: string, limits: NumberLimits, now: number): number {
@@ -156,10 +158,15 @@ export class MemoryStore implements Store {
   }
 
   reserve(handle: number, want: number, now: number): number {
-    // The hot path of every assignment: written out (no helper calls), one division at most on the
-    // usual path. Windows are as in gcra.ts; see there for the arithmetic.
+    // The hot path of every assignment, kept small enough for the engine's compiler to inline it
+    // into its loop (V8 inlines functions of up to 460 bytes of bytecode; the general case below is
+    // larger). It covers the usual case: no per-second window, and the number's 24 h counter already
+    // on the bucket of `now`, which was worked out at an earlier reservation at this same `now`.
     const rec = this.#rec;
     const r = handle * STRIDE;
+    if (now !== this.#bucketNow || rec[r + D_HEAD] !== this.#bucketOfNow || rec[r + S_CAP] !== 0) {
+      return this.#reserveAny(handle, want, now);
+    }
     let tat = rec[r + H_TAT]!;
     let rem = rec[r + H_REM]!;
     const hCap = rec[r + H_CAP]!;
@@ -171,16 +178,11 @@ export class MemoryStore implements Store {
     } else {
       granted = hCap - Math.ceil(((tat - now) * hCap + rem) / HOUR);
     }
-    const sCap = rec[r + S_CAP]!;
-    if (sCap > 0) {
-      const s = gcraAvailable(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, now);
-      if (s < granted) granted = s;
-    }
-    if (rec[r + D_HEAD] !== this.#currentBucket(now)) this.#daySum(handle, now);
     const d = rec[r + D_LIMIT]! - rec[r + D_SUM]!;
     if (d < granted) granted = d;
     if (want < granted) granted = want;
     if (granted <= 0) return 0;
+    // TAT + granted * HOUR / hCap, exactly: one division at most, none while the remainder fits.
     const numer = rem + granted * HOUR;
     if (numer < hCap) {
       rec[r + H_TAT] = tat;
@@ -190,9 +192,30 @@ export class MemoryStore implements Store {
       rec[r + H_TAT] = tat + whole;
       rec[r + H_REM] = numer - whole * hCap;
     }
+    rec[r + D_CUR]! += granted;
+    rec[r + D_SUM]! += granted;
+    return granted;
+  }
+
+  /** {@link reserve} in every case: any windows, any bucket. Windows are as in gcra.ts. */
+  #reserveAny(handle: number, want: number, now: number): number {
+    const rec = this.#rec;
+    const r = handle * STRIDE;
+    let granted = gcraAvailable(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, HOUR, now);
+    const sCap = rec[r + S_CAP]!;
+    if (sCap > 0) {
+      const s = gcraAvailable(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, now);
+      if (s < granted) granted = s;
+    }
+    // Brings the counter to the bucket of `now` (and the bucket cache to `now`).
+    const d = rec[r + D_LIMIT]! - this.#daySum(handle, now);
+    if (d < granted) granted = d;
+    if (want < granted) granted = want;
+    if (granted <= 0) return 0;
+    gcraTake(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, HOUR, now, granted, rec, r + H_TAT);
     if (sCap > 0) gcraTake(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, now, granted, rec, r + S_TAT);
-    // The head is the current bucket now, whose row was worked out with it.
-    this.#buckets[this.#rowOf(rec[r + D_HEAD]!) + handle]! += granted;
+    // Counted in the newest bucket: the current one, or a later one if the clock went back.
+    rec[r + D_CUR]! += granted;
     rec[r + D_SUM]! += granted;
     return granted;
   }
@@ -202,14 +225,14 @@ export class MemoryStore implements Store {
     if (now !== this.#bucketNow) {
       this.#bucketNow = now;
       this.#bucketOfNow = Math.floor(now / this.#bucketMs);
-      this.#rowOfNow = (this.#bucketOfNow % this.#ring) * this.#cap;
     }
     return this.#bucketOfNow;
   }
 
-  /** Offset of bucket `k`'s row in the bucket-major array. */
+  /** Offset of bucket `k`'s row on the ring. */
   #rowOf(k: number): number {
-    return k === this.#bucketOfNow ? this.#rowOfNow : (k % this.#ring) * this.#cap;
+    const rows = this.#rows;
+    return (((k % rows) + rows) % rows) * this.#cap;
   }
 
   release(handle: number, count: number, now: number): void {
@@ -220,9 +243,8 @@ export class MemoryStore implements Store {
     const sCap = rec[r + S_CAP]!;
     if (sCap > 0) gcraGiveBack(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, count, rec, r + S_TAT);
     this.#daySum(handle, now);
-    const slot = this.#rowOf(rec[r + D_HEAD]!) + handle;
-    const back = Math.min(count, this.#buckets[slot]!);
-    this.#buckets[slot]! -= back;
+    const back = Math.min(count, rec[r + D_CUR]!);
+    rec[r + D_CUR]! -= back;
     rec[r + D_SUM]! -= back;
   }
 
@@ -256,28 +278,34 @@ export class MemoryStore implements Store {
     }
   }
 
-  /** Sum of the 24 h counter at `now`, dropping buckets that left the window. */
+  /** Sum of the 24 h counter at `now`: moves the newest bucket on to `now`'s, dropping buckets that left the window. */
   #daySum(handle: number, now: number): number {
     const rec = this.#rec;
     const r = handle * STRIDE;
     const bucket = this.#currentBucket(now);
     const head = rec[r + D_HEAD]!;
     if (bucket <= head) return rec[r + D_SUM]!;
-    const ring = this.#ring;
+    const rows = this.#rows;
     const cap = this.#cap;
     const buckets = this.#buckets;
-    if (head < 0 || bucket - head >= ring) {
-      for (let k = 0; k < ring; k++) buckets[k * cap + handle] = 0;
+    if (head < 0 || bucket - head > rows) {
+      // Nothing counted yet, or everything counted has left the window.
+      for (let k = 0; k < rows; k++) buckets[k * cap + handle] = 0;
       rec[r + D_SUM] = 0;
     } else {
+      // With `bucket` the newest, buckets before bucket - rows leave the window: head - rows up to
+      // bucket - rows - 1, at least one. Their rows are those of head .. bucket - 1, so emptying them
+      // makes room for the old head's count and leaves the buckets in between at zero.
       let sum = rec[r + D_SUM]!;
-      for (let k = head + 1; k <= bucket; k++) {
-        const slot = (k % ring) * cap + handle;
+      for (let k = head - rows; k < bucket - rows; k++) {
+        const slot = this.#rowOf(k) + handle;
         sum -= buckets[slot]!;
         buckets[slot] = 0;
       }
+      buckets[this.#rowOf(head) + handle] = rec[r + D_CUR]!;
       rec[r + D_SUM] = sum;
     }
+    rec[r + D_CUR] = 0;
     rec[r + D_HEAD] = bucket;
     return rec[r + D_SUM]!;
   }
@@ -289,14 +317,14 @@ export class MemoryStore implements Store {
     if (count > limit) return Infinity;
     let excess = this.#daySum(handle, now) + count - limit;
     if (excess <= 0) return now;
-    const ring = this.#ring;
+    const rows = this.#rows;
     const head = rec[r + D_HEAD]!;
-    // Bucket k stops counting when the newest bucket is k + ring; walk from the oldest.
-    for (let k = head - ring + 1; k <= head; k++) {
-      excess -= this.#buckets[(((k % ring) + ring) % ring) * this.#cap + handle]!;
-      if (excess <= 0) return (k + ring) * this.#bucketMs;
+    // Bucket k stops counting when the newest bucket is k + rows + 1; walk from the oldest.
+    for (let k = head - rows; k < head; k++) {
+      excess -= this.#buckets[this.#rowOf(k) + handle]!;
+      if (excess <= 0) return (k + rows + 1) * this.#bucketMs;
     }
-    return (head + ring) * this.#bucketMs;
+    return (head + rows + 1) * this.#bucketMs;
   }
 
   #save(h: number): MemoryStoreNumberState {
@@ -305,11 +333,11 @@ export class MemoryStore implements Store {
     const day: [number, number][] = [];
     const head = rec[r + D_HEAD]!;
     if (head >= 0) {
-      for (let k = head - this.#ring + 1; k <= head; k++) {
-        if (k < 0) continue;
-        const c = this.#buckets[(k % this.#ring) * this.#cap + h]!;
+      for (let k = Math.max(0, head - this.#rows); k < head; k++) {
+        const c = this.#buckets[this.#rowOf(k) + h]!;
         if (c > 0) day.push([k, c]);
       }
+      if (rec[r + D_CUR]! > 0) day.push([head, rec[r + D_CUR]!]);
     }
     return {
       hour: [rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!],
@@ -331,17 +359,20 @@ export class MemoryStore implements Store {
       rec[r + S_TAT] = this.#scratch[0]!;
       rec[r + S_REM] = this.#scratch[1]!;
     }
-    for (let k = 0; k < this.#ring; k++) this.#buckets[k * this.#cap + h] = 0;
+    for (let k = 0; k < this.#rows; k++) this.#buckets[k * this.#cap + h] = 0;
     let head = -1;
     let sum = 0;
+    let current = 0;
     for (const [k] of state.day) if (k > head) head = k;
     for (const [k, c] of state.day) {
-      if (k <= head - this.#ring) continue;
-      this.#buckets[(k % this.#ring) * this.#cap + h]! += c;
+      if (k < head - this.#rows) continue;
+      if (k === head) current += c;
+      else this.#buckets[this.#rowOf(k) + h]! += c;
       sum += c;
     }
     rec[r + D_HEAD] = head;
     rec[r + D_SUM] = sum;
+    rec[r + D_CUR] = current;
   }
 
   /** Moves counts taken with another bucket width onto ours, rounding times up (conservative). */
@@ -363,10 +394,10 @@ export class MemoryStore implements Store {
     const rec = new Float64Array(cap * STRIDE);
     rec.set(this.#rec.subarray(0, Math.min(this.#rec.length, cap * STRIDE)));
     this.#rec = rec;
-    const buckets = new Uint32Array(this.#ring * cap);
-    for (let k = 0; k < this.#ring; k++) buckets.set(this.#buckets.subarray(k * this.#cap, k * this.#cap + Math.min(this.#cap, cap)), k * cap);
+    const buckets = new Uint32Array(this.#rows * cap);
+    for (let k = 0; k < this.#rows; k++) buckets.set(this.#buckets.subarray(k * this.#cap, k * this.#cap + Math.min(this.#cap, cap)), k * cap);
     this.#buckets = buckets;
     this.#cap = cap;
-    this.#bucketNow = -1;
+    this.#bucketNow = NaN;
   }
 }
