@@ -17,22 +17,35 @@ import { describeValue } from '../problems.js';
 import { gcraAvailable, gcraAvailableAt, gcraGiveBack, gcraRescale, gcraTake } from './gcra.js';
 import type { NumberLimits, Store, StoreSnapshot } from './store.js';
 
-const HOUR = 3_600_000;
-const SECOND = 1_000;
 const DAY = 86_400_000;
 
-// Layout of the per-number Float64 record.
-const H_TAT = 0;
-const H_REM = 1;
-const H_CAP = 2;
-const S_TAT = 3;
-const S_REM = 4;
-const S_CAP = 5; // 0: no per-second window
-const D_LIMIT = 6;
-const D_SUM = 7; // sends counted in the 24 h window: the ring's buckets plus D_CUR
-const D_HEAD = 8; // bucket index of the newest bucket counted; -1: nothing counted yet
-const D_CUR = 9; // sends in bucket D_HEAD
-const STRIDE = 10;
+/**
+ * Periods of the rate windows, in ms. Like {@link Rec}, a const enum: uses compile to literals,
+ * which keeps `reserve` small enough to be inlined (see there).
+ */
+const enum Period {
+  HOUR = 3_600_000,
+  SECOND = 1_000,
+}
+
+/** Layout of the per-number Float64 record (offsets compile to literals). */
+const enum Rec {
+  H_TAT = 0,
+  H_REM = 1,
+  H_CAP = 2,
+  S_TAT = 3,
+  S_REM = 4,
+  /** 0: no per-second window. */
+  S_CAP = 5,
+  D_LIMIT = 6,
+  /** Sends counted in the 24 h window: the ring's buckets plus D_CUR. */
+  D_SUM = 7,
+  /** Bucket index of the newest bucket counted (from the bucket of opening); -1: none. */
+  D_HEAD = 8,
+  /** Sends in bucket D_HEAD. */
+  D_CUR = 9,
+  STRIDE = 10,
+}
 
 /** Options of {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -69,7 +82,7 @@ export class MemoryStore implements Store {
   #size = 0;
   /** Numbers the arrays have room for. */
   #cap = 16;
-  #rec = new Float64Array(STRIDE * 16);
+  #rec = new Float64Array(Rec.STRIDE * 16);
   /**
    * Bucket-major: the count of bucket k of number h, for k from D_HEAD - rows to D_HEAD - 1, is at
    * `(k mod rows) * cap + h`. Numbers moving on to a new bucket in the same hour write into the same
@@ -103,11 +116,13 @@ export class MemoryStore implements Store {
       this.#grow();
       this.#keys[h] = key;
       this.#handles.add(h);
-      const r = h * STRIDE;
-      this.#rec[r + H_CAP] = limits.perHour;
-      this.#rec[r + S_CAP] = limits.perSecond ?? 0;
-      this.#rec[r + D_LIMIT] = limits.per24h;
-      this.#rec[r + D_HEAD] = -1;
+      const r = h * Rec.STRIDE;
+      this.#rec[r + Rec.H_CAP] = limits.perHour;
+      this.#rec[r + Rec.S_CAP] = limits.perSecond ?? 0;
+      this.#rec[r + Rec.D_LIMIT] = limits.per24h;
+      // Counting starts at the bucket of `now` (the ring's rows of a new handle are all zero), so
+      // the number's first reservation takes the short path of reserve too.
+      this.#rec[r + Rec.D_HEAD] = this.#currentBucket(now);
       const pending = this.#pending.get(key);
       if (pending) {
         this.#pending.delete(key);
@@ -115,27 +130,27 @@ export class MemoryStore implements Store {
       }
       return h;
     }
-    const r = h * STRIDE;
+    const r = h * Rec.STRIDE;
     const rec = this.#rec;
-    if (rec[r + H_CAP] !== limits.perHour) {
-      gcraRescale(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, limits.perHour, now, this.#scratch, 0);
-      rec[r + H_TAT] = this.#scratch[0]!;
-      rec[r + H_REM] = this.#scratch[1]!;
-      rec[r + H_CAP] = limits.perHour;
+    if (rec[r + Rec.H_CAP] !== limits.perHour) {
+      gcraRescale(rec[r + Rec.H_TAT]!, rec[r + Rec.H_REM]!, rec[r + Rec.H_CAP]!, limits.perHour, now, this.#scratch, 0);
+      rec[r + Rec.H_TAT] = this.#scratch[0]!;
+      rec[r + Rec.H_REM] = this.#scratch[1]!;
+      rec[r + Rec.H_CAP] = limits.perHour;
     }
     const perSecond = limits.perSecond ?? 0;
-    if (rec[r + S_CAP] !== perSecond) {
-      if (rec[r + S_CAP]! > 0 && perSecond > 0) {
-        gcraRescale(rec[r + S_TAT]!, rec[r + S_REM]!, rec[r + S_CAP]!, perSecond, now, this.#scratch, 0);
-        rec[r + S_TAT] = this.#scratch[0]!;
-        rec[r + S_REM] = this.#scratch[1]!;
+    if (rec[r + Rec.S_CAP] !== perSecond) {
+      if (rec[r + Rec.S_CAP]! > 0 && perSecond > 0) {
+        gcraRescale(rec[r + Rec.S_TAT]!, rec[r + Rec.S_REM]!, rec[r + Rec.S_CAP]!, perSecond, now, this.#scratch, 0);
+        rec[r + Rec.S_TAT] = this.#scratch[0]!;
+        rec[r + Rec.S_REM] = this.#scratch[1]!;
       } else {
-        rec[r + S_TAT] = 0;
-        rec[r + S_REM] = 0;
+        rec[r + Rec.S_TAT] = 0;
+        rec[r + Rec.S_REM] = 0;
       }
-      rec[r + S_CAP] = perSecond;
+      rec[r + Rec.S_CAP] = perSecond;
     }
-    rec[r + D_LIMIT] = limits.per24h;
+    rec[r + Rec.D_LIMIT] = limits.per24h;
     return h;
   }
 
@@ -146,77 +161,72 @@ export class MemoryStore implements Store {
 
   available(handle: number, now: number): number {
     const rec = this.#rec;
-    const r = handle * STRIDE;
-    let a = gcraAvailable(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, HOUR, now);
-    const sCap = rec[r + S_CAP]!;
+    const r = handle * Rec.STRIDE;
+    let a = gcraAvailable(rec[r + Rec.H_TAT]!, rec[r + Rec.H_REM]!, rec[r + Rec.H_CAP]!, Period.HOUR, now);
+    const sCap = rec[r + Rec.S_CAP]!;
     if (sCap > 0) {
-      const s = gcraAvailable(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, now);
+      const s = gcraAvailable(rec[r + Rec.S_TAT]!, rec[r + Rec.S_REM]!, sCap, Period.SECOND, now);
       if (s < a) a = s;
     }
-    const d = rec[r + D_LIMIT]! - this.#daySum(handle, now);
+    const d = rec[r + Rec.D_LIMIT]! - this.#daySum(handle, now);
     return d < a ? (d > 0 ? d : 0) : a;
   }
 
   reserve(handle: number, want: number, now: number): number {
     // The hot path of every assignment, kept small enough for the engine's compiler to inline it
-    // into its loop (V8 inlines functions of up to 460 bytes of bytecode; the general case below is
-    // larger). It covers the usual case: no per-second window, and the number's 24 h counter already
-    // on the bucket of `now`, which was worked out at an earlier reservation at this same `now`.
+    // into its loop (V8 inlines functions of up to 460 bytes of bytecode, and not one whose own
+    // compiled code already inlines much). It covers the usual case: no per-second window, and the
+    // number's 24 h counter on the bucket of `now`. The rest, #reserveAny, runs about once per
+    // number per bucket: rare enough that the compiler leaves it out of line.
     const rec = this.#rec;
-    const r = handle * STRIDE;
-    if (now !== this.#bucketNow || rec[r + D_HEAD] !== this.#bucketOfNow || rec[r + S_CAP] !== 0) {
-      return this.#reserveAny(handle, want, now);
-    }
-    let tat = rec[r + H_TAT]!;
-    let rem = rec[r + H_REM]!;
-    const hCap = rec[r + H_CAP]!;
+    const r = handle * Rec.STRIDE;
+    const bucket = now === this.#bucketNow ? this.#bucketOfNow : this.#currentBucket(now);
+    if (rec[r + Rec.D_HEAD] !== bucket || rec[r + Rec.S_CAP] !== 0) return this.#reserveAny(handle, want, now);
+    let tat = rec[r + Rec.H_TAT]!;
+    let rem = rec[r + Rec.H_REM]!;
+    const hCap = rec[r + Rec.H_CAP]!;
     let granted: number;
     if (tat < now || (tat === now && rem === 0)) {
       granted = hCap;
       tat = now;
       rem = 0;
     } else {
-      granted = hCap - Math.ceil(((tat - now) * hCap + rem) / HOUR);
+      granted = hCap - Math.ceil(((tat - now) * hCap + rem) / Period.HOUR);
     }
-    const d = rec[r + D_LIMIT]! - rec[r + D_SUM]!;
+    const d = rec[r + Rec.D_LIMIT]! - rec[r + Rec.D_SUM]!;
     if (d < granted) granted = d;
     if (want < granted) granted = want;
     if (granted <= 0) return 0;
     // TAT + granted * HOUR / hCap, exactly: one division at most, none while the remainder fits.
-    const numer = rem + granted * HOUR;
-    if (numer < hCap) {
-      rec[r + H_TAT] = tat;
-      rec[r + H_REM] = numer;
-    } else {
-      const whole = Math.floor(numer / hCap);
-      rec[r + H_TAT] = tat + whole;
-      rec[r + H_REM] = numer - whole * hCap;
-    }
-    rec[r + D_CUR]! += granted;
-    rec[r + D_SUM]! += granted;
+    const numer = rem + granted * Period.HOUR;
+    const whole = numer < hCap ? 0 : Math.floor(numer / hCap);
+    rec[r + Rec.H_TAT] = tat + whole;
+    rec[r + Rec.H_REM] = numer - whole * hCap;
+    rec[r + Rec.D_CUR]! += granted;
+    rec[r + Rec.D_SUM]! += granted;
     return granted;
   }
 
   /** {@link reserve} in every case: any windows, any bucket. Windows are as in gcra.ts. */
   #reserveAny(handle: number, want: number, now: number): number {
     const rec = this.#rec;
-    const r = handle * STRIDE;
-    let granted = gcraAvailable(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, HOUR, now);
-    const sCap = rec[r + S_CAP]!;
+    const r = handle * Rec.STRIDE;
+    let granted = gcraAvailable(rec[r + Rec.H_TAT]!, rec[r + Rec.H_REM]!, rec[r + Rec.H_CAP]!, Period.HOUR, now);
+    const sCap = rec[r + Rec.S_CAP]!;
     if (sCap > 0) {
-      const s = gcraAvailable(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, now);
+      const s = gcraAvailable(rec[r + Rec.S_TAT]!, rec[r + Rec.S_REM]!, sCap, Period.SECOND, now);
       if (s < granted) granted = s;
     }
     // Brings the counter to the bucket of `now` (and the bucket cache to `now`).
-    const d = rec[r + D_LIMIT]! - this.#daySum(handle, now);
+    const d = rec[r + Rec.D_LIMIT]! - this.#daySum(handle, now);
     if (d < granted) granted = d;
     if (want < granted) granted = want;
     if (granted <= 0) return 0;
-    gcraTake(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, HOUR, now, granted, rec, r + H_TAT);
-    if (sCap > 0) gcraTake(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, now, granted, rec, r + S_TAT);
+    gcraTake(rec[r + Rec.H_TAT]!, rec[r + Rec.H_REM]!, rec[r + Rec.H_CAP]!, Period.HOUR, now, granted, rec, r + Rec.H_TAT);
+    if (sCap > 0) gcraTake(rec[r + Rec.S_TAT]!, rec[r + Rec.S_REM]!, sCap, Period.SECOND, now, granted, rec, r + Rec.S_TAT);
     // Counted in the newest bucket: the current one, or a later one if the clock went back.
-    rec[r + D_CUR]! += granted;
-    rec[r + D_SUM]! += granted;
+    rec[r + Rec.D_CUR]! += granted;
+    rec[r + Rec.D_SUM]! += granted;
     return granted;
   }
 
@@ -238,22 +248,22 @@ export class MemoryStore implements Store {
   release(handle: number, count: number, now: number): void {
     if (count <= 0) return;
     const rec = this.#rec;
-    const r = handle * STRIDE;
-    gcraGiveBack(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, HOUR, count, rec, r + H_TAT);
-    const sCap = rec[r + S_CAP]!;
-    if (sCap > 0) gcraGiveBack(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, count, rec, r + S_TAT);
+    const r = handle * Rec.STRIDE;
+    gcraGiveBack(rec[r + Rec.H_TAT]!, rec[r + Rec.H_REM]!, rec[r + Rec.H_CAP]!, Period.HOUR, count, rec, r + Rec.H_TAT);
+    const sCap = rec[r + Rec.S_CAP]!;
+    if (sCap > 0) gcraGiveBack(rec[r + Rec.S_TAT]!, rec[r + Rec.S_REM]!, sCap, Period.SECOND, count, rec, r + Rec.S_TAT);
     this.#daySum(handle, now);
-    const back = Math.min(count, rec[r + D_CUR]!);
-    rec[r + D_CUR]! -= back;
-    rec[r + D_SUM]! -= back;
+    const back = Math.min(count, rec[r + Rec.D_CUR]!);
+    rec[r + Rec.D_CUR]! -= back;
+    rec[r + Rec.D_SUM]! -= back;
   }
 
   availableAt(handle: number, count: number, now: number): number {
     const rec = this.#rec;
-    const r = handle * STRIDE;
-    let t = gcraAvailableAt(rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!, HOUR, now, count);
-    const sCap = rec[r + S_CAP]!;
-    if (sCap > 0) t = Math.max(t, gcraAvailableAt(rec[r + S_TAT]!, rec[r + S_REM]!, sCap, SECOND, now, count));
+    const r = handle * Rec.STRIDE;
+    let t = gcraAvailableAt(rec[r + Rec.H_TAT]!, rec[r + Rec.H_REM]!, rec[r + Rec.H_CAP]!, Period.HOUR, now, count);
+    const sCap = rec[r + Rec.S_CAP]!;
+    if (sCap > 0) t = Math.max(t, gcraAvailableAt(rec[r + Rec.S_TAT]!, rec[r + Rec.S_REM]!, sCap, Period.SECOND, now, count));
     return Math.max(t, this.#dayAvailableAt(handle, count, now));
   }
 
@@ -281,44 +291,44 @@ export class MemoryStore implements Store {
   /** Sum of the 24 h counter at `now`: moves the newest bucket on to `now`'s, dropping buckets that left the window. */
   #daySum(handle: number, now: number): number {
     const rec = this.#rec;
-    const r = handle * STRIDE;
+    const r = handle * Rec.STRIDE;
     const bucket = this.#currentBucket(now);
-    const head = rec[r + D_HEAD]!;
-    if (bucket <= head) return rec[r + D_SUM]!;
+    const head = rec[r + Rec.D_HEAD]!;
+    if (bucket <= head) return rec[r + Rec.D_SUM]!;
     const rows = this.#rows;
     const cap = this.#cap;
     const buckets = this.#buckets;
     if (head < 0 || bucket - head > rows) {
       // Nothing counted yet, or everything counted has left the window.
       for (let k = 0; k < rows; k++) buckets[k * cap + handle] = 0;
-      rec[r + D_SUM] = 0;
+      rec[r + Rec.D_SUM] = 0;
     } else {
       // With `bucket` the newest, buckets before bucket - rows leave the window: head - rows up to
       // bucket - rows - 1, at least one. Their rows are those of head .. bucket - 1, so emptying them
       // makes room for the old head's count and leaves the buckets in between at zero.
-      let sum = rec[r + D_SUM]!;
+      let sum = rec[r + Rec.D_SUM]!;
       for (let k = head - rows; k < bucket - rows; k++) {
         const slot = this.#rowOf(k) + handle;
         sum -= buckets[slot]!;
         buckets[slot] = 0;
       }
-      buckets[this.#rowOf(head) + handle] = rec[r + D_CUR]!;
-      rec[r + D_SUM] = sum;
+      buckets[this.#rowOf(head) + handle] = rec[r + Rec.D_CUR]!;
+      rec[r + Rec.D_SUM] = sum;
     }
-    rec[r + D_CUR] = 0;
-    rec[r + D_HEAD] = bucket;
-    return rec[r + D_SUM]!;
+    rec[r + Rec.D_CUR] = 0;
+    rec[r + Rec.D_HEAD] = bucket;
+    return rec[r + Rec.D_SUM]!;
   }
 
   #dayAvailableAt(handle: number, count: number, now: number): number {
     const rec = this.#rec;
-    const r = handle * STRIDE;
-    const limit = rec[r + D_LIMIT]!;
+    const r = handle * Rec.STRIDE;
+    const limit = rec[r + Rec.D_LIMIT]!;
     if (count > limit) return Infinity;
     let excess = this.#daySum(handle, now) + count - limit;
     if (excess <= 0) return now;
     const rows = this.#rows;
-    const head = rec[r + D_HEAD]!;
+    const head = rec[r + Rec.D_HEAD]!;
     // Bucket k stops counting when the newest bucket is k + rows + 1; walk from the oldest.
     for (let k = head - rows; k < head; k++) {
       excess -= this.#buckets[this.#rowOf(k) + handle]!;
@@ -329,35 +339,35 @@ export class MemoryStore implements Store {
 
   #save(h: number): MemoryStoreNumberState {
     const rec = this.#rec;
-    const r = h * STRIDE;
+    const r = h * Rec.STRIDE;
     const day: [number, number][] = [];
-    const head = rec[r + D_HEAD]!;
+    const head = rec[r + Rec.D_HEAD]!;
     if (head >= 0) {
       for (let k = Math.max(0, head - this.#rows); k < head; k++) {
         const c = this.#buckets[this.#rowOf(k) + h]!;
         if (c > 0) day.push([k, c]);
       }
-      if (rec[r + D_CUR]! > 0) day.push([head, rec[r + D_CUR]!]);
+      if (rec[r + Rec.D_CUR]! > 0) day.push([head, rec[r + Rec.D_CUR]!]);
     }
     return {
-      hour: [rec[r + H_TAT]!, rec[r + H_REM]!, rec[r + H_CAP]!],
-      second: rec[r + S_CAP]! > 0 ? [rec[r + S_TAT]!, rec[r + S_REM]!, rec[r + S_CAP]!] : null,
+      hour: [rec[r + Rec.H_TAT]!, rec[r + Rec.H_REM]!, rec[r + Rec.H_CAP]!],
+      second: rec[r + Rec.S_CAP]! > 0 ? [rec[r + Rec.S_TAT]!, rec[r + Rec.S_REM]!, rec[r + Rec.S_CAP]!] : null,
       day,
     };
   }
 
   #load(h: number, state: MemoryStoreNumberState, now: number): void {
     const rec = this.#rec;
-    const r = h * STRIDE;
+    const r = h * Rec.STRIDE;
     const [tat, rem, cap] = state.hour;
-    gcraRescale(tat, rem, cap, rec[r + H_CAP]!, now, this.#scratch, 0);
-    rec[r + H_TAT] = this.#scratch[0]!;
-    rec[r + H_REM] = this.#scratch[1]!;
-    if (state.second && rec[r + S_CAP]! > 0) {
+    gcraRescale(tat, rem, cap, rec[r + Rec.H_CAP]!, now, this.#scratch, 0);
+    rec[r + Rec.H_TAT] = this.#scratch[0]!;
+    rec[r + Rec.H_REM] = this.#scratch[1]!;
+    if (state.second && rec[r + Rec.S_CAP]! > 0) {
       const [st, sr, sc] = state.second;
-      gcraRescale(st, sr, sc, rec[r + S_CAP]!, now, this.#scratch, 0);
-      rec[r + S_TAT] = this.#scratch[0]!;
-      rec[r + S_REM] = this.#scratch[1]!;
+      gcraRescale(st, sr, sc, rec[r + Rec.S_CAP]!, now, this.#scratch, 0);
+      rec[r + Rec.S_TAT] = this.#scratch[0]!;
+      rec[r + Rec.S_REM] = this.#scratch[1]!;
     }
     for (let k = 0; k < this.#rows; k++) this.#buckets[k * this.#cap + h] = 0;
     let head = -1;
@@ -370,9 +380,9 @@ export class MemoryStore implements Store {
       else this.#buckets[this.#rowOf(k) + h]! += c;
       sum += c;
     }
-    rec[r + D_HEAD] = head;
-    rec[r + D_SUM] = sum;
-    rec[r + D_CUR] = current;
+    rec[r + Rec.D_HEAD] = head;
+    rec[r + Rec.D_SUM] = sum;
+    rec[r + Rec.D_CUR] = current;
   }
 
   /** Moves counts taken with another bucket width onto ours, rounding times up (conservative). */
@@ -391,8 +401,8 @@ export class MemoryStore implements Store {
   }
 
   #resize(cap: number): void {
-    const rec = new Float64Array(cap * STRIDE);
-    rec.set(this.#rec.subarray(0, Math.min(this.#rec.length, cap * STRIDE)));
+    const rec = new Float64Array(cap * Rec.STRIDE);
+    rec.set(this.#rec.subarray(0, Math.min(this.#rec.length, cap * Rec.STRIDE)));
     this.#rec = rec;
     const buckets = new Uint32Array(this.#rows * cap);
     for (let k = 0; k < this.#rows; k++) buckets.set(this.#buckets.subarray(k * this.#cap, k * this.#cap + Math.min(this.#cap, cap)), k * cap);
