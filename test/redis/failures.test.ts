@@ -32,7 +32,9 @@ describe.runIf(enabled)('failures', () => {
   it('an instance killed while holding leases: no over-send, the others carry on', async () => {
     const startWall = Date.now() + 4000;
     const simEnd = 20 * MINUTE;
-    const instances = startInstances({ url: REDIS_URL!, prefix: `${prefix}kill:`, instances: 4, fleet: testFleet(NUMBERS), startWall, scale: SCALE, simEnd }, 12_000);
+    // The instance to kill gets more contacts than the whole fleet can send by simEnd (36,000: the
+    // full buckets plus 20 minutes of refill), so it is still running, holding leases, when killed.
+    const instances = startInstances({ url: REDIS_URL!, prefix: `${prefix}kill:`, instances: 4, fleet: testFleet(NUMBERS), startWall, scale: SCALE, simEnd }, [40_000, 12_000, 12_000, 12_000]);
     await sleep(startWall - Date.now() + 1500);
     const killedAt = Math.floor((Date.now() - startWall) * SCALE);
     instances[0]!.child.kill('SIGKILL');

@@ -24,11 +24,14 @@ export interface RunningInstance {
   readonly done: Promise<{ code: number | null; summary: Record<string, unknown> | undefined }>;
 }
 
-export function startInstances(base: Omit<WorkerConfig, 'instance' | 'logFile' | 'firstContact' | 'contacts'>, perInstance: number): RunningInstance[] {
+/** Starts the instances; `perInstance` is every instance's number of contacts, or each one's. */
+export function startInstances(base: Omit<WorkerConfig, 'instance' | 'logFile' | 'firstContact' | 'contacts'>, perInstance: number | readonly number[]): RunningInstance[] {
   const dir = mkdtempSync(join(tmpdir(), 'sendpool-fleet-'));
-  return Array.from({ length: base.instances }, (_, i) => {
+  const counts = Array.from({ length: base.instances }, (_, i) => (typeof perInstance === 'number' ? perInstance : perInstance[i]!));
+  return counts.map((contacts, i) => {
     const logFile = join(dir, `instance-${i}.log`);
-    const config: WorkerConfig = { ...base, instance: i, logFile, firstContact: i * perInstance, contacts: perInstance };
+    const firstContact = counts.slice(0, i).reduce((a, b) => a + b, 0);
+    const config: WorkerConfig = { ...base, instance: i, logFile, firstContact, contacts };
     const child = fork(WORKER, [], {
       execArgv: ['--import', 'tsx'],
       env: { ...process.env, SENDPOOL_WORKER: JSON.stringify(config) },
