@@ -160,7 +160,8 @@ const numberArb = fc.record({
 });
 
 const commands = [
-  fc.integer({ min: 0, max: 300 }).map((c) => new Assign(c)),
+  // Small counts (up to the pool's size: sparse calls, a turn each) as often as large ones.
+  fc.oneof(fc.integer({ min: 0, max: PHONES.length + 1 }), fc.integer({ min: 0, max: 300 })).map((c) => new Assign(c)),
   fc.integer({ min: 0, max: 2 * HOUR }).map((ms) => new Advance(ms)),
   fc.tuple(fc.integer({ min: 0, max: PHONES.length - 1 }), fc.boolean(), fc.option(fc.integer({ min: 1, max: HOUR }), { nil: undefined })).map(([i, a, u]) => new NumberStatus(i, a, u)),
   fc
