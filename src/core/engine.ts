@@ -197,9 +197,9 @@ export class Engine {
   // Per-call scratch: what each touched number may send and has been handed.
   #call = 0;
   /** Call number in which each number was last touched (wraps; cleared when it does). */
-  #stamp = new Uint32Array(0);
-  /** Reserved for the number in this call and not handed out yet (at most one hour's capacity, < 2^32). */
-  #avail = new Uint32Array(0);
+  #stamp = new Int32Array(0);
+  /** Reserved for the number in this call and not handed out yet (at most one hour's capacity, < 2^31). */
+  #avail = new Int32Array(0);
   /**
    * Flags per number in this call: DRAINED when the store granted less than asked (the number is
    * out, not merely under-estimated), LISTED once it is in `#touched` for the release pass.
@@ -676,15 +676,71 @@ export class Engine {
   }
 
   /**
-   * The hot path: serves the ring round-robin. At a number's first turn in a call, the store
-   * reserves as many messages as the rotation will give it (`ceil(left / ring size)`); what is not
-   * handed out is released at the end. One store operation per number per call, whatever the count.
+   * The hot path: serves the ring round-robin from `head`, the served member going to the tail.
+   * Two loops, because the two shapes of call pay for different things and each loop keeps its own
+   * few values in registers:
+   * - sparse (`count` no more than the ring holds, as 10,000 of 100,000 numbers): a member gets one
+   *   turn, more only if others leave the ring, and each turn reserves its one message;
+   * - dense (as 10,000 of 100 numbers): at a number's first turn, the store reserves as many
+   *   messages as the rotation will give it (`ceil(left / ring size)`), later turns count them down,
+   *   and what is not handed out is released at the end. One store operation per number per call.
+   * Reserving one message k times at one `now` is reserving k, so both give the same assignments.
    */
   #fill(pool: Pool, count: number, now: number, outNumbers: NumericArray, outTemplates: NumericArray): number {
     // A pool with nobody eligible is left as it is, so the rotation resumes where it stopped.
     if (pool.eligibleCount === 0) return 0;
     pool.wake(now);
-    if (this.#call === 0xffffffff) {
+    return count <= pool.size ? this.#fillSparse(pool, count, now, outNumbers, outTemplates) : this.#fillDense(pool, count, now, outNumbers, outTemplates);
+  }
+
+  #fillSparse(pool: Pool, count: number, now: number, outNumbers: NumericArray, outTemplates: NumericArray): number {
+    const store = this.#store;
+    const handle = this.#handle;
+    const ring = pool.ring;
+    const cap = ring.length;
+    const firstSlot = pool.firstSlot;
+    const firstHandle = pool.firstHandle;
+    const eligible = pool.eligible;
+    // One account class (no accounts in the fleet) is the common case: its template rotation is a
+    // local cursor over one array, written back once.
+    const oneClass = pool.classTemplates.length === 1;
+    const ids = pool.classTemplates[0]!;
+    const idCount = ids.length;
+    let cursor = pool.classCursor[0]!;
+    let head = pool.head;
+    let size = pool.size;
+    let i = 0;
+    while (i < count && size > 0) {
+      const m = ring[head]!;
+      const slot = firstSlot + m;
+      // One store call site, so the compiler inlines the store's fast path once.
+      if (eligible[m] === 0 || store.reserve(firstHandle >= 0 ? firstHandle + m : handle[slot]!, 1, now) === 0) {
+        this.#leaveRing(pool, m, slot, now);
+        head = head + 1 === cap ? 0 : head + 1;
+        size--;
+        continue;
+      }
+      outNumbers[i] = slot;
+      if (oneClass) {
+        outTemplates[i] = ids[cursor]!;
+        cursor = cursor + 1 === idCount ? 0 : cursor + 1;
+      } else {
+        outTemplates[i] = this.#nextTemplate(pool, m);
+      }
+      i++;
+      let tail = head + size;
+      if (tail >= cap) tail -= cap;
+      ring[tail] = m;
+      head = head + 1 === cap ? 0 : head + 1;
+    }
+    if (oneClass) pool.classCursor[0] = cursor;
+    pool.head = head;
+    pool.size = size;
+    return i;
+  }
+
+  #fillDense(pool: Pool, count: number, now: number, outNumbers: NumericArray, outTemplates: NumericArray): number {
+    if (this.#call === 0x7fffffff) {
       // The call counter wraps: forget old stamps so none can match a new call by chance.
       this.#stamp.fill(0);
       this.#call = 0;
@@ -701,76 +757,53 @@ export class Engine {
     const firstSlot = pool.firstSlot;
     const firstHandle = pool.firstHandle;
     const eligible = pool.eligible;
-    const inRing = pool.inRing;
-    // One account class (no accounts in the fleet) is the common case: its template rotation is a
-    // local cursor over one array, written back once.
     const oneClass = pool.classTemplates.length === 1;
     const ids = pool.classTemplates[0]!;
     const idCount = ids.length;
     let cursor = pool.classCursor[0]!;
     let head = pool.head;
     let size = pool.size;
-    // A sparse call asks for no more than the ring holds, as at 10,000 of 100,000 numbers: a member
-    // gets one turn (more only if others leave the ring), so each turn reserves its one message and
-    // the per-call notes (stamp, estimate, flags) are skipped. Reserving k times one message at one
-    // `now` is reserving k: the outcome is the same as a dense call's, with fewer loads per turn.
-    const sparse = count <= size;
     let touchedCount = 0;
     let i = 0;
     while (i < count && size > 0) {
       const m = ring[head]!;
-      if (eligible[m] === 0) {
-        inRing[m] = 0;
-        head = head + 1 === cap ? 0 : head + 1;
-        size--;
-        continue;
-      }
       const slot = firstSlot + m;
-      let a: number;
-      // Reserve at the number's first turn in this call, and again when the estimate ran out
-      // before the rotation did (others left the ring) unless the store already said no; in a
-      // sparse call, at every turn. One call site, so the compiler inlines the store's fast path once.
-      if (sparse || stamp[slot] !== call || (avail[slot] === 0 && (drained[slot]! & DRAINED) === 0)) {
-        let want = 1;
-        let listed = 0;
-        if (!sparse) {
-          listed = stamp[slot] === call ? drained[slot]! & LISTED : 0;
+      let a = 0;
+      if (eligible[m] === 1) {
+        if (stamp[slot] !== call || (avail[slot] === 0 && (drained[slot]! & DRAINED) === 0)) {
+          // Reserve at the number's first turn in this call, and again when the estimate ran out
+          // before the rotation did (others left the ring) unless the store already said no.
+          const listed = stamp[slot] === call ? drained[slot]! & LISTED : 0;
           stamp[slot] = call;
           const left = count - i;
-          if (left > size) want = Math.ceil(left / size);
-        }
-        a = store.reserve(firstHandle >= 0 ? firstHandle + m : handle[slot]!, want, now);
-        if (sparse) {
-          // Used right below, nothing to note.
-        } else if (want > 1 && listed === 0) {
-          // Only reservations of more than one may leave some to release: listed once per call.
-          touched[touchedCount++] = slot;
-          drained[slot] = a < want ? DRAINED | LISTED : LISTED;
+          const want = left <= size ? 1 : Math.ceil(left / size);
+          a = store.reserve(firstHandle >= 0 ? firstHandle + m : handle[slot]!, want, now);
+          if (want > 1 && listed === 0) {
+            // Only reservations of more than one may leave some to release: listed once per call.
+            touched[touchedCount++] = slot;
+            drained[slot] = a < want ? DRAINED | LISTED : LISTED;
+          } else {
+            drained[slot] = a < want ? DRAINED | listed : listed;
+          }
         } else {
-          drained[slot] = a < want ? DRAINED | listed : listed;
+          a = avail[slot]!;
         }
-      } else {
-        a = avail[slot]!;
       }
       if (a === 0) {
-        inRing[m] = 0;
+        // Nothing of this call's is left to release for it (drained, or never reserved if ineligible).
+        avail[slot] = 0;
+        this.#leaveRing(pool, m, slot, now);
         head = head + 1 === cap ? 0 : head + 1;
         size--;
-        avail[slot] = 0;
-        pool.park(m, store.availableAt(handle[slot]!, 1, now));
         continue;
       }
-      if (!sparse) avail[slot] = a - 1;
+      avail[slot] = a - 1;
       outNumbers[i] = slot;
       if (oneClass) {
         outTemplates[i] = ids[cursor]!;
         cursor = cursor + 1 === idCount ? 0 : cursor + 1;
       } else {
-        const c = pool.classOf[m]!;
-        const list = pool.classTemplates[c]!;
-        const k = pool.classCursor[c]!;
-        outTemplates[i] = list[k]!;
-        pool.classCursor[c] = k + 1 === list.length ? 0 : k + 1;
+        outTemplates[i] = this.#nextTemplate(pool, m);
       }
       i++;
       // Rotate: the served member goes to the tail (with a full ring, tail and head coincide).
@@ -791,6 +824,24 @@ export class Engine {
       }
     }
     return i;
+  }
+
+  /**
+   * Member `m` at the head leaves the ring: dropped if it is no longer eligible (lazy removal),
+   * else parked until its number has capacity again.
+   */
+  #leaveRing(pool: Pool, m: number, slot: number, now: number): void {
+    pool.inRing[m] = 0;
+    if (pool.eligible[m] === 1) pool.park(m, this.#store.availableAt(this.#handle[slot]!, 1, now));
+  }
+
+  /** Next template of member `m`'s account class (pools with accounts). */
+  #nextTemplate(pool: Pool, m: number): number {
+    const c = pool.classOf[m]!;
+    const list = pool.classTemplates[c]!;
+    const k = pool.classCursor[c]!;
+    pool.classCursor[c] = k + 1 === list.length ? 0 : k + 1;
+    return list[k]!;
   }
 
   #shortfall(pool: Pool): { reason: AssignReason; retryAt?: number } {
@@ -831,8 +882,11 @@ export class Engine {
     this.#numberUntil = new Map();
     this.#numberGen = new Uint32Array(numberCount);
     this.#handle = new Int32Array(numberCount);
-    this.#stamp = new Uint32Array(numberCount);
-    this.#avail = new Uint32Array(numberCount);
+    // Int32, not Uint32: V8 reads a Uint32 element as a double (it may exceed 2^31) and converts it
+    // back to compare it. Both fit: stamps wrap at 2^31 - 1, and a reservation is at most an hour's
+    // capacity (1e9 at most).
+    this.#stamp = new Int32Array(numberCount);
+    this.#avail = new Int32Array(numberCount);
     this.#drained = new Uint8Array(numberCount);
     this.#touched = new Int32Array(numberCount);
     this.#call = 0;
