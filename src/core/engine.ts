@@ -709,29 +709,46 @@ export class Engine {
     let cursor = pool.classCursor[0]!;
     let head = pool.head;
     let size = pool.size;
+    // Turns the store's short path answers run in the inner loop, which calls nothing, so the
+    // compiler checks the arrays once for the loop rather than once per turn. The rest (an
+    // ineligible member, one out of capacity, an answer the short path cannot give) go below.
+    const quick = typeof store.reserveOne === 'function';
     let i = 0;
     while (i < count && size > 0) {
+      while (i < count && size > 0) {
+        const m = ring[head]!;
+        if (eligible[m] === 0 || !quick || store.reserveOne!(firstHandle >= 0 ? firstHandle + m : handle[firstSlot + m]!, now) !== 1) break;
+        outNumbers[i] = firstSlot + m;
+        if (oneClass) {
+          outTemplates[i] = ids[cursor]!;
+          cursor = cursor + 1 === idCount ? 0 : cursor + 1;
+        } else {
+          outTemplates[i] = this.#nextTemplate(pool, m);
+        }
+        i++;
+        let tail = head + size;
+        if (tail >= cap) tail -= cap;
+        ring[tail] = m;
+        head = head + 1 === cap ? 0 : head + 1;
+      }
+      if (i === count || size === 0) break;
+      // The member at the head: ineligible (it leaves), or the store's full answer for its message.
       const m = ring[head]!;
       const slot = firstSlot + m;
-      // One store call site, so the compiler inlines the store's fast path once.
-      if (eligible[m] === 0 || store.reserve(firstHandle >= 0 ? firstHandle + m : handle[slot]!, 1, now) === 0) {
+      if (eligible[m] === 1 && store.reserve(firstHandle >= 0 ? firstHandle + m : handle[slot]!, 1, now) === 1) {
+        outNumbers[i] = slot;
+        outTemplates[i] = oneClass ? ids[cursor]! : this.#nextTemplate(pool, m);
+        if (oneClass) cursor = cursor + 1 === idCount ? 0 : cursor + 1;
+        i++;
+        let tail = head + size;
+        if (tail >= cap) tail -= cap;
+        ring[tail] = m;
+        head = head + 1 === cap ? 0 : head + 1;
+      } else {
         this.#leaveRing(pool, m, slot, now);
         head = head + 1 === cap ? 0 : head + 1;
         size--;
-        continue;
       }
-      outNumbers[i] = slot;
-      if (oneClass) {
-        outTemplates[i] = ids[cursor]!;
-        cursor = cursor + 1 === idCount ? 0 : cursor + 1;
-      } else {
-        outTemplates[i] = this.#nextTemplate(pool, m);
-      }
-      i++;
-      let tail = head + size;
-      if (tail >= cap) tail -= cap;
-      ring[tail] = m;
-      head = head + 1 === cap ? 0 : head + 1;
     }
     if (oneClass) pool.classCursor[0] = cursor;
     pool.head = head;
@@ -740,8 +757,9 @@ export class Engine {
   }
 
   #fillDense(pool: Pool, count: number, now: number, outNumbers: NumericArray, outTemplates: NumericArray): number {
-    if (this.#call === 0x7fffffff) {
-      // The call counter wraps: forget old stamps so none can match a new call by chance.
+    if (this.#call === 0x3fffffff) {
+      // The call counter wraps: forget old stamps so none can match a new call by chance. It stays
+      // below 2^30, in V8's small-integer range, so the loop compares stamps as integers.
       this.#stamp.fill(0);
       this.#call = 0;
     }
@@ -766,27 +784,49 @@ export class Engine {
     let touchedCount = 0;
     let i = 0;
     while (i < count && size > 0) {
+      // Turns that count down what the number already holds: no call in this loop, so the
+      // compiler checks the arrays once for the loop rather than once per turn.
+      while (i < count) {
+        const m = ring[head]!;
+        const slot = firstSlot + m;
+        const a = avail[slot]!;
+        if (stamp[slot] !== call || a === 0) break;
+        avail[slot] = a - 1;
+        outNumbers[i] = slot;
+        if (oneClass) {
+          outTemplates[i] = ids[cursor]!;
+          cursor = cursor + 1 === idCount ? 0 : cursor + 1;
+        } else {
+          outTemplates[i] = this.#nextTemplate(pool, m);
+        }
+        i++;
+        // Rotate: the served member goes to the tail (with a full ring, tail and head coincide).
+        let tail = head + size;
+        if (tail >= cap) tail -= cap;
+        ring[tail] = m;
+        head = head + 1 === cap ? 0 : head + 1;
+      }
+      if (i === count) break;
+      // The number at the head has its first turn in this call, or its estimate ran out before
+      // the rotation did (others left the ring). Eligibility is checked here only: it cannot change
+      // during a call, and a member found ineligible leaves the ring.
       const m = ring[head]!;
       const slot = firstSlot + m;
+      const first = stamp[slot] !== call;
       let a = 0;
-      if (eligible[m] === 1) {
-        if (stamp[slot] !== call || (avail[slot] === 0 && (drained[slot]! & DRAINED) === 0)) {
-          // Reserve at the number's first turn in this call, and again when the estimate ran out
-          // before the rotation did (others left the ring) unless the store already said no.
-          const listed = stamp[slot] === call ? drained[slot]! & LISTED : 0;
-          stamp[slot] = call;
-          const left = count - i;
-          const want = left <= size ? 1 : Math.ceil(left / size);
-          a = store.reserve(firstHandle >= 0 ? firstHandle + m : handle[slot]!, want, now);
-          if (want > 1 && listed === 0) {
-            // Only reservations of more than one may leave some to release: listed once per call.
-            touched[touchedCount++] = slot;
-            drained[slot] = a < want ? DRAINED | LISTED : LISTED;
-          } else {
-            drained[slot] = a < want ? DRAINED | listed : listed;
-          }
+      if (eligible[m] === 1 && (first || (drained[slot]! & Flag.DRAINED) === 0)) {
+        const listed = first ? 0 : drained[slot]! & Flag.LISTED;
+        stamp[slot] = call;
+        const left = count - i;
+        const want = left <= size ? 1 : Math.ceil(left / size);
+        // `| 0`: a grant is a whole number under 2^31 (an hour's capacity at most).
+        a = store.reserve(firstHandle >= 0 ? firstHandle + m : handle[slot]!, want, now) | 0;
+        if (want > 1 && listed === 0) {
+          // Only reservations of more than one may leave some to release: listed once per call.
+          touched[touchedCount++] = slot;
+          drained[slot] = a < want ? Flag.DRAINED | Flag.LISTED : Flag.LISTED;
         } else {
-          a = avail[slot]!;
+          drained[slot] = a < want ? Flag.DRAINED | listed : listed;
         }
       }
       if (a === 0) {
@@ -795,22 +835,10 @@ export class Engine {
         this.#leaveRing(pool, m, slot, now);
         head = head + 1 === cap ? 0 : head + 1;
         size--;
-        continue;
-      }
-      avail[slot] = a - 1;
-      outNumbers[i] = slot;
-      if (oneClass) {
-        outTemplates[i] = ids[cursor]!;
-        cursor = cursor + 1 === idCount ? 0 : cursor + 1;
       } else {
-        outTemplates[i] = this.#nextTemplate(pool, m);
+        // Held now: the next inner turn serves it.
+        avail[slot] = a;
       }
-      i++;
-      // Rotate: the served member goes to the tail (with a full ring, tail and head coincide).
-      let tail = head + size;
-      if (tail >= cap) tail -= cap;
-      ring[tail] = m;
-      head = head + 1 === cap ? 0 : head + 1;
     }
     if (oneClass) pool.classCursor[0] = cursor;
     pool.head = head;
@@ -883,7 +911,7 @@ export class Engine {
     this.#numberGen = new Uint32Array(numberCount);
     this.#handle = new Int32Array(numberCount);
     // Int32, not Uint32: V8 reads a Uint32 element as a double (it may exceed 2^31) and converts it
-    // back to compare it. Both fit: stamps wrap at 2^31 - 1, and a reservation is at most an hour's
+    // back to compare it. Both fit: stamps wrap at 2^30 - 1, and a reservation is at most an hour's
     // capacity (1e9 at most).
     this.#stamp = new Int32Array(numberCount);
     this.#avail = new Int32Array(numberCount);
@@ -1001,9 +1029,16 @@ export class Engine {
   }
 }
 
-/** Flags of a number within one call: the store granted less than asked ({@link DRAINED}); listed for the release pass. */
-const DRAINED = 1;
-const LISTED = 2;
+/**
+ * Flags of a number within one call (a const enum: uses compile to literals, so the hot loop does
+ * no module-scope lookup, which costs a check each when the module is not bundled).
+ */
+const enum Flag {
+  /** The store granted less than asked this call, so the number is out, not merely under-estimated. */
+  DRAINED = 1,
+  /** The number is in `#touched` for the release pass of this call. */
+  LISTED = 2,
+}
 
 function limitsOf(perHour: number, per24h: number, perSecond: number): NumberLimits {
   return perSecond > 0 ? { perHour, per24h, perSecond } : { perHour, per24h };

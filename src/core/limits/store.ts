@@ -41,6 +41,13 @@ export interface Store {
    * message, and answers how many were granted (0 when none may go).
    */
   reserve(handle: number, want: number, now: number): number;
+  /**
+   * Optional short path for one message, for the engine's loop over a call that gives each number
+   * one turn: charges one message and answers 1, answers 0 when none may go, or -1 when it cannot
+   * tell without more work (the engine then calls `reserve`). It must call nothing and do no I/O:
+   * it is there to be inlined. Without it, every such turn calls `reserve(handle, 1, now)`.
+   */
+  reserveOne?(handle: number, now: number): number;
   /** Gives back `count` messages of a reservation made at the same `now`, unused. */
   release(handle: number, count: number, now: number): void;
   /** Earliest time at which `count` messages become available (`now` if they are), Infinity if never. */
