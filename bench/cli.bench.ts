@@ -4,10 +4,10 @@
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Result } from './harness.js';
+import { ROOT } from './paths.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
+const root = `${ROOT}/`;
 
 export function cliBenchmarks(options: { readonly quick: boolean; readonly filter?: string | undefined; readonly log?: (line: string) => void }): Result[] {
   const id = options.quick ? 'cli simulate 10,000 messages' : 'cli simulate 1,000,000 messages';

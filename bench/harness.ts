@@ -17,7 +17,7 @@ export interface Timing {
   readonly warmupIterations: number;
 }
 
-export const FULL: Timing = { time: 600, iterations: 20, warmupTime: 150, warmupIterations: 5 };
+export const FULL: Timing = { time: 600, iterations: 20, warmupTime: 400, warmupIterations: 5 };
 export const QUICK: Timing = { time: 1, iterations: 2, warmupTime: 0, warmupIterations: 1 };
 
 export interface Measured {

@@ -12,7 +12,6 @@
  * difference is what the engine retains; the caller's description objects are not in it (phone
  * strings the engine keeps are).
  */
-import { pathToFileURL } from 'node:url';
 import { ManualClock, createEngine, type Engine } from '../src/index.js';
 import { BUSINESS, TYPE, makeFleet } from './fleets.js';
 import { dispatchOf, makeContacts } from './dispatch-api.js';
@@ -106,15 +105,4 @@ export function measureQueued(contacts: number): { bytesPerContact: number | nul
   } catch (error) {
     return { bytesPerContact: null, note: `per queued contact: skipped, engine.submit failed (${error instanceof Error ? error.message : String(error)})` };
   }
-}
-
-function argOf(name: string, fallback: number): number {
-  const i = process.argv.indexOf(name);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
-  return Number.isFinite(v) && v > 0 ? v : fallback;
-}
-
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const report = measureMemory(argOf('--numbers', 100_000), argOf('--templates', 20), argOf('--contacts', 1_000_000));
-  process.stdout.write(`${JSON.stringify(report)}\n`);
 }

@@ -6,11 +6,13 @@
 import { cliBenchmarks } from './cli.bench.js';
 import { spawnSync } from 'node:child_process';
 import { cpus } from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { assignBenchmarks } from './assign.bench.js';
+import { EXHAUSTED_SHARE, assignBenchmarks } from './assign.bench.js';
 import { dispatchBenchmarks } from './dispatch.bench.js';
 import { failoverBenchmarks } from './failover.bench.js';
 import { FULL, QUICK, type Result } from './harness.js';
+import type { ChildRequest } from './child.js';
+import { runIsolated } from './isolated.js';
+import { ROOT, entry } from './paths.js';
 import { measureMemory, type MemoryReport } from './memory.js';
 import { peerBenchmarks } from './peers.bench.js';
 
@@ -19,6 +21,14 @@ export interface SuiteConfig {
   readonly filter?: string | undefined;
   /** Run the memory measurement in a child process with --expose-gc. @default true */
   readonly memoryChild?: boolean;
+  /**
+   * Run each fleet shape's assignment cases, and each pool size's peers, in a process of their own
+   * (bench/isolated.ts), so no case is measured with code compiled for another.
+   * @default true, but false with `quick`
+   */
+  readonly isolate?: boolean;
+  /** Processes per isolated group; each case reports its median. @default 3 */
+  readonly repeats?: number;
   readonly log?: (line: string) => void;
 }
 
@@ -56,11 +66,11 @@ const PLAN = {
 } as const;
 
 function memoryInChild(m: { numbers: number; templates: number; contacts: number }): MemoryReport {
-  const script = fileURLToPath(new URL('./memory.ts', import.meta.url));
+  const main = entry('memory-main');
   const child = spawnSync(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', script, '--numbers', String(m.numbers), '--templates', String(m.templates), '--contacts', String(m.contacts)],
-    { encoding: 'utf8', cwd: fileURLToPath(new URL('..', import.meta.url)), maxBuffer: 1 << 20 },
+    ['--expose-gc', ...main.nodeArgs, main.script, '--numbers', String(m.numbers), '--templates', String(m.templates), '--contacts', String(m.contacts)],
+    { encoding: 'utf8', cwd: ROOT, maxBuffer: 1 << 20 },
   );
   const line = child.stdout.trim().split('\n').pop() ?? '';
   if (child.status !== 0 || !line.startsWith('{')) throw new Error(`memory child failed (${child.status}): ${child.stderr.trim().slice(-500)}`);
@@ -74,8 +84,28 @@ export async function runSuite(config: SuiteConfig): Promise<SuiteReport> {
   const filter = config.filter;
   const results: Result[] = [];
   const common = { timing, filter, log };
-  results.push(...(await assignBenchmarks({ ...common, sizes: plan.sizes, templates: plan.templates })));
-  results.push(...(await peerBenchmarks({ ...common, sizes: plan.sizes, templates: [1], asyncSizes: plan.asyncSizes })));
+  if (config.isolate ?? !config.quick) {
+    const wanted = (ids: readonly string[]): boolean => filter === undefined || ids.some((id) => id.includes(filter));
+    const requests: ChildRequest[] = [];
+    for (const n of plan.sizes) {
+      for (const t of plan.templates) {
+        for (const share of n >= 10 ? [0, EXHAUSTED_SHARE] : [0]) {
+          const scenario = share > 0 ? 'exhausted90' : 'ample';
+          if (!wanted([`batch n=${n} t=${t} ${scenario}`, `batch n=${n} t=${t} pause-resume`, `single n=${n} t=${t} ${scenario}`])) continue;
+          requests.push({ group: 'assign', options: { timing, filter, sizes: [n], templates: [t], exhaustedShares: [share] } });
+        }
+      }
+    }
+    for (const n of plan.sizes) {
+      const subjects = ['sendpool', 'ceiling', 'limiter', 'sendpool-single', 'rate-limiter-flexible', 'p-queue'];
+      if (!wanted(subjects.map((subject) => `peers n=${n} t=1 ${subject}`))) continue;
+      requests.push({ group: 'peers', options: { timing, filter, sizes: [n], templates: [1], asyncSizes: plan.asyncSizes } });
+    }
+    results.push(...runIsolated(requests, config.repeats ?? 3));
+  } else {
+    results.push(...(await assignBenchmarks({ ...common, sizes: plan.sizes, templates: plan.templates })));
+    results.push(...(await peerBenchmarks({ ...common, sizes: plan.sizes, templates: [1], asyncSizes: plan.asyncSizes })));
+  }
   results.push(...(await failoverBenchmarks({ ...common, ...plan.failover })));
   if (filter === undefined || 'memory'.includes(filter) || filter.startsWith('memory')) {
     const m = config.memoryChild === false ? measureMemory(plan.memory.numbers, plan.memory.templates, plan.memory.contacts) : memoryInChild(plan.memory);
