@@ -709,9 +709,10 @@ export class Engine {
     let cursor = pool.classCursor[0]!;
     let head = pool.head;
     let size = pool.size;
-    // Turns the store's short path answers run in the inner loop, which calls nothing, so the
-    // compiler checks the arrays once for the loop rather than once per turn. The rest (an
-    // ineligible member, one out of capacity, an answer the short path cannot give) go below.
+    // Turns the store's short path answers run in the inner loop, which calls nothing; the rest
+    // (an ineligible member, one out of capacity, an answer the short path cannot give) go below,
+    // where the member is served by the same steps. Measured 5 to 10 % faster at 100,000 numbers
+    // than one loop falling back to `reserve` in place (docs/engine.md, "The hot loops").
     const quick = typeof store.reserveOne === 'function';
     let i = 0;
     while (i < count && size > 0) {
