@@ -31,6 +31,8 @@ export interface FleetSyncClient extends RedisScriptClient {
 export interface FleetSyncSubscriber {
   subscribe(channel: string): Promise<unknown>;
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  /** Takes the listener off again at `stop` (ioredis has it); without it, a stopped sync ignores messages. */
+  off?(event: 'message', listener: (channel: string, message: string) => void): unknown;
   unsubscribe(channel: string): Promise<unknown>;
 }
 
@@ -102,11 +104,14 @@ export class FleetSync {
   /** Live instances at the last heartbeat (1 before the first): pass as `RedisStoreOptions.instances`. */
   readonly activeInstances = (): number => this.#instances;
 
+  /** The subscriber's message listener, kept so `stop` can take it off a connection the host may reuse. */
+  readonly #onMessage = (channel: string, message: string): void => {
+    if (!this.#stopped && channel === this.#channel) this.#receive(message);
+  };
+
   /** Subscribes, reads the fleet's statuses once, and starts the periodic reconciliation. */
   async start(): Promise<void> {
-    this.#subscriber.on('message', (channel, message) => {
-      if (channel === this.#channel) this.#receive(message);
-    });
+    this.#subscriber.on('message', this.#onMessage);
     await this.#subscriber.subscribe(this.#channel);
     this.#unlisten = this.#engine.onStatusChange((change) => {
       if (change.source === SOURCE || change.source === 'timer') return;
@@ -126,6 +131,7 @@ export class FleetSync {
     this.#stopped = true;
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#unlisten?.();
+    this.#subscriber.off?.('message', this.#onMessage);
     await this.#subscriber.unsubscribe(this.#channel).catch(() => undefined);
   }
 

@@ -45,6 +45,16 @@ describe.runIf(enabled)('FleetSync', () => {
     for (const c of connections) c.disconnect();
   });
 
+  it('stop takes its listener off the subscriber connection, which the host may reuse', async () => {
+    const subscriber = conn();
+    const before = subscriber.listenerCount('message');
+    const sync = new FleetSync({ client: conn(), subscriber, engine: createEngine(testFleet(NUMBERS)), prefix: `${prefix}stop:`, reconcileMs: 500 });
+    await sync.start();
+    expect(subscriber.listenerCount('message')).toBe(before + 1);
+    await sync.stop();
+    expect(subscriber.listenerCount('message')).toBe(before);
+  });
+
   it('pause, disable and resume reach the other instances within a second; pools are recomputed', async () => {
     const p = `${prefix}a:`;
     const a = await instance(p);
