@@ -40,7 +40,7 @@ if nadm == adm and natt == att and nprog == prog then return 0 end
 
 local function has(p, b) return bit.band(p, b) ~= 0 end
 local REJECTIONS = { {1, 'invalidPhone'}, {2, 'duplicated'}, {4, 'blocked'}, {8, 'alreadySent'}, {16, 'doesNotExist'} }
-local function classify(a, p, sign)
+local function classify(a, p)
   local c = { total = 1 }
   for _, r in ipairs(REJECTIONS) do
     if has(a, r[1]) then

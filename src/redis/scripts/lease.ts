@@ -92,9 +92,9 @@ for i = 1, n do
   local sc = tonumber(f[6]) or sCap
   local dh = tonumber(f[7]) or -1
   local ds = tonumber(f[8]) or 0
-  local last = tonumber(f[9]) or 0
+  local seen = tonumber(f[9]) or 0
   local t = now
-  if last > t then t = last end
+  if seen > t then t = seen end
   -- Limits changed since the last call: what was charged keeps counting at the new rate.
   if hc ~= hCap then ht, hr = rescale(ht, hr, hc, hCap, t) end
   if sc ~= sCap then
