@@ -23,9 +23,11 @@ import {
 } from '../events/index.js';
 import { ArgumentError } from '../core/errors.js';
 import { runScript, script, type RedisScriptClient } from './script-runner.js';
-import { CAMPAIGN_SCRIPT } from './scripts/campaign.js';
+import { BATCH_CLAIM_SCRIPT, BATCH_RELEASE_SCRIPT, CAMPAIGN_SCRIPT } from './scripts/campaign.js';
 
 const CAMPAIGN = script(CAMPAIGN_SCRIPT);
+const BATCH_CLAIM = script(BATCH_CLAIM_SCRIPT);
+const BATCH_RELEASE = script(BATCH_RELEASE_SCRIPT);
 
 /** The commands the statistics store uses (an ioredis `Redis`). */
 export interface CampaignStatsClient extends RedisScriptClient {
@@ -35,8 +37,6 @@ export interface CampaignStatsClient extends RedisScriptClient {
   sadd(key: string, ...members: (string | number)[]): Promise<number>;
   smembers(key: string): Promise<string[]>;
   getdel(key: string): Promise<string | null>;
-  set(key: string, value: string | number): Promise<unknown>;
-  get(key: string): Promise<string | null>;
 }
 
 /** Options of {@link RedisCampaignStatistics}. */
@@ -48,6 +48,13 @@ export interface RedisCampaignStatisticsOptions {
   readonly doesNotExistCodes?: readonly number[];
   /** Minimum time between two batches, fleet-wide, in ms. @default 60_000 */
   readonly batchIntervalMs?: number;
+  /**
+   * How long a campaign with nothing remaining keeps its contacts' states after its last change,
+   * in ms; then they expire in Redis and its counts are final (as `retainContactsMs` of the
+   * in-process aggregator). A later report for a contact it no longer knows changes nothing.
+   * @default 604_800_000 (7 days)
+   */
+  readonly retainContactsMs?: number;
 }
 
 const NAMES = Object.keys(emptyCounts()) as (keyof CampaignCounts)[];
@@ -57,12 +64,18 @@ export class RedisCampaignStatistics {
   readonly #prefix: string;
   readonly #doesNotExist: ReadonlySet<number>;
   readonly #interval: number;
+  readonly #retain: number;
 
   constructor(options: RedisCampaignStatisticsOptions) {
     this.#client = options.client;
     this.#prefix = options.prefix ?? 'sendpool:';
     this.#doesNotExist = new Set(options.doesNotExistCodes ?? [131026]);
     this.#interval = options.batchIntervalMs ?? 60_000;
+    const retain = options.retainContactsMs ?? 604_800_000;
+    if (!Number.isSafeInteger(retain) || retain < 1) {
+      throw new ArgumentError('RedisCampaignStatistics({ retainContactsMs })', 'a whole number of milliseconds, 1 or more', String(retain));
+    }
+    this.#retain = retain;
   }
 
   #key(campaignId: number, part: string): string {
@@ -85,14 +98,14 @@ export class RedisCampaignStatistics {
   async admit(campaignId: number, contactId: string, admission: Admission): Promise<void> {
     const index = ADMISSIONS.indexOf(admission);
     if (index < 0) throw new ArgumentError('admit(admission)', `one of ${ADMISSIONS.join(', ')}`, String(admission));
-    await runScript(this.#client, CAMPAIGN, this.#keys(campaignId), [contactId, 'a', 1 << index, 0]);
+    await runScript(this.#client, CAMPAIGN, this.#keys(campaignId), [contactId, 'a', 1 << index, 0, this.#retain]);
   }
 
   /** Reports a status change of a contact's send. */
   async recordStatus(change: ContactStatusChange): Promise<void> {
     const doesNotExist = change.status === 'FAILED' && change.failureCode !== undefined && this.#doesNotExist.has(change.failureCode);
     const bits = observe(NO_PROGRESS, { status: change.status, doesNotExist, blocklistResponse: change.blocklistResponse ?? false });
-    await runScript(this.#client, CAMPAIGN, this.#keys(change.campaignId), [change.contactId, 's', change.retryIndex ?? -1, bits]);
+    await runScript(this.#client, CAMPAIGN, this.#keys(change.campaignId), [change.contactId, 's', change.retryIndex ?? -1, bits, this.#retain]);
   }
 
   /** The campaign's counts across every instance. */
@@ -105,12 +118,14 @@ export class RedisCampaignStatistics {
 
   /**
    * The fleet's batch of changed campaigns, or null (nothing changed, or the interval since the
-   * fleet's last batch has not passed). Exactly one instance gets each change: the dirty markers
-   * are taken with GETDEL.
+   * fleet's last batch has not passed). One instance at a time claims the interval, atomically (a
+   * claim that finds nothing is given back); exactly one instance gets each change: the dirty
+   * markers are taken with GETDEL.
    */
   async takeBatch(now: number, random: RandomSource): Promise<CampaignBatchPayload | null> {
-    const last = await this.#client.get(`${this.#prefix}campaigns:lastBatchAt`);
-    if (last !== null && now < Number(last) + this.#interval) return null;
+    const lastKey = `${this.#prefix}campaigns:lastBatchAt`;
+    const previous = await runScript(this.#client, BATCH_CLAIM, [lastKey], [now, this.#interval]);
+    if (previous === null) return null;
     const ids = (await this.#client.smembers(`${this.#prefix}campaigns`)).map(Number).sort((a, b) => a - b);
     const campaigns: CampaignStatisticsPayload[] = [];
     for (const id of ids) {
@@ -122,8 +137,10 @@ export class RedisCampaignStatistics {
       await this.#client.hset(this.#key(id, 'meta'), 'lastSent', key);
       campaigns.push(payload);
     }
-    if (campaigns.length === 0) return null;
-    await this.#client.set(`${this.#prefix}campaigns:lastBatchAt`, now);
+    if (campaigns.length === 0) {
+      await runScript(this.#client, BATCH_RELEASE, [lastKey], [now, String(previous)]);
+      return null;
+    }
     return { event_id: uuidV4(random), campaigns };
   }
 }

@@ -79,4 +79,47 @@ describe.runIf(enabled)('RedisCampaignStatistics', () => {
     expect(await a!.takeBatch(30_000, random)).toBeNull();
     expect((await a!.takeBatch(61_000, random))?.campaigns[0]).toMatchObject({ count_read: 1, count_delivered: 1 });
   });
+
+  it('takeBatch: instances asking at once, one batch per interval; a claim that finds nothing is given back', async () => {
+    const p = `${prefix}claim:`;
+    const stores = clients.map((client) => new RedisCampaignStatistics({ client, prefix: p, batchIntervalMs: 60_000 }));
+    const random = { randomBytes: (n: number) => new Uint8Array(n).fill(3) };
+    // Nothing changed yet: nobody sends, and nobody keeps the interval for nothing.
+    expect(await Promise.all(stores.map((s) => s.takeBatch(1_000, random)))).toEqual([null, null, null]);
+    for (const id of [1, 2, 3]) {
+      await stores[0]!.registerCampaign({ campaignId: id, name: `c${id}`, createdAt: 0 });
+      await stores[id - 1]!.admit(id, 'x', 'accepted');
+    }
+    const batches = (await Promise.all(stores.map((s) => s.takeBatch(2_000, random)))).filter((b) => b !== null);
+    expect(batches).toHaveLength(1);
+    expect(batches[0]!.campaigns.map((c) => c.campaign_id)).toEqual([1, 2, 3]);
+  });
+
+  it('a finished campaign keeps its contact states for retainContactsMs after its last change, then its counts are final', async () => {
+    const p = `${prefix}settle:`;
+    const client = clients[0]!;
+    const s = new RedisCampaignStatistics({ client, prefix: p, retainContactsMs: 3_600_000 });
+    const contacts = `${p}{camp:5}:contacts`;
+    await s.registerCampaign({ campaignId: 5, name: 'five', createdAt: 0 });
+    await s.admit(5, 'x', 'accepted');
+    expect(await client.pttl(contacts)).toBe(-1); // something remains: kept
+    await s.recordStatus({ campaignId: 5, contactId: 'x', retryIndex: null, status: 'SENT' });
+    const ttl = await client.pttl(contacts);
+    expect(ttl).toBeGreaterThan(3_590_000); // nothing remains: expires an hour after the last change
+    expect(ttl).toBeLessThanOrEqual(3_600_000);
+    await s.admit(5, 'y', 'accepted');
+    expect(await client.pttl(contacts)).toBe(-1); // remaining again: kept again
+    await s.recordStatus({ campaignId: 5, contactId: 'y', retryIndex: null, status: 'SENT' });
+    // Expiry reached (removed here rather than waited for): a late report changes nothing.
+    const before = await s.counts(5);
+    await client.del(contacts);
+    await s.recordStatus({ campaignId: 5, contactId: 'x', retryIndex: null, status: 'READ' });
+    await s.admit(5, 'z', 'accepted');
+    expect(await s.counts(5)).toEqual(before);
+    expect(await client.hget(`${p}{camp:5}:counts`, 'lateIgnored')).toBe('2');
+  });
+
+  it('refuses a retention that is not a whole positive number of milliseconds', () => {
+    expect(() => new RedisCampaignStatistics({ client: clients[0]!, retainContactsMs: 0 })).toThrow(/retainContactsMs/);
+  });
 });

@@ -15,10 +15,21 @@
  *   ARGV[2]  'a' (admission) or 's' (status)
  *   ARGV[3]  for 'a': the admission bit; for 's': the attempt (-1 first try, k retry index k)
  *   ARGV[4]  for 's': the observation's progress bits (`observe(NO_PROGRESS, o)`)
+ *   ARGV[5]  how long a finished campaign keeps its contacts' states, in ms (`retainContactsMs`)
  * Returns: 1 when the contact's state changed, else 0.
+ *
+ * Settling, as the in-process aggregator does it: while nothing of the campaign remains, its
+ * contact states expire ARGV[5] ms after its last change (each change moves the expiry; a change
+ * that leaves something remaining removes it). Once they are gone the counts are final: a report
+ * for a contact the campaign no longer knows cannot be told from a new contact, so it changes
+ * nothing and is counted in the counts hash's `lateIgnored` field.
  */
 export const CAMPAIGN_SCRIPT = `
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw and redis.call('EXISTS', KEYS[1]) == 0 and (tonumber(redis.call('HGET', KEYS[2], 'total')) or 0) > 0 then
+  redis.call('HINCRBY', KEYS[2], 'lateIgnored', 1)
+  return 0
+end
 local adm, att, prog = 0, -1, 0
 if raw then
   local a, b, c = string.match(raw, '^(-?%d+),(-?%d+),(-?%d+)$')
@@ -87,5 +98,35 @@ for k, v in pairs(delta) do
 end
 redis.call('HSET', KEYS[1], ARGV[1], nadm .. ',' .. natt .. ',' .. nprog)
 redis.call('SET', KEYS[3], 1)
+if (tonumber(redis.call('HGET', KEYS[2], 'remaining')) or 0) == 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+else
+  redis.call('PERSIST', KEYS[1])
+end
+return 1
+`;
+
+/**
+ * Claims the fleet's next statistics batch, atomically: refused (nil) while `now` is within the
+ * interval of the last batch, else records `now` as the last batch time and returns the previous
+ * one ('' for none), for {@link BATCH_RELEASE_SCRIPT} should the claimant find nothing to send.
+ *
+ * KEYS[1] `<prefix>campaigns:lastBatchAt`; ARGV[1] now (ms, host clock); ARGV[2] interval (ms).
+ */
+export const BATCH_CLAIM_SCRIPT = `
+local last = redis.call('GET', KEYS[1])
+if last and tonumber(ARGV[1]) < tonumber(last) + tonumber(ARGV[2]) then return false end
+redis.call('SET', KEYS[1], ARGV[1])
+return last or ''
+`;
+
+/**
+ * Gives a claim back when it produced no batch: restores the previous last batch time (ARGV[2],
+ * '' for none) if the claim (ARGV[1]) is still the latest. KEYS[1] as for the claim.
+ */
+export const BATCH_RELEASE_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
+end
 return 1
 `;
