@@ -82,9 +82,11 @@ export type {
   Blocker,
   ContactOutcome,
   ContactRejection,
+  DispatchAnomaly,
   DispatchCounts,
   OutgoingMessage,
   PollOptions,
+  QueueStatus,
   RejectionReason,
   ReportResult,
   SendOutcome,
@@ -92,7 +94,7 @@ export type {
   SubmitTicket,
   TerminalState,
 } from './core/dispatch/types.js';
-export type { DispatchSnapshot } from './core/dispatch/dispatcher.js';
+export type { DispatchSnapshot, FlowSnapshot, QueueSnapshot, SubmissionSnapshot } from './core/dispatch/dispatch-snapshot.js';
 
 // Channel errors
 export {

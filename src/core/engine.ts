@@ -14,13 +14,14 @@ import type { NumberLimits, Store } from './limits/store.js';
 import { Pool, type TemplateView } from './pool.js';
 import { describeValue } from './problems.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, checkSnapshot } from './snapshot.js';
-import { Dispatcher, type DispatchSnapshot } from './dispatch/dispatcher.js';
+import { Dispatcher } from './dispatch/dispatcher.js';
 import type {
-  Blocker,
   ContactOutcome,
+  DispatchAnomaly,
   DispatchCounts,
   OutgoingMessage,
   PollOptions,
+  QueueStatus,
   ReportResult,
   SendOutcome,
   SubmissionStatus,
@@ -189,6 +190,7 @@ export class Engine {
   };
 
   readonly #statusListeners = new Set<(change: StatusChange) => void>();
+  readonly #anomalyListeners = new Set<(anomaly: DispatchAnomaly) => void>();
   #businesses: BusinessRecord[] = [];
   #businessIndex = new Map<number, number>();
   /** Timed resumes as (time, 2 x index + kind, generation); kind 0: number, 1: template. */
@@ -229,6 +231,7 @@ export class Engine {
       placeholders: (b, t) => this.templateType(b, t)?.placeholders,
       fill: (pool, count, now, numbers, templates) => this.#fill(pool, count, now, numbers, templates),
       shortfall: (pool) => this.#shortfall(pool),
+      probe: (pool, now) => this.#probe(pool, now),
       phoneAt: (slot) => this.#phones[slot]!,
       templateText: (id) => this.#templates[this.#templateIndex.get(id)!]!.text,
       pauseNumber: (phone, until) => {
@@ -240,6 +243,10 @@ export class Engine {
         if (t !== undefined) this.#setTemplate(t, status, until, 'failover');
       },
       nextResumeAt: () => this.#nextTimer(),
+      anomaly: (message) => {
+        const anomaly = { at: this.#lastNow, message };
+        for (const listener of this.#anomalyListeners) listener(anomaly);
+      },
     });
     const validation = validateFleet(fleet);
     if (!validation.ok) throw new FleetValidationError(validation.problems);
@@ -424,6 +431,16 @@ export class Engine {
   }
 
   /**
+   * Calls `listener` when the dispatch queue finds one of its own invariants broken (a bug in
+   * sendpool): it repairs what it can and goes on instead of throwing inside `poll`, and this is
+   * where a host logs it. Returns a function that removes the listener.
+   */
+  onAnomaly(listener: (anomaly: DispatchAnomaly) => void): () => void {
+    this.#anomalyListeners.add(listener);
+    return () => this.#anomalyListeners.delete(listener);
+  }
+
+  /**
    * Tells the engine that a number may send again sooner than the store said (a shared store's
    * lease arrived): the number leaves the waiting heap for its pools' rings, and the dispatch loop
    * looks again. Unknown phones are ignored (the fleet may have changed since).
@@ -501,7 +518,11 @@ export class Engine {
     return this.#dispatch.poll(options);
   }
 
-  /** Clock time at which `poll()` can hand out more, or a timer falls due; null when idle. */
+  /**
+   * Clock time at which `poll()` can hand out more, or a timer falls due (retry, deadline, timed
+   * resume); `now` only when `poll()` would hand out at once; null when nothing will happen by the
+   * clock alone (nothing waits, or only a call such as a resume can unblock what waits).
+   */
   nextWakeAt(): number | null {
     return this.#dispatch.nextWakeAt();
   }
@@ -511,7 +532,7 @@ export class Engine {
     return this.#dispatch.report(messageId, outcome);
   }
 
-  /** Contacts per state over every submission; they always add up to `submitted`. */
+  /** Contacts per state over every submission; they always add up to `submitted`. Deadlines due by now are applied first. */
   stats(): DispatchCounts {
     this.#tick();
     return this.#dispatch.stats();
@@ -523,8 +544,8 @@ export class Engine {
     return this.#dispatch.submissionStatus(submissionId);
   }
 
-  /** Contacts waiting for a (business, type) and what holds them back, if anything. */
-  queueStatus(businessId: number, typeId: number): { readonly queued: number; readonly blocked?: Blocker; readonly retryAt?: number } {
+  /** Contacts queued and waiting for a retry for a (business, type), and what holds them back, if anything. */
+  queueStatus(businessId: number, typeId: number): QueueStatus {
     this.#pool(businessId, typeId);
     this.#tick();
     return this.#dispatch.queueStatus(businessId, typeId);
@@ -894,6 +915,27 @@ export class Engine {
     return at === undefined || !Number.isFinite(at) ? { reason: 'no-capacity' } : { reason: 'no-capacity', retryAt: at };
   }
 
+  /**
+   * Whether a fill at `now` would hand out at least one message (undefined), else what holds the
+   * pool. Members at the ring's head that cannot send leave it exactly as a fill would take them off
+   * (parked until their capacity returns, or dropped when no longer eligible), so asking changes no
+   * assignment that follows.
+   */
+  #probe(pool: Pool, now: number): { reason: AssignReason; retryAt?: number } | undefined {
+    if (pool.activeTemplates > 0 && pool.eligibleCount > 0) {
+      pool.wake(now);
+      while (pool.size > 0) {
+        const m = pool.ring[pool.head]!;
+        const slot = pool.firstSlot + m;
+        if (pool.eligible[m] === 1 && this.#store.available(this.#handle[slot]!, now) >= 1) return undefined;
+        this.#leaveRing(pool, m, slot, now);
+        pool.head = pool.head + 1 === pool.ring.length ? 0 : pool.head + 1;
+        pool.size--;
+      }
+    }
+    return this.#shortfall(pool);
+  }
+
   /** Builds every index from a fleet description; keeps store state by phone. */
   #load(fleet: Fleet): void {
     const numberCount = fleet.businesses.reduce((n, b) => n + b.numbers.length, 0);
@@ -1025,7 +1067,7 @@ export class Engine {
         if (at >= 0) pool.classCursor[c] = at;
       });
     }
-    if (snapshot['dispatch'] !== undefined) this.#dispatch.restore(snapshot['dispatch'] as DispatchSnapshot);
+    if (snapshot['dispatch'] !== undefined) this.#dispatch.restore(snapshot['dispatch']);
     this.#tick();
   }
 }

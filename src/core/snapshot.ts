@@ -10,7 +10,7 @@ import { type Problem, problem } from './problems.js';
 
 export const SNAPSHOT_FORMAT = 'sendpool.engine';
 /** Version this sendpool writes and the newest it reads. */
-export const SNAPSHOT_VERSION = 1;
+export const SNAPSHOT_VERSION = 2;
 
 export interface NumberStatusSnapshot {
   readonly phone: string;

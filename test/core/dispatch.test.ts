@@ -32,7 +32,7 @@ describe('submit and poll', () => {
     submit(engine, 5000);
     expect(engine.poll({ limit: 100_000 })).toHaveLength(3000);
     expect(engine.poll()).toHaveLength(0);
-    expect(engine.queueStatus(1, 10)).toEqual({ queued: 2000, blocked: 'no-capacity', retryAt: 3600 });
+    expect(engine.queueStatus(1, 10)).toEqual({ queued: 2000, waitingRetry: 0, blocked: 'no-capacity', retryAt: 3600 });
     expect(engine.nextWakeAt()).toBe(3600);
     clock.set(3600);
     expect(engine.poll()).toHaveLength(3);

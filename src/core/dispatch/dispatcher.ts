@@ -2,21 +2,43 @@
  * The dispatch queue: turns `assign` into the loop a messaging server runs (sans-I/O).
  *
  * Every contact is in exactly one state at a time: queued, waiting for a retry, in flight, or one
- * of the terminal states sent, failed, expired, rejected. Counts per state are kept as contacts
- * move, so they add up to what was submitted at any moment, and each terminal outcome is reported
- * once through `takeOutcomes()`.
+ * of the final states sent, failed, expired, rejected. Counts per state are kept as contacts move,
+ * so they add up to what was submitted at any moment, and each final outcome is reported once
+ * through `takeOutcomes()`.
  *
- * A contact is referenced as `slot * 2^32 + index` (slot: the submission's place in a table,
- * recycled), so queues hold plain numbers: 8 bytes per queued contact.
+ * The invariant that keeps the queue right (pool-queue.ts has the details): every queued contact is
+ * reachable exactly once, from the record of its own submission, listed only in the flow of its own
+ * campaign in the queue of its own (business, template type); a submission with nothing queued is
+ * listed nowhere. Records are objects, never recycled, so nothing in a queue can come to mean
+ * another submission. Timers name submissions by their number, which is never reused either.
  */
 import { Heap } from 'mnemonist';
 import { type FailureAction, actionForCode, channelError, failureReason } from '../channel-errors.js';
-import { ArgumentError, NotFoundError, SubmissionError } from '../errors.js';
+import { ArgumentError, NotFoundError, SnapshotError, SubmissionError } from '../errors.js';
 import type { Pool } from '../pool.js';
-import { type Problem, describeValue, problem } from '../problems.js';
-import type { Submission, SubmissionContact } from '../submission.js';
+import { describeValue, problem } from '../problems.js';
+import type { Submission } from '../submission.js';
 import { type CompiledTemplate, compileTemplate, renderCompiled } from '../template-text.js';
+import { checkContact, checkSubmission } from './check-submission.js';
+import { type DispatchSnapshot, checkDispatchSnapshot, queueToSnapshot, recordToSnapshot } from './dispatch-snapshot.js';
 import { PoolQueue } from './pool-queue.js';
+import {
+  COUNT_KEY,
+  EXPIRED,
+  FAILED,
+  FIRST_FINAL,
+  IN_FLIGHT,
+  QUEUED,
+  REJECTED,
+  SENT,
+  type SubmissionRecord,
+  TERMINAL_NAMES,
+  WAITING,
+  createRecord,
+  messageIdOf,
+  parseMessageId,
+  zeroCounts,
+} from './record.js';
 import type {
   Blocker,
   ContactOutcome,
@@ -24,12 +46,15 @@ import type {
   DispatchCounts,
   OutgoingMessage,
   PollOptions,
+  QueueStatus,
   ReportResult,
   SendOutcome,
   SubmissionStatus,
   SubmitTicket,
   TerminalState,
 } from './types.js';
+
+export type { DispatchSnapshot } from './dispatch-snapshot.js';
 
 /** What the dispatcher needs of the engine. */
 export interface DispatchHost {
@@ -39,89 +64,28 @@ export interface DispatchHost {
   placeholders(businessId: number, typeId: number): number | undefined;
   fill(pool: Pool, count: number, now: number, numbers: Int32Array, templates: Float64Array): number;
   shortfall(pool: Pool): { reason: Blocker; retryAt?: number };
+  /** Undefined when a fill at `now` would hand out at least one message, else what holds the pool. */
+  probe(pool: Pool, now: number): { reason: Blocker; retryAt?: number } | undefined;
   phoneAt(slot: number): string;
   templateText(templateId: number): string;
   pauseNumber(phone: string, until: number | undefined): void;
   setTemplate(templateId: number, status: 'paused' | 'disabled', until: number | undefined): void;
   nextResumeAt(): number | undefined;
+  anomaly(message: string): void;
 }
 
-// Contact states.
-const QUEUED = 0;
-const WAITING = 1;
-const IN_FLIGHT = 2;
-const SENT = 3;
-const FAILED = 4;
-const EXPIRED = 5;
-const REJECTED = 6;
-const TERMINAL_NAMES: Record<number, TerminalState> = { [SENT]: 'sent', [FAILED]: 'failed', [EXPIRED]: 'expired', [REJECTED]: 'rejected' };
-
-const SLOT = 2 ** 32;
-const MAX_RETRIES = 100;
-const MAX_INTERVAL = 30 * 86_400_000;
-const MAX_WEIGHT = 1000;
-const PHONE = /^[0-9]{8,15}$/;
-/** Finished submissions whose final counts stay readable through `submissionStatus`. */
-const FINISHED_KEPT = 1000;
-
-interface Counts {
-  submitted: number;
-  queued: number;
-  waitingRetry: number;
-  inFlight: number;
-  sent: number;
-  failed: number;
-  expired: number;
-  rejected: number;
-}
-
-const COUNT_KEY: Record<number, keyof Counts> = {
-  [QUEUED]: 'queued',
-  [WAITING]: 'waitingRetry',
-  [IN_FLIGHT]: 'inFlight',
-  [SENT]: 'sent',
-  [FAILED]: 'failed',
-  [EXPIRED]: 'expired',
-  [REJECTED]: 'rejected',
-};
-
-function zero(): Counts {
-  return { submitted: 0, queued: 0, waitingRetry: 0, inFlight: 0, sent: 0, failed: 0, expired: 0, rejected: 0 };
-}
-
-interface SubmissionRecord {
-  readonly id: string;
-  readonly seq: number;
-  readonly slot: number;
-  readonly businessId: number;
-  readonly typeId: number;
-  readonly campaignId: number | undefined;
-  readonly queueId: number | undefined;
-  readonly botId: number | undefined;
-  readonly maxRetries: number;
-  readonly retryInterval: number;
-  readonly deadline: number | undefined;
-  readonly weight: number;
-  readonly flowKey: string;
-  readonly contacts: readonly SubmissionContact[];
-  readonly state: Uint8Array;
-  readonly retries: Uint8Array;
-  readonly handouts: Uint16Array;
-  /** The pair of the hand-out in flight: the message id names the contact, so no lookup table is needed. */
-  readonly flightPhone: (string | undefined)[];
-  readonly flightTemplate: Float64Array;
-  readonly counts: Counts;
-}
-
-/** The pair a contact's current hand-out went out on. */
-interface InFlight {
-  readonly phone: string;
-  readonly templateId: number;
-}
+/**
+ * Final counts of this many finished submissions stay readable through `submissionStatus` (and in
+ * snapshots); about 150 bytes each. Reports for older ones still answer `already-final`.
+ */
+export const FINISHED_KEPT = 10_000;
+/** Hand-outs of one contact at most (the counter's width); a contact that reaches it ends failed. */
+const MAX_HANDOUTS = 0xffff;
 
 interface RetryTimer {
   readonly at: number;
-  readonly ref: number;
+  readonly seq: number;
+  readonly index: number;
   readonly handout: number;
 }
 
@@ -130,51 +94,20 @@ interface DeadlineTimer {
   readonly seq: number;
 }
 
-/** The dispatch section of an engine snapshot. */
-export interface DispatchSnapshot {
-  readonly nextSeq: number;
-  readonly counts: DispatchCounts;
-  readonly submissions: readonly {
-    readonly seq: number;
-    readonly businessId: number;
-    readonly typeId: number;
-    readonly campaignId?: number;
-    readonly queueId?: number;
-    readonly botId?: number;
-    readonly maxRetries: number;
-    readonly retryInterval: number;
-    readonly deadline?: number;
-    readonly weight: number;
-    readonly contacts: readonly SubmissionContact[];
-    /** One digit a contact: 0 queued, 1 waiting retry, 2 in flight, 3 sent, 4 failed, 5 expired, 6 rejected. */
-    readonly state: string;
-    readonly retries: readonly number[];
-    readonly handouts: readonly number[];
-  }[];
-  /** Per queue and flow, queued contacts in order as [submission seq, index]. */
-  readonly queues: readonly {
-    readonly businessId: number;
-    readonly typeId: number;
-    readonly flows: readonly { readonly key: string; readonly weight: number; readonly entries: readonly (readonly [number, number])[] }[];
-  }[];
-  readonly retries: readonly (readonly [number, number, number, number])[];
-  readonly outcomes: readonly ContactOutcome[];
-}
+type Extra = { reason?: string; code?: number };
 
 export class Dispatcher {
   readonly #host: DispatchHost;
   #nextSeq = 1;
-  readonly #counts = zero();
-  readonly #bySlot: (SubmissionRecord | undefined)[] = [];
-  readonly #freeSlots: number[] = [];
+  readonly #counts = zeroCounts();
   readonly #bySeq = new Map<number, SubmissionRecord>();
   readonly #finished = new Map<string, SubmissionStatus>();
   readonly #queues = new Map<string, PoolQueue>();
-  #queueOrder: PoolQueue[] = [];
+  readonly #queueOrder: PoolQueue[] = [];
   #pollStart = 0;
   /** Template texts split at their placeholders, by template id (texts do not change under an id). */
-  #compiled = new Map<number, CompiledTemplate>();
-  readonly #retries = new Heap<RetryTimer>((a, b) => a.at - b.at || a.ref - b.ref);
+  readonly #compiled = new Map<number, CompiledTemplate>();
+  readonly #retries = new Heap<RetryTimer>((a, b) => a.at - b.at || a.seq - b.seq || a.index - b.index);
   readonly #deadlines = new Heap<DeadlineTimer>((a, b) => a.at - b.at || a.seq - b.seq);
   #outcomes: ContactOutcome[] = [];
   #scratchNumbers = new Int32Array(256);
@@ -198,42 +131,32 @@ export class Dispatcher {
     }
     if (problems.length > 0 || placeholders === undefined) throw new SubmissionError(problems);
     const now = this.#host.tick();
+    this.#due(now);
     const seq = this.#nextSeq++;
-    const slot = this.#freeSlots.pop() ?? this.#bySlot.length;
-    const n = input.contacts.length;
-    const record: SubmissionRecord = {
-      id: `s${seq}`,
-      seq,
-      slot,
-      businessId: input.businessId,
-      typeId: input.typeId,
-      campaignId: input.campaignId,
-      queueId: input.queueId,
-      botId: input.botId,
-      maxRetries: input.maxRetries ?? 0,
-      retryInterval: input.retryInterval ?? 0,
-      deadline: input.deadline,
-      weight: input.weight ?? 1,
-      flowKey: input.campaignId !== undefined ? `c${input.campaignId}` : `s${seq}`,
-      contacts: input.contacts,
-      state: new Uint8Array(n),
-      retries: new Uint8Array(n),
-      handouts: new Uint16Array(n),
-      flightPhone: new Array<string | undefined>(n),
-      flightTemplate: new Float64Array(n),
-      counts: zero(),
-    };
-    this.#bySlot[slot] = record;
+    const record = createRecord(
+      {
+        seq,
+        businessId: input.businessId,
+        typeId: input.typeId,
+        campaignId: input.campaignId,
+        queueId: input.queueId,
+        botId: input.botId,
+        maxRetries: input.maxRetries ?? 0,
+        retryInterval: input.retryInterval ?? 0,
+        deadline: input.deadline,
+        weight: input.weight ?? 1,
+        contacts: input.contacts,
+      },
+      this.#queue(input.businessId, input.typeId),
+    );
     this.#bySeq.set(seq, record);
-    const queue = this.#queue(record.businessId, record.typeId);
-    const flow = queue.flow(record.flowKey, record.weight);
-    const rejected: ContactRejection[] = [];
-    record.counts.submitted = n;
+    const n = record.contacts.length;
     this.#counts.submitted += n;
+    const rejected: ContactRejection[] = [];
     const expiredAlready = record.deadline !== undefined && record.deadline <= now;
     let accepted = 0;
     for (let i = 0; i < n; i++) {
-      const why = checkContact(input.contacts[i], placeholders, i);
+      const why = checkContact(record.contacts[i], placeholders, i);
       if (why) {
         rejected.push(why);
         this.#enter(record, i, REJECTED);
@@ -243,12 +166,12 @@ export class Dispatcher {
         this.#emit(record, i, 'expired', now, {});
       } else {
         this.#enter(record, i, QUEUED);
-        queue.add(flow, slot * SLOT + i, false);
         accepted++;
       }
     }
-    if (record.deadline !== undefined && !expiredAlready) this.#deadlines.push({ at: record.deadline, seq });
-    queue.wakeAt = 0;
+    record.queue.addFresh(record, accepted);
+    record.queue.wakeAt = 0;
+    if (record.deadline !== undefined && accepted > 0) this.#deadlines.push({ at: record.deadline, seq });
     this.#finishIfDone(record);
     return { submissionId: record.id, accepted, rejected };
   }
@@ -281,24 +204,26 @@ export class Dispatcher {
       this.#scratchTemplates = new Float64Array(want);
     }
     const n = this.#host.fill(pool, want, now, this.#scratchNumbers, this.#scratchTemplates);
-    const isLive = (ref: number) => this.#stateOf(ref) === QUEUED;
     for (let i = 0; i < n; i++) {
-      const ref = queue.next(isLive)!;
-      const record = this.#bySlot[Math.floor(ref / SLOT)]!;
-      const index = ref % SLOT;
+      // `ready` counts exactly what `next` finds; if it ever did not, the queue reports the anomaly
+      // and the capacity charged for the rest of this call goes unused (under-use, never over-send).
+      const record = queue.next();
+      if (record === undefined) break;
+      const index = queue.index;
       const phone = this.#host.phoneAt(this.#scratchNumbers[i]!);
       const templateId = this.#scratchTemplates[i]!;
       const handout = record.handouts[index]!;
       record.handouts[index] = handout + 1;
       this.#move(record, index, IN_FLIGHT);
-      const messageId = `${record.id}.${index}.${handout}`;
       record.flightPhone[index] = phone;
       record.flightTemplate[index] = templateId;
       const contact = record.contacts[index]!;
       const retries = record.retries[index]!;
       out.push({
-        messageId,
+        messageId: messageIdOf(record, index, handout),
+        contactId: `${record.id}.${index}`,
         submissionId: record.id,
+        index,
         businessId: record.businessId,
         typeId: record.typeId,
         campaignId: record.campaignId,
@@ -312,43 +237,14 @@ export class Dispatcher {
         retryIndex: retries > 0 ? retries - 1 : null,
       });
     }
-    if (n < want) {
-      const s = this.#host.shortfall(pool);
-      queue.blocked = s.reason;
-      queue.retryAt = s.retryAt;
-      queue.wakeAt = s.retryAt ?? Infinity;
-    } else {
-      queue.blocked = undefined;
-      queue.retryAt = undefined;
-      queue.wakeAt = 0;
-    }
+    if (n < want) this.#block(queue, this.#host.shortfall(pool));
+    else this.#block(queue, undefined);
   }
 
-  // ---------------------------------------------------------------- report
-
-  report(messageId: string, outcome: SendOutcome): ReportResult {
-    const now = this.#host.tick();
-    this.#due(now);
-    const id = parseMessageId(messageId);
-    const record = id === undefined ? undefined : this.#bySeq.get(id.seq);
-    if (id === undefined || record === undefined || id.index >= record.contacts.length) {
-      return { ok: false, reason: id !== undefined && this.#finished.has(`s${id.seq}`) ? 'already-final' : 'unknown-message' };
-    }
-    const { index, handout } = id;
-    const current = record.state[index] === IN_FLIGHT && record.handouts[index]! - 1 === handout;
-    if (!current) return this.#reportStale(record, index, handout, messageId, outcome, now);
-    const flight: InFlight = { phone: record.flightPhone[index]!, templateId: record.flightTemplate[index]! };
-    record.flightPhone[index] = undefined;
-    switch (outcome.status) {
-      case 'sent':
-        this.#end(record, index, SENT, now, messageId);
-        return { ok: true, effect: 'sent' };
-      case 'expired':
-        this.#end(record, index, EXPIRED, now, messageId);
-        return { ok: true, effect: 'expired' };
-      case 'failed':
-        return this.#failed(record, index, flight, outcome, now, messageId);
-    }
+  #block(queue: PoolQueue, s: { reason: Blocker; retryAt?: number } | undefined): void {
+    queue.blocked = s?.reason;
+    queue.retryAt = s?.retryAt;
+    queue.wakeAt = s === undefined ? 0 : (s.retryAt ?? Infinity);
   }
 
   #template(templateId: number): CompiledTemplate {
@@ -360,10 +256,42 @@ export class Dispatcher {
     return compiled;
   }
 
+  // ---------------------------------------------------------------- report
+
+  report(messageId: string, outcome: SendOutcome): ReportResult {
+    checkOutcome(outcome);
+    const now = this.#host.tick();
+    this.#due(now);
+    const id = parseMessageId(messageId);
+    if (id === undefined || id.seq >= this.#nextSeq) return { ok: false, reason: 'unknown-message' };
+    const record = this.#bySeq.get(id.seq);
+    // Numbered by this engine and no longer live: every contact of it has its final outcome.
+    if (record === undefined) return { ok: false, reason: 'already-final' };
+    const { index, handout } = id;
+    if (index >= record.contacts.length || handout >= record.handouts[index]!) return { ok: false, reason: 'unknown-message' };
+    const state = record.state[index]!;
+    if (state >= FIRST_FINAL) return { ok: false, reason: 'already-final' };
+    if (state !== IN_FLIGHT || handout !== record.handouts[index]! - 1) return this.#reportEarlier(record, index, messageId, outcome, now);
+    const phone = record.flightPhone[index]!;
+    const templateId = record.flightTemplate[index]!;
+    record.flightPhone[index] = undefined;
+    switch (outcome.status) {
+      case 'sent':
+        this.#end(record, index, SENT, now, messageId);
+        return { ok: true, effect: 'sent' };
+      case 'expired':
+        this.#end(record, index, EXPIRED, now, messageId);
+        return { ok: true, effect: 'expired' };
+      case 'failed':
+        return this.#failed(record, index, phone, templateId, outcome, now, messageId);
+    }
+  }
+
   #failed(
     record: SubmissionRecord,
     index: number,
-    flight: InFlight,
+    phone: string,
+    templateId: number,
     outcome: Extract<SendOutcome, { status: 'failed' }>,
     now: number,
     messageId: string,
@@ -373,13 +301,13 @@ export class Dispatcher {
     const extra = { reason, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
     switch (action.kind) {
       case 'requeue':
-        if (action.restMs > 0) this.#host.pauseNumber(flight.phone, now + action.restMs);
+        if (action.restMs > 0) this.#host.pauseNumber(phone, now + action.restMs);
         return this.#requeue(record, index, now, messageId, 'requeued');
       case 'number-out':
-        this.#host.pauseNumber(flight.phone, action.pauseMs === undefined ? undefined : now + action.pauseMs);
+        this.#host.pauseNumber(phone, action.pauseMs === undefined ? undefined : now + action.pauseMs);
         return this.#requeue(record, index, now, messageId, 'failover');
       case 'template-out':
-        this.#host.setTemplate(flight.templateId, action.status, action.status === 'paused' && action.pauseMs !== undefined ? now + action.pauseMs : undefined);
+        this.#host.setTemplate(templateId, action.status, action.status === 'paused' && action.pauseMs !== undefined ? now + action.pauseMs : undefined);
         return this.#requeue(record, index, now, messageId, 'failover');
       case 'give-up':
         this.#end(record, index, FAILED, now, messageId, extra);
@@ -396,48 +324,58 @@ export class Dispatcher {
         }
         record.retries[index]!++;
         this.#move(record, index, WAITING);
-        this.#retries.push({ at, ref: record.slot * SLOT + index, handout: record.handouts[index]! });
+        this.#retries.push({ at, seq: record.seq, index, handout: record.handouts[index]! });
         return { ok: true, effect: 'retry-scheduled', retryAt: at };
       }
     }
   }
 
-  /** Back to the head of its queue for another pair: a failover, not a contact retry. */
+  /** Back in its queue for another pair: a failover, not a contact retry. */
   #requeue(record: SubmissionRecord, index: number, now: number, messageId: string, effect: 'requeued' | 'failover'): ReportResult {
     if (record.deadline !== undefined && record.deadline <= now) {
       this.#end(record, index, EXPIRED, now, messageId);
       return { ok: true, effect: 'expired' };
     }
-    this.#move(record, index, QUEUED);
-    const queue = this.#queue(record.businessId, record.typeId);
-    queue.add(queue.flow(record.flowKey, record.weight), record.slot * SLOT + index, true);
-    queue.wakeAt = 0;
-    return { ok: true, effect };
+    const ended = this.#returnToQueue(record, index, now);
+    return ended === undefined ? { ok: true, effect } : { ok: true, effect: ended };
   }
 
-  /** A report for a hand-out that is not the one in flight (e.g. from before a restart). */
-  #reportStale(record: SubmissionRecord, index: number, handout: number, messageId: string, outcome: SendOutcome, now: number): ReportResult {
-    const state = record.state[index]!;
-    if (state >= SENT) return { ok: false, reason: 'already-final' };
-    if (handout >= record.handouts[index]!) return { ok: false, reason: 'unknown-message' };
-    // An earlier hand-out was sent after all: the contact is done, whatever it is doing now.
-    if (outcome.status === 'sent') {
-      if (state === QUEUED) {
-        const queue = this.#queue(record.businessId, record.typeId);
-        const flow = queue.flows.get(record.flowKey);
-        if (flow) queue.dropped(flow);
-      }
-      // A later hand-out still in flight is settled with it: its report will find the contact final.
-      record.flightPhone[index] = undefined;
-      this.#end(record, index, SENT, now, messageId);
-      return { ok: true, effect: 'sent' };
+  /**
+   * Queues a contact that was handed out (or waited) again, ahead of contacts never handed out.
+   * Answers the final state it reached instead, when it cannot go again.
+   */
+  #returnToQueue(record: SubmissionRecord, index: number, now: number): 'failed' | undefined {
+    let why: string | undefined;
+    if (record.handouts[index]! >= MAX_HANDOUTS) why = `handed out ${MAX_HANDOUTS} times without a final outcome`;
+    else if (!this.#host.pool(record.businessId, record.typeId)) why = removedReason(record);
+    if (why !== undefined) {
+      this.#end(record, index, FAILED, now, undefined, { reason: why });
+      return 'failed';
     }
-    return { ok: false, reason: 'stale-hand-out' };
+    this.#move(record, index, QUEUED);
+    record.queue.addBack(record, index);
+    record.queue.wakeAt = 0;
+    return undefined;
+  }
+
+  /** A report for a hand-out that is not the one in flight (made before a restart or a failover). */
+  #reportEarlier(record: SubmissionRecord, index: number, messageId: string, outcome: SendOutcome, now: number): ReportResult {
+    if (outcome.status !== 'sent') return { ok: false, reason: 'stale-hand-out' };
+    // An earlier hand-out was sent after all: the contact is done, whatever it is doing now. A later
+    // hand-out still in flight is settled with it: its report will find the contact final.
+    if (record.state[index] === QUEUED) record.queue.removeOne(record, index);
+    record.flightPhone[index] = undefined;
+    this.#end(record, index, SENT, now, messageId);
+    return { ok: true, effect: 'sent' };
   }
 
   // ---------------------------------------------------------------- timing
 
-  /** Clock time of the next moment `poll()` can yield more (or a timer falls due); null when idle. */
+  /**
+   * Clock time of the next moment `poll()` can hand out something or a timer falls due (a retry, a
+   * deadline, a timed resume); `now` only when `poll()` would hand out at once; null when nothing
+   * will happen by the clock alone (nothing waits, or only a call such as a resume can unblock it).
+   */
   nextWakeAt(): number | null {
     const now = this.#host.tick();
     this.#due(now);
@@ -445,6 +383,7 @@ export class Dispatcher {
     let blocked = false;
     for (const q of this.#queueOrder) {
       if (q.ready === 0) continue;
+      this.#refreshBlock(q, now);
       if (q.wakeAt <= now) return now;
       if (q.wakeAt < at) at = q.wakeAt;
       blocked = true;
@@ -460,169 +399,165 @@ export class Dispatcher {
     return Number.isFinite(at) ? Math.max(at, now) : null;
   }
 
+  /** For a queue that would be polled now: whether its pool can hand out, and if not, what holds it. */
+  #refreshBlock(q: PoolQueue, now: number): void {
+    if (q.ready === 0 || q.wakeAt > now) return;
+    const pool = this.#host.pool(q.businessId, q.typeId);
+    this.#block(q, pool ? this.#host.probe(pool, now) : { reason: 'no-template' });
+  }
+
   /** Something changed that may unblock queues (a resume, a limit change): poll them again. */
   poke(): void {
     for (const q of this.#queueOrder) q.wakeAt = 0;
   }
 
+  /** Applies what fell due by `now`: retries go back to their queues, deadlines expire contacts. */
   #due(now: number): void {
     const retries = this.#retries;
-    let r = retries.peek();
-    while (r !== undefined && r.at <= now) {
+    for (let r = retries.peek(); r !== undefined && r.at <= now; r = retries.peek()) {
       retries.pop();
-      const record = this.#bySlot[Math.floor(r.ref / SLOT)];
-      const index = r.ref % SLOT;
-      if (record && record.state[index] === WAITING && record.handouts[index] === r.handout) {
-        this.#move(record, index, QUEUED);
-        const queue = this.#queue(record.businessId, record.typeId);
-        queue.add(queue.flow(record.flowKey, record.weight), r.ref, true);
-        queue.wakeAt = 0;
-      }
-      r = retries.peek();
+      const record = this.#bySeq.get(r.seq);
+      if (record && record.state[r.index] === WAITING && record.handouts[r.index] === r.handout) this.#returnToQueue(record, r.index, now);
     }
     const deadlines = this.#deadlines;
-    let d = deadlines.peek();
-    while (d !== undefined && d.at <= now) {
+    for (let d = deadlines.peek(); d !== undefined && d.at <= now; d = deadlines.peek()) {
       deadlines.pop();
       const record = this.#bySeq.get(d.seq);
-      if (record) this.#expireWaiting(record, now);
-      d = deadlines.peek();
+      if (record) this.#endWaiting(record, EXPIRED, now, {});
     }
   }
 
-  #expireWaiting(record: SubmissionRecord, now: number): void {
-    const queue = this.#queue(record.businessId, record.typeId);
-    const flow = queue.flows.get(record.flowKey);
+  /** Every queued or waiting contact of `record` ends in `state` (a deadline, a type removed). */
+  #endWaiting(record: SubmissionRecord, state: number, now: number, extra: Extra): void {
+    if (record.counts.queued + record.counts.waitingRetry === 0) return;
+    record.queue.removeAll(record);
     for (let i = 0; i < record.contacts.length; i++) {
       const s = record.state[i];
-      if (s === QUEUED) {
-        if (flow) queue.dropped(flow);
-        this.#end(record, i, EXPIRED, now, undefined);
-      } else if (s === WAITING) {
-        this.#end(record, i, EXPIRED, now, undefined);
-      }
+      if (s === QUEUED || s === WAITING) this.#end(record, i, state, now, undefined, extra);
     }
   }
 
   #peekRetry(): number | undefined {
-    let r = this.#retries.peek();
-    while (r !== undefined) {
-      const record = this.#bySlot[Math.floor(r.ref / SLOT)];
-      const index = r.ref % SLOT;
-      if (record && record.state[index] === WAITING && record.handouts[index] === r.handout) return r.at;
+    for (let r = this.#retries.peek(); r !== undefined; r = this.#retries.peek()) {
+      const record = this.#bySeq.get(r.seq);
+      if (record && record.state[r.index] === WAITING && record.handouts[r.index] === r.handout) return r.at;
       this.#retries.pop();
-      r = this.#retries.peek();
     }
     return undefined;
   }
 
   #peekDeadline(): number | undefined {
-    let d = this.#deadlines.peek();
-    while (d !== undefined) {
+    for (let d = this.#deadlines.peek(); d !== undefined; d = this.#deadlines.peek()) {
       const record = this.#bySeq.get(d.seq);
       if (record && record.counts.queued + record.counts.waitingRetry > 0) return d.at;
       this.#deadlines.pop();
-      d = this.#deadlines.peek();
     }
     return undefined;
   }
 
-  // ---------------------------------------------------------------- views
+  // ---------------------------------------------------------------- views (deadlines applied first)
 
   stats(): DispatchCounts {
+    this.#due(this.#host.tick());
     return { ...this.#counts };
   }
 
   submissionStatus(submissionId: string): SubmissionStatus {
+    const now = this.#host.tick();
+    this.#due(now);
     const finished = this.#finished.get(submissionId);
     if (finished) return finished;
-    const seq = submissionId.startsWith('s') ? Number(submissionId.slice(1)) : NaN;
-    const record = this.#bySeq.get(seq);
-    if (!record) throw new NotFoundError('submission', submissionId);
-    const queue = this.#queue(record.businessId, record.typeId);
+    const id = typeof submissionId === 'string' && /^s[1-9][0-9]*$/.test(submissionId) ? Number(submissionId.slice(1)) : NaN;
+    const record = this.#bySeq.get(id);
+    if (!record) {
+      throw new NotFoundError(
+        'submission',
+        submissionId,
+        id < this.#nextSeq ? `(it finished; final counts are kept for the last ${FINISHED_KEPT} finished submissions)` : undefined,
+      );
+    }
+    const queue = record.queue;
+    this.#refreshBlock(queue, now);
     const waiting = record.counts.queued > 0 && queue.blocked !== undefined;
     return {
       submissionId,
+      finished: false,
       ...record.counts,
       ...(waiting ? { blocked: queue.blocked } : {}),
       ...(waiting && queue.retryAt !== undefined ? { retryAt: queue.retryAt } : {}),
     };
   }
 
-  /** Terminal outcomes reached since the last call, each reported exactly once. */
+  /** Final outcomes reached since the last call, each reported exactly once. */
   takeOutcomes(): ContactOutcome[] {
     const out = this.#outcomes;
     this.#outcomes = [];
     return out;
   }
 
-  /** Contacts queued for a (business, type) and what holds them, if anything. */
-  queueStatus(businessId: number, typeId: number): { readonly queued: number; readonly blocked?: Blocker; readonly retryAt?: number } {
+  /** Contacts queued and waiting for a (business, type), and what holds them, if anything. */
+  queueStatus(businessId: number, typeId: number): QueueStatus {
+    const now = this.#host.tick();
+    this.#due(now);
     const queue = this.#queues.get(`${businessId}/${typeId}`);
-    if (!queue || queue.ready === 0) return { queued: 0 };
+    if (!queue) return { queued: 0, waitingRetry: 0 };
+    this.#refreshBlock(queue, now);
+    const held = queue.ready > 0 && queue.blocked !== undefined;
     return {
       queued: queue.ready,
-      ...(queue.blocked ? { blocked: queue.blocked } : {}),
-      ...(queue.retryAt !== undefined ? { retryAt: queue.retryAt } : {}),
+      waitingRetry: queue.waiting,
+      ...(held ? { blocked: queue.blocked } : {}),
+      ...(held && queue.retryAt !== undefined ? { retryAt: queue.retryAt } : {}),
     };
   }
 
   /** After a fleet change: contacts of types that no longer exist end failed. */
   fleetChanged(now: number): void {
     for (const record of [...this.#bySeq.values()]) {
-      if (this.#host.pool(record.businessId, record.typeId)) continue;
-      const queue = this.#queue(record.businessId, record.typeId);
-      const flow = queue.flows.get(record.flowKey);
-      for (let i = 0; i < record.contacts.length; i++) {
-        const s = record.state[i];
-        if (s === QUEUED || s === WAITING) {
-          if (s === QUEUED && flow) queue.dropped(flow);
-          this.#end(record, i, FAILED, now, undefined, { reason: `template type ${record.typeId} of business ${record.businessId} was removed from the fleet` });
-        }
-      }
+      if (!this.#host.pool(record.businessId, record.typeId)) this.#endWaiting(record, FAILED, now, { reason: removedReason(record) });
     }
     this.poke();
   }
 
   // ---------------------------------------------------------------- state moves
 
-  #stateOf(ref: number): number {
-    const record = this.#bySlot[Math.floor(ref / SLOT)];
-    return record ? record.state[ref % SLOT]! : -1;
-  }
-
   /** First state of a contact. */
   #enter(record: SubmissionRecord, index: number, state: number): void {
     record.state[index] = state;
     record.counts[COUNT_KEY[state]!]++;
     this.#counts[COUNT_KEY[state]!]++;
+    if (state === WAITING) record.queue.waiting++;
   }
 
   #move(record: SubmissionRecord, index: number, state: number): void {
-    const from = COUNT_KEY[record.state[index]!]!;
+    const before = record.state[index]!;
+    const from = COUNT_KEY[before]!;
     const to = COUNT_KEY[state]!;
     record.counts[from]--;
     this.#counts[from]--;
     record.counts[to]++;
     this.#counts[to]++;
     record.state[index] = state;
+    if (before === WAITING) record.queue.waiting--;
+    if (state === WAITING) record.queue.waiting++;
   }
 
-  #end(record: SubmissionRecord, index: number, state: number, now: number, messageId: string | undefined, extra: { reason?: string; code?: number } = {}): void {
+  #end(record: SubmissionRecord, index: number, state: number, now: number, messageId: string | undefined, extra: Extra = {}): void {
     this.#move(record, index, state);
     this.#emit(record, index, TERMINAL_NAMES[state]!, now, { ...extra, ...(messageId !== undefined ? { messageId } : {}) });
     this.#finishIfDone(record);
   }
 
-  #emit(record: SubmissionRecord, index: number, state: TerminalState, at: number, extra: { reason?: string; code?: number; messageId?: string }): void {
+  #emit(record: SubmissionRecord, index: number, state: TerminalState, at: number, extra: Extra & { messageId?: string }): void {
     const handouts = record.handouts[index]!;
     this.#outcomes.push({
       submissionId: record.id,
       index,
+      contactId: `${record.id}.${index}`,
       contact: record.contacts[index]!,
       campaignId: record.campaignId,
       state,
-      messageId: extra.messageId ?? (handouts > 0 ? `${record.id}.${index}.${handouts - 1}` : undefined),
+      messageId: extra.messageId ?? (handouts > 0 ? messageIdOf(record, index, handouts - 1) : undefined),
       ...(extra.reason !== undefined ? { reason: extra.reason } : {}),
       ...(extra.code !== undefined ? { code: extra.code } : {}),
       at,
@@ -632,11 +567,18 @@ export class Dispatcher {
   /** A submission whose contacts all ended is forgotten but for its final counts. */
   #finishIfDone(record: SubmissionRecord): void {
     const c = record.counts;
-    if (c.queued + c.waitingRetry + c.inFlight > 0) return;
+    if (c.queued + c.waitingRetry + c.inFlight > 0 || !record.live) return;
+    if (record.inFresh || record.inReturning) {
+      this.#host.anomaly(`${record.id} finished while still listed in its queue; removed`);
+      record.queue.removeAll(record);
+    }
+    record.live = false;
     this.#bySeq.delete(record.seq);
-    this.#bySlot[record.slot] = undefined;
-    this.#freeSlots.push(record.slot);
-    this.#finished.set(record.id, { submissionId: record.id, ...c });
+    this.#remember({ submissionId: record.id, finished: true, ...c });
+  }
+
+  #remember(status: SubmissionStatus): void {
+    this.#finished.set(status.submissionId, status);
     if (this.#finished.size > FINISHED_KEPT) this.#finished.delete(this.#finished.keys().next().value!);
   }
 
@@ -644,7 +586,7 @@ export class Dispatcher {
     const key = `${businessId}/${typeId}`;
     let queue = this.#queues.get(key);
     if (!queue) {
-      queue = new PoolQueue(businessId, typeId);
+      queue = new PoolQueue(businessId, typeId, (message) => this.#host.anomaly(message));
       this.#queues.set(key, queue);
       this.#queueOrder.push(queue);
     }
@@ -654,168 +596,141 @@ export class Dispatcher {
   // ---------------------------------------------------------------- snapshots
 
   snapshot(): DispatchSnapshot {
-    const submissions = [...this.#bySeq.values()].map((r) => ({
-      seq: r.seq,
-      businessId: r.businessId,
-      typeId: r.typeId,
-      ...(r.campaignId !== undefined ? { campaignId: r.campaignId } : {}),
-      ...(r.queueId !== undefined ? { queueId: r.queueId } : {}),
-      ...(r.botId !== undefined ? { botId: r.botId } : {}),
-      maxRetries: r.maxRetries,
-      retryInterval: r.retryInterval,
-      ...(r.deadline !== undefined ? { deadline: r.deadline } : {}),
-      weight: r.weight,
-      contacts: r.contacts,
-      state: Array.from(r.state, String).join(''),
-      retries: Array.from(r.retries),
-      handouts: Array.from(r.handouts),
-    }));
-    const queues = this.#queueOrder
-      .filter((q) => q.ready > 0)
-      .map((q) => {
-        // Active flows from the one being served, then the rest: the service order.
-        const order = [...q.active.slice(q.cursor), ...q.active.slice(0, q.cursor)];
-        return {
-          businessId: q.businessId,
-          typeId: q.typeId,
-          flows: order.map((f) => ({
-            key: f.key,
-            weight: f.weight,
-            entries: f.entries
-              .toArray()
-              .filter((ref) => this.#stateOf(ref) === QUEUED)
-              .map((ref) => [this.#bySlot[Math.floor(ref / SLOT)]!.seq, ref % SLOT] as const),
-          })),
-        };
-      });
     const retries = this.#retries
       .toArray()
       .filter((t) => {
-        const record = this.#bySlot[Math.floor(t.ref / SLOT)];
-        return record !== undefined && record.state[t.ref % SLOT] === WAITING && record.handouts[t.ref % SLOT] === t.handout;
+        const record = this.#bySeq.get(t.seq);
+        return record !== undefined && record.state[t.index] === WAITING && record.handouts[t.index] === t.handout;
       })
-      .sort((a, b) => a.at - b.at || a.ref - b.ref)
-      .map((t) => [this.#bySlot[Math.floor(t.ref / SLOT)]!.seq, t.ref % SLOT, t.handout, t.at] as const);
-    return { nextSeq: this.#nextSeq, counts: this.stats(), submissions, queues, retries, outcomes: [...this.#outcomes] };
+      .sort((a, b) => a.at - b.at || a.seq - b.seq || a.index - b.index)
+      .map((t) => [t.seq, t.index, t.handout, t.at] as const);
+    return {
+      nextSeq: this.#nextSeq,
+      counts: { ...this.#counts },
+      submissions: [...this.#bySeq.values()].map(recordToSnapshot),
+      queues: this.#queueOrder.filter((q) => q.ready > 0).map(queueToSnapshot),
+      retries,
+      outcomes: [...this.#outcomes],
+      finished: [...this.#finished.values()],
+    };
   }
 
   /**
-   * Loads a snapshot. Messages that were in flight go back to the head of their queues: each
-   * pending contact is sent exactly once more, and a late "sent" report for the old hand-out still
-   * settles the contact instead of letting it go twice.
+   * Loads a snapshot into this (new) dispatcher. Messages that were in flight go back to the head of
+   * their queues: each pending contact is sent once more, and a late "sent" report for the old
+   * hand-out still settles the contact instead of letting it go twice. Every queued contact is
+   * placed exactly once, in the saved order where the snapshot has one.
+   * @throws {SnapshotError} listing every problem of the section; nothing is loaded then
    */
-  restore(snap: DispatchSnapshot): void {
+  restore(input: unknown): void {
+    const problems = checkDispatchSnapshot(input, '$.dispatch');
+    if (problems.length > 0) throw new SnapshotError('The dispatch section of the snapshot is not valid', problems);
+    const snap = input as DispatchSnapshot;
+    const now = this.#host.tick();
     this.#nextSeq = snap.nextSeq;
-    Object.assign(this.#counts, snap.counts);
+    const inFlight = new Map<SubmissionRecord, number[]>();
+    const savedBack = new Map<SubmissionRecord, readonly number[]>();
     for (const s of snap.submissions) {
-      const slot = this.#freeSlots.pop() ?? this.#bySlot.length;
+      const record = createRecord(
+        {
+          seq: s.seq,
+          businessId: s.businessId,
+          typeId: s.typeId,
+          campaignId: s.campaignId,
+          queueId: s.queueId,
+          botId: s.botId,
+          maxRetries: s.maxRetries,
+          retryInterval: s.retryInterval,
+          deadline: s.deadline,
+          weight: s.weight,
+          contacts: s.contacts,
+        },
+        this.#queue(s.businessId, s.typeId),
+      );
       const n = s.contacts.length;
-      const record: SubmissionRecord = {
-        id: `s${s.seq}`,
-        seq: s.seq,
-        slot,
-        businessId: s.businessId,
-        typeId: s.typeId,
-        campaignId: s.campaignId,
-        queueId: s.queueId,
-        botId: s.botId,
-        maxRetries: s.maxRetries,
-        retryInterval: s.retryInterval,
-        deadline: s.deadline,
-        weight: s.weight,
-        flowKey: s.campaignId !== undefined ? `c${s.campaignId}` : `s${s.seq}`,
-        contacts: s.contacts,
-        state: Uint8Array.from(s.state, (ch) => Number(ch)),
-        retries: Uint8Array.from(s.retries),
-        handouts: Uint16Array.from(s.handouts),
-        flightPhone: new Array<string | undefined>(n),
-        flightTemplate: new Float64Array(n),
-        counts: zero(),
-      };
-      record.counts.submitted = n;
-      for (let i = 0; i < n; i++) record.counts[COUNT_KEY[record.state[i]!]!]++;
-      this.#bySlot[slot] = record;
+      record.retries.set(s.retries);
+      record.handouts.set(s.handouts);
+      // Version 1 kept no place in the queue: every queued contact goes back in index order.
+      record.fresh = s.fresh ?? n;
+      const flying: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const state = Number(s.state[i]);
+        if (state === IN_FLIGHT) flying.push(i);
+        // In flight at the snapshot: queued again (below, ahead of the rest).
+        this.#enter(record, i, state === IN_FLIGHT ? QUEUED : state);
+      }
+      inFlight.set(record, flying);
+      const back = s.back ?? Array.from({ length: n }, (_, i) => i).filter((i) => record.state[i] === QUEUED && !flying.includes(i));
+      savedBack.set(record, back);
       this.#bySeq.set(s.seq, record);
       if (record.deadline !== undefined) this.#deadlines.push({ at: record.deadline, seq: s.seq });
     }
+    // Live contacts were counted as they entered; final ones of finished submissions come from the
+    // snapshot's totals (which include the live ones), so the states add up to `submitted` again.
+    const c = this.#counts;
+    for (const key of ['sent', 'failed', 'expired', 'rejected'] as const) c[key] = Math.max(c[key], Math.trunc(Number(snap.counts[key]) || 0));
+    c.submitted = c.queued + c.waitingRetry + c.inFlight + c.sent + c.failed + c.expired + c.rejected;
+    const placedBack = new Set<SubmissionRecord>();
+    const placedFresh = new Set<SubmissionRecord>();
+    const placeBack = (record: SubmissionRecord) => {
+      if (placedBack.has(record)) return;
+      placedBack.add(record);
+      const seen = new Set<number>();
+      for (const i of [...inFlight.get(record)!, ...savedBack.get(record)!]) {
+        if (seen.has(i) || record.state[i] !== QUEUED) continue;
+        seen.add(i);
+        record.queue.addBack(record, i);
+      }
+    };
+    const placeFresh = (record: SubmissionRecord) => {
+      if (placedFresh.has(record)) return;
+      placedFresh.add(record);
+      let count = 0;
+      for (let i = record.fresh; i < record.contacts.length; i++) if (record.state[i] === QUEUED) count++;
+      record.queue.addFresh(record, count);
+    };
+    const bySeq = (seq: number) => this.#bySeq.get(seq);
     for (const q of snap.queues) {
-      const queue = this.#queue(q.businessId, q.typeId);
       for (const f of q.flows) {
-        const flow = queue.flow(f.key, f.weight);
-        for (const [seq, index] of f.entries) {
-          const record = this.#bySeq.get(seq);
-          if (record && record.state[index] === QUEUED) queue.add(flow, record.slot * SLOT + index, false);
-        }
+        const records = [...inFlight.keys()].filter((r) => r.businessId === q.businessId && r.typeId === q.typeId && r.flowKey === f.key && inFlight.get(r)!.length > 0);
+        for (const r of records) placeBack(r);
+        for (const seq of f.returning ?? []) placeBack(bySeq(seq)!);
+        for (const seq of f.fresh ?? []) placeFresh(bySeq(seq)!);
       }
     }
+    // Whatever no saved order placed (version 1, or contacts that were all in flight).
+    for (const record of this.#bySeq.values()) {
+      placeBack(record);
+      placeFresh(record);
+    }
+    const timed = new Set<string>();
     for (const [seq, index, handout, at] of snap.retries) {
-      const record = this.#bySeq.get(seq);
-      if (record) this.#retries.push({ at, ref: record.slot * SLOT + index, handout });
+      const record = this.#bySeq.get(seq)!;
+      if (record.state[index] !== WAITING) continue;
+      this.#retries.push({ at, seq, index, handout });
+      timed.add(`${seq}.${index}`);
     }
-    // In flight at the snapshot: back to the front of their queues, in submission order.
-    for (const record of [...this.#bySeq.values()].reverse()) {
-      const queue = this.#queue(record.businessId, record.typeId);
-      for (let i = record.contacts.length - 1; i >= 0; i--) {
-        if (record.state[i] !== IN_FLIGHT) continue;
-        this.#move(record, i, QUEUED);
-        queue.add(queue.flow(record.flowKey, record.weight), record.slot * SLOT + i, true);
+    for (const record of this.#bySeq.values()) {
+      for (let i = 0; i < record.contacts.length; i++) {
+        // A waiting contact without its timer would wait forever: it is due now.
+        if (record.state[i] === WAITING && !timed.has(`${record.seq}.${i}`)) this.#retries.push({ at: now, seq: record.seq, index: i, handout: record.handouts[i]! });
       }
     }
-    this.#outcomes = [...snap.outcomes];
+    for (const status of snap.finished ?? []) this.#remember({ ...status, finished: true });
+    this.#outcomes = snap.outcomes.map((o) => (o.contactId === undefined ? { ...o, contactId: `${o.submissionId}.${o.index}` } : o));
+    for (const record of [...this.#bySeq.values()]) this.#finishIfDone(record);
+    this.fleetChanged(now);
   }
 }
 
-/** Checks a submission's own fields; every problem with its JSON path. */
-function checkSubmission(input: Submission): Problem[] {
-  const problems: Problem[] = [];
-  if (typeof input !== 'object' || input === null) return [problem('$', 'a submission object', input)];
-  const int = (key: keyof Submission, min: number, max: number, required: boolean, what: string) => {
-    const v = input[key];
-    if (v === undefined && !required) return;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) problems.push(problem(`$.${key}`, what, v));
-  };
-  int('businessId', 1, Number.MAX_SAFE_INTEGER, true, 'a business id (a positive integer)');
-  int('typeId', 1, Number.MAX_SAFE_INTEGER, true, 'a template type id (a positive integer)');
-  int('campaignId', 0, Number.MAX_SAFE_INTEGER, false, 'a campaign id (an integer, 0 or more)');
-  int('queueId', 0, Number.MAX_SAFE_INTEGER, false, 'a queue id (an integer, 0 or more)');
-  int('botId', 0, Number.MAX_SAFE_INTEGER, false, 'a bot id (an integer, 0 or more)');
-  int('maxRetries', 0, MAX_RETRIES, false, `an integer from 0 to ${MAX_RETRIES}`);
-  int('retryInterval', 0, MAX_INTERVAL, false, `milliseconds from 0 to ${MAX_INTERVAL} (30 days)`);
-  int('deadline', 0, Number.MAX_SAFE_INTEGER, false, 'a clock time in milliseconds');
-  int('weight', 1, MAX_WEIGHT, false, `an integer from 1 to ${MAX_WEIGHT}`);
-  if (!Array.isArray(input.contacts) || input.contacts.length === 0) problems.push(problem('$.contacts', 'a non-empty array of contacts', input.contacts));
-  else if (input.contacts.length >= SLOT) problems.push(problem('$.contacts', `fewer than ${SLOT} contacts`, input.contacts));
-  return problems;
+function removedReason(record: SubmissionRecord): string {
+  return `template type ${record.typeId} of business ${record.businessId} was removed from the fleet`;
 }
 
-/** Checks one contact against the type; a rejection when it cannot be sent. */
-function checkContact(contact: SubmissionContact | undefined, placeholders: number, index: number): ContactRejection | undefined {
-  const path = `$.contacts[${index}]`;
-  if (typeof contact !== 'object' || contact === null) return { index, reason: 'invalid_phone', problem: problem(path, 'a contact object', contact) };
-  if (typeof contact.phone !== 'string' || !PHONE.test(contact.phone)) {
-    return { index, reason: 'invalid_phone', problem: problem(`${path}.phone`, 'a phone of 8 to 15 digits, country code included', contact.phone) };
+/** A report's outcome must be one the engine knows; a typo would otherwise change nothing silently. */
+function checkOutcome(outcome: SendOutcome): void {
+  const status = (outcome as { status?: unknown } | null)?.status;
+  if (status !== 'sent' && status !== 'failed' && status !== 'expired') {
+    throw new ArgumentError('report(outcome.status)', 'one of "sent", "failed", "expired"', describeValue(status));
   }
-  const values = contact.variables ?? [];
-  if (!Array.isArray(values) || values.length !== placeholders) {
-    return { index, reason: 'invalid_variables', problem: problem(`${path}.variables`, `${placeholders} value(s), one for each placeholder of the type`, values) };
-  }
-  for (let v = 0; v < values.length; v++) {
-    if (typeof values[v] !== 'string' || values[v] === '') {
-      return { index, reason: 'invalid_variables', problem: problem(`${path}.variables[${v}]`, 'a non-empty string', values[v]) };
-    }
-  }
-  return undefined;
-}
-
-/** `s<seq>.<index>.<hand-out>` into its numbers; undefined for anything else. */
-function parseMessageId(messageId: string): { seq: number; index: number; handout: number } | undefined {
-  if (typeof messageId !== 'string' || messageId.charCodeAt(0) !== 115 /* s */) return undefined;
-  const a = messageId.indexOf('.');
-  const b = messageId.indexOf('.', a + 1);
-  if (a < 2 || b <= a + 1 || b + 1 >= messageId.length) return undefined;
-  const seq = Number(messageId.slice(1, a));
-  const index = Number(messageId.slice(a + 1, b));
-  const handout = Number(messageId.slice(b + 1));
-  if (!Number.isSafeInteger(seq) || !Number.isSafeInteger(index) || !Number.isSafeInteger(handout) || index < 0 || handout < 0) return undefined;
-  return { seq, index, handout };
 }

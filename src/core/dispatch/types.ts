@@ -26,9 +26,20 @@ export interface SubmitTicket {
 
 /** One message that may go now: the host sends it through its channel, then reports the outcome. */
 export interface OutgoingMessage {
-  /** Unique per hand-out: `<submission>.<contact index>.<hand-out>`; report outcomes under it. */
+  /**
+   * Unique per hand-out: `<submission>.<contact index>.<hand-out>`; report outcomes under it. Give it
+   * to a provider that deduplicates as the idempotency key: a contact sent again after a restart
+   * goes under a new id, so the key says "this hand-out", not "this contact".
+   */
   readonly messageId: string;
+  /**
+   * The contact's id, the same over every hand-out and retry of it: `<submission>.<contact index>`.
+   * Count and deduplicate contacts by it (a retried contact is one contact).
+   */
+  readonly contactId: string;
   readonly submissionId: string;
+  /** Position of the contact in its submission's `contacts`. */
+  readonly index: number;
   readonly businessId: number;
   readonly typeId: number;
   readonly campaignId: number | undefined;
@@ -62,7 +73,24 @@ export type SendOutcome =
     }
   | { readonly status: 'expired' };
 
-/** What `engine.report` did with an outcome. */
+/**
+ * What `engine.report` did with an outcome.
+ *
+ * Effects (`ok: true`), for the hand-out in flight:
+ * - `sent`, `failed`, `expired`: the contact's final outcome (also for a late "sent" of an earlier
+ *   hand-out, which settles a contact queued or waiting again);
+ * - `retry-scheduled`: a contact retry, due at `retryAt`;
+ * - `failover`: the template or number left the pools; the contact goes again on another pair;
+ * - `requeued`: the number was throttled; the contact goes again.
+ *
+ * Refusals (`ok: false`) change nothing:
+ * - `unknown-message`: not a message id this engine handed out (malformed, a submission or contact
+ *   that never existed, a hand-out not made yet);
+ * - `already-final`: the contact already has its final outcome, or its whole submission finished
+ *   (also after a restart, for any submission the engine has numbered);
+ * - `stale-hand-out`: a failure or expiry of an earlier hand-out of a contact that is queued, waiting
+ *   or in flight again; the newer hand-out decides.
+ */
 export type ReportResult =
   | { readonly ok: true; readonly effect: 'sent' | 'failed' | 'expired' | 'retry-scheduled' | 'failover' | 'requeued'; readonly retryAt?: number }
   | { readonly ok: false; readonly reason: 'unknown-message' | 'already-final' | 'stale-hand-out' };
@@ -74,6 +102,8 @@ export type TerminalState = 'sent' | 'failed' | 'expired' | 'rejected';
 export interface ContactOutcome {
   readonly submissionId: string;
   readonly index: number;
+  /** The contact's id, as on its messages (`<submission>.<contact index>`). */
+  readonly contactId: string;
   readonly contact: SubmissionContact;
   readonly campaignId: number | undefined;
   readonly state: TerminalState;
@@ -107,10 +137,34 @@ export type Blocker = 'no-capacity' | 'no-template' | 'no-number';
 /** State of one submission. */
 export interface SubmissionStatus extends DispatchCounts {
   readonly submissionId: string;
+  /** Every contact has its final outcome; the counts will not change again. */
+  readonly finished: boolean;
   /** Why its queued contacts are not moving, if they are not. */
   readonly blocked?: Blocker;
   /** When they may move again, when known. */
   readonly retryAt?: number;
+}
+
+/** Contacts of one (business, template type) and what holds them back. */
+export interface QueueStatus {
+  /** Contacts waiting for capacity. */
+  readonly queued: number;
+  /** Contacts that failed and wait for their retry time. */
+  readonly waitingRetry: number;
+  /** Why queued contacts are not moving, if they are not. */
+  readonly blocked?: Blocker;
+  /** When they may move again, when known. */
+  readonly retryAt?: number;
+}
+
+/**
+ * A broken invariant of the dispatch queue found at run time: a bug in sendpool. The queue repairs
+ * what it can (recounts) and goes on rather than throwing inside `poll`; report it.
+ */
+export interface DispatchAnomaly {
+  /** Clock time it was found. */
+  readonly at: number;
+  readonly message: string;
 }
 
 /** Options of `engine.poll`. */

@@ -42,7 +42,12 @@ export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
     ctx.engine
       .businesses()
       .filter((b) => ctx.tenants.owns(request.companyId, b.id))
-      .flatMap((b) => b.template_types.map((t) => ({ business_id: b.id, template_type_id: t.id, output: t.output, ...ctx.engine.queueStatus(b.id, t.id) }))),
+      .flatMap((b) =>
+        b.template_types.map((t) => {
+          const { queued, waitingRetry, ...held } = ctx.engine.queueStatus(b.id, t.id);
+          return { business_id: b.id, template_type_id: t.id, output: t.output, queued, waiting_retry: waitingRetry, ...held };
+        }),
+      ),
   );
 
   const numberAction = async (action: 'pause' | 'disable' | 'resume', phone: string, companyId: number, body: unknown, reply: FastifyReply) => {

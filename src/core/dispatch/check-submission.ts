@@ -1,0 +1,53 @@
+/** Checks of what `submit` is given: the submission's own fields, then each contact against its type. */
+import { PHONE_EXPECTED, PHONE_PATTERN } from '../phone.js';
+import { type Problem, problem } from '../problems.js';
+import type { Submission, SubmissionContact } from '../submission.js';
+import type { ContactRejection } from './types.js';
+
+export const MAX_RETRIES = 100;
+export const MAX_RETRY_INTERVAL = 30 * 86_400_000;
+export const MAX_WEIGHT = 1000;
+/** Contacts of one submission at most: a contact's index must fit the message id and typed arrays. */
+export const MAX_CONTACTS = 2 ** 31 - 1;
+
+/** Checks a submission's own fields; every problem with its JSON path. */
+export function checkSubmission(input: Submission): Problem[] {
+  const problems: Problem[] = [];
+  if (typeof input !== 'object' || input === null) return [problem('$', 'a submission object', input)];
+  const int = (key: keyof Submission, min: number, max: number, required: boolean, what: string) => {
+    const v = input[key];
+    if (v === undefined && !required) return;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) problems.push(problem(`$.${key}`, what, v));
+  };
+  int('businessId', 1, Number.MAX_SAFE_INTEGER, true, 'a business id (a positive integer)');
+  int('typeId', 1, Number.MAX_SAFE_INTEGER, true, 'a template type id (a positive integer)');
+  int('campaignId', 0, Number.MAX_SAFE_INTEGER, false, 'a campaign id (an integer, 0 or more)');
+  int('queueId', 0, Number.MAX_SAFE_INTEGER, false, 'a queue id (an integer, 0 or more)');
+  int('botId', 0, Number.MAX_SAFE_INTEGER, false, 'a bot id (an integer, 0 or more)');
+  int('maxRetries', 0, MAX_RETRIES, false, `an integer from 0 to ${MAX_RETRIES}`);
+  int('retryInterval', 0, MAX_RETRY_INTERVAL, false, `milliseconds from 0 to ${MAX_RETRY_INTERVAL} (30 days)`);
+  int('deadline', 0, Number.MAX_SAFE_INTEGER, false, 'a clock time in milliseconds');
+  int('weight', 1, MAX_WEIGHT, false, `an integer from 1 to ${MAX_WEIGHT}`);
+  if (!Array.isArray(input.contacts) || input.contacts.length === 0) problems.push(problem('$.contacts', 'a non-empty array of contacts', input.contacts));
+  else if (input.contacts.length > MAX_CONTACTS) problems.push(problem('$.contacts', `at most ${MAX_CONTACTS} contacts`, input.contacts));
+  return problems;
+}
+
+/** Checks one contact against the type; a rejection when it cannot be sent. */
+export function checkContact(contact: SubmissionContact | undefined, placeholders: number, index: number): ContactRejection | undefined {
+  const path = `$.contacts[${index}]`;
+  if (typeof contact !== 'object' || contact === null) return { index, reason: 'invalid_phone', problem: problem(path, 'a contact object', contact) };
+  if (typeof contact.phone !== 'string' || !PHONE_PATTERN.test(contact.phone)) {
+    return { index, reason: 'invalid_phone', problem: problem(`${path}.phone`, PHONE_EXPECTED, contact.phone) };
+  }
+  const values = contact.variables ?? [];
+  if (!Array.isArray(values) || values.length !== placeholders) {
+    return { index, reason: 'invalid_variables', problem: problem(`${path}.variables`, `${placeholders} value(s), one for each placeholder of the type`, values) };
+  }
+  for (let v = 0; v < values.length; v++) {
+    if (typeof values[v] !== 'string' || values[v] === '') {
+      return { index, reason: 'invalid_variables', problem: problem(`${path}.variables[${v}]`, 'a non-empty string', values[v]) };
+    }
+  }
+  return undefined;
+}

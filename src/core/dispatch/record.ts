@@ -1,0 +1,131 @@
+/**
+ * A submission as the dispatch queue keeps it: its options, its contacts, and per contact the state,
+ * the retries used, the hand-outs made and the pair of the hand-out in flight (typed arrays: about
+ * 20 bytes a contact), plus where its queued contacts stand in its queue.
+ *
+ * Where queued contacts stand: contacts never handed out are served in index order from `fresh`
+ * (a cursor, so they cost nothing in any queue); contacts that came back (a failover, a retry that
+ * fell due, a hand-out in flight at a restart) wait in `back` and go before them. `freshQueued` and
+ * `backQueued` count the queued contacts of each part exactly. `back` can hold the index of a
+ * contact that ended while it waited there (a late "sent" for an earlier hand-out); such an index
+ * refers to a final contact of this same record, is never queued again, and is skipped.
+ */
+import type { SubmissionContact } from '../submission.js';
+import type { DispatchCounts, TerminalState } from './types.js';
+import type { PoolQueue } from './pool-queue.js';
+
+// Contact states (one byte a contact; the digits of a snapshot's `state` string).
+export const QUEUED = 0;
+export const WAITING = 1;
+export const IN_FLIGHT = 2;
+export const SENT = 3;
+export const FAILED = 4;
+export const EXPIRED = 5;
+export const REJECTED = 6;
+/** States at or above this one are final. */
+export const FIRST_FINAL = SENT;
+
+export const TERMINAL_NAMES: Readonly<Record<number, TerminalState>> = { [SENT]: 'sent', [FAILED]: 'failed', [EXPIRED]: 'expired', [REJECTED]: 'rejected' };
+
+export type Counts = { -readonly [K in keyof DispatchCounts]: number };
+
+export const COUNT_KEY: Readonly<Record<number, keyof Counts>> = {
+  [QUEUED]: 'queued',
+  [WAITING]: 'waitingRetry',
+  [IN_FLIGHT]: 'inFlight',
+  [SENT]: 'sent',
+  [FAILED]: 'failed',
+  [EXPIRED]: 'expired',
+  [REJECTED]: 'rejected',
+};
+
+export function zeroCounts(): Counts {
+  return { submitted: 0, queued: 0, waitingRetry: 0, inFlight: 0, sent: 0, failed: 0, expired: 0, rejected: 0 };
+}
+
+/** Options of a submission, as submitted and as snapshots keep them. */
+export interface RecordOptions {
+  readonly seq: number;
+  readonly businessId: number;
+  readonly typeId: number;
+  readonly campaignId: number | undefined;
+  readonly queueId: number | undefined;
+  readonly botId: number | undefined;
+  readonly maxRetries: number;
+  readonly retryInterval: number;
+  readonly deadline: number | undefined;
+  readonly weight: number;
+  readonly contacts: readonly SubmissionContact[];
+}
+
+export interface SubmissionRecord extends RecordOptions {
+  readonly id: string;
+  /** The flow its contacts belong to: its campaign, or the submission alone without one. */
+  readonly flowKey: string;
+  readonly queue: PoolQueue;
+  readonly state: Uint8Array;
+  readonly retries: Uint8Array;
+  readonly handouts: Uint16Array;
+  /** The pair of the hand-out in flight: a message id names its contact, so no table of messages is kept. */
+  readonly flightPhone: (string | undefined)[];
+  readonly flightTemplate: Float64Array;
+  readonly counts: Counts;
+  /** Contacts from here on that are queued have never been handed out. */
+  fresh: number;
+  freshQueued: number;
+  /** Contacts that came back, in the order they go; undefined while none did. */
+  back: number[] | undefined;
+  /** Read position in `back` (entries before it were served). */
+  backHead: number;
+  backQueued: number;
+  /** Listed in its flow's `fresh` / `returning` ring. */
+  inFresh: boolean;
+  inReturning: boolean;
+  /** False once every contact has its final outcome: the record is out of every queue. */
+  live: boolean;
+}
+
+/** The one constructor of records, for submit and restore alike; every contact starts queued. */
+export function createRecord(options: RecordOptions, queue: PoolQueue): SubmissionRecord {
+  const n = options.contacts.length;
+  const counts = zeroCounts();
+  counts.submitted = n;
+  return {
+    ...options,
+    id: `s${options.seq}`,
+    flowKey: options.campaignId !== undefined ? `c${options.campaignId}` : `s${options.seq}`,
+    queue,
+    state: new Uint8Array(n),
+    retries: new Uint8Array(n),
+    handouts: new Uint16Array(n),
+    flightPhone: new Array<string | undefined>(n),
+    flightTemplate: new Float64Array(n),
+    counts,
+    fresh: 0,
+    freshQueued: 0,
+    back: undefined,
+    backHead: 0,
+    backQueued: 0,
+    inFresh: false,
+    inReturning: false,
+    live: true,
+  };
+}
+
+/** The message id of a contact's `handout`-th hand-out. */
+export function messageIdOf(record: SubmissionRecord, index: number, handout: number): string {
+  return `${record.id}.${index}.${handout}`;
+}
+
+/** `s<seq>.<index>.<hand-out>` into its numbers; undefined for anything else. */
+export function parseMessageId(messageId: unknown): { seq: number; index: number; handout: number } | undefined {
+  if (typeof messageId !== 'string' || messageId.charCodeAt(0) !== 115 /* s */) return undefined;
+  const a = messageId.indexOf('.');
+  const b = messageId.indexOf('.', a + 1);
+  if (a < 2 || b <= a + 1 || b + 1 >= messageId.length) return undefined;
+  const seq = Number(messageId.slice(1, a));
+  const index = Number(messageId.slice(a + 1, b));
+  const handout = Number(messageId.slice(b + 1));
+  if (!Number.isSafeInteger(seq) || !Number.isSafeInteger(index) || !Number.isSafeInteger(handout) || seq < 1 || index < 0 || handout < 0) return undefined;
+  return { seq, index, handout };
+}
