@@ -171,7 +171,6 @@ export class Dispatcher {
     }
     record.queue.addFresh(record, accepted);
     record.queue.wakeAt = 0;
-    if (record.deadline !== undefined && accepted > 0) this.#deadlines.push({ at: record.deadline, seq });
     this.#finishIfDone(record);
     return { submissionId: record.id, accepted, rejected };
   }
@@ -423,7 +422,9 @@ export class Dispatcher {
     for (let d = deadlines.peek(); d !== undefined && d.at <= now; d = deadlines.peek()) {
       deadlines.pop();
       const record = this.#bySeq.get(d.seq);
-      if (record) this.#endWaiting(record, EXPIRED, now, {});
+      if (record === undefined) continue;
+      record.deadlineArmed = false;
+      this.#endWaiting(record, EXPIRED, now, {});
     }
   }
 
@@ -446,11 +447,13 @@ export class Dispatcher {
     return undefined;
   }
 
+  /** The earliest deadline something waits for. A submission whose contacts are all in flight is disarmed until one waits again. */
   #peekDeadline(): number | undefined {
     for (let d = this.#deadlines.peek(); d !== undefined; d = this.#deadlines.peek()) {
       const record = this.#bySeq.get(d.seq);
       if (record && record.counts.queued + record.counts.waitingRetry > 0) return d.at;
       this.#deadlines.pop();
+      if (record) record.deadlineArmed = false;
     }
     return undefined;
   }
@@ -527,6 +530,7 @@ export class Dispatcher {
     record.counts[COUNT_KEY[state]!]++;
     this.#counts[COUNT_KEY[state]!]++;
     if (state === WAITING) record.queue.waiting++;
+    if (state <= WAITING) this.#armDeadline(record);
   }
 
   #move(record: SubmissionRecord, index: number, state: number): void {
@@ -540,6 +544,14 @@ export class Dispatcher {
     record.state[index] = state;
     if (before === WAITING) record.queue.waiting--;
     if (state === WAITING) record.queue.waiting++;
+    if (state <= WAITING) this.#armDeadline(record);
+  }
+
+  /** A contact waits (queued or for a retry): its submission's deadline must be able to end it. */
+  #armDeadline(record: SubmissionRecord): void {
+    if (record.deadline === undefined || record.deadlineArmed) return;
+    record.deadlineArmed = true;
+    this.#deadlines.push({ at: record.deadline, seq: record.seq });
   }
 
   #end(record: SubmissionRecord, index: number, state: number, now: number, messageId: string | undefined, extra: Extra = {}): void {
@@ -663,7 +675,6 @@ export class Dispatcher {
       const back = s.back ?? Array.from({ length: n }, (_, i) => i).filter((i) => record.state[i] === QUEUED && !flying.includes(i));
       savedBack.set(record, back);
       this.#bySeq.set(s.seq, record);
-      if (record.deadline !== undefined) this.#deadlines.push({ at: record.deadline, seq: s.seq });
     }
     // Live contacts were counted as they entered; final ones of finished submissions come from the
     // snapshot's totals (which include the live ones), so the states add up to `submitted` again.

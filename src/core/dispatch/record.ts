@@ -81,6 +81,8 @@ export interface SubmissionRecord extends RecordOptions {
   /** Listed in its flow's `fresh` / `returning` ring. */
   inFresh: boolean;
   inReturning: boolean;
+  /** Its deadline is in the dispatcher's heap (taken out while no contact of it waits). */
+  deadlineArmed: boolean;
   /** False once every contact has its final outcome: the record is out of every queue. */
   live: boolean;
 }
@@ -108,6 +110,7 @@ export function createRecord(options: RecordOptions, queue: PoolQueue): Submissi
     backQueued: 0,
     inFresh: false,
     inReturning: false,
+    deadlineArmed: false,
     live: true,
   };
 }
