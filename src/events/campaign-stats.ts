@@ -280,7 +280,11 @@ export interface CampaignStatisticsOptions {
 /** A status change fed to the aggregator (what an HSM notification says about a contact). */
 export interface ContactStatusChange {
   readonly campaignId: number;
-  /** The contact's stable id within the campaign (the dispatch queue's message id). */
+  /**
+   * The contact's stable id within the campaign, the same over every hand-out and retry of it (the
+   * dispatch queue's `OutgoingMessage.contactId`, or the host's own contact id); never a message id,
+   * or a retried contact would count twice.
+   */
   readonly contactId: string;
   /** Zero-based retry index, or null for the first try. */
   readonly retryIndex: number | null;

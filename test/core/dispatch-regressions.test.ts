@@ -110,3 +110,126 @@ describe('dispatch queue regressions', () => {
     expectCountsAgree(engine);
   });
 });
+
+describe('the API around the queue', () => {
+  it('a contact keeps one id over hand-outs and retries; messages say which contact they carry', () => {
+    const clock = new ManualClock(0);
+    const engine = createEngine(twoTypeFleet(), { clock });
+    engine.submit({ businessId: 1, typeId: 10, maxRetries: 1, contacts: contacts(2) });
+    const [first] = engine.poll({ limit: 1 });
+    expect(first).toMatchObject({ messageId: 's1.0.0', contactId: 's1.0', submissionId: 's1', index: 0 });
+    expect(engine.report(first!.messageId, { status: 'failed', code: 131000 })).toMatchObject({ effect: 'retry-scheduled' });
+    clock.advance(HOUR);
+    const again = engine.poll().find((m) => m.index === 0)!;
+    expect(again).toMatchObject({ messageId: 's1.0.1', contactId: 's1.0', isRetry: true, retryIndex: 0 });
+    engine.report(again.messageId, { status: 'sent' });
+    expect(engine.takeOutcomes()).toEqual([expect.objectContaining({ contactId: 's1.0', messageId: 's1.0.1', state: 'sent' })]);
+  });
+
+  it('after a restart, a late report for a finished submission is already-final and its status still answers', () => {
+    const clock = new ManualClock(0);
+    let engine = createEngine(twoTypeFleet(), { clock });
+    engine.submit({ businessId: 1, typeId: 10, contacts: contacts(1) });
+    const [m] = engine.poll();
+    engine.report(m!.messageId, { status: 'sent' });
+    engine = restart(engine, clock);
+    expect(engine.report(m!.messageId, { status: 'sent' })).toEqual({ ok: false, reason: 'already-final' });
+    expect(engine.report('s1.0.7', { status: 'failed', code: 131000 })).toEqual({ ok: false, reason: 'already-final' });
+    expect(engine.report('s9.0.0', { status: 'sent' })).toEqual({ ok: false, reason: 'unknown-message' });
+    expect(engine.submissionStatus('s1')).toMatchObject({ submissionId: 's1', finished: true, submitted: 1, sent: 1 });
+    expect(() => engine.submissionStatus('s9')).toThrow(/Unknown submission "s9"/);
+  });
+
+  it('a report with an outcome the engine does not know is refused with the field named', () => {
+    const engine = createEngine(twoTypeFleet(), { clock: new ManualClock(0) });
+    engine.submit({ businessId: 1, typeId: 10, contacts: contacts(1) });
+    const [m] = engine.poll();
+    expect(() => engine.report(m!.messageId, { status: 'delivered' } as never)).toThrow(/report\(outcome\.status\).*"delivered"/s);
+    expect(engine.stats().inFlight).toBe(1);
+  });
+
+  it('readers see an overdue contact as expired without a poll', () => {
+    const clock = new ManualClock(0);
+    const engine = createEngine(twoTypeFleet(), { clock });
+    engine.setTemplateStatus(100, 'disabled');
+    const { submissionId } = engine.submit({ businessId: 1, typeId: 10, deadline: 5000, contacts: contacts(2) });
+    expect(engine.nextWakeAt()).toBe(5000); // blocked for good, but the deadline will end them
+    expect(engine.submissionStatus(submissionId)).toMatchObject({ queued: 2, blocked: 'no-template' });
+    clock.set(5000);
+    expect(engine.stats()).toMatchObject({ queued: 0, expired: 2 });
+    expect(engine.submissionStatus(submissionId)).toMatchObject({ finished: true, expired: 2 });
+    expect(engine.queueStatus(1, 10)).toEqual({ queued: 0, waitingRetry: 0 });
+    expect(engine.nextWakeAt()).toBeNull();
+  });
+
+  it('nextWakeAt says now only when poll can hand out something', () => {
+    const clock = new ManualClock(0);
+    const engine = createEngine(twoTypeFleet(), { clock });
+    engine.submit({ businessId: 1, typeId: 10, contacts: contacts(1000) });
+    expect(engine.poll({ limit: 5000 })).toHaveLength(1000);
+    engine.submit({ businessId: 1, typeId: 20, contacts: contacts(3) }); // the number is out for the hour
+    const wake = engine.nextWakeAt()!;
+    expect(wake).toBeGreaterThan(0);
+    expect(engine.poll()).toHaveLength(0);
+    expect(engine.queueStatus(1, 20)).toMatchObject({ queued: 3, blocked: 'no-capacity', retryAt: wake });
+    clock.set(wake);
+    expect(engine.nextWakeAt()).toBe(wake);
+    expect(engine.poll().length).toBeGreaterThan(0);
+  });
+
+  it('queueStatus counts contacts waiting for a retry', () => {
+    const clock = new ManualClock(0);
+    const engine = createEngine(twoTypeFleet(), { clock });
+    engine.submit({ businessId: 1, typeId: 10, maxRetries: 2, retryInterval: 60_000, contacts: contacts(2) });
+    for (const m of engine.poll()) engine.report(m.messageId, { status: 'failed', code: 131000 });
+    expect(engine.queueStatus(1, 10)).toEqual({ queued: 0, waitingRetry: 2 });
+    expect(engine.nextWakeAt()).toBe(60_000);
+    clock.set(60_000);
+    expect(engine.queueStatus(1, 10)).toEqual({ queued: 2, waitingRetry: 0 });
+  });
+
+  it('a snapshot of version 1 (one entry per queued contact) still restores, every contact once', () => {
+    const clock = new ManualClock(0);
+    const engine = createEngine(twoTypeFleet(), { clock });
+    engine.submit({ businessId: 1, typeId: 10, campaignId: 3, contacts: contacts(4) });
+    engine.poll({ limit: 1 });
+    const v2 = JSON.parse(JSON.stringify(engine.snapshot()));
+    const d = v2.dispatch;
+    const v1 = {
+      ...v2,
+      version: 1,
+      dispatch: {
+        nextSeq: d.nextSeq,
+        counts: d.counts,
+        submissions: d.submissions.map(({ fresh: _f, back: _b, ...s }: Record<string, unknown>) => s),
+        queues: [{ businessId: 1, typeId: 10, flows: [{ key: 'c3', weight: 1, entries: [[1, 1], [1, 2], [1, 3]] }] }],
+        retries: [],
+        outcomes: [],
+      },
+    };
+    const restored = createEngine(twoTypeFleet(), { clock, snapshot: v1 });
+    expect(restored.stats()).toMatchObject({ submitted: 4, queued: 4, inFlight: 0 });
+    const handed = restored.poll();
+    expect(handed.map((m) => m.contactId)).toEqual(['s1.0', 's1.1', 's1.2', 's1.3']);
+    expectOwnTemplate(handed);
+  });
+
+  it('a snapshot whose dispatch section is damaged is refused with every problem, nothing loaded', () => {
+    const clock = new ManualClock(0);
+    const engine = createEngine(twoTypeFleet(), { clock });
+    engine.submit({ businessId: 1, typeId: 10, contacts: contacts(2) });
+    const snap = JSON.parse(JSON.stringify(engine.snapshot()));
+    snap.dispatch.submissions[0].state = '09';
+    snap.dispatch.submissions[0].back = [7];
+    snap.dispatch.retries = [[42, 0, 0, 10]];
+    let error: unknown;
+    try {
+      createEngine(twoTypeFleet(), { clock, snapshot: snap });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({ name: 'SnapshotError' });
+    const paths = (error as { problems: { path: string }[] }).problems.map((p) => p.path);
+    expect(paths).toEqual(['$.dispatch.submissions[0].state', '$.dispatch.submissions[0].back', '$.dispatch.retries[0]']);
+  });
+});
