@@ -8,7 +8,7 @@
  */
 import type { FieldCheck } from './check.js';
 import type { TemplateVariable } from './business-schema.js';
-import { renderTemplate, scanPlaceholders } from '../core/template-text.js';
+import { compileTemplate, renderTemplate, scanPlaceholders } from '../core/template-text.js';
 
 const PLACEHOLDER = /\{\{\s*\d+\s*\}\}/;
 const NON_SPACE = /\S/;
@@ -57,8 +57,9 @@ export function describeTemplate(text: string, options: DescribeTemplateOptions 
   const scan = scanPlaceholders(text);
   if (!scan.ok) return { ok: false, expected: scan.expected };
   const order: number[] = [];
-  for (const match of text.matchAll(/\{\{\s*(\d+)\s*\}\}/g)) {
-    const n = Number(match[1]);
+  for (const part of compileTemplate(text)) {
+    if (typeof part === 'string') continue;
+    const n = part[0] + 1;
     if (!order.includes(n)) order.push(n);
   }
   const nameOf = (k: number): string => options.names?.[k - 1] ?? `{{${k}}}`;

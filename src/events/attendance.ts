@@ -4,18 +4,21 @@
  * `from_me: true, from_bot: true, user: null`, an `attendant` message always carries its user.
  * {@link attendanceProblems} checks a payload from elsewhere (schema and patterns) as data.
  */
-import type { Problem } from '../core/problems.js';
-import { formatUtcMinus3 } from './datetime.js';
-import { requireInteger } from './ids.js';
+import { ArgumentError } from '../core/errors.js';
+import { describeValue, type Problem } from '../core/problems.js';
+import { formatTime } from './datetime.js';
+import { requireInteger, requireOneOf, requireString, requireStringOrNull, requireStringRecord } from './ids.js';
 import type { RandomSource } from './random.js';
 import {
+  ATTENDANCE_MESSAGE_TYPES,
   AttendanceNotificationSchema,
+  SURVEY_STATUSES,
   type AttendanceMessagePayload,
   type AttendanceMessageType,
   type AttendanceNotificationPayload,
   type SurveyPayload,
 } from './schemas/attendance.js';
-import { uuidV4 } from './uuid.js';
+import { UUID_PATTERN, uuidV4 } from './uuid.js';
 import { validatePayload } from './validate.js';
 
 /** Who sent a message: the four patterns of spec 6.2. */
@@ -91,8 +94,12 @@ export interface AttendanceInput {
   readonly survey?: SurveyInput | null;
 }
 
+const API = 'buildAttendanceNotification';
+const SENDER_KINDS: readonly AttendanceSender['kind'][] = ['campaign', 'client', 'bot', 'attendant'];
+
 /** The flags of each sender kind (spec 6.2 message patterns). */
 function flags(s: AttendanceSender, i: number): { from_me: boolean; from_bot: boolean; user: number | null } {
+  requireOneOf(`${API}(messages[${i}].sender.kind)`, s.kind, SENDER_KINDS);
   switch (s.kind) {
     case 'campaign':
       return { from_me: true, from_bot: false, user: null };
@@ -101,12 +108,18 @@ function flags(s: AttendanceSender, i: number): { from_me: boolean; from_bot: bo
     case 'bot':
       return { from_me: true, from_bot: true, user: null };
     case 'attendant':
-      requireInteger(`buildAttendanceNotification(messages[${i}].sender.userId)`, s.userId);
+      requireInteger(`${API}(messages[${i}].sender.userId)`, s.userId);
       return { from_me: true, from_bot: false, user: s.userId };
   }
 }
 
 function message(m: AttendanceMessageInput, i: number): AttendanceMessagePayload {
+  const at = (field: string) => `${API}(messages[${i}].${field})`;
+  requireString(at('from'), m.from);
+  requireString(at('to'), m.to);
+  requireOneOf(at('type'), m.type, ATTENDANCE_MESSAGE_TYPES);
+  requireString(at('text'), m.text);
+  if (m.file !== undefined) requireStringOrNull(at('file'), m.file);
   // Keys in the spec's table order; the flags come from the sender kind, so they always fit a pattern.
   return {
     from: m.from,
@@ -115,37 +128,79 @@ function message(m: AttendanceMessageInput, i: number): AttendanceMessagePayload
     type: m.type,
     text: m.text,
     file: m.file ?? null,
-    datetime: formatUtcMinus3(m.sentAt),
+    datetime: formatTime(at('sentAt'), m.sentAt),
   } as AttendanceMessagePayload;
 }
 
 function survey(s: SurveyInput): SurveyPayload {
+  const at = (field: string) => `${API}(survey.${field})`;
+  requireInteger(at('id'), s.id);
+  requireString(at('name'), s.name);
+  requireOneOf(at('status'), s.status, SURVEY_STATUSES);
+  if (!Array.isArray(s.answers)) throw new ArgumentError(at('answers'), 'an array', describeValue(s.answers));
   const common = {
     id: s.id,
     name: s.name,
-    started_at: formatUtcMinus3(s.startedAt),
-    answers: s.answers.map((a) => ({
-      question: a.question,
-      question_type: a.questionType,
-      answer: a.answer,
-      answered_at: formatUtcMinus3(a.answeredAt),
-    })),
+    started_at: formatTime(at('startedAt'), s.startedAt),
+    answers: s.answers.map((a, k) => {
+      requireString(at(`answers[${k}].question`), a.question);
+      requireOneOf(at(`answers[${k}].questionType`), a.questionType, ['scale', 'text']);
+      requireString(at(`answers[${k}].answer`), a.answer);
+      return {
+        question: a.question,
+        question_type: a.questionType,
+        answer: a.answer,
+        answered_at: formatTime(at(`answers[${k}].answeredAt`), a.answeredAt),
+      };
+    }),
   };
   switch (s.status) {
     case 'completed':
-      return { ...common, status: s.status, completed_at: formatUtcMinus3(s.completedAt), expired_at: null };
+      return { ...common, status: s.status, completed_at: formatTime(at('completedAt'), s.completedAt), expired_at: null };
     case 'expired':
-      return { ...common, status: s.status, completed_at: null, expired_at: formatUtcMinus3(s.expiredAt) };
+      return { ...common, status: s.status, completed_at: null, expired_at: formatTime(at('expiredAt'), s.expiredAt) };
     default:
       return { ...common, status: s.status, completed_at: null, expired_at: null };
   }
 }
 
-/** Builds the attendance notification with a fresh `event_id` from `random`. */
+/** `{ id, name }` of an occurrence or a user, or null. */
+function idName(value: { readonly id: number; readonly name: string } | null | undefined, field: string): { id: number; name: string } | null {
+  if (value === null || value === undefined) return null;
+  requireInteger(`${API}(${field}.id)`, value.id);
+  requireString(`${API}(${field}.name)`, value.name);
+  return { id: value.id, name: value.name };
+}
+
+/**
+ * Builds the attendance notification with a fresh `event_id` from `random`.
+ * @throws {ArgumentError} for a fractional or unsafe id, a ticket UUID that is not a UUID, a time
+ * that cannot be written, an unknown kind, type or status, or a field of the wrong kind: the
+ * payload always passes `AttendanceNotificationSchema`
+ */
 export function buildAttendanceNotification(input: AttendanceInput, random: RandomSource): AttendanceNotificationPayload {
-  requireInteger('buildAttendanceNotification(id)', input.id);
-  requireInteger('buildAttendanceNotification(ticketId)', input.ticketId);
+  requireInteger(`${API}(id)`, input.id);
+  requireInteger(`${API}(ticketId)`, input.ticketId);
+  if (typeof input.ticketUuid !== 'string' || !UUID_PATTERN.test(input.ticketUuid)) {
+    throw new ArgumentError(`${API}(ticketUuid)`, 'a UUID (8-4-4-4-12 hex digits)', describeValue(input.ticketUuid));
+  }
   const o = input.origin;
+  requireOneOf(`${API}(origin.kind)`, o.kind, ['active', 'receptive']);
+  if (o.kind === 'active') {
+    requireInteger(`${API}(origin.campaignId)`, o.campaignId);
+    requireStringOrNull(`${API}(origin.requestId)`, o.requestId);
+    requireInteger(`${API}(origin.costCenterId)`, o.costCenterId);
+  }
+  requireString(`${API}(number)`, input.number);
+  requireStringRecord(`${API}(data)`, input.data);
+  if (input.document !== undefined) requireStringOrNull(`${API}(document)`, input.document);
+  if (!Array.isArray(input.messages)) throw new ArgumentError(`${API}(messages)`, 'an array', describeValue(input.messages));
+  // Every part is checked and built before the event id is drawn: a refused input uses no randomness.
+  const occurrence = idName(input.occurrence, 'occurrence');
+  const user = idName(input.user, 'user');
+  const datetime = formatTime(`${API}(closedAt)`, input.closedAt);
+  const messages = input.messages.map(message);
+  const surveyPayload = input.survey ? survey(input.survey) : null;
   const origin =
     o.kind === 'active'
       ? { campaign_id: o.campaignId, request_id: o.requestId, cost_center_id: o.costCenterId, from_me: true as const }
@@ -163,11 +218,11 @@ export function buildAttendanceNotification(input: AttendanceInput, random: Rand
     number: input.number,
     data: input.data ? { ...input.data } : null,
     document: input.document ?? null,
-    occurrence: input.occurrence ? { id: input.occurrence.id, name: input.occurrence.name } : null,
-    user: input.user ? { id: input.user.id, name: input.user.name } : null,
-    datetime: formatUtcMinus3(input.closedAt),
-    messages: input.messages.map(message),
-    survey: input.survey ? survey(input.survey) : null,
+    occurrence,
+    user,
+    datetime,
+    messages,
+    survey: surveyPayload,
   } as AttendanceNotificationPayload;
 }
 

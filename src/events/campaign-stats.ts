@@ -17,11 +17,11 @@
  */
 import { ArgumentError } from '../core/errors.js';
 import { problem, type Problem } from '../core/problems.js';
-import { formatUtcMinus3 } from './datetime.js';
-import { requireInteger } from './ids.js';
+import { formatTime } from './datetime.js';
+import { requireBoolean, requireInteger, requireOneOf, requireString } from './ids.js';
 import type { RandomSource } from './random.js';
 import type { CampaignBatchPayload, CampaignStatisticsPayload, CampaignStatus } from './schemas/campaign.js';
-import type { HsmStatus } from './schemas/hsm.js';
+import { HSM_STATUSES, type HsmStatus } from './schemas/hsm.js';
 import {
   NO_PROGRESS,
   currentStatus,
@@ -224,12 +224,21 @@ export function campaignStatus(c: CampaignCounts): CampaignStatus {
   return c.total > 0 && c.remaining === 0 ? 'FINISHED' : 'RUNNING';
 }
 
-/** The spec's campaign object from counts. */
+/**
+ * The spec's campaign object from counts.
+ * @throws {ArgumentError} for a fractional or unsafe campaign id, a count that is not an integer of
+ * 0 or more, or a time that cannot be written: the object always passes `CampaignStatisticsSchema`
+ */
 export function campaignStatisticsPayload(
   campaign: { readonly campaignId: number; readonly name: string; readonly createdAt: number },
   c: CampaignCounts,
   now: number,
 ): CampaignStatisticsPayload {
+  requireInteger('campaignStatisticsPayload(campaign.campaignId)', campaign.campaignId);
+  requireString('campaignStatisticsPayload(campaign.name)', campaign.name);
+  for (const name of COUNT_NAMES) requireInteger(`campaignStatisticsPayload(counts.${name})`, c[name], 0);
+  const createdAt = formatTime('campaignStatisticsPayload(campaign.createdAt)', campaign.createdAt);
+  const datetime = formatTime('campaignStatisticsPayload(now)', now);
   return {
     campaign_id: campaign.campaignId,
     campaign_name: campaign.name,
@@ -249,8 +258,8 @@ export function campaignStatisticsPayload(
     count_replied: c.replied,
     count_expired: c.expired,
     count_remaining: c.remaining,
-    created_at: formatUtcMinus3(campaign.createdAt),
-    datetime: formatUtcMinus3(now),
+    created_at: createdAt,
+    datetime,
   };
 }
 
@@ -357,6 +366,9 @@ export class CampaignStatistics {
   /** Declares a campaign (idempotent; a new name replaces the old one). `createdAt` in epoch ms. */
   registerCampaign(campaign: { readonly campaignId: number; readonly name: string; readonly createdAt: number }): void {
     requireInteger('registerCampaign(campaignId)', campaign.campaignId);
+    requireString('registerCampaign(name)', campaign.name);
+    // Checked here, not at the next batch: a campaign object that cannot be written is never kept.
+    formatTime('registerCampaign(createdAt)', campaign.createdAt);
     const known = this.#campaigns.get(campaign.campaignId);
     if (known) {
       if (known.name !== campaign.name) this.#dirty.add(campaign.campaignId);
@@ -402,12 +414,16 @@ export class CampaignStatistics {
 
   /** Reports how a contact was admitted (invalid phone, duplicated, blocked, already sent, …, or accepted). */
   admit(campaignId: number, contactId: string, admission: Admission): void {
+    requireOneOf('admit(admission)', admission, ADMISSIONS);
     this.#update(this.#campaign(campaignId, 'admit'), contactId, (s) => admitContact(s, admission));
   }
 
   /** Reports a status change of a contact's send. A contact not admitted yet counts as accepted. */
   recordStatus(change: ContactStatusChange): void {
+    requireOneOf('recordStatus(status)', change.status, HSM_STATUSES);
     if (change.retryIndex !== null) requireInteger('recordStatus(retryIndex)', change.retryIndex, 0);
+    if (change.failureCode !== undefined) requireInteger('recordStatus(failureCode)', change.failureCode);
+    if (change.blocklistResponse !== undefined) requireBoolean('recordStatus(blocklistResponse)', change.blocklistResponse);
     const attempt = change.retryIndex ?? -1;
     const doesNotExist = change.status === 'FAILED' && change.failureCode !== undefined && this.#doesNotExist.has(change.failureCode);
     this.#update(this.#campaign(change.campaignId, 'recordStatus'), change.contactId, (s) =>
@@ -449,6 +465,8 @@ export class CampaignStatistics {
    * none did or the batch interval has not passed since the last one.
    */
   takeBatch(now: number, random: RandomSource): CampaignBatchPayload | null {
+    // Checked before anything changes: a time that cannot be written would fail mid-batch.
+    formatTime('takeBatch(now)', now);
     this.#settle(now);
     if (this.#dirty.size === 0) return null;
     if (this.#lastBatchAt !== null && now < this.#lastBatchAt + this.#interval) return null;

@@ -6,6 +6,7 @@
  * applied by arithmetic on the epoch, not by the runtime's local time.
  */
 import { ArgumentError } from '../core/errors.js';
+import { describeValue } from '../core/problems.js';
 
 const OFFSET_MS = -3 * 3_600_000;
 
@@ -17,15 +18,20 @@ const MAX_EPOCH_MS = 8.64e15;
  * e.g. `1735732800000` -> `2025-01-01T09:00:00.000-03:00`.
  */
 export function formatUtcMinus3(ms: number): string {
-  if (!Number.isFinite(ms) || Math.abs(ms) > MAX_EPOCH_MS - 3 * 3_600_000) {
-    throw new ArgumentError('formatUtcMinus3(ms)', 'a finite epoch time in milliseconds', String(ms));
+  return formatTime('formatUtcMinus3(ms)', ms);
+}
+
+/** {@link formatUtcMinus3} for a builder: an unwritable time throws {@link ArgumentError} naming `argument`. */
+export function formatTime(argument: string, ms: number): string {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > MAX_EPOCH_MS - 3 * 3_600_000) {
+    throw new ArgumentError(argument, 'a finite epoch time in milliseconds', describeValue(ms));
   }
   const shifted = new Date(Math.floor(ms) + OFFSET_MS).toISOString();
   // toISOString is always UTC with a trailing "Z"; the wall time is already shifted.
   if (!shifted.startsWith('+') && !shifted.startsWith('-') && shifted.length === 24) {
     return `${shifted.slice(0, 23)}-03:00`;
   }
-  throw new ArgumentError('formatUtcMinus3(ms)', 'a time between years 0000 and 9999', String(ms));
+  throw new ArgumentError(argument, 'a time between years 0000 and 9999', describeValue(ms));
 }
 
 /** RFC 3339 date-time (the JSON Schema `date-time` format): date, `T`, time, fraction, offset. */

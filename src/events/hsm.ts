@@ -4,12 +4,14 @@
  * FAILED and REPLIED (and are then always written, null when unknown); a FAILED needs its failure,
  * a REPLIED its blocklist flag; `from`/`message` may be null only for ENQUEUED, EXPIRED and FAILED.
  */
-import { requireInteger } from './ids.js';
+import { ArgumentError } from '../core/errors.js';
+import { describeValue } from '../core/problems.js';
+import { requireBoolean, requireInteger, requireOneOf, requireString, requireStringOrNull, requireStringRecord } from './ids.js';
 import { reasonFor, type SendFailure } from './failure-reason.js';
-import { formatUtcMinus3 } from './datetime.js';
+import { formatTime } from './datetime.js';
 import type { RandomSource } from './random.js';
 import { uuidV4 } from './uuid.js';
-import type { HsmNotificationPayload, HsmStatus } from './schemas/hsm.js';
+import { HSM_STATUSES, type HsmNotificationPayload, type HsmStatus } from './schemas/hsm.js';
 
 /** Fields of every HSM notification. */
 export interface HsmCommonInput {
@@ -83,12 +85,53 @@ export function carriesRecipientIds(status: HsmStatus): boolean {
   return status === 'SERVER' || status === 'DEVICE' || status === 'READ' || status === 'FAILED' || status === 'REPLIED';
 }
 
-/** Builds one HSM notification with a fresh `event_id` from `random`. */
+/** Statuses whose `from` and `message` may be null (spec 6.3, conditional key 4). */
+function allowsNullMessage(status: HsmStatus): boolean {
+  return status === 'ENQUEUED' || status === 'EXPIRED' || status === 'FAILED';
+}
+
+/**
+ * Checks what the input's types cannot say (integer ids, a non-negative retry index, a writable
+ * time) and what a JavaScript caller could get wrong (an unknown status, a missing failure), so
+ * the payload always passes `HsmNotificationSchema`.
+ */
+function checkInput(input: HsmNotificationInput): void {
+  const at = (field: string) => `buildHsmNotification(input.${field})`;
+  requireOneOf(at('status'), input.status, HSM_STATUSES);
+  if (input.id !== null) requireInteger(at('id'), input.id);
+  requireInteger(at('campaignId'), input.campaignId);
+  requireInteger(at('costCenterId'), input.costCenterId);
+  if (input.retryIndex !== null) requireInteger(at('retryIndex'), input.retryIndex, 0);
+  requireString(at('to'), input.to);
+  requireStringOrNull(at('requestId'), input.requestId);
+  requireStringRecord(at('data'), input.data);
+  if (input.document !== undefined) requireStringOrNull(at('document'), input.document);
+  if (input.contract !== undefined) requireStringOrNull(at('contract'), input.contract);
+  const nullable = allowsNullMessage(input.status);
+  for (const field of ['from', 'message'] as const) {
+    if (nullable) requireStringOrNull(at(field), input[field]);
+    else requireString(at(field), input[field] as string);
+  }
+  if (carriesRecipientIds(input.status)) {
+    if (input.bsuid !== undefined) requireStringOrNull(at('bsuid'), input.bsuid);
+    if (input.username !== undefined) requireStringOrNull(at('username'), input.username);
+  }
+  const failure: unknown = input.status === 'FAILED' ? input.failure : {};
+  if (typeof failure !== 'object' || failure === null) {
+    throw new ArgumentError(at('failure'), 'a failure ({ code } or { reason }) for a FAILED notification', describeValue(failure));
+  }
+  if (input.status === 'REPLIED') requireBoolean(at('blocklistResponse'), input.blocklistResponse);
+}
+
+/**
+ * Builds one HSM notification with a fresh `event_id` from `random`.
+ * @throws {ArgumentError} for a fractional or unsafe id, a negative retry index, a time that cannot
+ * be written, an unknown status or a field of the wrong kind: the payload always passes the schema
+ */
 export function buildHsmNotification(input: HsmNotificationInput, random: RandomSource): HsmNotificationPayload {
-  if (input.id !== null) requireInteger('buildHsmNotification(input.id)', input.id);
-  requireInteger('buildHsmNotification(input.campaignId)', input.campaignId);
-  requireInteger('buildHsmNotification(input.costCenterId)', input.costCenterId);
-  if (input.retryIndex !== null) requireInteger('buildHsmNotification(input.retryIndex)', input.retryIndex, 0);
+  checkInput(input);
+  const datetime = formatTime('buildHsmNotification(input.sentAt)', input.sentAt);
+  const reason = input.status === 'FAILED' ? reasonFor(input.failure) : null;
 
   // Keys in the spec's table order, so a payload reads like the documentation.
   const head = { event_id: uuidV4(random), id: input.id, from: input.from, to: input.to };
@@ -102,10 +145,10 @@ export function buildHsmNotification(input: HsmNotificationInput, random: Random
     document: input.document ?? null,
     contract: input.contract ?? null,
     message: input.message,
-    datetime: formatUtcMinus3(input.sentAt),
+    datetime,
     is_retry: input.retryIndex !== null,
     retry_index: input.retryIndex,
-    reason: input.status === 'FAILED' ? reasonFor(input.failure) : null,
+    reason,
     blocklistResponse: input.status === 'REPLIED' ? input.blocklistResponse : null,
   };
   // The union input guarantees the combination; the schema union restates it for receivers.

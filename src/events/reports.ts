@@ -3,11 +3,10 @@
  * the end sends `report.ready` (with a download link) or `report.error`. The tracker makes "once"
  * hold: finishing an unknown or already finished report is refused as data, not sent twice.
  */
-import { ArgumentError } from '../core/errors.js';
-import { describeValue, problem, type Problem } from '../core/problems.js';
-import { formatUtcMinus3 } from './datetime.js';
+import { problem, type Problem } from '../core/problems.js';
+import { formatTime } from './datetime.js';
 import type { SecretKey } from './hmac.js';
-import { requireInteger } from './ids.js';
+import { requireInteger, requireOneOf, requireString } from './ids.js';
 import type { RandomSource } from './random.js';
 import { issueReportToken, reportDownloadUrl } from './report-token.js';
 import { REPORT_TYPES, type ReportErrorPayload, type ReportReadyPayload, type ReportType } from './schemas/report.js';
@@ -71,11 +70,33 @@ export interface ReportTrackerOptions {
   readonly tokenTtlMs?: number;
 }
 
-/** Builds `report.ready` for a report finished at `now`, with a fresh download token. */
+/**
+ * Checks a report's fields the types cannot constrain (integer ids, a known type for JavaScript
+ * callers, a writable creation time) and answers `created_at`; `at` names them, e.g.
+ * `buildReportReady(report.` gives `buildReportReady(report.reportId)`.
+ * @throws {ArgumentError} naming the first bad field
+ */
+function checkReport(report: ReportRequest, at: string): string {
+  requireInteger(`${at}reportId)`, report.reportId);
+  requireInteger(`${at}companyId)`, report.companyId);
+  requireOneOf(`${at}reportType)`, report.reportType, REPORT_TYPES);
+  requireString(`${at}reportName)`, report.reportName);
+  return formatTime(`${at}createdAt)`, report.createdAt);
+}
+
+/**
+ * Builds `report.ready` for a report finished at `now`, with a fresh download token.
+ * @throws {ArgumentError} for a fractional or unsafe id, an unknown report type, a time that
+ * cannot be written or a token validity below 1 ms: the payload always passes `ReportReadySchema`
+ */
 export function buildReportReady(
   report: ReportRequest,
   o: { readonly now: number; readonly baseUrl: string; readonly tokenKey: SecretKey; readonly random: RandomSource; readonly tokenTtlMs?: number },
 ): ReportReadyPayload {
+  const createdAt = checkReport(report, 'buildReportReady(report.');
+  requireInteger('buildReportReady(o.now)', o.now);
+  if (o.tokenTtlMs !== undefined) requireInteger('buildReportReady(o.tokenTtlMs)', o.tokenTtlMs, 1);
+  requireString('buildReportReady(o.baseUrl)', o.baseUrl);
   const token = issueReportToken({
     reportId: report.reportId,
     companyId: report.companyId,
@@ -92,12 +113,18 @@ export function buildReportReady(
     status: 'ready',
     file_url: reportDownloadUrl(o.baseUrl, report.reportId, token),
     company_id: report.companyId,
-    created_at: formatUtcMinus3(report.createdAt),
+    created_at: createdAt,
   };
 }
 
-/** Builds `report.error` with the descriptive `error_message`. */
+/**
+ * Builds `report.error` with the descriptive `error_message`.
+ * @throws {ArgumentError} for a fractional or unsafe id, an unknown report type or a time that
+ * cannot be written: the payload always passes `ReportErrorSchema`
+ */
 export function buildReportError(report: ReportRequest, errorMessage: string, random: RandomSource): ReportErrorPayload {
+  const createdAt = checkReport(report, 'buildReportError(report.');
+  requireString('buildReportError(errorMessage)', errorMessage);
   return {
     event_id: uuidV4(random),
     event: 'report.error',
@@ -107,7 +134,7 @@ export function buildReportError(report: ReportRequest, errorMessage: string, ra
     status: 'error',
     error_message: errorMessage,
     company_id: report.companyId,
-    created_at: formatUtcMinus3(report.createdAt),
+    created_at: createdAt,
   };
 }
 
@@ -121,18 +148,13 @@ export class ReportTracker {
     this.#options = options;
   }
 
-  /** Starts processing a report. Returns false (and changes nothing) when the id is already known. */
+  /**
+   * Starts processing a report. Returns false (and changes nothing) when the id is already known.
+   * @throws {ArgumentError} for a report its events could not be built from (see {@link buildReportReady})
+   */
   begin(report: ReportRequest): boolean {
-    requireInteger('ReportTracker.begin(reportId)', report.reportId);
-    requireInteger('ReportTracker.begin(companyId)', report.companyId);
-    if (!isReportType(report.reportType)) {
-      // Types make this impossible from TypeScript; a JavaScript caller gets a clear message.
-      throw new ArgumentError(
-        'ReportTracker.begin(reportType)',
-        `one of ${REPORT_TYPES.map((t) => JSON.stringify(t)).join(', ')}`,
-        describeValue(report.reportType),
-      );
-    }
+    // Checked now rather than at finish, so a bad report never sits in processing.
+    checkReport(report, 'ReportTracker.begin(');
     if (this.#processing.has(report.reportId) || this.#finished.has(report.reportId)) return false;
     this.#processing.set(report.reportId, report);
     return true;

@@ -6,6 +6,9 @@ import type { RandomSource } from './random.js';
 
 const HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
+/** Any UUID, any version or case: what the schemas' `uuid` format accepts (`ticket_uuid`). */
+export const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
 /** Lower-case canonical UUID v4: 8-4-4-4-12 hex digits, version nibble 4, variant bits 10. */
 export const UUID_V4_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 

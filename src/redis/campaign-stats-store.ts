@@ -22,6 +22,9 @@ import {
   type RandomSource,
 } from '../events/index.js';
 import { ArgumentError } from '../core/errors.js';
+import { formatTime } from '../events/datetime.js';
+import { requireBoolean, requireInteger, requireOneOf, requireString } from '../events/ids.js';
+import { HSM_STATUSES } from '../events/schemas/hsm.js';
 import { runScript, script, type RedisScriptClient } from './script-runner.js';
 import { BATCH_CLAIM_SCRIPT, BATCH_RELEASE_SCRIPT, CAMPAIGN_SCRIPT } from './scripts/campaign.js';
 
@@ -88,6 +91,10 @@ export class RedisCampaignStatistics {
 
   /** Declares a campaign (idempotent; a new name replaces the old one). `createdAt` in epoch ms. */
   async registerCampaign(campaign: { readonly campaignId: number; readonly name: string; readonly createdAt: number }): Promise<void> {
+    // As the in-process aggregator: a campaign object that could not be written is never stored.
+    requireInteger('registerCampaign(campaignId)', campaign.campaignId);
+    requireString('registerCampaign(name)', campaign.name);
+    formatTime('registerCampaign(createdAt)', campaign.createdAt);
     const meta = this.#key(campaign.campaignId, 'meta');
     await this.#client.hsetnx(meta, 'createdAt', campaign.createdAt);
     await this.#client.hset(meta, 'name', campaign.name);
@@ -103,6 +110,10 @@ export class RedisCampaignStatistics {
 
   /** Reports a status change of a contact's send. */
   async recordStatus(change: ContactStatusChange): Promise<void> {
+    requireOneOf('recordStatus(status)', change.status, HSM_STATUSES);
+    if (change.retryIndex !== null) requireInteger('recordStatus(retryIndex)', change.retryIndex, 0);
+    if (change.failureCode !== undefined) requireInteger('recordStatus(failureCode)', change.failureCode);
+    if (change.blocklistResponse !== undefined) requireBoolean('recordStatus(blocklistResponse)', change.blocklistResponse);
     const doesNotExist = change.status === 'FAILED' && change.failureCode !== undefined && this.#doesNotExist.has(change.failureCode);
     const bits = observe(NO_PROGRESS, { status: change.status, doesNotExist, blocklistResponse: change.blocklistResponse ?? false });
     await runScript(this.#client, CAMPAIGN, this.#keys(change.campaignId), [change.contactId, 's', change.retryIndex ?? -1, bits, this.#retain]);
@@ -123,6 +134,8 @@ export class RedisCampaignStatistics {
    * markers are taken with GETDEL.
    */
   async takeBatch(now: number, random: RandomSource): Promise<CampaignBatchPayload | null> {
+    // Checked before the claim: a time that cannot be written would fail after dirty markers were taken.
+    formatTime('takeBatch(now)', now);
     const lastKey = `${this.#prefix}campaigns:lastBatchAt`;
     const previous = await runScript(this.#client, BATCH_CLAIM, [lastKey], [now, this.#interval]);
     if (previous === null) return null;

@@ -9,6 +9,10 @@ const dir = scratch({
     businesses: [{ id: 1, name: 'A', numbers: [{ phone: '12', throughputPerHour: -5, messagingLimit24h: 10 }], templateTypes: [] }],
     templates: [],
   },
+  'named-placeholder.json': {
+    businesses: [{ id: 1, name: 'A', numbers: [{ phone: '5511990000001', throughputPerHour: 100, messagingLimit24h: 1000 }], templateTypes: [{ id: 10, name: 'hello', templateIds: [100] }] }],
+    templates: [{ id: 100, name: 'hello', text: 'Hi {{first_name}}', businessIds: [1] }],
+  },
   'broken.json': '{\n  "businesses": [\n    { "id": 1,, }\n',
   'bad-events.json': [
     { at: '30x', pauseNumber: '5511990000001' },
@@ -35,6 +39,14 @@ describe('input errors exit 2 with one message', () => {
   it('a fleet with problems: every problem with the file, its JSON path and the value', () => {
     const file = join(dir, 'bad-fleet.json');
     expectUsageError(['forecast', file, ...pool], `${file}: 2 problems`, `${file}: $.businesses[0].numbers[0].throughputPerHour: expected an integer from 1 to 1000000000, got -5 (number)`, '$.businesses[0].numbers[0].phone', '"12"');
+  });
+
+  it('a fleet template with a named placeholder: the path, the expectation and the text', () => {
+    const file = join(dir, 'named-placeholder.json');
+    expectUsageError(
+      ['businesses', file],
+      `${file}: $.templates[0].text: expected nothing but placeholders {{1}}..{{100}} between double braces (found "{{first_name}}" at character 3), got "Hi {{first_name}}" (string)`,
+    );
   });
 
   it('a fleet that is not JSON: the file, line and column', () => {

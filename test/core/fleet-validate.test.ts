@@ -49,6 +49,10 @@ describe('validateFleet', () => {
     ['unknown field', (f) => (f.businesses[0].numbers[0].throughputperhour = 5), '$.businesses[0].numbers[0].throughputperhour', '5 (number)'],
     ['missing field', (f) => delete f.businesses[0].numbers[0].messagingLimit24h, '$.businesses[0].numbers[0].messagingLimit24h', 'missing'],
     ['gap in placeholders', (f) => (f.templates[0].text = 'Hi {{1}} {{3}}'), '$.templates[0].text', '"Hi {{1}} {{3}}" (string)'],
+    ['named placeholder', (f) => (f.templates[0].text = 'Hi {{first_name}}'), '$.templates[0].text', '"Hi {{first_name}}" (string)'],
+    ['empty placeholder', (f) => (f.templates[1].text = '{{1}}, {{2}} is due {{}}'), '$.templates[1].text', '"{{1}}, {{2}} is due {{}}" (string)'],
+    ['spaced placeholder', (f) => (f.templates[0].text = 'Hi {{ 1 }}, {{2}}'), '$.templates[0].text', '"Hi {{ 1 }}, {{2}}" (string)'],
+    ['placeholder zero', (f) => (f.templates[0].text = 'Hi {{0}}'), '$.templates[0].text', '"Hi {{0}}" (string)'],
     ['templates of a type taking different values', (f) => (f.templates[1].text = 'Only {{1}}'), '$.businesses[0].templateTypes[0].templateIds[1]', '101 (number)'],
     ['pause end without a pause', (f) => (f.businesses[0].numbers[0].pausedUntil = 5), '$.businesses[0].numbers[0].pausedUntil', '5 (number)'],
   ];
@@ -62,6 +66,50 @@ describe('validateFleet', () => {
     expect(hit!.actual).toBe(actual);
     expect(hit!.message).toContain(path);
     expect(hit!.message).toContain('expected');
+  });
+
+  it.each([
+    ['Hi {{first_name}}', 'nothing but placeholders {{1}}..{{100}} between double braces (found "{{first_name}}" at character 3)'],
+    ['{{x}} and {{1}}', 'nothing but placeholders {{1}}..{{100}} between double braces (found "{{x}}" at character 0)'],
+    ['Hi {{01}}', 'placeholders numbered from {{1}} to {{100}}, written without leading zeros (found "{{01}}" at character 3)'],
+    ['Hi {{1}}}', '"}}" only as the end of a placeholder {{1}}..{{100}} (found "Hi {{1}}}" at character 7)'],
+  ])('refuses the template text %j with the offending piece in the expectation', (text, expected) => {
+    const f = clone();
+    f.templates[0].text = text;
+    const hit = problemsOf(f).find((p) => p.path === '$.templates[0].text');
+    expect(hit).toEqual({ path: '$.templates[0].text', expected, actual: `${JSON.stringify(text)} (string)`, message: `$.templates[0].text: expected ${expected}, got ${JSON.stringify(text)} (string)` });
+  });
+
+  it('refuses a bad template text in createEngine and replaceFleet alike, changing nothing', () => {
+    const f = clone();
+    f.templates[0].text = 'Hi {{first_name}}, {{2}} is due';
+    let thrown: unknown;
+    try {
+      createEngine(f, { clock: new ManualClock(0) });
+    } catch (e) {
+      thrown = e;
+    }
+    expect(thrown).toBeInstanceOf(FleetValidationError);
+    expect((thrown as FleetValidationError).problems.map((p) => p.path)).toEqual(['$.templates[0].text']);
+
+    const engine = createEngine(specFleet(), { clock: new ManualClock(0) });
+    const before = JSON.stringify(engine.templates());
+    expect(() => engine.replaceFleet(f)).toThrow(FleetValidationError);
+    expect(JSON.stringify(engine.templates())).toBe(before);
+  });
+
+  it('never sends a text with braces: a fleet with a named placeholder cannot reach poll()', () => {
+    const f = clone();
+    f.templates[0].text = 'Hi {{first_name}}';
+    f.templates[1].text = 'Hello {{first_name}}';
+    expect(validateFleet(f).ok).toBe(false);
+    // The same fleet with {{1}} sends the value in place of the placeholder.
+    f.templates[0].text = 'Hi {{1}}';
+    f.templates[1].text = 'Hello {{1}}';
+    const engine = createEngine(f, { clock: new ManualClock(0) });
+    engine.submit({ businessId: 1, typeId: 10, contacts: [{ phone: '5511988887777', variables: ['Ana'] }] });
+    const sent = engine.poll();
+    expect(sent.map((m) => m.text)).toEqual([expect.stringMatching(/^(Hi|Hello) Ana$/)]);
   });
 
   it('lists every problem at once, not only the first', () => {

@@ -9,7 +9,8 @@ import {
   type SurveyInput,
 } from '../../src/events/attendance.js';
 import { SURVEY_STATUSES } from '../../src/events/schemas/attendance.js';
-import { T0, seededRandom } from './helpers.js';
+import { AttendanceNotificationSchema } from '../../src/events/schemas/attendance.js';
+import { T0, expectRefusedOrValid, seededRandom } from './helpers.js';
 
 const TICKET = '3f1b2c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d';
 
@@ -36,6 +37,37 @@ function attendance(over: Partial<AttendanceInput> = {}): AttendanceInput {
 }
 
 describe('attendance notification', () => {
+  it('throws ArgumentError for fractional ids, a ticket UUID that is not one, unknown kinds and types', () => {
+    const r = seededRandom(1);
+    const active = { kind: 'active' as const, campaignId: 5, requestId: null, costCenterId: 2 };
+    expect(() => buildAttendanceNotification(attendance({ origin: { ...active, campaignId: 5.5 } }), r)).toThrow(/origin\.campaignId\)` to be an integer, got 5\.5/);
+    expect(() => buildAttendanceNotification(attendance({ origin: { ...active, costCenterId: 0.1 } }), r)).toThrow(/origin\.costCenterId/);
+    expect(() => buildAttendanceNotification(attendance({ user: { id: 1.5, name: 'Ana' } }), r)).toThrow(/user\.id/);
+    expect(() => buildAttendanceNotification(attendance({ occurrence: { id: Number.NaN, name: 'x' } }), r)).toThrow(/occurrence\.id/);
+    expect(() => buildAttendanceNotification(attendance({ survey: { ...survey('completed'), id: 2.5 } }), r)).toThrow(/survey\.id/);
+    expect(() => buildAttendanceNotification(attendance({ ticketUuid: 'ticket-1' }), r)).toThrow(/ticketUuid\)` to be a UUID/);
+    expect(() => buildAttendanceNotification(attendance({ origin: { kind: 'inbound' } as never }), r)).toThrow(/origin\.kind/);
+    const audio = attendance().messages.map((m, i) => (i === 1 ? { ...m, type: 'sticker' as 'text' } : m));
+    expect(() => buildAttendanceNotification(attendance({ messages: audio }), r)).toThrow(/messages\[1\]\.type/);
+    expect(r.calls).toBe(0);
+  });
+
+  for (const status of SURVEY_STATUSES) {
+    it(`any one bad field (${status} survey): an ArgumentError naming it, or a valid payload`, () => {
+      const input = attendance({
+        survey: survey(status),
+        data: { ref: 'A-1' },
+        document: '52998224725',
+        occurrence: { id: 4, name: 'Resolved' },
+        user: { id: 77, name: 'Ana' },
+        messages: [...attendance().messages, { sender: { kind: 'client' }, from: 'b', to: 'a', type: 'image', text: '', file: 'https://x.test/f.png', sentAt: T0 + 9 }],
+      });
+      expect(expectRefusedOrValid(input, AttendanceNotificationSchema, (i, random) => buildAttendanceNotification(i, random))).toBeGreaterThan(100);
+      const receptive = attendance({ origin: { kind: 'receptive' } });
+      expectRefusedOrValid(receptive, AttendanceNotificationSchema, (i, random) => buildAttendanceNotification(i, random));
+    });
+  }
+
   for (const status of SURVEY_STATUSES) {
     it(`builds a valid active attendance with a ${status} survey`, () => {
       const p = buildAttendanceNotification(attendance({ survey: survey(status) }), seededRandom(1));

@@ -2,15 +2,16 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   CampaignStatistics,
+  campaignStatisticsPayload,
   countProblems,
   emptyCounts,
   type Admission,
   type CampaignCounts,
 } from '../../src/events/campaign-stats.js';
-import { CampaignBatchSchema } from '../../src/events/schemas/campaign.js';
+import { CampaignBatchSchema, CampaignStatisticsSchema } from '../../src/events/schemas/campaign.js';
 import { HSM_STATUSES, type HsmStatus } from '../../src/events/schemas/hsm.js';
 import { validatePayload } from '../../src/events/validate.js';
-import { T0, seededRandom } from './helpers.js';
+import { T0, expectRefusedOrValid, seededRandom } from './helpers.js';
 
 type Feed =
   | { kind: 'admit'; campaignId: number; contactId: string; admission: Admission }
@@ -225,6 +226,30 @@ describe('campaign statistics', () => {
 
     it('refuses an undeclared campaign', () => {
       expect(() => new CampaignStatistics().admit(9, 'a', 'accepted')).toThrow(/registerCampaign/);
+    });
+
+    it('refuses, with ArgumentError, what would make a batch fail its schema', () => {
+      const s = new CampaignStatistics({ batchIntervalMs: 0 });
+      expect(() => s.registerCampaign({ campaignId: 1.5, name: 'c', createdAt: T0 })).toThrow(/registerCampaign\(campaignId\)/);
+      expect(() => s.registerCampaign({ campaignId: 1, name: 'c', createdAt: Number.NaN })).toThrow(/registerCampaign\(createdAt\)/);
+      expect(() => s.registerCampaign({ campaignId: 1, name: 7 as never, createdAt: T0 })).toThrow(/registerCampaign\(name\)/);
+      s.registerCampaign({ campaignId: 1, name: 'c', createdAt: T0 });
+      expect(() => s.admit(1, 'a', 'rejected' as never)).toThrow(/admit\(admission\)/);
+      expect(() => s.recordStatus({ campaignId: 1, contactId: 'a', retryIndex: null, status: 'DELIVERED' as never })).toThrow(/recordStatus\(status\)/);
+      expect(() => s.recordStatus({ campaignId: 1, contactId: 'a', retryIndex: null, status: 'FAILED', failureCode: 1.5 })).toThrow(/recordStatus\(failureCode\)/);
+      s.admit(1, 'a', 'accepted');
+      // A bad time is refused before anything changes: the next good call still sends the change.
+      expect(() => s.takeBatch(Number.NaN, seededRandom(1))).toThrow(/takeBatch\(now\)/);
+      const batch = s.takeBatch(T0, seededRandom(1));
+      expect(batch?.campaigns.map((c) => [c.campaign_id, c.count_total])).toEqual([[1, 1]]);
+      expect(validatePayload(CampaignBatchSchema, batch)).toEqual([]);
+    });
+
+    it('campaignStatisticsPayload: any one bad field is an ArgumentError naming it, or a valid object', () => {
+      const counts = { ...emptyCounts(), total: 3, processed: 2, sent: 2, delivered: 1, remaining: 1 };
+      const input = { campaign: { campaignId: 4, name: 'Black Friday', createdAt: T0 }, counts, now: T0 + 1000 };
+      const refused = expectRefusedOrValid(input, CampaignStatisticsSchema, (i) => campaignStatisticsPayload(i.campaign, i.counts, i.now));
+      expect(refused).toBeGreaterThan(100);
     });
   });
 });

@@ -4,7 +4,7 @@ import { buildHsmNotification, type HsmNotificationInput } from '../../src/event
 import { HSM_STATUSES, HsmNotificationSchema, type HsmStatus } from '../../src/events/schemas/hsm.js';
 import { validatePayload } from '../../src/events/validate.js';
 import { isUuidV4 } from '../../src/events/uuid.js';
-import { T0, seededRandom } from './helpers.js';
+import { T0, expectRefusedOrValid, seededRandom } from './helpers.js';
 
 const common = {
   id: 42,
@@ -94,6 +94,23 @@ describe('buildHsmNotification', () => {
     expect(() => buildHsmNotification(inputFor('SENT', -1), r)).toThrow(/retryIndex/);
     expect(() => buildHsmNotification({ ...inputFor('SENT', null), id: 1.5 }, r)).toThrow(/input\.id/);
   });
+
+  it('throws ArgumentError for a fractional campaign or cost center, an unknown status, a missing failure', () => {
+    const r = seededRandom(1);
+    expect(() => buildHsmNotification({ ...inputFor('SENT', null), campaignId: 7.5 }, r)).toThrow(/input\.campaignId\)` to be an integer, got 7\.5/);
+    expect(() => buildHsmNotification({ ...inputFor('SENT', null), costCenterId: Number.NaN }, r)).toThrow(/input\.costCenterId/);
+    expect(() => buildHsmNotification({ ...inputFor('SENT', null), status: 'DELIVERED' } as never, r)).toThrow(/input\.status\)` to be one of "ENQUEUED"/);
+    expect(() => buildHsmNotification({ ...inputFor('FAILED', null), failure: undefined as never }, r)).toThrow(/input\.failure/);
+    expect(() => buildHsmNotification({ ...inputFor('SENT', null), sentAt: Number.NaN }, r)).toThrow(/input\.sentAt/);
+    expect(r.calls).toBe(0);
+  });
+
+  for (const status of HSM_STATUSES) {
+    it(`any one bad field of a ${status} input: an ArgumentError naming it, or a valid payload`, () => {
+      const input = { ...inputFor(status, 2), data: { ref: 'A-1' }, document: '52998224725' };
+      expect(expectRefusedOrValid(input, HsmNotificationSchema, (i, random) => buildHsmNotification(i, random))).toBeGreaterThan(40);
+    });
+  }
 
   it('the schema rejects payloads that break a conditional key', () => {
     const r = seededRandom(2);

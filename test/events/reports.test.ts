@@ -4,7 +4,8 @@ import { ReportTracker, buildReportError, buildReportReady, isReportType, parseR
 import { REPORT_TOKEN_TTL_MS, issueReportToken, reportDownloadUrl, verifyReportToken } from '../../src/events/report-token.js';
 import { REPORT_TYPES, ReportErrorSchema, ReportReadySchema, ReportEventSchema } from '../../src/events/schemas/report.js';
 import { validatePayload } from '../../src/events/validate.js';
-import { T0, seededRandom } from './helpers.js';
+import { ArgumentError, isArgumentError } from '../../src/core/errors.js';
+import { T0, expectRefusedOrValid, seededRandom } from './helpers.js';
 
 const KEY = 'host-report-key';
 
@@ -44,6 +45,70 @@ describe('report events', () => {
     expect(failed.ok && failed.event).toMatchObject({ event: 'report.error', status: 'error', error_message: 'Query failed' });
     expect(t.status(2)).toBe('error');
     expect(() => t.begin({ ...report, reportId: 3, reportType: 'nope' as never })).toThrow(/reportType/);
+  });
+});
+
+describe('report builders refuse what their schemas would refuse', () => {
+  const report = { reportId: 12, reportType: 'numbers' as const, reportName: 'numbers.csv', companyId: 3, createdAt: T0 };
+  const ready = (r: typeof report, random = seededRandom(1)) => buildReportReady(r, { now: T0, baseUrl: 'https://api.example.com', tokenKey: KEY, random });
+  const error = (r: typeof report, random = seededRandom(1)) => buildReportError(r, 'Query failed', random);
+
+  function thrown(f: () => unknown): ArgumentError {
+    try {
+      f();
+    } catch (e) {
+      if (isArgumentError(e)) return e;
+      throw e;
+    }
+    throw new Error('expected an ArgumentError');
+  }
+
+  it.each([
+    ['reportId', 12.5, 'an integer, got 12.5 (number)'],
+    ['reportId', Number.NaN, 'an integer, got NaN (number)'],
+    ['reportId', 2 ** 53, 'an integer, got 9007199254740992 (number)'],
+    ['companyId', 3.25, 'an integer, got 3.25 (number)'],
+    ['reportType', 'tickets', 'one of "licenses", '],
+    ['createdAt', Number.POSITIVE_INFINITY, 'a finite epoch time in milliseconds, got Infinity (number)'],
+  ] as const)('throws ArgumentError for %s = %s, in both builders, naming the field', (field, value, message) => {
+    const bad = { ...report, [field]: value } as unknown as typeof report;
+    for (const [name, build] of [['buildReportReady', ready], ['buildReportError', error]] as const) {
+      const random = seededRandom(1);
+      const e = thrown(() => build(bad, random));
+      expect(e).toBeInstanceOf(ArgumentError);
+      expect(e.argument).toBe(`${name}(report.${field})`);
+      expect(e.message).toContain(message);
+      expect(random.calls).toBe(0); // refused before an event id is drawn
+    }
+  });
+
+  it('the message of an unknown type lists the known ones', () => {
+    const e = thrown(() => error({ ...report, reportType: 'tickets' as never }));
+    expect(e.message).toBe(`Expected \`buildReportError(report.reportType)\` to be one of ${REPORT_TYPES.map((t) => JSON.stringify(t)).join(', ')}, got "tickets" (string)`);
+  });
+
+  it('any one bad field: an ArgumentError naming it, or a payload that passes the schema', () => {
+    const input = { report, now: T0 + 5_000, baseUrl: 'https://api.example.com', tokenTtlMs: 60_000, errorMessage: 'Query failed' };
+    const refusedReady = expectRefusedOrValid(input, ReportReadySchema, (i, random) =>
+      buildReportReady(i.report, { now: i.now, baseUrl: i.baseUrl, tokenKey: KEY, random, tokenTtlMs: i.tokenTtlMs }),
+    );
+    const refusedError = expectRefusedOrValid({ report, errorMessage: 'Query failed' }, ReportErrorSchema, (i, random) => buildReportError(i.report, i.errorMessage, random));
+    expect(refusedReady).toBeGreaterThan(40);
+    expect(refusedError).toBeGreaterThan(30);
+  });
+
+  it('the tracker refuses such a report at begin, so finish never builds a bad event', () => {
+    const t = new ReportTracker({ baseUrl: 'https://api.example.com', tokenKey: KEY, random: seededRandom(1) });
+    expect(() => t.begin({ ...report, reportId: 1.5 })).toThrow(ArgumentError);
+    expect(() => t.begin({ ...report, companyId: Number.NaN })).toThrow(/ReportTracker\.begin\(companyId\)/);
+    expect(() => t.begin({ ...report, createdAt: Number.NaN })).toThrow(/ReportTracker\.begin\(createdAt\)/);
+    expect(t.status(1.5)).toBeUndefined();
+    expect(t.begin(report)).toBe(true);
+    // A bad `now` at finish throws and leaves the report processing, to be finished again.
+    expect(() => t.finish(12, { ok: true }, Number.NaN)).toThrow(/buildReportReady\(o\.now\)/);
+    expect(t.status(12)).toBe('processing');
+    const done = t.finish(12, { ok: true }, T0);
+    expect(done.ok && validatePayload(ReportReadySchema, done.event)).toEqual([]);
   });
 });
 

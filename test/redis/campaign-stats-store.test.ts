@@ -123,3 +123,20 @@ describe.runIf(enabled)('RedisCampaignStatistics', () => {
     expect(() => new RedisCampaignStatistics({ client: clients[0]!, retainContactsMs: 0 })).toThrow(/retainContactsMs/);
   });
 });
+
+describe('RedisCampaignStatistics refuses bad values before touching Redis', () => {
+  // Every command fails the test: the checks must come before any call.
+  const untouchable = new Proxy({}, { get: (_t, name) => () => Promise.reject(new Error(`Redis called: ${String(name)}`)) });
+  const stats = new RedisCampaignStatistics({ client: untouchable as never, prefix: 'never:' });
+
+  it.each([
+    ['registerCampaign(campaignId)', () => stats.registerCampaign({ campaignId: 1.5, name: 'c', createdAt: 0 })],
+    ['registerCampaign(name)', () => stats.registerCampaign({ campaignId: 1, name: 7 as never, createdAt: 0 })],
+    ['registerCampaign(createdAt)', () => stats.registerCampaign({ campaignId: 1, name: 'c', createdAt: Number.NaN })],
+    ['recordStatus(status)', () => stats.recordStatus({ campaignId: 1, contactId: 'a', retryIndex: null, status: 'DELIVERED' as never })],
+    ['recordStatus(retryIndex)', () => stats.recordStatus({ campaignId: 1, contactId: 'a', retryIndex: 0.5, status: 'SENT' })],
+    ['takeBatch(now)', () => stats.takeBatch(Number.POSITIVE_INFINITY, { randomBytes: (n) => new Uint8Array(n) })],
+  ] as const)('%s', async (argument, call) => {
+    await expect(call()).rejects.toMatchObject({ name: 'ArgumentError', argument });
+  });
+});

@@ -5,8 +5,7 @@
  */
 import { FormatRegistry } from '@sinclair/typebox';
 import { DATE_TIME_PATTERN } from '../datetime.js';
-
-const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+import { UUID_PATTERN as UUID } from '../uuid.js';
 
 /** Registers the `uuid` and `date-time` formats in TypeBox's registry when absent. Idempotent. */
 export function registerEventFormats(): void {
