@@ -304,6 +304,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   }
 
   notifier.start(Math.max(10, Math.min(1000, batchIntervalMs)));
+  // A broken invariant of the dispatch queue (a bug): the engine repairs it and goes on; say so loudly.
+  const offAnomaly = engine.onAnomaly((a) => app.log.error({ at: a.at, anomaly: a.message }, 'dispatch queue anomaly'));
 
   const snapshot = (): SnapshotFile => ({
     format: SERVER_SNAPSHOT_FORMAT,
@@ -327,6 +329,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     ctx.closing = true;
   });
   app.addHook('onClose', async () => {
+    offAnomaly();
     await dispatch.stop(drainMs);
     await sms.stop(drainMs);
     await channel.close?.();
