@@ -22,6 +22,12 @@ export interface EngineOptions {
   readonly store?: Store;
   /** State to resume from, as written by `engine.snapshot()` (parsed JSON). */
   readonly snapshot?: unknown;
+  /**
+   * Keep a list of what changes (submissions, numbers' usage and status, templates' status) for
+   * `engine.takeChanges()`, so a durable host writes only that after each step.
+   * @default false
+   */
+  readonly trackChanges?: boolean;
 }
 
 /**
@@ -37,5 +43,6 @@ export function createEngine(fleet: unknown, options: EngineOptions = {}): Engin
     clock: options.clock ?? systemClock,
     ...(options.store ? { store: options.store } : {}),
     ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}),
+    ...(options.trackChanges !== undefined ? { trackChanges: options.trackChanges } : {}),
   });
 }

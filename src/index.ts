@@ -13,6 +13,8 @@ export {
   type BatchResult,
   type BusinessOutput,
   type CoreEngineOptions,
+  type EngineChanges,
+  type NumberChange,
   type NumberLimitsChange,
   type NumberView,
   type NumericArray,
@@ -94,7 +96,8 @@ export type {
   SubmitTicket,
   TerminalState,
 } from './core/dispatch/types.js';
-export type { DispatchSnapshot, FlowSnapshot, QueueSnapshot, SubmissionSnapshot } from './core/dispatch/dispatch-snapshot.js';
+export type { DispatchSnapshot, FlowSnapshot, QueueSnapshot, SubmissionChange, SubmissionSnapshot } from './core/dispatch/dispatch-snapshot.js';
+export { applyChanges, emptyRows, mergeSubmission, snapshotFromRows, type EngineRows, type SubmissionRow } from './core/rows.js';
 
 // Channel errors
 export {

@@ -10,11 +10,11 @@ import { type Fleet, type FleetBusiness, type FleetTemplate, validateFleet } fro
 import { PhoneIndex } from './phone-index.js';
 import { TimedHeap } from './timed-heap.js';
 import { MemoryStore } from './limits/memory-store.js';
-import type { NumberLimits, Store } from './limits/store.js';
+import type { NumberLimits, Store, StoreSnapshot } from './limits/store.js';
 import { Pool, type TemplateView } from './pool.js';
 import { describeValue } from './problems.js';
-import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, checkSnapshot } from './snapshot.js';
-import { Dispatcher } from './dispatch/dispatcher.js';
+import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type TemplateStatusSnapshot, checkSnapshot } from './snapshot.js';
+import { type DispatchChanges, Dispatcher } from './dispatch/dispatcher.js';
 import type {
   ContactOutcome,
   DispatchAnomaly,
@@ -139,6 +139,32 @@ export interface CoreEngineOptions {
   readonly store?: Store;
   /** State to resume from, as written by {@link Engine.snapshot}. */
   readonly snapshot?: unknown;
+  /** Keep a list of what changes, for {@link Engine.takeChanges}. @default false */
+  readonly trackChanges?: boolean;
+}
+
+/** A number as a durable host keeps it: status and the store's limit usage. */
+export interface NumberChange {
+  readonly phone: string;
+  readonly status: NumberStatus;
+  readonly pausedUntil?: number;
+  /** The store's state of the number, as its snapshot holds it under `numbers[phone]`. */
+  readonly usage: unknown;
+}
+
+/**
+ * What changed since the last `takeChanges()`: what a durable host writes in one commit. Rows kept
+ * this way assemble into an engine snapshot again with {@link snapshotFromRows}.
+ */
+export interface EngineChanges extends DispatchChanges {
+  /** Clock time the changes were taken. */
+  readonly takenAt: number;
+  /** Numbers whose status, limits or usage changed. */
+  readonly numbers: readonly NumberChange[];
+  /** Templates whose status changed. */
+  readonly templates: readonly TemplateStatusSnapshot[];
+  /** The store's snapshot without its numbers (e.g. `{ kind: 'memory', bucketMinutes: 60 }`). */
+  readonly store: StoreSnapshot;
 }
 
 interface BusinessRecord {
@@ -212,6 +238,12 @@ export class Engine {
   #outTemplates = new Float64Array(64);
 
   readonly #dispatch: Dispatcher;
+  #tracking = false;
+  /** Per number / template: changed since the last `takeChanges` (tracking on). */
+  #numberDirty = new Uint8Array(0);
+  #dirtyNumbers: number[] = [];
+  #templateDirty = new Uint8Array(0);
+  #dirtyTemplates: number[] = [];
 
   /**
    * @param fleet a fleet description (validated whole; nothing is built from one with problems)
@@ -243,6 +275,7 @@ export class Engine {
         if (t !== undefined) this.#setTemplate(t, status, until, 'failover');
       },
       nextResumeAt: () => this.#nextTimer(),
+      charged: (slot) => this.#markNumber(slot),
       anomaly: (message) => {
         const anomaly = { at: this.#lastNow, message };
         for (const listener of this.#anomalyListeners) listener(anomaly);
@@ -252,6 +285,13 @@ export class Engine {
     if (!validation.ok) throw new FleetValidationError(validation.problems);
     this.#load(validation.fleet);
     if (options.snapshot !== undefined) this.#restore(options.snapshot);
+    if (options.trackChanges === true) {
+      if (typeof this.#store.snapshotNumbers !== 'function') {
+        throw new ArgumentError('createEngine(options.trackChanges)', 'a store that can snapshot single numbers (snapshotNumbers), as MemoryStore', 'a store without it');
+      }
+      this.#tracking = true;
+      this.#dispatch.track();
+    }
   }
 
   // ---------------------------------------------------------------- queries
@@ -365,6 +405,7 @@ export class Engine {
       this.#outTemplates = new Float64Array(count);
     }
     const n = this.#fill(pool, count, now, this.#outNumbers, this.#outTemplates);
+    if (this.#tracking) for (let i = 0; i < n; i++) this.#markNumber(this.#outNumbers[i]!);
     const assignments: Assignment[] = new Array<Assignment>(n);
     for (let i = 0; i < n; i++) {
       assignments[i] = { phone: this.#phones[this.#outNumbers[i]!]!, templateId: this.#outTemplates[i]! };
@@ -385,6 +426,7 @@ export class Engine {
     const pool = this.#pool(businessId, typeId);
     const now = this.#tick();
     const n = this.#fill(pool, count, now, numbers, templates);
+    if (this.#tracking) for (let i = 0; i < n; i++) this.#markNumber(numbers[i]!);
     if (n === count) return { count: n };
     return { count: n, ...this.#shortfall(pool) };
   }
@@ -483,6 +525,7 @@ export class Engine {
     this.#per24h[slot] = per24h;
     this.#perSecond[slot] = perSecond;
     this.#store.open(phone, limitsOf(perHour, per24h, perSecond), this.#lastNow);
+    this.#markNumber(slot);
     const b = this.#businesses[this.#numberBusiness[slot]!]!;
     const m = this.#numberMember[slot]!;
     for (const pool of b.pools) pool.rateChanged(m, oldPerHour, perHour);
@@ -554,6 +597,56 @@ export class Engine {
   /** Terminal outcomes (sent, failed, expired, rejected) since the last call, each exactly once. */
   takeOutcomes(): ContactOutcome[] {
     return this.#dispatch.takeOutcomes();
+  }
+
+  // ---------------------------------------------------------------- changes for a durable host
+
+  /**
+   * What changed since the last call (needs `trackChanges`): submissions (contacts the first time),
+   * finished submissions, numbers' status and usage, templates' status. A host writes them in one
+   * commit before it lets anything out (a 202, a send); rows kept this way give the engine back with
+   * {@link snapshotFromRows}. With `full`, everything live, as after a restore from a snapshot file.
+   * Usage charged by `assign`/`assignInto` is tracked too.
+   *
+   * Take changes last in a step, after `takeOutcomes()`: any call may apply what fell due (an expiry
+   * read by `stats()` is an outcome too), and the rows must hold every outcome the host handled.
+   * @throws {ArgumentError} when the engine was created without `trackChanges`
+   */
+  takeChanges(options: { readonly full?: boolean } = {}): EngineChanges {
+    if (!this.#tracking) throw new ArgumentError('takeChanges()', 'an engine created with trackChanges: true', 'trackChanges off');
+    const now = this.#tick();
+    const full = options.full === true;
+    const dispatch = this.#dispatch.takeChanges(full);
+    const slots = full ? Array.from(this.#phones, (_, i) => i) : this.#dirtyNumbers;
+    const partial = this.#store.snapshotNumbers!(slots.map((slot) => this.#handle[slot]!));
+    const { numbers: usage, ...store } = partial as StoreSnapshot & { numbers?: Record<string, unknown> };
+    const numbers = slots.map((slot): NumberChange => {
+      this.#numberDirty[slot] = 0;
+      const phone = this.#phones[slot]!;
+      const until = this.#numberUntil.get(slot);
+      return { phone, status: this.#numberActive[slot] === 1 ? 'active' : 'paused', ...(until !== undefined ? { pausedUntil: until } : {}), usage: usage?.[phone] ?? null };
+    });
+    const templateIndexes = full ? Array.from(this.#templates, (_, i) => i) : this.#dirtyTemplates;
+    const templates = templateIndexes.map((t): TemplateStatusSnapshot => {
+      this.#templateDirty[t] = 0;
+      const until = this.#templateUntil[t]!;
+      return { id: this.#templateIds[t]!, status: this.#templateStatus[t]!, ...(Number.isNaN(until) ? {} : { pausedUntil: until }) };
+    });
+    this.#dirtyNumbers = [];
+    this.#dirtyTemplates = [];
+    return { ...dispatch, takenAt: now, numbers, templates, store };
+  }
+
+  #markNumber(slot: number): void {
+    if (!this.#tracking || this.#numberDirty[slot] === 1) return;
+    this.#numberDirty[slot] = 1;
+    this.#dirtyNumbers.push(slot);
+  }
+
+  #markTemplate(t: number): void {
+    if (!this.#tracking || this.#templateDirty[t] === 1) return;
+    this.#templateDirty[t] = 1;
+    this.#dirtyTemplates.push(t);
   }
 
   // ---------------------------------------------------------------- snapshots
@@ -633,6 +726,7 @@ export class Engine {
 
 
   #setNumber(slot: number, active: boolean, until: number | undefined, source?: string): void {
+    this.#markNumber(slot);
     this.#numberGen[slot]!++;
     this.#numberActive[slot] = active ? 1 : 0;
     if (until === undefined) this.#numberUntil.delete(slot);
@@ -650,6 +744,7 @@ export class Engine {
   }
 
   #setTemplate(t: number, status: TemplateStatus, until: number | undefined, source?: string): void {
+    this.#markTemplate(t);
     this.#templateGen[t]!++;
     this.#templateStatus[t] = status;
     this.#templateUntil[t] = until ?? NaN;
@@ -962,6 +1057,9 @@ export class Engine {
     this.#touched = new Int32Array(numberCount);
     this.#call = 0;
     this.#timers = new TimedHeap();
+    // A new fleet changes every number and template for a durable host: all are written again.
+    this.#numberDirty = new Uint8Array(numberCount).fill(this.#tracking ? 1 : 0);
+    this.#dirtyNumbers = this.#tracking ? Array.from({ length: numberCount }, (_, i) => i) : [];
 
     const templateCount = fleet.templates.length;
     this.#templateIds = new Float64Array(templateCount);
@@ -971,6 +1069,8 @@ export class Engine {
     this.#templateGen = new Uint32Array(templateCount);
     this.#templateAccount = [];
     this.#templatePools = [];
+    this.#templateDirty = new Uint8Array(templateCount).fill(this.#tracking ? 1 : 0);
+    this.#dirtyTemplates = this.#tracking ? Array.from({ length: templateCount }, (_, i) => i) : [];
     fleet.templates.forEach((t, i) => {
       this.#templateIds[i] = t.id;
       this.#templateIndex.set(t.id, i);

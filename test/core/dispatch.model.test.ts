@@ -16,7 +16,11 @@ import { describe, expect, it } from 'vitest';
 import {
   ManualClock,
   actionForCode,
+  applyChanges,
   createEngine,
+  emptyRows,
+  snapshotFromRows,
+  type EngineRows,
   type ContactOutcome,
   type Engine,
   type ReportResult,
@@ -167,6 +171,8 @@ function modelReport(m: Model, seq: number, index: number, handout: number, outc
 
 interface Real {
   engine: Engine;
+  /** What a durable host keeps: `takeChanges()` applied after every command. */
+  readonly rows: EngineRows;
   readonly clock: ManualClock;
   readonly sends: Map<string, Send[]>;
   readonly outcomes: Map<string, ContactOutcome>;
@@ -192,10 +198,12 @@ function checkAll(m: Model, r: Real): void {
     const { blocked: _b, retryAt: _r, ...status } = r.engine.submissionStatus(s.id);
     expect(status).toEqual({ submissionId: s.id, finished: finished(s), ...counts(s.contacts) });
   }
+  // The end of a host's step: outcomes handled, then the step's changes written (the rows).
   for (const o of r.engine.takeOutcomes()) {
     expect(r.outcomes.has(o.contactId), `outcome of ${o.contactId} reported twice`).toBe(false);
     r.outcomes.set(o.contactId, o);
   }
+  applyChanges(r.rows, r.engine.takeChanges());
   for (const s of m.subs) {
     s.contacts.forEach((c, i) => {
       const o = r.outcomes.get(`${s.id}.${i}`);
@@ -394,16 +402,17 @@ class TemplateStatus implements Cmd {
   toString = () => `template(${TEMPLATES[this.index % TEMPLATES.length]!.id}, ${this.status} ${this.forMs})`;
 }
 
-/** Snapshot, JSON round trip, new engine: what was in flight is queued again. */
+/** Snapshot (or the durable host's rows), JSON round trip, new engine: what was in flight is queued again. */
 class Restart implements Cmd {
+  constructor(readonly fromRows: boolean) {}
   check = () => true;
   run(m: Model, r: Real): void {
-    const snapshot = JSON.parse(JSON.stringify(r.engine.snapshot()));
-    r.engine = createEngine(fleet(), { clock: r.clock, snapshot });
+    const snapshot = JSON.parse(JSON.stringify(this.fromRows ? snapshotFromRows(r.rows, m.now) : r.engine.snapshot()));
+    r.engine = createEngine(fleet(), { clock: r.clock, snapshot, trackChanges: true });
     for (const s of m.subs) for (const c of s.contacts) if (c.state === 'inflight') c.state = 'queued';
     checkAll(m, r);
   }
-  toString = () => 'restart';
+  toString = () => (this.fromRows ? 'restart from rows' : 'restart');
 }
 
 const CODES = [131000, 131026, 132015, 132016, 131048, 130429, 131049, 131056, 999];
@@ -436,7 +445,8 @@ const commands = [
   fc
     .tuple(fc.nat(), fc.constantFrom('active' as const, 'active' as const, 'paused' as const, 'disabled' as const), fc.option(fc.integer({ min: 1, max: 2 * HOUR }), { nil: undefined }))
     .map(([i, s, f]) => new TemplateStatus(i, s, f)),
-  fc.constant(new Restart()),
+  fc.constant(new Restart(false)),
+  fc.constant(new Restart(true)),
 ];
 
 describe('dispatch queue against a reference model', () => {
@@ -446,7 +456,7 @@ describe('dispatch queue against a reference model', () => {
         const clock = new ManualClock(0);
         const setup = () => ({
           model: { now: 0, wake: null, nextSeq: 1, subs: [], handouts: [] } as Model,
-          real: { engine: createEngine(fleet(), { clock }), clock, sends: new Map(), outcomes: new Map() } as Real,
+          real: { engine: createEngine(fleet(), { clock, trackChanges: true }), rows: emptyRows(), clock, sends: new Map(), outcomes: new Map() } as Real,
         });
         fc.modelRun(setup, cmds);
       }),

@@ -36,6 +36,17 @@ export interface SubmissionSnapshot {
   readonly back?: readonly number[];
 }
 
+/**
+ * A submission as a durable host keeps it between writes (`engine.takeChanges()`): its snapshot
+ * without the contacts once the host has had them, plus the retry timers of its waiting contacts.
+ */
+export interface SubmissionChange extends Omit<SubmissionSnapshot, 'contacts'> {
+  /** Present the first time the submission is in the changes (they never change afterwards). */
+  readonly contacts?: readonly SubmissionContact[];
+  /** Waiting contacts' retries as [index, hand-outs when set, due time]. */
+  readonly timers: readonly (readonly [number, number, number])[];
+}
+
 export interface FlowSnapshot {
   readonly key: string;
   readonly weight: number;
@@ -96,6 +107,20 @@ export function queueToSnapshot(q: PoolQueue): QueueSnapshot {
     typeId: q.typeId,
     flows: q.exportOrder().map((f) => ({ key: f.key, weight: f.weight, returning: f.returning.map((r) => r.seq), fresh: f.fresh.map((r) => r.seq) })),
   };
+}
+
+/** The retry timers of a record's waiting contacts. */
+export function recordTimers(r: SubmissionRecord): [number, number, number][] {
+  const timers: [number, number, number][] = [];
+  if (r.retryAt === undefined || r.counts.waitingRetry === 0) return timers;
+  for (let i = 0; i < r.state.length; i++) if (r.state[i] === 1) timers.push([i, r.handouts[i]!, r.retryAt[i]!]);
+  return timers;
+}
+
+/** A record as the changes give it: without its contacts unless `withContacts`. */
+export function recordToChange(r: SubmissionRecord, withContacts: boolean): SubmissionChange {
+  const { contacts, ...rest } = recordToSnapshot(r);
+  return { ...rest, ...(withContacts ? { contacts } : {}), timers: recordTimers(r) };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -20,7 +20,14 @@ import { describeValue, problem } from '../problems.js';
 import type { Submission } from '../submission.js';
 import { type CompiledTemplate, compileTemplate, renderCompiled } from '../template-text.js';
 import { checkContact, checkSubmission } from './check-submission.js';
-import { type DispatchSnapshot, checkDispatchSnapshot, queueToSnapshot, recordToSnapshot } from './dispatch-snapshot.js';
+import {
+  type DispatchSnapshot,
+  type SubmissionChange,
+  checkDispatchSnapshot,
+  queueToSnapshot,
+  recordToChange,
+  recordToSnapshot,
+} from './dispatch-snapshot.js';
 import { PoolQueue } from './pool-queue.js';
 import {
   COUNT_KEY,
@@ -72,6 +79,18 @@ export interface DispatchHost {
   setTemplate(templateId: number, status: 'paused' | 'disabled', until: number | undefined): void;
   nextResumeAt(): number | undefined;
   anomaly(message: string): void;
+  /** A message went out on the number at `slot` (its limit usage changed), when changes are tracked. */
+  charged(slot: number): void;
+}
+
+/** What changed in the dispatch queue since the host last asked (`engine.takeChanges()`). */
+export interface DispatchChanges {
+  readonly nextSeq: number;
+  readonly counts: DispatchCounts;
+  /** Live submissions that changed, contacts included the first time. */
+  readonly submissions: readonly SubmissionChange[];
+  /** Submissions that finished: their final counts (their rows can go). */
+  readonly finished: readonly SubmissionStatus[];
 }
 
 /**
@@ -112,9 +131,44 @@ export class Dispatcher {
   #outcomes: ContactOutcome[] = [];
   #scratchNumbers = new Int32Array(256);
   #scratchTemplates = new Float64Array(256);
+  #tracking = false;
+  #dirty: SubmissionRecord[] = [];
+  #finishedSince: SubmissionStatus[] = [];
 
   constructor(host: DispatchHost) {
     this.#host = host;
+  }
+
+  /** Keeps a list of what changes, for `takeChanges`. */
+  track(): void {
+    this.#tracking = true;
+  }
+
+  /**
+   * Submissions changed and finished since the last call. With `full`, every live submission with
+   * its contacts (a host starting to keep rows from an engine restored from a snapshot file).
+   */
+  takeChanges(full = false): DispatchChanges {
+    // Nothing falls due here: an outcome made now would miss the host's step it belongs to.
+    const submissions: SubmissionChange[] = [];
+    if (full) for (const r of this.#bySeq.values()) r.announced = false;
+    for (const r of full ? this.#bySeq.values() : this.#dirty) {
+      r.dirty = false;
+      if (!r.live) continue;
+      submissions.push(recordToChange(r, !r.announced));
+      r.announced = true;
+    }
+    if (full) for (const r of this.#dirty) r.dirty = false;
+    this.#dirty = [];
+    const finished = this.#finishedSince;
+    this.#finishedSince = [];
+    return { nextSeq: this.#nextSeq, counts: { ...this.#counts }, submissions, finished };
+  }
+
+  #touch(record: SubmissionRecord): void {
+    if (!this.#tracking || record.dirty) return;
+    record.dirty = true;
+    this.#dirty.push(record);
   }
 
   // ---------------------------------------------------------------- submit
@@ -209,7 +263,9 @@ export class Dispatcher {
       const record = queue.next();
       if (record === undefined) break;
       const index = queue.index;
-      const phone = this.#host.phoneAt(this.#scratchNumbers[i]!);
+      const slot = this.#scratchNumbers[i]!;
+      const phone = this.#host.phoneAt(slot);
+      if (this.#tracking) this.#host.charged(slot);
       const templateId = this.#scratchTemplates[i]!;
       const handout = record.handouts[index]!;
       record.handouts[index] = handout + 1;
@@ -322,6 +378,7 @@ export class Dispatcher {
           return { ok: true, effect: 'expired' };
         }
         record.retries[index]!++;
+        (record.retryAt ??= new Float64Array(record.contacts.length))[index] = at;
         this.#move(record, index, WAITING);
         this.#retries.push({ at, seq: record.seq, index, handout: record.handouts[index]! });
         return { ok: true, effect: 'retry-scheduled', retryAt: at };
@@ -526,6 +583,7 @@ export class Dispatcher {
 
   /** First state of a contact. */
   #enter(record: SubmissionRecord, index: number, state: number): void {
+    this.#touch(record);
     record.state[index] = state;
     record.counts[COUNT_KEY[state]!]++;
     this.#counts[COUNT_KEY[state]!]++;
@@ -534,6 +592,7 @@ export class Dispatcher {
   }
 
   #move(record: SubmissionRecord, index: number, state: number): void {
+    this.#touch(record);
     const before = record.state[index]!;
     const from = COUNT_KEY[before]!;
     const to = COUNT_KEY[state]!;
@@ -586,7 +645,9 @@ export class Dispatcher {
     }
     record.live = false;
     this.#bySeq.delete(record.seq);
-    this.#remember({ submissionId: record.id, finished: true, ...c });
+    const status: SubmissionStatus = { submissionId: record.id, finished: true, ...c };
+    this.#remember(status);
+    if (this.#tracking) this.#finishedSince.push(status);
   }
 
   #remember(status: SubmissionStatus): void {
@@ -718,15 +779,21 @@ export class Dispatcher {
     for (const [seq, index, handout, at] of snap.retries) {
       const record = this.#bySeq.get(seq)!;
       if (record.state[index] !== WAITING) continue;
+      (record.retryAt ??= new Float64Array(record.contacts.length))[index] = at;
       this.#retries.push({ at, seq, index, handout });
       timed.add(`${seq}.${index}`);
     }
     for (const record of this.#bySeq.values()) {
       for (let i = 0; i < record.contacts.length; i++) {
         // A waiting contact without its timer would wait forever: it is due now.
-        if (record.state[i] === WAITING && !timed.has(`${record.seq}.${i}`)) this.#retries.push({ at: now, seq: record.seq, index: i, handout: record.handouts[i]! });
+        if (record.state[i] === WAITING && !timed.has(`${record.seq}.${i}`)) {
+          (record.retryAt ??= new Float64Array(record.contacts.length))[i] = now;
+          this.#retries.push({ at: now, seq: record.seq, index: i, handout: record.handouts[i]! });
+        }
       }
     }
+    // Whoever restores has the contacts (from the file or its rows); `takeChanges(true)` gives them again.
+    for (const record of this.#bySeq.values()) record.announced = true;
     for (const status of snap.finished ?? []) this.#remember({ ...status, finished: true });
     this.#outcomes = snap.outcomes.map((o) => (o.contactId === undefined ? { ...o, contactId: `${o.submissionId}.${o.index}` } : o));
     for (const record of [...this.#bySeq.values()]) this.#finishIfDone(record);

@@ -81,6 +81,12 @@ export interface SubmissionRecord extends RecordOptions {
   /** Listed in its flow's `fresh` / `returning` ring. */
   inFresh: boolean;
   inReturning: boolean;
+  /** Due times of retries, by contact (allocated at the first retry; only waiting contacts' values count). */
+  retryAt: Float64Array | undefined;
+  /** Changed since the host last took changes (tracking on). */
+  dirty: boolean;
+  /** The host has had this record's contacts once (tracking on): later changes omit them. */
+  announced: boolean;
   /** Its deadline is in the dispatcher's heap (taken out while no contact of it waits). */
   deadlineArmed: boolean;
   /** False once every contact has its final outcome: the record is out of every queue. */
@@ -110,6 +116,9 @@ export function createRecord(options: RecordOptions, queue: PoolQueue): Submissi
     backQueued: 0,
     inFresh: false,
     inReturning: false,
+    retryAt: undefined,
+    dirty: false,
+    announced: false,
     deadlineArmed: false,
     live: true,
   };

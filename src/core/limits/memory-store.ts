@@ -290,6 +290,12 @@ export class MemoryStore implements Store {
     return { kind: 'memory', bucketMinutes: this.bucketMinutes, numbers };
   }
 
+  snapshotNumbers(handles: readonly number[]): MemoryStoreSnapshot {
+    const numbers: Record<string, MemoryStoreNumberState> = {};
+    for (const h of handles) if (h >= 0 && h < this.#size) numbers[this.#keys[h]!] = this.#save(h);
+    return { kind: 'memory', bucketMinutes: this.bucketMinutes, numbers };
+  }
+
   restore(snapshot: StoreSnapshot, now: number): void {
     const snap = snapshot as MemoryStoreSnapshot;
     if (snap.kind !== 'memory' || typeof snap.numbers !== 'object' || snap.numbers === null) {

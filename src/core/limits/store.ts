@@ -56,6 +56,11 @@ export interface Store {
   sizeFor?(numbers: number): void;
   /** The state of every number, as plain JSON. */
   snapshot(): StoreSnapshot;
+  /**
+   * Optional: a snapshot of only these numbers, in the same form (numbers under `numbers[key]`), for
+   * a durable host that writes what changed (`engine.takeChanges()` needs it).
+   */
+  snapshotNumbers?(handles: readonly number[]): StoreSnapshot;
   /** Loads a snapshot's usage, at `now`, into numbers opened or opened later under the same keys. */
   restore(snapshot: StoreSnapshot, now: number): void;
 }
