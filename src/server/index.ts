@@ -46,3 +46,12 @@ export type { DispatchOptions } from './dispatch-worker.js';
 export type { SmsOptions } from './sms-worker.js';
 export type { DeliveryOptions } from './webhooks/delivery-worker.js';
 export type { NotifierSnapshot, TrackedMessage } from './notifier.js';
+
+// Durable state (the embedded database)
+export {
+  openSqliteStorage,
+  type ServerStorage,
+  type SqliteStorageOptions,
+  type StorageStep,
+  type StoredState,
+} from '../storage/sqlite-storage.js';

@@ -1,0 +1,187 @@
+/**
+ * The server's durable state in an embedded SQLite database (through `libsql`, an optional peer:
+ * prebuilt, nothing to compile). WAL journal with `synchronous=FULL`: when `write` returns, the
+ * step is on disk, and a crash at any moment leaves every step written before it (a torn last
+ * write is rolled back by SQLite itself).
+ *
+ * What it keeps is the engine's rows (core/rows.ts: one row per live submission with its contacts
+ * written once, per number, per template, the last finished submissions) plus the server's own
+ * values by key and its webhook outbox. One `write` is one transaction: a host groups the changes of
+ * concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
+ * database").
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { FINISHED_KEPT } from '../core/dispatch/dispatcher.js';
+import type { EngineChanges } from '../core/engine.js';
+import { type EngineRows, type SubmissionRow, emptyRows } from '../core/rows.js';
+
+/** One step to write: what changed in the engine, server values, outbox events in and out. */
+export interface StorageStep {
+  readonly engine?: EngineChanges;
+  /** Server values by key (JSON-serialisable); `undefined` deletes the key. */
+  readonly values?: Readonly<Record<string, unknown>>;
+  /** Outbox events to keep, by id (any JSON value). */
+  readonly outboxPut?: readonly (readonly [id: string, event: unknown])[];
+  /** Outbox events delivered or given up. */
+  readonly outboxDelete?: readonly string[];
+}
+
+/** What a restart finds. */
+export interface StoredState {
+  readonly rows: EngineRows;
+  readonly values: ReadonlyMap<string, unknown>;
+  readonly outbox: readonly (readonly [string, unknown])[];
+}
+
+/** Where the server keeps what must survive it. */
+export interface ServerStorage {
+  /** Everything kept; undefined when nothing was ever written (a first start). */
+  load(): StoredState | undefined;
+  /** Writes one step in one transaction, durably; throws (and writes nothing) when it cannot. */
+  write(step: StorageStep): void;
+  close(): void;
+}
+
+/** Options of {@link openSqliteStorage}. */
+export interface SqliteStorageOptions {
+  /**
+   * `FULL` syncs every commit (power-safe); `NORMAL` syncs at checkpoints only: a process crash
+   * loses nothing, a power cut can lose the last commits.
+   * @default 'FULL'
+   */
+  readonly synchronous?: 'FULL' | 'NORMAL';
+}
+
+const SCHEMA_VERSION = 1;
+const FILE = 'sendpool.db';
+
+interface Statement {
+  run(...params: unknown[]): unknown;
+  get(...params: unknown[]): Record<string, unknown> | undefined;
+  all(...params: unknown[]): Record<string, unknown>[];
+}
+interface Database {
+  exec(sql: string): void;
+  prepare(sql: string): Statement;
+  transaction<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => T;
+  close(): void;
+}
+
+/** libsql is loaded when a database is opened, so hosts without one do not need the package. */
+async function loadLibsql(): Promise<new (path: string) => Database> {
+  try {
+    const mod = (await import('libsql')) as unknown as { default: new (path: string) => Database };
+    return mod.default;
+  } catch (e) {
+    throw new Error(`The durable server needs the optional package "libsql" (npm i libsql): ${e instanceof Error ? e.message : String(e)}`);
+  }
+}
+
+/**
+ * Opens (creating if needed) the database in `dir` (`<dir>/sendpool.db`, with its WAL files).
+ * @throws when the directory cannot be created or the file is not a sendpool database of a known schema
+ */
+export async function openSqliteStorage(dir: string, options: SqliteStorageOptions = {}): Promise<ServerStorage> {
+  const Libsql = await loadLibsql();
+  mkdirSync(dir, { recursive: true });
+  const db = new Libsql(join(dir, FILE));
+  db.exec('PRAGMA journal_mode=WAL');
+  db.exec(`PRAGMA synchronous=${options.synchronous ?? 'FULL'}`);
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS submissions (seq INTEGER PRIMARY KEY, contacts TEXT NOT NULL, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS finished (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS numbers (phone TEXT PRIMARY KEY, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS templates (id INTEGER PRIMARY KEY, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS outbox (id TEXT PRIMARY KEY, row TEXT NOT NULL);
+  `);
+  const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
+  if (schema === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
+  else if (Number(schema['value']) !== SCHEMA_VERSION) {
+    db.close();
+    throw new Error(`${join(dir, FILE)}: schema ${String(schema['value'])}, this sendpool reads schema ${SCHEMA_VERSION}`);
+  }
+  const q = {
+    putMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+    deleteMeta: db.prepare('DELETE FROM meta WHERE key = ?'),
+    insertSubmission: db.prepare('INSERT INTO submissions (seq, contacts, row) VALUES (?, ?, ?) ON CONFLICT(seq) DO UPDATE SET contacts = excluded.contacts, row = excluded.row'),
+    updateSubmission: db.prepare('UPDATE submissions SET row = ? WHERE seq = ?'),
+    deleteSubmission: db.prepare('DELETE FROM submissions WHERE seq = ?'),
+    putFinished: db.prepare('INSERT INTO finished (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
+    pruneFinished: db.prepare('DELETE FROM finished WHERE n <= (SELECT MAX(n) FROM finished) - ?'),
+    putNumber: db.prepare('INSERT INTO numbers (phone, row) VALUES (?, ?) ON CONFLICT(phone) DO UPDATE SET row = excluded.row'),
+    putTemplate: db.prepare('INSERT INTO templates (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
+    putOutbox: db.prepare('INSERT INTO outbox (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
+    deleteOutbox: db.prepare('DELETE FROM outbox WHERE id = ?'),
+  };
+
+  const writeStep = db.transaction((step: StorageStep) => {
+    const e = step.engine;
+    if (e) {
+      q.putMeta.run('engine.totals', JSON.stringify({ nextSeq: e.nextSeq, counts: e.counts, store: e.store }));
+      for (const c of e.submissions) {
+        const { contacts, ...row } = c;
+        const text = JSON.stringify(row);
+        if (contacts !== undefined) q.insertSubmission.run(c.seq, JSON.stringify(contacts), text);
+        else if ((q.updateSubmission.run(text, c.seq) as { changes?: number }).changes === 0) {
+          throw new Error(`storage: submission s${c.seq} changed before its contacts were written`);
+        }
+      }
+      for (const f of e.finished) {
+        q.deleteSubmission.run(Number(f.submissionId.slice(1)));
+        q.putFinished.run(f.submissionId, JSON.stringify(f));
+      }
+      if (e.finished.length > 0) q.pruneFinished.run(FINISHED_KEPT);
+      for (const n of e.numbers) q.putNumber.run(n.phone, JSON.stringify(n));
+      for (const t of e.templates) q.putTemplate.run(t.id, JSON.stringify(t));
+    }
+    for (const [key, value] of Object.entries(step.values ?? {})) {
+      if (value === undefined) q.deleteMeta.run(`server.${key}`);
+      else q.putMeta.run(`server.${key}`, JSON.stringify(value));
+    }
+    for (const [id, event] of step.outboxPut ?? []) q.putOutbox.run(id, JSON.stringify(event));
+    for (const id of step.outboxDelete ?? []) q.deleteOutbox.run(id);
+  });
+
+  return {
+    load(): StoredState | undefined {
+      const meta = db.prepare('SELECT key, value FROM meta').all();
+      const totals = meta.find((m) => m['key'] === 'engine.totals');
+      const values = new Map<string, unknown>();
+      for (const m of meta) {
+        const key = String(m['key']);
+        if (key.startsWith('server.')) values.set(key.slice(7), JSON.parse(String(m['value'])));
+      }
+      const outbox = db.prepare('SELECT id, row FROM outbox').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
+      if (totals === undefined && values.size === 0 && outbox.length === 0) return undefined;
+      const rows = emptyRows();
+      if (totals !== undefined) {
+        const t = JSON.parse(String(totals['value'])) as Pick<EngineRows, 'nextSeq' | 'counts' | 'store'>;
+        rows.nextSeq = t.nextSeq;
+        rows.counts = t.counts;
+        rows.store = t.store;
+      }
+      for (const r of db.prepare('SELECT contacts, row FROM submissions ORDER BY seq').all()) {
+        const row = JSON.parse(String(r['row'])) as Omit<SubmissionRow, 'contacts'>;
+        rows.submissions.set(row.seq, { ...row, contacts: JSON.parse(String(r['contacts'])) });
+      }
+      for (const r of db.prepare('SELECT id, row FROM finished ORDER BY n').all()) rows.finished.set(String(r['id']), JSON.parse(String(r['row'])));
+      for (const r of db.prepare('SELECT row FROM numbers').all()) {
+        const n = JSON.parse(String(r['row']));
+        rows.numbers.set(n.phone, n);
+      }
+      for (const r of db.prepare('SELECT row FROM templates').all()) {
+        const t = JSON.parse(String(r['row']));
+        rows.templates.set(t.id, t);
+      }
+      return { rows, values, outbox };
+    },
+    write(step: StorageStep): void {
+      writeStep(step);
+    },
+    close(): void {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/** The server's database: what is written comes back, whole, after a close or a SIGKILL mid-write. */
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ManualClock, applyChanges, createEngine, emptyRows, snapshotFromRows, type Engine } from '../../src/index.js';
+import { openSqliteStorage } from '../../src/storage/sqlite-storage.js';
+import { specFleet } from '../core/arbitraries.js';
+
+const root = mkdtempSync(join(tmpdir(), 'sendpool-storage-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let dirs = 0;
+const freshDir = () => join(root, `db${++dirs}`);
+
+const contact = (i: number) => ({ phone: `55119${String(80000000 + i)}`, variables: [`Name${i}`, `R$ ${i}`], data: { ref: `c${i}` } });
+
+describe('SQLite storage', () => {
+  it('keeps the engine rows step by step; a restart from them equals the engine it left', async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    expect(storage.load()).toBeUndefined();
+    const clock = new ManualClock(0);
+    const engine: Engine = createEngine(specFleet(), { clock, trackChanges: true });
+    const rows = emptyRows();
+    const step = () => {
+      engine.takeOutcomes();
+      const changes = engine.takeChanges();
+      applyChanges(rows, changes);
+      storage.write({ engine: changes });
+    };
+    step();
+    engine.submit({ businessId: 1, typeId: 10, campaignId: 1, maxRetries: 2, retryInterval: 60_000, contacts: Array.from({ length: 50 }, (_, i) => contact(i)) });
+    engine.submit({ businessId: 1, typeId: 10, campaignId: 2, deadline: 10 * 60_000, contacts: Array.from({ length: 30 }, (_, i) => contact(100 + i)) });
+    step();
+    const handed = engine.poll({ limit: 40 });
+    step();
+    handed.forEach((m, i) => engine.report(m.messageId, i % 4 === 0 ? { status: 'failed', code: 131000 } : { status: 'sent' }));
+    engine.setNumberStatus('5511990000002', 'paused', { until: 3_600_000 });
+    step();
+    clock.advance(5 * 60_000);
+    engine.poll({ limit: 10 });
+    step();
+    storage.close();
+
+    const reopened = await openSqliteStorage(dir);
+    const loaded = reopened.load()!;
+    expect(loaded.rows).toEqual(rows);
+    const restarted = createEngine(specFleet(), { clock, snapshot: JSON.parse(JSON.stringify(snapshotFromRows(loaded.rows, clock.now()))) });
+    const { inFlight, queued, ...rest } = engine.stats();
+    expect(restarted.stats()).toEqual({ ...rest, inFlight: 0, queued: queued + inFlight });
+    expect(restarted.numbers().map((n) => [n.phone, n.status, n.available])).toEqual(engine.numbers().map((n) => [n.phone, n.status, n.available]));
+    expect(restarted.submissionStatus('s1')).toMatchObject({ sent: engine.submissionStatus('s1').sent, waitingRetry: engine.submissionStatus('s1').waitingRetry });
+    reopened.close();
+  });
+
+  it('keeps server values and outbox events, and forgets what is deleted', async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    storage.write({ values: { nextContactId: 41, reportTokenKey: 'k1', gone: true }, outboxPut: [['e1', { url: 'https://a' }], ['e2', { url: 'https://b' }]] });
+    storage.write({ values: { nextContactId: 42, gone: undefined }, outboxDelete: ['e1'] });
+    storage.close();
+    const loaded = (await openSqliteStorage(dir)).load()!;
+    expect(Object.fromEntries(loaded.values)).toEqual({ nextContactId: 42, reportTokenKey: 'k1' });
+    expect(loaded.outbox).toEqual([['e2', { url: 'https://b' }]]);
+  });
+
+  it('a step that fails writes nothing of itself', async () => {
+    const storage = await openSqliteStorage(freshDir());
+    const changes = { takenAt: 0, nextSeq: 2, counts: { submitted: 0, queued: 0, waitingRetry: 0, inFlight: 0, sent: 0, failed: 0, expired: 0, rejected: 0 }, finished: [], numbers: [], templates: [], store: { kind: 'memory' } };
+    // A change without contacts for a submission never written: refused, and the value with it.
+    const orphan = { seq: 9, businessId: 1, typeId: 10, maxRetries: 0, retryInterval: 0, weight: 1, state: '0', retries: [0], handouts: [0], fresh: 0, back: [], timers: [] };
+    expect(() => storage.write({ engine: { ...changes, submissions: [orphan] }, values: { x: 1 } })).toThrow(/s9 changed before its contacts/);
+    expect(storage.load()).toBeUndefined();
+    storage.close();
+  });
+
+  it('killed while writing (SIGKILL), it opens with every step it had reported written', async () => {
+    for (let round = 0; round < 5; round++) {
+      const dir = freshDir();
+      const child = fork(join(import.meta.dirname, 'torn-writer.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, SENDPOOL_TORN_DIR: dir }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+      let out = '';
+      const target = 20 + round * 7;
+      const exited = new Promise((resolve) => child.on('exit', resolve));
+      // Kill once it has reported `target` durable steps: a condition, not a time.
+      await new Promise<void>((resolve) => {
+        child.stdout!.on('data', (d: Buffer) => {
+          out += d.toString();
+          if (out.split('\n').length > target) resolve();
+        });
+      });
+      child.kill('SIGKILL');
+      await exited;
+      const reported = out.split('\n').filter((l) => /^\d+$/.test(l)).map(Number);
+      const last = Math.max(...reported);
+      const storage = await openSqliteStorage(dir);
+      const loaded = storage.load()!;
+      const seqs = [...loaded.rows.submissions.keys()];
+      // Every reported step is there, whole; at most the one step in flight at the kill beyond it.
+      expect(seqs.slice(0, last)).toEqual(reported.slice(0, last));
+      expect(seqs.length === last || seqs.length === last + 1).toBe(true);
+      for (const row of loaded.rows.submissions.values()) expect(row.contacts).toHaveLength(200);
+      expect(loaded.values.get('lastStep')).toBe(seqs.length);
+      storage.close();
+    }
+  });
+});
