@@ -23,6 +23,7 @@ import { serverContact } from './contacts.js';
 import type { ServerContext } from './context.js';
 import { cryptoRandom } from './crypto-random.js';
 import { DispatchWorker } from './dispatch-worker.js';
+import { Durability } from './durability.js';
 import { ContractHttpError, installErrorHandlers } from './http-errors.js';
 import { installAuth } from './auth.js';
 import { createMetrics } from './metrics.js';
@@ -95,7 +96,12 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const drainMs = options.drainTimeoutMs ?? 10_000;
   const restore = options.restore;
   const batchIntervalMs = options.campaignBatchIntervalMs ?? 60_000;
-  const reportTokenKey = options.reportTokenKey ?? random.randomBytes(32);
+  const stored = options.storedValues;
+  const storedKey = stored?.get('reportTokenKey');
+  // The key signing download links outlives restarts when the server has a store.
+  const reportTokenKey = options.reportTokenKey ?? (typeof storedKey === 'string' ? Buffer.from(storedKey, 'base64') : random.randomBytes(32));
+  const storage = options.storage;
+  let durability: Durability | undefined;
 
   const app = Fastify({
     logger: loggerOptions(options.logger ?? true),
@@ -151,6 +157,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       engine,
       channel,
       clock,
+      ...(storage ? { beforeSend: () => durability!.commit() } : {}),
       onHandOut: (messages) => {
         if (!metrics) return;
         for (const m of messages) metrics.assignments.inc({ number: m.phone });
@@ -225,9 +232,26 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     maxQueuedContacts: options.maxQueuedContacts ?? 1_000_000,
     maxPendingWebhooks: options.maxPendingWebhooks ?? 1_000_000,
     reportTokenKey,
-    nextContactId: restore?.nextContactId ?? 1,
+    durability: undefined,
+    nextContactId: restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1),
     closing: false,
   };
+  if (storage) {
+    const keyText = options.reportTokenKey === undefined ? Buffer.from(reportTokenKey as Uint8Array).toString('base64') : undefined;
+    durability = new Durability({
+      storage,
+      engine,
+      takeOutcomes: () => dispatch.takeOutcomes(),
+      collect: () => ({ values: { nextContactId: ctx.nextContactId, ...(keyText !== undefined ? { reportTokenKey: keyText } : {}) } }),
+      onError: (e) => {
+        // Fail closed: nothing more is answered 202 or sent; a restart resumes from what was written.
+        ctx.closing = true;
+        app.log.fatal({ err: e }, 'durable write failed: intake and sending stopped; restart once the store is fixed');
+      },
+      full: options.storeEverything === true,
+    });
+    (ctx as { durability: Durability | undefined }).durability = durability;
+  }
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
   (ctx as { reports: ReportService }).reports = new ReportService(
     {
@@ -337,6 +361,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     notifier.stop();
     notifier.flushCampaigns();
     await delivery.stop(Math.min(drainMs, 2000));
+    // The results of the drained sends, written before the host closes the store.
+    durability?.flush();
     if (options.snapshotFile !== undefined) {
       writeSnapshotFile(options.snapshotFile, snapshot());
       app.log.info({ file: options.snapshotFile }, 'snapshot written');

@@ -8,6 +8,7 @@ import type { RandomSource } from '../events/random.js';
 import type { SecretKey } from '../events/hmac.js';
 import type { Channel } from './channel.js';
 import type { DispatchWorker } from './dispatch-worker.js';
+import type { Durability } from './durability.js';
 import type { ServerMetrics } from './metrics.js';
 import type { Notifier } from './notifier.js';
 import type { ReportService } from './report-service.js';
@@ -31,6 +32,8 @@ export interface ServerContext {
   readonly maxQueuedContacts: number;
   readonly maxPendingWebhooks: number;
   readonly reportTokenKey: SecretKey;
+  /** The durable server's group commit; undefined when state is kept in memory only. */
+  readonly durability: Durability | undefined;
   /** Next contact id (HSM `id`), advanced by each send request. */
   nextContactId: number;
   /** Set when the server is shutting down: intake answers 503. */

@@ -28,6 +28,11 @@ interface Deps {
   /** Called with terminal outcomes taken from the engine. */
   readonly onOutcomes: (outcomes: readonly ContactOutcome[]) => void;
   readonly onHandOut?: (messages: readonly OutgoingMessage[]) => void;
+  /**
+   * Resolves when the hand-outs (and the numbers' charges) are written durably; messages go to the
+   * channel only then, and never when it rejects (the durable server). @default none: send at once
+   */
+  readonly beforeSend?: () => Promise<void>;
 }
 
 /** Longest a timer is set for: time may be changed under the engine (a paused number resumed by an operator). */
@@ -65,13 +70,38 @@ export class DispatchWorker {
       const messages = engine.poll({ limit: Math.min(room, this.#pollLimit) });
       handed = messages.length;
       if (handed > 0) this.#deps.onHandOut?.(messages);
-      for (const m of messages) this.#send(m);
+      if (handed > 0 && this.#deps.beforeSend) this.#hold(messages, this.#deps.beforeSend());
+      else for (const m of messages) this.#send(m);
     }
     this.#takeOutcomes();
     this.#arm(handed, room);
   }
 
-  #send(m: OutgoingMessage): void {
+  /** Messages wait for their write; counted in flight meanwhile, so the next pass does not over-poll. */
+  #hold(messages: readonly OutgoingMessage[], written: Promise<void>): void {
+    this.#inFlight += messages.length;
+    const run = written
+      .then(
+        async () => {
+          this.#inFlight -= messages.length;
+          // Kept in `running` until answered, so a shutdown drains them like any send.
+          await Promise.allSettled(messages.map((m) => this.#send(m)));
+        },
+        () => {
+          // Not written: never sent. The server has failed closed; a restart resumes from the rows.
+          this.#inFlight -= messages.length;
+        },
+      )
+      .finally(() => this.#running.delete(run));
+    this.#running.add(run);
+  }
+
+  /** Handles the outcomes the engine has now (the durable server takes them before each write). */
+  takeOutcomes(): void {
+    this.#takeOutcomes();
+  }
+
+  #send(m: OutgoingMessage): Promise<void> {
     this.#inFlight++;
     const run = (async () => {
       let outcome: SendOutcome;
@@ -89,6 +119,7 @@ export class DispatchWorker {
       this.kick();
     });
     this.#running.add(run);
+    return run;
   }
 
   #takeOutcomes(): void {

@@ -10,6 +10,7 @@ import type { Channel } from './channel.js';
 import type { DispatchOptions } from './dispatch-worker.js';
 import type { ReportGenerator } from './report-service.js';
 import type { ServerStateSnapshot } from './snapshot-file.js';
+import type { ServerStorage } from '../storage/sqlite-storage.js';
 import type { SmsOptions } from './sms-worker.js';
 import type { ApiKeyEntry } from './tenants.js';
 import type { DeliveryOptions } from './webhooks/delivery-worker.js';
@@ -89,6 +90,20 @@ export interface BuildServerOptions {
   readonly maxTrackedMessages?: number;
   /** State written by a previous server's snapshot (the `server` part of the snapshot file). @default none: a fresh start */
   readonly restore?: ServerStateSnapshot;
+  /**
+   * The durable store (`openSqliteStorage(dir)`): accepted contacts are written before their 202,
+   * hand-outs and the numbers' charges before any send. The engine must be created with
+   * `trackChanges: true` (and restored from the store's rows by the host: `runServer` does both).
+   * The server writes to it but does not close it. @default none: state is kept in memory
+   */
+  readonly storage?: ServerStorage;
+  /** Server values read from the store at start (`storage.load().values`). @default none */
+  readonly storedValues?: ReadonlyMap<string, unknown>;
+  /**
+   * The first write carries every live submission with its contacts (the engine was restored from a
+   * snapshot file into an empty store). @default false
+   */
+  readonly storeEverything?: boolean;
   /** Where {@link SendpoolControl.snapshot} is written on close (atomically). @default none: state is lost on exit */
   readonly snapshotFile?: string;
   /** Longest wait, on close, for sends and webhook deliveries in flight. @default 10_000 */

@@ -5,13 +5,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { createEngine } from '../engine.js';
+import { snapshotFromRows } from '../core/rows.js';
+import { openSqliteStorage } from '../storage/sqlite-storage.js';
 import { buildServer, type SendpoolServer } from './build-server.js';
 import type { BuildServerOptions } from './options.js';
 import { readSnapshotFile } from './snapshot-file.js';
 import { loadApiKeys, type ApiKeyEntry } from './tenants.js';
 
 /** Options of {@link runServer}. */
-export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'apiKeys' | 'restore' | 'snapshotFile'> {
+export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'apiKeys' | 'restore' | 'snapshotFile' | 'storage' | 'storedValues' | 'storeEverything'> {
   /** Path of the fleet description (JSON). */
   readonly fleetFile: string;
   /** @default 3000 */
@@ -24,6 +26,12 @@ export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'a
   readonly apiKeys?: readonly ApiKeyEntry[];
   /** Snapshot file: read at start when it exists, written on shutdown. @default none */
   readonly snapshotFile?: string;
+  /**
+   * Directory of the durable store (SQLite): accepted contacts and hand-outs are written before they
+   * are answered or sent, and a restart (even after kill -9) resumes from it. When it holds nothing
+   * yet and a snapshot file exists, the snapshot is imported once. @default none: state in memory
+   */
+  readonly dataDir?: string;
   /** Environment to read `SENDPOOL_API_KEYS` from. @default process.env */
   readonly env?: NodeJS.ProcessEnv;
   /** Close on SIGINT and SIGTERM. @default true */
@@ -41,24 +49,30 @@ export interface RunningServer {
 }
 
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
-  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, env = process.env, handleSignals = true, ...rest } = options;
+  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, env = process.env, handleSignals = true, ...rest } = options;
   const fleet: unknown = JSON.parse(readFileSync(fleetFile, 'utf8'));
   const keys = [...loadApiKeys({ ...(keysFile === undefined ? {} : { file: keysFile }), env }), ...(options.apiKeys ?? [])];
-  const saved = snapshotFile === undefined ? undefined : readSnapshotFile(snapshotFile);
-  const engine = createEngine(fleet, saved ? { snapshot: saved.engine } : {});
+  const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir);
+  const stored = storage?.load();
+  // The store wins over a snapshot file: a snapshot is imported into an empty store once, never again.
+  const saved = snapshotFile === undefined || stored !== undefined ? undefined : readSnapshotFile(snapshotFile);
+  const snapshot = stored !== undefined ? snapshotFromRows(stored.rows, Date.now()) : saved?.engine;
+  const engine = createEngine(fleet, { ...(snapshot !== undefined ? { snapshot } : {}), ...(storage ? { trackChanges: true } : {}) });
   const server = buildServer({
     ...rest,
     engine,
     apiKeys: keys,
     ...(saved ? { restore: saved.server } : {}),
     ...(snapshotFile === undefined ? {} : { snapshotFile }),
+    ...(storage ? { storage, ...(stored ? { storedValues: stored.values } : {}), storeEverything: saved !== undefined } : {}),
   });
   await server.listen({ port, host });
   const addr = server.server.address();
   const actualPort = typeof addr === 'object' && addr !== null ? addr.port : port;
   const address = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   let closing: Promise<void> | undefined;
-  const close = () => (closing ??= server.close().then(() => undefined));
+  // The store closes after the server's last write (its onClose hook writes the drained results).
+  const close = () => (closing ??= server.close().then(() => storage?.close()));
   if (handleSignals) {
     const onSignal = (signal: NodeJS.Signals) => {
       server.log.info({ signal }, 'shutting down');
@@ -67,5 +81,5 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
   }
-  return { server, address, restored: saved !== undefined, close };
+  return { server, address, restored: saved !== undefined || stored !== undefined, close };
 }

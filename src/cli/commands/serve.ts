@@ -11,7 +11,7 @@ import { loadFleet } from '../fleet-file.js';
 import type { Io } from '../io.js';
 import type { Command } from './types.js';
 
-const HELP = `Usage: sendpool serve FLEET [--port N] [--host HOST] [--keys FILE] [--snapshot FILE]
+const HELP = `Usage: sendpool serve FLEET [--port N] [--host HOST] [--keys FILE] [--snapshot FILE] [--data-dir DIR]
 
 Runs the reference HTTP server of the service (sendpool/server) on the fleet description FLEET,
 until SIGINT or SIGTERM. It needs the optional packages fastify and prom-client.
@@ -21,6 +21,7 @@ Options:
       --host HOST      address to listen on (default 127.0.0.1)
       --keys FILE      API keys file; keys in SENDPOOL_API_KEYS are added
       --snapshot FILE  read at start when it exists, written on shutdown
+      --data-dir DIR   durable state (SQLite): accepted contacts and limit usage survive kill -9
   -h, --help           this help`;
 
 type RunServer = (options: Record<string, unknown>) => Promise<{ readonly address: string }>;
@@ -49,6 +50,7 @@ export const serveCommand: Command = {
       host: { type: 'string' },
       keys: { type: 'string' },
       snapshot: { type: 'string' },
+      'data-dir': { type: 'string' },
     });
     if (args.values['help'] === true) {
       io.out(`${HELP}\n`);
@@ -74,6 +76,7 @@ export const serveCommand: Command = {
     if (str('host') !== undefined) options['host'] = str('host');
     if (str('keys') !== undefined) options['keysFile'] = str('keys');
     if (str('snapshot') !== undefined) options['snapshotFile'] = str('snapshot');
+    if (str('data-dir') !== undefined) options['dataDir'] = str('data-dir');
     let running;
     try {
       running = await runServer(options);

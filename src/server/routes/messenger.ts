@@ -4,6 +4,7 @@ import { BusinessesResponseSchema } from '../../contract/business-schema.js';
 import { ErrorBodySchema, SendResponseSchema } from '../../contract/response-schemas.js';
 import { SendRequestSchema } from '../../contract/send-request-schema.js';
 import type { ServerContext } from '../context.js';
+import { errorResponse } from '../../contract/responses.js';
 import { answer } from '../http-errors.js';
 import { intakeSend } from '../intake.js';
 
@@ -18,6 +19,14 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
     { schema: { body: SendRequestSchema, response: { 202: SendResponseSchema, '4xx': ErrorBodySchema } } },
     async (request, reply) => {
       const result = intakeSend(ctx, request.companyId, request.body, request.id);
+      // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).
+      if (ctx.durability && result.answer.status === 202) {
+        try {
+          await ctx.durability.commit();
+        } catch {
+          return answer(reply, errorResponse('unavailable', [], 'The server could not write the request durably; nothing was accepted. Send it again later.'));
+        }
+      }
       return answer(reply, result.answer, result.headers);
     },
   );
