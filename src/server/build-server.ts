@@ -16,7 +16,7 @@ import type { Engine } from '../core/engine.js';
 import type { DispatchCounts } from '../core/dispatch/types.js';
 import { isJsonContentType, parseJsonBody } from '../contract/json-body.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../contract/limits.js';
-import { Outbox } from '../events/outbox.js';
+import { Outbox, type OutboxEvent } from '../events/outbox.js';
 import { uuidV4 } from '../events/uuid.js';
 import type { Channel } from './channel.js';
 import { serverContact } from './contacts.js';
@@ -27,7 +27,7 @@ import { Durability } from './durability.js';
 import { ContractHttpError, installErrorHandlers } from './http-errors.js';
 import { installAuth } from './auth.js';
 import { createMetrics } from './metrics.js';
-import { Notifier } from './notifier.js';
+import { type CompanyWebhooks, Notifier } from './notifier.js';
 import type { BuildServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
 import { configRoutes } from './routes/config.js';
@@ -126,6 +126,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       userAgent: 'sendpool-webhooks/1',
       onAttempt: (family, result) => metrics?.webhookAttempts.inc({ family, result }),
       onOutcomes: (outcomes) => {
+        durability?.delivered(outcomes.map((o) => o.event.id));
         for (const o of outcomes) {
           if (o.kind === 'delivered') counters.delivered++;
           else {
@@ -149,6 +150,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       maxTracked: options.maxTrackedMessages ?? 1_000_000,
       secrets: options.webhookSecrets ?? {},
       onEvent: (family) => metrics?.webhookEvents.inc({ family }),
+      ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event) } : {}),
     },
     restore?.notifier,
   );
@@ -163,6 +165,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
         for (const m of messages) metrics.assignments.inc({ number: m.phone });
       },
       onResult: (m, outcome, result) => {
+        // The result is written in this turn's step (nobody waits for it; a crash before re-sends it).
+        durability?.schedule();
         metrics?.sends.inc({ number: m.phone, outcome: result.ok ? result.effect : 'ignored' });
         if (!result.ok) return;
         const contact = serverContact(m.contact);
@@ -214,6 +218,10 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     },
     options.dispatch,
   );
+  const storedWebhooks = stored?.get('webhooks');
+  if (Array.isArray(storedWebhooks)) notifier.loadWebhooks(storedWebhooks as CompanyWebhooks[]);
+  // Events written but not known delivered go out (again): at least once, deduplicable by id.
+  for (const [, event] of options.storedOutbox ?? []) outbox.enqueue(event as OutboxEvent, clock.now());
   const sms = new SmsWorker(channel, notifier, options.sms, restore?.sms ?? []);
   const ctx: ServerContext = {
     engine,
@@ -242,7 +250,12 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       storage,
       engine,
       takeOutcomes: () => dispatch.takeOutcomes(),
-      collect: () => ({ values: { nextContactId: ctx.nextContactId, ...(keyText !== undefined ? { reportTokenKey: keyText } : {}) } }),
+      collect: () => ({ values: { nextContactId: ctx.nextContactId, webhooks: notifier.webhooks(), ...(keyText !== undefined ? { reportTokenKey: keyText } : {}) } }),
+      onWritten: (events) => {
+        const now = clock.now();
+        for (const e of events) outbox.enqueue(e, now);
+        delivery.kick();
+      },
       onError: (e) => {
         // Fail closed: nothing more is answered 202 or sent; a restart resumes from what was written.
         ctx.closing = true;
@@ -369,7 +382,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     }
   });
   // Restored work starts at once.
-  if (restore) {
+  if (restore || stored !== undefined || (options.storedOutbox?.length ?? 0) > 0) {
     dispatch.kick();
     delivery.kick();
   } else if (engine.nextWakeAt() !== null) dispatch.kick();

@@ -10,6 +10,7 @@
  * server once the disk is fixed, and it resumes from what was written.
  */
 import type { Engine } from '../core/engine.js';
+import type { OutboxEvent } from '../events/outbox.js';
 import type { ServerStorage, StorageStep } from '../storage/sqlite-storage.js';
 
 interface Deps {
@@ -22,15 +23,30 @@ interface Deps {
   readonly onError: (error: unknown) => void;
   /** The first write carries everything live (an engine restored from a snapshot file into an empty store). */
   readonly full?: boolean;
+  /**
+   * How long changes nobody waits for (results, deliveries) may gather before they are written, so
+   * a busy server writes them in few steps; a `commit()` writes at once.
+   * @default 25
+   */
+  readonly lazyMs?: number;
+  /** Webhook events of a step, once written: they may be delivered now. */
+  readonly onWritten: (events: readonly OutboxEvent[]) => void;
 }
 
 export class Durability {
   readonly #deps: Deps;
   #waiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+  /** A write is due on the next turn (someone waits). */
   #scheduled = false;
+  /** A lazy write is due when this timer fires. */
+  #lazy: NodeJS.Timeout | undefined;
   #failed: unknown;
   #writes = 0;
   #full: boolean;
+  #staged: OutboxEvent[] = [];
+  #delivered: string[] = [];
+  /** Inside `flush`: what is staged now goes in this write. */
+  #flushing = false;
 
   constructor(deps: Deps) {
     this.#deps = deps;
@@ -58,19 +74,54 @@ export class Durability {
     return done;
   }
 
+  /**
+   * Something changed that nobody waits for (a send's result, a delivery): written within `lazyMs`
+   * with whatever else gathers meanwhile (a crash before re-sends at most what was in flight).
+   */
+  schedule(): void {
+    if (this.#scheduled || this.#lazy !== undefined || this.#flushing || this.#failed !== undefined) return;
+    this.#lazy = setTimeout(() => this.flush(), this.#deps.lazyMs ?? 25);
+  }
+
+  /** A webhook event, written with the step that made it, delivered only after. */
+  stage(event: OutboxEvent): void {
+    this.#staged.push(event);
+    this.schedule();
+  }
+
+  /** Events delivered (or given up): their rows go in a later step (lost, they are delivered again). */
+  delivered(ids: readonly string[]): void {
+    for (const id of ids) this.#delivered.push(id);
+    this.schedule();
+  }
+
   /** Writes now (also called on close). */
   flush(): void {
     this.#scheduled = false;
+    if (this.#lazy !== undefined) clearTimeout(this.#lazy);
+    this.#lazy = undefined;
     const waiters = this.#waiters;
     this.#waiters = [];
     if (this.#failed !== undefined) {
       for (const w of waiters) w.reject(this.#failed);
       return;
     }
+    let staged: OutboxEvent[] = [];
+    this.#flushing = true;
     try {
       this.#deps.takeOutcomes();
       const engine = this.#deps.engine.takeChanges({ full: this.#full });
-      this.#deps.storage.write({ engine, ...this.#deps.collect() });
+      // After the outcomes: their notifications belong to this step.
+      staged = this.#staged;
+      this.#staged = [];
+      const delivered = this.#delivered;
+      this.#delivered = [];
+      this.#deps.storage.write({
+        engine,
+        ...this.#deps.collect(),
+        ...(staged.length > 0 ? { outboxPut: staged.map((e) => [e.id, e] as const) } : {}),
+        ...(delivered.length > 0 ? { outboxDelete: delivered } : {}),
+      });
       this.#full = false;
       this.#writes++;
     } catch (e) {
@@ -78,7 +129,11 @@ export class Durability {
       this.#deps.onError(e);
       for (const w of waiters) w.reject(e);
       return;
+    } finally {
+      this.#flushing = false;
     }
+    if (staged.length > 0) this.#deps.onWritten(staged);
     for (const w of waiters) w.resolve();
   }
 }
+

@@ -14,7 +14,7 @@ import { buildAttendanceNotification, type AttendanceMessageInput, type SurveyIn
 import { CampaignStatistics, type Admission, type CampaignStatisticsSnapshot } from '../events/campaign-stats.js';
 import { formatUtcMinus3 } from '../events/datetime.js';
 import { buildHsmNotification, type HsmStatusInput } from '../events/hsm.js';
-import type { Outbox, WebhookFamily } from '../events/outbox.js';
+import type { Outbox, OutboxEvent, WebhookFamily } from '../events/outbox.js';
 import type { RandomSource } from '../events/random.js';
 import type { ReportEvent } from '../events/reports.js';
 import type { HsmStatus } from '../events/schemas/hsm.js';
@@ -56,6 +56,18 @@ interface Deps {
   readonly maxTracked: number;
   readonly secrets: Readonly<Record<number, string>>;
   readonly onEvent?: (family: string) => void;
+  /**
+   * Durable server: events go here instead of the outbox, and into the outbox only once they are
+   * written with the step that made them. @default none: straight to the outbox
+   */
+  readonly stage?: (event: OutboxEvent) => void;
+}
+
+/** A company's webhook configuration and signing secret, as the durable server keeps them. */
+export interface CompanyWebhooks {
+  readonly companyId: number;
+  readonly config: WebhookConfig;
+  readonly secret: string;
 }
 
 export class Notifier {
@@ -77,6 +89,20 @@ export class Notifier {
     }
     for (const [id, t] of snapshot?.tracked ?? []) this.#tracked.set(id, t);
     for (const [id, s] of snapshot?.sms ?? []) this.#sms.set(id, s);
+  }
+
+  /** Every company's configuration and secret (written by the durable server). */
+  webhooks(): CompanyWebhooks[] {
+    return [...this.#companies].map(([companyId, c]) => ({ companyId, config: c.config, secret: c.secret }));
+  }
+
+  /** Loads configurations and secrets kept by the durable server (statistics start empty). */
+  loadWebhooks(list: readonly CompanyWebhooks[]): void {
+    for (const w of list) {
+      const c = this.#company(w.companyId);
+      c.config = w.config;
+      c.secret = w.secret;
+    }
   }
 
   #company(companyId: number): Company {
@@ -108,7 +134,9 @@ export class Notifier {
     if (!url) return;
     // The family is metadata (metrics, dead-letter reports): the four configured webhooks, and the
     // SMS callbacks, which go to each item's own URLs.
-    this.#deps.outbox.enqueue({ id, family, url, body: JSON.stringify(payload), companyId }, this.#deps.clock.now());
+    const event: OutboxEvent = { id, family, url, body: JSON.stringify(payload), companyId };
+    if (this.#deps.stage) this.#deps.stage(event);
+    else this.#deps.outbox.enqueue(event, this.#deps.clock.now());
     this.#deps.onEvent?.(family);
     this.#deps.onEnqueued();
   }
@@ -138,6 +166,10 @@ export class Notifier {
   ): void {
     const company = this.#company(contact.companyId);
     const s: HsmStatus = status.status;
+    // A contact's campaign is registered at intake; one the statistics do not know (a durable
+    // restart, which does not keep statistics yet) is registered now: a status never goes unsent
+    // for want of bookkeeping.
+    company.stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
     company.stats.recordStatus({
       campaignId,
       contactId: String(contact.id),

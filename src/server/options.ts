@@ -99,6 +99,8 @@ export interface BuildServerOptions {
   readonly storage?: ServerStorage;
   /** Server values read from the store at start (`storage.load().values`). @default none */
   readonly storedValues?: ReadonlyMap<string, unknown>;
+  /** Webhook events read from the store at start (`storage.load().outbox`): delivered (again). @default none */
+  readonly storedOutbox?: readonly (readonly [string, unknown])[];
   /**
    * The first write carries every live submission with its contacts (the engine was restored from a
    * snapshot file into an empty store). @default false

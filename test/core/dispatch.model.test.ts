@@ -299,6 +299,7 @@ class Poll implements Cmd {
       expect(msg.text).toBe(render(msg.templateId, c.variables));
       expect(msg.contactId).toBe(`${s.id}.${msg.index}`);
       expect(msg.messageId).toBe(`${s.id}.${msg.index}.${c.handouts}`);
+      expect(msg.handedOutAt).toBe(m.now);
       expect([msg.isRetry, msg.retryIndex]).toEqual(c.retries > 0 ? [true, c.retries - 1] : [false, null]);
       expect(numbers.get(msg.phone)).toMatchObject({ businessId: s.pool.businessId, status: 'active' });
       expect(templates.get(msg.templateId)?.status).toBe('active');

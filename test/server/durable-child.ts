@@ -1,7 +1,9 @@
 /**
  * Child process of the kill -9 test: the reference server on a durable store, with a channel that
- * appends every send to a log file before answering "sent" (the independent record the test reads:
- * what a provider would have received). Prints its address once listening.
+ * appends every attempt (with its charge time) to a log file before answering (the independent record the test reads:
+ * what a provider would have received). Contacts whose ref ends in 7 fail their first attempt
+ * (131000, a contact retry), in 5 are throttled once (130429, the number rests), in 3 are
+ * undeliverable (131026, final). Prints its address once listening.
  */
 import { openSync, writeFileSync, writeSync } from 'node:fs';
 import { runServer, type Channel } from '../../src/server/index.js';
@@ -10,8 +12,12 @@ const cfg = JSON.parse(process.env['SENDPOOL_DURABLE']!) as { fleetFile: string;
 const log = openSync(cfg.log, 'a');
 const channel: Channel = {
   async send(m) {
-    writeSync(log, `${JSON.stringify({ at: Date.now(), phone: m.phone, ref: m.contact.data?.['ref'], id: m.messageId })}\n`);
-    return { status: 'sent' };
+    const ref = String(m.contact.data?.['ref']);
+    const first = m.retryIndex === null;
+    const code = ref.endsWith('3') ? 131026 : first && ref.endsWith('7') ? 131000 : ref.endsWith('5') && m.messageId.endsWith('.0') ? 130429 : undefined;
+    // The charge time (when the engine took the number's capacity), which the windows are about.
+    writeSync(log, `${JSON.stringify({ at: m.handedOutAt, phone: m.phone, ref, id: m.messageId, ok: code === undefined })}\n`);
+    return code === undefined ? { status: 'sent' } : { status: 'failed', code };
   },
   async sendSms() {
     return { status: 'sent' } as never;
@@ -24,9 +30,11 @@ const running = await runServer({
   dataDir: cfg.dataDir,
   apiKeys: [{ key: cfg.key, companyId: 1 }],
   channel,
-  logger: false,
+  logger: { level: 'error' },
   handleSignals: false,
   metrics: false,
+  allowPrivateWebhookTargets: true,
+  outbox: { initialDelayMs: 50, backoffFactor: 2, maxDelayMs: 500, attemptTimeoutMs: 5000 },
+  delivery: { concurrencyPerTarget: 64, maxInFlight: 256 },
 });
 writeFileSync(`${cfg.log}.address`, running.address);
-process.stdout.write(`${running.address}\n`);

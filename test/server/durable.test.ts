@@ -1,37 +1,40 @@
 /**
  * The durable server under kill -9: a child server process on a SQLite store is killed with SIGKILL
- * again and again while it sends a campaign, and restarted on the same directory each time. From
- * the channel's own log (written by the child before each "sent"): every contact that got a 202 is
- * sent, none more than once beyond the hand-outs in flight at the kills, and no number exceeds a
- * window. Waits are for conditions (what the log shows), never for times.
+ * twenty times while it takes and sends campaigns (with retries, final failures, throttling and a
+ * number whose limits bind), and restarted on the same directory each time. From the channel's own
+ * log (written by the child before each answer) and the webhook receiver in this process:
+ * - every contact that got a 202 reached its final outcome and its final HSM notification came;
+ * - no number exceeded its hour or 24 h window;
+ * - re-sends of contacts already sent are at most what was in flight at the kills.
+ * Waits are for conditions (what the log and the receiver show), never for times.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { windowViolation } from '../core/window-check.js';
-import { waitFor } from './helpers.js';
+import { startReceiver, waitFor } from './helpers.js';
 
 const KEY = 'durable-test-key-0123456789abcdef';
 const dir = mkdtempSync(join(tmpdir(), 'sendpool-durable-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const NUMBERS = [
-  { phone: '5511990000001', throughputPerHour: 3000, messagingLimit24h: 2500, messagesPerSecond: 100 },
-  { phone: '5511990000002', throughputPerHour: 3000, messagingLimit24h: 2500, messagesPerSecond: 100 },
+const BIG = [
+  { phone: '5511990000001', throughputPerHour: 100_000, messagingLimit24h: 100_000, messagesPerSecond: 400 },
+  { phone: '5511990000002', throughputPerHour: 100_000, messagingLimit24h: 100_000, messagesPerSecond: 400 },
 ];
+/** A number whose limits bind: far more contacts than it may send. */
+const TIGHT = { phone: '5521990000009', throughputPerHour: 300, messagingLimit24h: 400, messagesPerSecond: 50 };
 const fleet = {
   businesses: [
-    {
-      id: 1,
-      name: 'Acme',
-      companyId: 1,
-      numbers: NUMBERS.map((n) => ({ ...n, status: 'active' })),
-      templateTypes: [{ id: 10, name: 'billing', templateIds: [100] }],
-    },
+    { id: 1, name: 'Acme', companyId: 1, numbers: BIG.map((n) => ({ ...n, status: 'active' })), templateTypes: [{ id: 10, name: 'billing', templateIds: [100] }] },
+    { id: 2, name: 'Tight', companyId: 1, numbers: [{ ...TIGHT, status: 'active' }], templateTypes: [{ id: 10, name: 'alerts', templateIds: [200] }] },
   ],
-  templates: [{ id: 100, name: 'bill', text: 'Hi {{1}}', businessIds: [1], status: 'active' }],
+  templates: [
+    { id: 100, name: 'bill', text: 'Hi {{1}}', businessIds: [1], status: 'active' },
+    { id: 200, name: 'alert', text: 'Alert {{1}}', businessIds: [2], status: 'active' },
+  ],
 };
 
 interface Logged {
@@ -39,77 +42,150 @@ interface Logged {
   phone: string;
   ref: string;
   id: string;
+  ok: boolean;
 }
-const readLog = (file: string): Logged[] =>
-  existsSync(file)
-    ? readFileSync(file, 'utf8')
-        .split('\n')
-        .filter((l) => l.endsWith('}'))
-        .map((l) => JSON.parse(l) as Logged)
-    : [];
+/** The channel's log, read on from where the last read stopped (the test waits on it often). */
+function logReader(file: string): () => Logged[] {
+  const entries: Logged[] = [];
+  let offset = 0;
+  let partial = '';
+  const buffer = Buffer.alloc(1 << 20);
+  return () => {
+    if (!existsSync(file)) return entries;
+    const fd = openSync(file, 'r');
+    try {
+      for (let n = readSync(fd, buffer, 0, buffer.length, offset); n > 0; n = readSync(fd, buffer, 0, buffer.length, offset)) {
+        offset += n;
+        const lines = (partial + buffer.toString('utf8', 0, n)).split('\n');
+        partial = lines.pop()!;
+        for (const l of lines) if (l.endsWith('}')) entries.push(JSON.parse(l) as Logged);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return entries;
+  };
+}
 
-function start(cfg: object, logFile: string): Promise<{ child: ChildProcess; url: string }> {
+async function start(cfg: object, logFile: string): Promise<{ child: ChildProcess; url: string }> {
   rmSync(`${logFile}.address`, { force: true });
   const child = fork(join(import.meta.dirname, 'durable-child.ts'), [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, SENDPOOL_DURABLE: JSON.stringify(cfg) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-  return waitFor(() => existsSync(`${logFile}.address`) && readFileSync(`${logFile}.address`, 'utf8').length > 0, 60_000, 'child listening').then(() => ({
-    child,
-    url: readFileSync(`${logFile}.address`, 'utf8'),
-  }));
+  await waitFor(() => existsSync(`${logFile}.address`) && readFileSync(`${logFile}.address`, 'utf8').length > 0, 60_000, 'child listening');
+  return { child, url: readFileSync(`${logFile}.address`, 'utf8') };
 }
 
 function kill(child: ChildProcess): Promise<void> {
   return new Promise((resolve) => {
-    if (child.exitCode !== null) return resolve();
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
     child.once('exit', () => resolve());
     child.kill('SIGKILL');
   });
 }
 
+const api = (url: string, path: string, body?: unknown) =>
+  fetch(`${url}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key-id': KEY },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+
 describe('durable server under kill -9', () => {
-  it('loses no accepted contact, over-sends no number, and re-sends at most what was in flight', async () => {
+  it('20 kills: every 202 reaches its outcome and notification, no window exceeded, re-sends bounded', { timeout: 600_000 }, async () => {
     const fleetFile = join(dir, 'fleet.json');
     const logFile = join(dir, 'sends.log');
     writeFileSync(fleetFile, JSON.stringify(fleet));
     const cfg = { fleetFile, dataDir: join(dir, 'data'), log: logFile, key: KEY };
-    let { child, url } = await start(cfg, logFile);
-    const accepted = new Set<string>();
-    for (let r = 0; r < 5; r++) {
-      const contacts = Array.from({ length: 400 }, (_, i) => ({ phone_number: `55219${String(80000000 + r * 1000 + i)}`, template_variables: ['x'], data: { ref: `r${r}c${i}` } }));
-      const res = await fetch(`${url}/messenger/messages/`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key-id': KEY },
-        body: JSON.stringify({ business_id: 1, template_type_id: 10, campaign_id: 1, contacts }),
-      });
-      expect(res.status, (await res.clone().text()).slice(0, 300)).toBe(202);
-      for (const c of contacts) accepted.add(c.data.ref);
-    }
-    const kills = 6;
-    for (let k = 0; k < kills; k++) {
-      const before = readLog(logFile).length;
-      // Kill once the child has sent some more since it started: a condition, not a time.
-      await waitFor(() => readLog(logFile).length >= before + 60 || new Set(readLog(logFile).map((l) => l.ref)).size >= accepted.size, 60_000, `sends before kill ${k}`);
-      await kill(child);
-      ({ child, url } = await start(cfg, logFile));
-    }
-    await waitFor(() => new Set(readLog(logFile).map((l) => l.ref)).size >= accepted.size, 120_000, 'every accepted contact sent');
-    await kill(child);
+    const readLog = logReader(logFile);
+    let server = await start(cfg, logFile);
+    let secret = '';
+    const receiver = await startReceiver(() => secret);
+    try {
+      expect((await api(server.url, '/messenger/config/', { url_hsm_callback: `${receiver.url}/hsm` })).status).toBe(200);
+      secret = ((await (await api(server.url, '/messenger/config/secret/')).json()) as { webhook_secret: string }).webhook_secret;
 
-    const log = readLog(logFile);
-    const sentRefs = new Set(log.map((l) => l.ref));
-    for (const ref of accepted) expect(sentRefs.has(ref), ref).toBe(true);
-    const duplicates = log.length - sentRefs.size;
-    // At most what was in flight at each kill: the dispatch worker holds at most 1,000 at once.
-    expect(duplicates).toBeLessThanOrEqual(kills * 1000);
-    console.log(`kill -9 x${kills}: ${accepted.size} contacts, ${log.length} sends, ${duplicates} re-sent after kills`);
-    for (const n of NUMBERS) {
-      const sends = log.filter((l) => l.phone === n.phone).map((l) => ({ at: l.at, count: 1 }));
-      // Hour and 24 h from the log's times; not the second: a send is logged after its write, some
-      // milliseconds after it was charged, which can bunch two seconds' sends in the log.
-      expect(windowViolation(sends, { perHour: n.throughputPerHour, per24h: n.messagingLimit24h }), n.phone).toBeUndefined();
+      // Requests go on while the server is killed: only those answered 202 are promised.
+      const accepted = new Set<string>();
+      const tight = new Set<string>();
+      let posting = true;
+      const poster = (async () => {
+        for (let r = 0; r < 44; r++) {
+          const business = r % 11 === 10 ? 2 : 1;
+          const contacts = Array.from({ length: 500 }, (_, i) => ({ phone_number: `55219${String(80000000 + r * 1000 + i)}`, template_variables: ['x'], data: { ref: `r${r}c${i}` } }));
+          for (;;) {
+            try {
+              const res = await api(server.url, '/messenger/messages/', { business_id: business, template_type_id: 10, campaign_id: business, max_retries: 2, retry_interval: 0, contacts });
+              if (res.status === 202) for (const c of contacts) (business === 1 ? accepted : tight).add(c.data.ref);
+              if (res.status === 202 || res.status === 422) break;
+            } catch {
+              // Killed mid-request: no 202, nothing promised; the next try goes to the new process.
+            }
+            await waitFor(() => server.child.exitCode === null && server.child.signalCode === null, 60_000, 'a live server');
+          }
+        }
+        posting = false;
+      })();
+
+      const kills = 20;
+      // Kill moments from a fixed seed: after some progress of intake (a new 202, so requests do get
+      // through between kills) and 50 to 800 more attempts, often while a request is in flight.
+      let seed = 20261123;
+      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+      for (let k = 0; k < kills; k++) {
+        const before = readLog().length;
+        const acceptedBefore = accepted.size;
+        const more = 50 + Math.floor(random() * 750);
+        await waitFor(
+          () => (accepted.size > acceptedBefore || !posting) && (readLog().length >= before + more || !posting),
+          120_000,
+          `progress before kill ${k}`,
+        );
+        await kill(server.child);
+        server = await start(cfg, logFile);
+      }
+      await poster;
+      // Contacts whose final notification came (SENT, or FAILED for the undeliverable), indexed as
+      // notifications arrive rather than recounted on every look.
+      const final = new Set<string>();
+      let seen = 0;
+      const finals = (refs: Set<string>) => {
+        const hsm = receiver.all('/hsm') as { status: string; data?: { ref?: string } }[];
+        for (; seen < hsm.length; seen++) {
+          const n = hsm[seen]!;
+          const ref = n.data?.ref;
+          if (ref !== undefined && (ref.endsWith('3') ? n.status === 'FAILED' : n.status === 'SENT')) final.add(ref);
+        }
+        let count = 0;
+        for (const ref of refs) if (final.has(ref)) count++;
+        return count;
+      };
+      await waitFor(
+        () => finals(accepted) === accepted.size,
+        180_000,
+        'a final notification for every accepted contact',
+      );
+      await kill(server.child);
+
+      const log = readLog();
+      const okSends = new Map<string, number>();
+      for (const l of log) if (l.ok) okSends.set(l.ref, (okSends.get(l.ref) ?? 0) + 1);
+      for (const ref of accepted) expect(ref.endsWith('3') ? log.some((l) => l.ref === ref) : okSends.has(ref), ref).toBe(true);
+      const resent = [...okSends.values()].reduce((a, n) => a + n - 1, 0);
+      // At most what was in flight at each kill: the dispatch worker holds at most 1,000 at once.
+      expect(resent).toBeLessThanOrEqual(kills * 1000);
+      console.log(`kill -9 x${kills}: ${accepted.size} + ${tight.size} contacts accepted, ${log.length} attempts, ${resent} re-sent after kills, ${receiver.all('/hsm').length} HSM notifications`);
+      for (const n of [...BIG, TIGHT]) {
+        // Every window, from the charge times the channel logged (a send leaves after its write).
+        const sends = log.filter((l) => l.phone === n.phone).map((l) => ({ at: l.at, count: 1 }));
+        expect(windowViolation(sends, { perHour: n.throughputPerHour, per24h: n.messagingLimit24h, perSecond: n.messagesPerSecond }), n.phone).toBeUndefined();
+      }
+      expect(log.filter((l) => l.phone === TIGHT.phone).length).toBeGreaterThan(0);
+    } finally {
+      await kill(server.child);
+      await receiver.close();
     }
   });
 });

@@ -288,6 +288,7 @@ export class Dispatcher {
         phone,
         templateId,
         text: renderCompiled(this.#template(templateId), contact.variables ?? []),
+        handedOutAt: now,
         isRetry: retries > 0,
         retryIndex: retries > 0 ? retries - 1 : null,
       });

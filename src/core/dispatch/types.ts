@@ -53,6 +53,11 @@ export interface OutgoingMessage {
   readonly templateId: number;
   /** The template text with the contact's values filled in. */
   readonly text: string;
+  /**
+   * Clock time it was handed out, which is when the number's capacity was charged for it. The
+   * windows hold over these times: an audit of sends checks them, not when a send left the host.
+   */
+  readonly handedOutAt: number;
   /** True for a contact retry (spec 6.3 `is_retry`). */
   readonly isRetry: boolean;
   /** Zero-based index of the retry, null on the first try (spec 6.3 `retry_index`). */

@@ -18,8 +18,25 @@ export function configRoutes(app: FastifyInstance, ctx: ServerContext): void {
     if (!parsed.ok) return answer(reply, errorResponse('invalid_body', parsed.problems));
     const next = mergeConfig(ctx.notifier.config(request.companyId), parsed.value);
     ctx.notifier.setConfig(request.companyId, next);
+    if (!(await written(ctx))) return answer(reply, errorResponse('unavailable', [], 'The server could not write the configuration durably; send it again later.'));
     return next;
   });
 
-  app.get('/messenger/config/secret/', async (request) => ({ webhook_secret: ctx.notifier.secretOf(request.companyId) }));
+  app.get('/messenger/config/secret/', async (request, reply) => {
+    const secret = ctx.notifier.secretOf(request.companyId);
+    // A secret shown once must be the one that signs after a restart.
+    if (!(await written(ctx))) return answer(reply, errorResponse('unavailable', [], 'The server could not write the secret durably; ask again later.'));
+    return { webhook_secret: secret };
+  });
+}
+
+/** On a durable server, waits until the change is written; false when it could not be. */
+async function written(ctx: ServerContext): Promise<boolean> {
+  if (!ctx.durability) return true;
+  try {
+    await ctx.durability.commit();
+    return true;
+  } catch {
+    return false;
+  }
 }
