@@ -42,7 +42,6 @@ import {
   TERMINAL_NAMES,
   WAITING,
   createRecord,
-  messageIdOf,
   parseMessageId,
   zeroCounts,
 } from './record.js';
@@ -274,9 +273,10 @@ export class Dispatcher {
       record.flightTemplate[index] = templateId;
       const contact = record.contacts[index]!;
       const retries = record.retries[index]!;
+      const contactId = `${record.id}.${index}`;
       out.push({
-        messageId: messageIdOf(record, index, handout),
-        contactId: `${record.id}.${index}`,
+        messageId: `${contactId}.${handout}`,
+        contactId,
         submissionId: record.id,
         index,
         businessId: record.businessId,
@@ -622,14 +622,15 @@ export class Dispatcher {
 
   #emit(record: SubmissionRecord, index: number, state: TerminalState, at: number, extra: Extra & { messageId?: string }): void {
     const handouts = record.handouts[index]!;
+    const contactId = `${record.id}.${index}`;
     this.#outcomes.push({
       submissionId: record.id,
       index,
-      contactId: `${record.id}.${index}`,
+      contactId,
       contact: record.contacts[index]!,
       campaignId: record.campaignId,
       state,
-      messageId: extra.messageId ?? (handouts > 0 ? messageIdOf(record, index, handouts - 1) : undefined),
+      messageId: extra.messageId ?? (handouts > 0 ? `${contactId}.${handouts - 1}` : undefined),
       ...(extra.reason !== undefined ? { reason: extra.reason } : {}),
       ...(extra.code !== undefined ? { code: extra.code } : {}),
       at,

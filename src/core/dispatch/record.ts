@@ -93,13 +93,28 @@ export interface SubmissionRecord extends RecordOptions {
   live: boolean;
 }
 
-/** The one constructor of records, for submit and restore alike; every contact starts queued. */
+/**
+ * The one constructor of records, for submit and restore alike; every contact starts queued. Fields
+ * are written out, not spread: V8 keeps a literal's named fields in the object, where the hot loops
+ * read them with one load (a spread left most of them in a separate property array, measured 24 to
+ * 50 % slower dispatch loops).
+ */
 export function createRecord(options: RecordOptions, queue: PoolQueue): SubmissionRecord {
   const n = options.contacts.length;
   const counts = zeroCounts();
   counts.submitted = n;
   return {
-    ...options,
+    seq: options.seq,
+    businessId: options.businessId,
+    typeId: options.typeId,
+    campaignId: options.campaignId,
+    queueId: options.queueId,
+    botId: options.botId,
+    maxRetries: options.maxRetries,
+    retryInterval: options.retryInterval,
+    deadline: options.deadline,
+    weight: options.weight,
+    contacts: options.contacts,
     id: `s${options.seq}`,
     flowKey: options.campaignId !== undefined ? `c${options.campaignId}` : `s${options.seq}`,
     queue,
@@ -122,11 +137,6 @@ export function createRecord(options: RecordOptions, queue: PoolQueue): Submissi
     deadlineArmed: false,
     live: true,
   };
-}
-
-/** The message id of a contact's `handout`-th hand-out. */
-export function messageIdOf(record: SubmissionRecord, index: number, handout: number): string {
-  return `${record.id}.${index}.${handout}`;
 }
 
 /** `s<seq>.<index>.<hand-out>` into its numbers; undefined for anything else. */
