@@ -18,7 +18,7 @@ import { isJsonContentType, parseJsonBody } from '../contract/json-body.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../contract/limits.js';
 import { Outbox, type OutboxEvent } from '../events/outbox.js';
 import { uuidV4 } from '../events/uuid.js';
-import type { Channel } from './channel.js';
+import type { Channel, OutgoingSms } from './channel.js';
 import { serverContact } from './contacts.js';
 import type { ServerContext } from './context.js';
 import { cryptoRandom } from './crypto-random.js';
@@ -222,7 +222,9 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   if (Array.isArray(storedWebhooks)) notifier.loadWebhooks(storedWebhooks as CompanyWebhooks[]);
   // Events written but not known delivered go out (again): at least once, deduplicable by id.
   for (const [, event] of options.storedOutbox ?? []) outbox.enqueue(event as OutboxEvent, clock.now());
-  const sms = new SmsWorker(channel, notifier, options.sms, restore?.sms ?? []);
+  // SMS written and not answered by the gateway go (again): at least once.
+  const storedSms = (options.storedSms ?? []).map(([, item]) => item as OutgoingSms);
+  const sms = new SmsWorker(channel, notifier, options.sms, [...(restore?.sms ?? []), ...storedSms], storage ? (id) => durability!.smsAnswered(id) : undefined);
   const ctx: ServerContext = {
     engine,
     channel,
@@ -382,7 +384,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     }
   });
   // Restored work starts at once.
-  if (restore || stored !== undefined || (options.storedOutbox?.length ?? 0) > 0) {
+  if (restore || stored !== undefined || (options.storedOutbox?.length ?? 0) > 0 || storedSms.length > 0) {
     dispatch.kick();
     delivery.kick();
   } else if (engine.nextWakeAt() !== null) dispatch.kick();

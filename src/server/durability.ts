@@ -11,6 +11,7 @@
  */
 import type { Engine } from '../core/engine.js';
 import type { OutboxEvent } from '../events/outbox.js';
+import type { OutgoingSms } from './channel.js';
 import type { ServerStorage, StorageStep } from '../storage/sqlite-storage.js';
 
 interface Deps {
@@ -45,6 +46,8 @@ export class Durability {
   #full: boolean;
   #staged: OutboxEvent[] = [];
   #delivered: string[] = [];
+  #smsIn: OutgoingSms[] = [];
+  #smsDone: string[] = [];
   /** Inside `flush`: what is staged now goes in this write. */
   #flushing = false;
 
@@ -89,6 +92,17 @@ export class Durability {
     this.schedule();
   }
 
+  /** SMS accepted: written in the next step (their 202 waits for it). */
+  stageSms(items: readonly OutgoingSms[]): void {
+    for (const s of items) this.#smsIn.push(s);
+  }
+
+  /** An SMS the gateway answered: its row goes in a later step (lost, it is sent again). */
+  smsAnswered(smsId: string): void {
+    this.#smsDone.push(smsId);
+    this.schedule();
+  }
+
   /** Events delivered (or given up): their rows go in a later step (lost, they are delivered again). */
   delivered(ids: readonly string[]): void {
     for (const id of ids) this.#delivered.push(id);
@@ -116,11 +130,17 @@ export class Durability {
       this.#staged = [];
       const delivered = this.#delivered;
       this.#delivered = [];
+      const smsIn = this.#smsIn;
+      this.#smsIn = [];
+      const smsDone = this.#smsDone;
+      this.#smsDone = [];
       this.#deps.storage.write({
         engine,
         ...this.#deps.collect(),
         ...(staged.length > 0 ? { outboxPut: staged.map((e) => [e.id, e] as const) } : {}),
         ...(delivered.length > 0 ? { outboxDelete: delivered } : {}),
+        ...(smsIn.length > 0 ? { smsPut: smsIn.map((s) => [s.smsId, s] as const) } : {}),
+        ...(smsDone.length > 0 ? { smsDelete: smsDone } : {}),
       });
       this.#full = false;
       this.#writes++;

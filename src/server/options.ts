@@ -99,6 +99,8 @@ export interface BuildServerOptions {
   readonly storage?: ServerStorage;
   /** Server values read from the store at start (`storage.load().values`). @default none */
   readonly storedValues?: ReadonlyMap<string, unknown>;
+  /** SMS read from the store at start (`storage.load().sms`): sent (again). @default none */
+  readonly storedSms?: readonly (readonly [string, unknown])[];
   /** Webhook events read from the store at start (`storage.load().outbox`): delivered (again). @default none */
   readonly storedOutbox?: readonly (readonly [string, unknown])[];
   /**

@@ -25,7 +25,11 @@ export class SmsWorker {
   #stopped = false;
   readonly #running = new Set<Promise<void>>();
 
-  constructor(channel: Channel, notifier: Notifier, options: SmsOptions = {}, restored: readonly OutgoingSms[] = []) {
+  readonly #onAnswered: ((smsId: string) => void) | undefined;
+
+  /** @param onAnswered called once the gateway answered an SMS (the durable server drops its row) */
+  constructor(channel: Channel, notifier: Notifier, options: SmsOptions = {}, restored: readonly OutgoingSms[] = [], onAnswered?: (smsId: string) => void) {
+    this.#onAnswered = onAnswered;
     this.#channel = channel;
     this.#notifier = notifier;
     this.#maxInFlight = options.maxInFlight ?? 64;
@@ -74,6 +78,7 @@ export class SmsWorker {
     }
     if (result.status === 'sent') this.#notifier.smsStatus(sms.smsId, 'SENT', null);
     else this.#notifier.smsStatus(sms.smsId, 'FAILED', result.reason);
+    this.#onAnswered?.(sms.smsId);
   }
 
   /** Stops sending; waits up to `drainMs` for SMS in flight. The queue left is returned for the snapshot. */

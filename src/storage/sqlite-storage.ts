@@ -6,7 +6,7 @@
  *
  * What it keeps is the engine's rows (core/rows.ts: one row per live submission with its contacts
  * written once, per number, per template, the last finished submissions) plus the server's own
- * values by key and its webhook outbox. One `write` is one transaction: a host groups the changes of
+ * values by key, its webhook outbox and the SMS not answered yet. One `write` is one transaction: a host groups the changes of
  * concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
  * database").
  */
@@ -25,6 +25,10 @@ export interface StorageStep {
   readonly outboxPut?: readonly (readonly [id: string, event: unknown])[];
   /** Outbox events delivered or given up. */
   readonly outboxDelete?: readonly string[];
+  /** SMS accepted, by id (any JSON value). */
+  readonly smsPut?: readonly (readonly [id: string, sms: unknown])[];
+  /** SMS the gateway answered. */
+  readonly smsDelete?: readonly string[];
 }
 
 /** What a restart finds. */
@@ -32,6 +36,8 @@ export interface StoredState {
   readonly rows: EngineRows;
   readonly values: ReadonlyMap<string, unknown>;
   readonly outbox: readonly (readonly [string, unknown])[];
+  /** SMS accepted and not answered by the gateway, in the order they were accepted. */
+  readonly sms: readonly (readonly [string, unknown])[];
 }
 
 /** Where the server keeps what must survive it. */
@@ -95,6 +101,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS numbers (phone TEXT PRIMARY KEY, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS templates (id INTEGER PRIMARY KEY, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS outbox (id TEXT PRIMARY KEY, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS sms (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
   if (schema === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
@@ -114,6 +121,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     putTemplate: db.prepare('INSERT INTO templates (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     putOutbox: db.prepare('INSERT INTO outbox (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     deleteOutbox: db.prepare('DELETE FROM outbox WHERE id = ?'),
+    putSms: db.prepare('INSERT INTO sms (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
+    deleteSms: db.prepare('DELETE FROM sms WHERE id = ?'),
   };
 
   const writeStep = db.transaction((step: StorageStep) => {
@@ -142,6 +151,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     }
     for (const [id, event] of step.outboxPut ?? []) q.putOutbox.run(id, JSON.stringify(event));
     for (const id of step.outboxDelete ?? []) q.deleteOutbox.run(id);
+    for (const [id, sms] of step.smsPut ?? []) q.putSms.run(id, JSON.stringify(sms));
+    for (const id of step.smsDelete ?? []) q.deleteSms.run(id);
   });
 
   return {
@@ -154,7 +165,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         if (key.startsWith('server.')) values.set(key.slice(7), JSON.parse(String(m['value'])));
       }
       const outbox = db.prepare('SELECT id, row FROM outbox').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
-      if (totals === undefined && values.size === 0 && outbox.length === 0) return undefined;
+      const sms = db.prepare('SELECT id, row FROM sms ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
+      if (totals === undefined && values.size === 0 && outbox.length === 0 && sms.length === 0) return undefined;
       const rows = emptyRows();
       if (totals !== undefined) {
         const t = JSON.parse(String(totals['value'])) as Pick<EngineRows, 'nextSeq' | 'counts' | 'store'>;
@@ -175,7 +187,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         const t = JSON.parse(String(r['row']));
         rows.templates.set(t.id, t);
       }
-      return { rows, values, outbox };
+      return { rows, values, outbox, sms };
     },
     write(step: StorageStep): void {
       writeStep(step);

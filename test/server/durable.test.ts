@@ -3,7 +3,8 @@
  * twenty times while it takes and sends campaigns (with retries, final failures, throttling and a
  * number whose limits bind), and restarted on the same directory each time. From the channel's own
  * log (written by the child before each answer) and the webhook receiver in this process:
- * - every contact that got a 202 reached its final outcome and its final HSM notification came;
+ * - every contact that got a 202 reached its final outcome and its final HSM notification came, and
+ *   every SMS that got a 202 was handed to the gateway and its DLR callback came;
  * - no number exceeded its hour or 24 h window;
  * - re-sends of contacts already sent are at most what was in flight at the kills.
  * Waits are for conditions (what the log and the receiver show), never for times.
@@ -43,6 +44,8 @@ interface Logged {
   ref: string;
   id: string;
   ok: boolean;
+  /** An SMS handed to the gateway (not a chat-channel send). */
+  sms?: boolean;
 }
 /** The channel's log, read on from where the last read stopped (the test waits on it often). */
 function logReader(file: string): () => Logged[] {
@@ -110,11 +113,26 @@ describe('durable server under kill -9', () => {
       // Requests go on while the server is killed: only those answered 202 are promised.
       const accepted = new Set<string>();
       const tight = new Set<string>();
+      const smsAccepted = new Set<string>();
       let posting = true;
       const poster = (async () => {
         for (let r = 0; r < 44; r++) {
           const business = r % 11 === 10 ? 2 : 1;
           const contacts = Array.from({ length: 500 }, (_, i) => ({ phone_number: `55219${String(80000000 + r * 1000 + i)}`, template_variables: ['x'], data: { ref: `r${r}c${i}` } }));
+          if (r % 4 === 0) {
+            // An SMS batch too: accepted only with a 202, whatever dies after.
+            const items = Array.from({ length: 50 }, (_, i) => ({ message: `SMS ${i}`, phone: `55119${String(70000000 + r * 100 + i)}`, reference: `s${r}i${i}`, url_callback_dlr: `${receiver.url}/dlr` }));
+            for (;;) {
+              try {
+                const res = await api(server.url, '/sms/messages/', items);
+                if (res.status === 202) for (const it of items) smsAccepted.add(it.reference);
+                if (res.status === 202 || res.status === 422) break;
+              } catch {
+                // Killed mid-request: nothing promised.
+              }
+              await waitFor(() => server.child.exitCode === null && server.child.signalCode === null, 60_000, 'a live server');
+            }
+          }
           for (;;) {
             try {
               const res = await api(server.url, '/messenger/messages/', { business_id: business, template_type_id: 10, campaign_id: business, max_retries: 2, retry_interval: 0, contacts });
@@ -167,16 +185,21 @@ describe('durable server under kill -9', () => {
         180_000,
         'a final notification for every accepted contact',
       );
+      const dlrFor = () => new Set((receiver.all('/dlr') as { reference: string | null; status: string }[]).filter((d) => d.status === 'SENT').map((d) => d.reference));
+      await waitFor(() => [...smsAccepted].every((ref) => dlrFor().has(ref)), 60_000, 'a DLR for every accepted SMS');
       await kill(server.child);
 
-      const log = readLog();
+      const log = readLog().filter((l) => l.sms !== true);
       const okSends = new Map<string, number>();
       for (const l of log) if (l.ok) okSends.set(l.ref, (okSends.get(l.ref) ?? 0) + 1);
       for (const ref of accepted) expect(ref.endsWith('3') ? log.some((l) => l.ref === ref) : okSends.has(ref), ref).toBe(true);
       const resent = [...okSends.values()].reduce((a, n) => a + n - 1, 0);
       // At most what was in flight at each kill: the dispatch worker holds at most 1,000 at once.
       expect(resent).toBeLessThanOrEqual(kills * 1000);
-      console.log(`kill -9 x${kills}: ${accepted.size} + ${tight.size} contacts accepted, ${log.length} attempts, ${resent} re-sent after kills, ${receiver.all('/hsm').length} HSM notifications`);
+      expect(smsAccepted.size).toBeGreaterThan(0);
+      console.log(
+        `kill -9 x${kills}: ${accepted.size} + ${tight.size} contacts and ${smsAccepted.size} SMS accepted, ${log.length} attempts, ${resent} re-sent after kills, ${receiver.all('/hsm').length} HSM notifications, ${receiver.all('/dlr').length} DLRs`,
+      );
       for (const n of [...BIG, TIGHT]) {
         // Every window, from the charge times the channel logged (a send leaves after its write).
         const sends = log.filter((l) => l.phone === n.phone).map((l) => ({ at: l.at, count: 1 }));

@@ -27,7 +27,17 @@ export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
       return answer(reply, errorResponse('rate_limited', [], `Webhook deliveries are behind (${ctx.outbox.size} pending); retry later.`));
     }
     const requestId = request.id;
-    ctx.sms.enqueue(sends.map((s) => ({ ...s, smsId: `${requestId}:${s.index}`, requestId, companyId: request.companyId })));
+    const items = sends.map((s) => ({ ...s, smsId: `${requestId}:${s.index}`, requestId, companyId: request.companyId }));
+    if (ctx.durability) {
+      // Written before the 202, and before the gateway sees them.
+      ctx.durability.stageSms(items);
+      try {
+        await ctx.durability.commit();
+      } catch {
+        return answer(reply, errorResponse('unavailable', [], 'The server could not write the SMS durably; nothing was accepted. Send them again later.'));
+      }
+    }
+    ctx.sms.enqueue(items);
     ctx.metrics?.contactsAccepted.inc({ kind: 'sms' }, sends.length);
     return answer(reply, smsResponse(parsed.value, requestId));
   });
