@@ -45,18 +45,18 @@ describe('end to end: 1,000 contacts with failover', () => {
 
     // Operator pause of template 102 while the campaign runs.
     const sends = s.channel.sends;
-    await waitFor(() => sends.length >= 300, 30_000, '300 sends');
+    await waitFor(() => sends.length >= 300, '300 sends');
     const paused = await api(s.url, '/operator/templates/102/pause/', { body: { duration_seconds: 3600 } });
     expect(paused.status).toBe(200);
     expect(paused.json).toMatchObject({ id: 102, status: 'paused' });
     const afterOperatorPause = sends.length;
 
     // The platform pauses template 101: the channel answers 132015 and the engine fails over.
-    await waitFor(() => sends.length >= 600, 30_000, '600 sends');
+    await waitFor(() => sends.length >= 600, '600 sends');
     s.channel.pauseTemplate(101);
     const afterPlatformPause = sends.length;
 
-    await waitFor(() => s.server.sendpool.idle(), 30_000, 'the campaign to finish');
+    await waitFor(() => s.server.sendpool.idle(), 'the campaign to finish');
     const stats = s.server.sendpool.stats().dispatch;
     expect(stats.submitted).toBe(1000);
     expect(stats.sent + stats.failed + stats.expired).toBe(1000);
@@ -74,11 +74,11 @@ describe('end to end: 1,000 contacts with failover', () => {
     expect(sentIds.size).toBe(stats.sent);
 
     // Webhooks: everything delivered, signed, none lost.
-    await waitFor(() => s.server.sendpool.stats().webhooksPending === 0, 30_000, 'webhooks delivered');
+    await waitFor(() => s.server.sendpool.stats().webhooksPending === 0, 'webhooks delivered');
     s.server.sendpool.flushCampaignStatistics();
-    await waitFor(() => receiver.all('/campaign').some((b) => b.campaigns.some((c: any) => c.count_remaining === 0 && c.count_total === 1000)), 30_000, 'final statistics');
+    await waitFor(() => receiver.all('/campaign').some((b) => b.campaigns.some((c: any) => c.count_remaining === 0 && c.count_total === 1000)), 'final statistics');
     await new Promise((r) => setTimeout(r, 100)); // late statuses of the simulated channel
-    await waitFor(() => s.server.sendpool.stats().webhooksPending === 0, 30_000, 'webhooks delivered');
+    await waitFor(() => s.server.sendpool.stats().webhooksPending === 0, 'webhooks delivered');
     expect(receiver.badSignatures).toBe(0);
     expect(s.server.sendpool.stats().webhooksDeadLettered).toBe(0);
 
@@ -118,7 +118,7 @@ describe('end to end: 1,000 contacts with failover', () => {
     expect(last).toMatchObject({ count_total: 1000, count_processed: 1000, count_remaining: 0, status: 'FINISHED' });
     expect(last.count_sent + last.count_failed + last.count_does_not_exist + last.count_expired).toBe(1000);
 
-    await waitFor(() => receiver.all('/attendance').length > 0, 30_000, 'an attendance');
+    await waitFor(() => receiver.all('/attendance').length > 0, 'an attendance');
     const attendance = receiver.all('/attendance')[0];
     expect(validatePayload(AttendanceNotificationSchema, attendance)).toEqual([]);
     expect(attendance).toMatchObject({ from_me: true, campaign_id: 42, request_id: requestId });
