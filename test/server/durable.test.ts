@@ -74,7 +74,7 @@ async function start(cfg: object, logFile: string): Promise<{ child: ChildProces
     env: { ...process.env, SENDPOOL_DURABLE: JSON.stringify(cfg) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-  await waitFor(() => existsSync(`${logFile}.address`) && readFileSync(`${logFile}.address`, 'utf8').length > 0, 60_000, 'child listening');
+  await waitFor(() => existsSync(`${logFile}.address`) && readFileSync(`${logFile}.address`, 'utf8').length > 0, 'child listening');
   return { child, url: readFileSync(`${logFile}.address`, 'utf8') };
 }
 
@@ -123,7 +123,7 @@ describe('durable server under kill -9', () => {
             } catch {
               // Killed mid-request: no 202, nothing promised; the next try goes to the new process.
             }
-            await waitFor(() => server.child.exitCode === null && server.child.signalCode === null, 60_000, 'a live server');
+            await waitFor(() => server.child.exitCode === null && server.child.signalCode === null, 'a live server');
           }
         }
         posting = false;
@@ -140,7 +140,6 @@ describe('durable server under kill -9', () => {
         const more = 50 + Math.floor(random() * 750);
         await waitFor(
           () => (accepted.size > acceptedBefore || !posting) && (readLog().length >= before + more || !posting),
-          120_000,
           `progress before kill ${k}`,
         );
         await kill(server.child);
@@ -164,7 +163,6 @@ describe('durable server under kill -9', () => {
       };
       await waitFor(
         () => finals(accepted) === accepted.size,
-        180_000,
         'a final notification for every accepted contact',
       );
       await kill(server.child);
