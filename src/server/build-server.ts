@@ -49,6 +49,8 @@ export interface ServerStats {
   readonly webhooksDelivered: number;
   readonly webhooksDeadLettered: number;
   readonly smsQueued: number;
+  /** SMS handed to the gateway, its answer not back yet. */
+  readonly smsInFlight: number;
 }
 
 /** What the host (and tests) can do with a running server besides HTTP. */
@@ -60,7 +62,7 @@ export interface SendpoolControl {
   /** The webhook signing secret of a company. */
   webhookSecret(companyId: number): string;
   stats(): ServerStats;
-  /** True when nothing waits: no contact queued or in flight, no SMS queued, no webhook pending. */
+  /** True when nothing waits: no contact queued or in flight, no SMS queued or in flight, no webhook pending. */
   idle(): boolean;
   /** Sends the due campaign statistics batches now (they are otherwise sent on their period). */
   flushCampaignStatistics(): void;
@@ -394,10 +396,10 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     channel,
     snapshot,
     webhookSecret: (companyId) => notifier.secretOf(companyId),
-    stats: () => ({ dispatch: engine.stats(), webhooksPending: outbox.size, webhooksDelivered: counters.delivered, webhooksDeadLettered: counters.deadLettered, smsQueued: sms.queued }),
+    stats: () => ({ dispatch: engine.stats(), webhooksPending: outbox.size, webhooksDelivered: counters.delivered, webhooksDeadLettered: counters.deadLettered, smsQueued: sms.queued, smsInFlight: sms.inFlight }),
     idle: () => {
       const s = engine.stats();
-      return s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && outbox.size === 0;
+      return s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && sms.inFlight === 0 && outbox.size === 0;
     },
     flushCampaignStatistics: () => notifier.flushCampaigns(),
   };

@@ -44,6 +44,11 @@ export class SmsWorker {
     return this.#queue.length - this.#head;
   }
 
+  /** SMS handed to the gateway whose answer has not come back yet. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
   /** Queues SMS; the caller has checked the bound. */
   enqueue(items: readonly OutgoingSms[]): void {
     for (const s of items) this.#queue.push(s);

@@ -24,5 +24,5 @@ describe('bench suite (quick)', () => {
     const svg = renderChart(report.results, 'smoke');
     expect(svg.startsWith('<svg')).toBe(true);
     expect(svg).toContain('<path');
-  }, 20_000);
+  });
 });

@@ -15,7 +15,9 @@ export interface RunResult {
 }
 
 export function sendpool(...args: string[]): RunResult {
-  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+  // The bound is for a hang: the slowest command (1,000,000 simulated messages) takes ~2 s on a quiet
+  // machine and ~20 s on a loaded one.
+  const r = spawnSync(process.execPath, [BIN, ...args], { cwd: ROOT, encoding: 'utf8', timeout: 600_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -26,12 +26,12 @@ describe('template text', () => {
 
 describe('placeholder bounds', () => {
   it('refuses huge placeholder numbers at once instead of listing millions of gaps', () => {
-    const started = performance.now();
+    // The answer names the bound, not the gaps: the scan stopped at the first number past it (a
+    // scan listing gaps up to 30,000,000 would answer "missing …" after a long time, if ever).
     expect(scanPlaceholders('Hi {{30000000}}')).toEqual({ ok: false, expected: 'placeholders numbered from {{1}} to {{100}} (found "{{30000000}}" at character 3)' });
     expect(scanPlaceholders('{{9007199254740991}}').ok).toBe(false);
     const gaps = scanPlaceholders('{{1}} {{100}}');
     expect(gaps.ok === false && gaps.expected.endsWith('…)')).toBe(true);
-    expect(performance.now() - started).toBeLessThan(1000); // a guard against the old loop, not a benchmark
   });
 });
 

@@ -1,15 +1,24 @@
-/** Runs instance-worker.ts processes and reads back what they sent. */
+/**
+ * Runs instance-worker.ts processes and reads back what they sent.
+ *
+ * Every wait here is for a condition (the workers connected, an instance sent so many, an event
+ * came), bounded by {@link WAIT_BOUND_MS}, which only a hang reaches: the tests' outcome never
+ * depends on how fast the machine runs the processes. No vitest here: bench/redis-fleet.bench.ts
+ * runs the same instances.
+ */
 import { fork, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect } from 'vitest';
 import type { NumberLimits } from '../../src/core/limits/store.js';
-import type { WorkerConfig } from './instance-worker.js';
-import { windowViolation } from './store-contract.js';
+import type { ParentMessage, WorkerConfig, WorkerMessage } from './instance-worker.js';
+import { windowViolation } from './window-violation.js';
 
 const WORKER = fileURLToPath(new URL('./instance-worker.ts', import.meta.url));
+
+/** Bound of every wait of the multi-instance tests (real ms): only a hang reaches it. */
+export const WAIT_BOUND_MS = 150_000;
 
 export interface Send {
   readonly phone: string;
@@ -18,17 +27,64 @@ export interface Send {
   readonly instance: number;
 }
 
+/** What an instance reported last. */
+export interface Progress {
+  sent: number;
+  /** Simulated time of its last send; -1 before the first. */
+  lastAt: number;
+  events: Readonly<Record<string, number>>;
+}
+
+export interface Result {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly summary: Record<string, unknown> | undefined;
+}
+
 export interface RunningInstance {
   readonly child: ChildProcess;
   readonly logFile: string;
-  readonly done: Promise<{ code: number | null; summary: Record<string, unknown> | undefined }>;
+  readonly contacts: number;
+  readonly progress: Progress;
+  /** Resolves when the process has exited and its output is read. */
+  readonly done: Promise<Result>;
+  /** True once `done` has resolved. */
+  exited: boolean;
+  /** Asks the worker to stop sending, give its tokens back and exit. */
+  stop(): void;
 }
 
-/** Starts the instances; `perInstance` is every instance's number of contacts, or each one's. */
-export function startInstances(base: Omit<WorkerConfig, 'instance' | 'logFile' | 'firstContact' | 'contacts'>, perInstance: number | readonly number[]): RunningInstance[] {
+export interface Fleet {
+  readonly instances: readonly RunningInstance[];
+  /** Wall time (ms) of simulated time 0, the same for every instance. */
+  readonly startWall: number;
+  /** The instances' simulated clock, read in the test process. */
+  now(): number;
+  /** Stops every instance still running and waits for all of them. */
+  finish(): Promise<Result[]>;
+  /** SIGKILLs every instance still running (cleanup after a failed test). */
+  kill(): void;
+}
+
+/** Polls until `condition` holds; fails only after {@link WAIT_BOUND_MS}. */
+export async function waitUntil(condition: () => boolean, what: string): Promise<void> {
+  const start = Date.now();
+  while (!condition()) {
+    if (Date.now() - start > WAIT_BOUND_MS) throw new Error(`timed out after ${WAIT_BOUND_MS} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/**
+ * Starts the instances and, once every one is connected and ready, starts their shared simulated
+ * clock. `perInstance` is every instance's number of contacts, or each one's; `simEnd` (simulated
+ * ms) is where a worker stops by itself if nobody stopped it (a bound, far beyond the test).
+ */
+export async function startInstances(base: Omit<WorkerConfig, 'instance' | 'logFile' | 'firstContact' | 'contacts'>, perInstance: number | readonly number[]): Promise<Fleet> {
   const dir = mkdtempSync(join(tmpdir(), 'sendpool-fleet-'));
   const counts = Array.from({ length: base.instances }, (_, i) => (typeof perInstance === 'number' ? perInstance : perInstance[i]!));
-  return counts.map((contacts, i) => {
+  let ready = 0;
+  const instances = counts.map((contacts, i): RunningInstance => {
     const logFile = join(dir, `instance-${i}.log`);
     const firstContact = counts.slice(0, i).reduce((a, b) => a + b, 0);
     const config: WorkerConfig = { ...base, instance: i, logFile, firstContact, contacts };
@@ -37,19 +93,59 @@ export function startInstances(base: Omit<WorkerConfig, 'instance' | 'logFile' |
       env: { ...process.env, SENDPOOL_WORKER: JSON.stringify(config) },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
+    const progress: Progress = { sent: 0, lastAt: -1, events: {} };
+    child.on('message', (m: WorkerMessage) => {
+      if (m.type === 'ready') ready++;
+      else if (m.type === 'progress') Object.assign(progress, { sent: m.sent, lastAt: m.lastAt, events: m.events });
+    });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    const done = new Promise<{ code: number | null; summary: Record<string, unknown> | undefined }>((resolve) => {
-      child.on('exit', (code) => {
-        if (code !== 0 && code !== null && err) process.stderr.write(`instance ${i}: ${err}\n`);
-        const line = out.trim().split('\n').pop();
-        resolve({ code, summary: line ? (JSON.parse(line) as Record<string, unknown>) : undefined });
-      });
-    });
-    return { child, logFile, done };
+    const instance: RunningInstance = {
+      child,
+      logFile,
+      contacts,
+      progress,
+      exited: false,
+      stop: () => send(child, { type: 'stop' }),
+      // 'close', not 'exit': the output is read to its end only then.
+      done: new Promise<Result>((resolve) => {
+        child.on('close', (code, signal) => {
+          instance.exited = true;
+          if (code !== 0 && code !== null && err) process.stderr.write(`instance ${i}: ${err}\n`);
+          const line = out.trim().split('\n').pop();
+          resolve({ code, signal, summary: line ? (JSON.parse(line) as Record<string, unknown>) : undefined });
+        });
+      }),
+    };
+    return instance;
   });
+  const exitedEarly = (): boolean => instances.some((x) => x.exited);
+  await waitUntil(() => ready === instances.length || exitedEarly(), 'every instance to connect to Redis');
+  if (exitedEarly()) {
+    const results = await Promise.all(instances.map((x) => (x.exited ? x.done : Promise.resolve(undefined))));
+    for (const x of instances) x.child.kill('SIGKILL');
+    throw new Error(`an instance exited before starting: ${JSON.stringify(results)}`);
+  }
+  const startWall = Date.now();
+  for (const x of instances) send(x.child, { type: 'start', startWall });
+  return {
+    instances,
+    startWall,
+    now: () => Math.max(0, Math.floor((Date.now() - startWall) * base.scale)),
+    finish: async () => {
+      for (const x of instances) if (!x.exited) x.stop();
+      return Promise.all(instances.map((x) => x.done));
+    },
+    kill: () => {
+      for (const x of instances) if (!x.exited) x.child.kill('SIGKILL');
+    },
+  };
+}
+
+function send(child: ChildProcess, m: ParentMessage): void {
+  if (child.connected) child.send(m);
 }
 
 export function readSends(instances: readonly RunningInstance[]): Send[] {
@@ -104,10 +200,13 @@ export function byPhone(sends: readonly Send[]): Map<string, number[]> {
   return out;
 }
 
-export function checkWindows(sends: readonly Send[]): void {
+/** Every number's first window violation by the sends of all instances together; empty when none. */
+export function windowViolations(sends: readonly Send[]): { phone: string; violation: string }[] {
   const limits = new Map(NUMBERS.map((n) => [n.phone, n]));
+  const out: { phone: string; violation: string }[] = [];
   for (const [phone, times] of byPhone(sends)) {
-    expect({ phone, violation: windowViolation(times, limits.get(phone)!) }).toEqual({ phone, violation: null });
+    const violation = windowViolation(times, limits.get(phone)!);
+    if (violation !== null) out.push({ phone, violation });
   }
+  return out;
 }
-

@@ -6,6 +6,11 @@
  *
  * Time is simulated: clock = (wall - start) × scale, the same for every instance, and the lease
  * script is given that clock's time (timeSource 'clock'), so an hour of windows runs in seconds.
+ *
+ * The parent drives it over IPC, so no test depends on how fast the processes start or run:
+ * the worker says `ready` once connected, starts sending at `{ type: 'start', startWall }` (the
+ * same start for every instance), reports `progress` (sends, the time of the last one, Redis
+ * events) as it goes, and stops at `{ type: 'stop' }`, when all its contacts went, or at `simEnd`.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -20,18 +25,46 @@ export interface WorkerConfig {
   readonly fleet: unknown;
   readonly firstContact: number;
   readonly contacts: number;
-  readonly startWall: number;
   readonly scale: number;
+  /** Simulated time at which the worker stops by itself (a bound; tests usually stop it first). */
   readonly simEnd: number;
   readonly logFile: string;
 }
 
+/** Messages from the worker. */
+export type WorkerMessage =
+  | { readonly type: 'ready' }
+  | { readonly type: 'progress'; readonly sent: number; readonly lastAt: number; readonly events: Readonly<Record<string, number>> };
+
+/** Messages to the worker. */
+export type ParentMessage = { readonly type: 'start'; readonly startWall: number } | { readonly type: 'stop' };
+
 const config = JSON.parse(process.env['SENDPOOL_WORKER'] ?? '{}') as WorkerConfig;
-const clock = { now: () => Math.max(0, Math.floor((Date.now() - config.startWall) * config.scale)) };
+const tell = (m: WorkerMessage): void => {
+  if (process.connected) process.send!(m);
+};
+
+let startWall = Infinity;
+let stopRequested = false;
+let started!: () => void;
+const startSignal = new Promise<void>((r) => (started = r));
+const waker = createCapacityWaker();
+process.on('message', (m: ParentMessage) => {
+  if (m.type === 'start') {
+    startWall = m.startWall;
+    started();
+  } else if (m.type === 'stop') {
+    stopRequested = true;
+    started();
+    waker.onCapacity([]); // wake the loop's sleep
+  }
+});
+
+const clock = { now: () => Math.max(0, Math.floor((Date.now() - startWall) * config.scale)) };
 const client = new Redis(config.url, { maxRetriesPerRequest: 1, retryStrategy: () => 20, enableOfflineQueue: false });
 client.on('error', () => {});
 const counts: Record<string, number> = {};
-const waker = createCapacityWaker();
+let eventsChanged = false;
 const store = new RedisStore({
   client,
   prefix: config.prefix,
@@ -46,17 +79,21 @@ const store = new RedisStore({
   onCapacity: waker.onCapacity,
   onEvent: (e: RedisCapacityEvent) => {
     counts[e.type] = (counts[e.type] ?? 0) + 1;
+    if (e.type === 'redis-down' || e.type === 'redis-up') eventsChanged = true;
   },
 });
 await new Promise<void>((resolve) => (client.status === 'ready' ? resolve() : client.once('ready', () => resolve())));
-await new Promise((r) => setTimeout(r, Math.max(0, config.startWall - Date.now())));
+tell({ type: 'ready' });
+await startSignal;
+if (Date.now() < startWall) await new Promise((r) => setTimeout(r, startWall - Date.now()));
 const engine = createEngine(config.fleet, { clock, store });
 waker.attach(engine);
 const contacts = Array.from({ length: config.contacts }, (_, k) => ({ phone: `55219${String(config.firstContact + k).padStart(8, '0')}`, variables: ['x'] }));
 engine.submit({ businessId: 1, typeId: 10, contacts });
 const fd = openSync(config.logFile, 'a');
 let sent = 0;
-for (;;) {
+let lastAt = -1;
+while (!stopRequested) {
   const now = clock.now();
   if (now >= config.simEnd || sent === config.contacts) break;
   const ready = engine.poll({ limit: 2000 });
@@ -66,6 +103,11 @@ for (;;) {
     writeSync(fd, lines);
     for (const m of ready) engine.report(m.messageId, { status: 'sent' });
     sent += ready.length;
+    lastAt = now;
+  }
+  if (ready.length > 0 || eventsChanged) {
+    eventsChanged = false;
+    tell({ type: 'progress', sent, lastAt, events: counts });
   }
   const wake = engine.nextWakeAt();
   const waitSim = wake === null ? 1_000 : Math.max(0, wake - clock.now());
@@ -75,3 +117,5 @@ closeSync(fd);
 const returned = await store.close();
 process.stdout.write(`${JSON.stringify({ instance: config.instance, sent, returned, events: counts, metrics: store.metrics() })}\n`);
 client.disconnect();
+process.removeAllListeners('message');
+process.disconnect?.();

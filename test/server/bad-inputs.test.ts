@@ -147,7 +147,7 @@ describe('intake bound', () => {
       expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(engine.stats().submitted).toBe(8); // the refused request changed nothing
       await api(s.url, '/operator/numbers/5511990000001/resume/', { method: 'POST' });
-      await waitFor(() => s.server.sendpool.idle(), 5000, 'the queue to drain');
+      await waitFor(() => s.server.sendpool.idle(), 'the queue to drain');
       expect((await api(s.url, '/messenger/messages/', { body: { ...body, contacts: contacts(8, 100) } })).status).toBe(202);
     } finally {
       await s.server.close();
@@ -175,11 +175,10 @@ describe('tenant isolation', () => {
     expect(created.status).toBe(202);
     const id = created.json.report_id;
     let report: any;
-    for (let i = 0; i < 100 && report?.status !== 'ready'; i++) {
+    await waitFor(async () => {
       report = (await api(s.url, `/reports/${id}/`, { key: KEY_1 })).json;
-      if (report.status !== 'ready') await new Promise((r) => setTimeout(r, 10));
-    }
-    expect(report.status).toBe('ready');
+      return report.status === 'ready';
+    }, 'the report to be ready');
     expectError(await api(s.url, `/reports/${id}/`, { key: KEY_2 }), 404, 'not_found');
     const token = new URL(report.file_url).searchParams.get('token')!;
     // The other company's key with a genuine link: not found.

@@ -88,7 +88,7 @@ describe('docs/server.md curl examples', () => {
   });
 
   it('GET /metrics answers Prometheus text with the server\'s metrics', async () => {
-    await waitFor(() => s.server.sendpool.engine.stats().sent >= 1, 5000, 'a send');
+    await waitFor(() => s.server.sendpool.engine.stats().sent >= 1, 'a send');
     const res = await api(s.url, '/metrics', { key: null });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');

@@ -173,10 +173,18 @@ export async function startReceiver(secret: () => string, port = 0): Promise<Rec
   return receiver;
 }
 
-export async function waitFor(condition: () => boolean, timeoutMs = 10_000, what = 'condition'): Promise<void> {
+/**
+ * Upper bound of every wait in the server tests: far above what any machine needs (the conditions
+ * come within seconds, a minute for the heaviest, even on a loaded CI machine), so only a real hang
+ * reaches it.
+ */
+export const WAIT_BOUND_MS = 300_000;
+
+/** Polls until `condition` holds; fails only after {@link WAIT_BOUND_MS}. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
   const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+  while (!(await condition())) {
+    if (Date.now() - start > WAIT_BOUND_MS) throw new Error(`timed out after ${WAIT_BOUND_MS} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
