@@ -14,6 +14,7 @@
 import { loadavg } from 'node:os';
 import { Redis } from 'ioredis';
 import { NUMBERS, readSends, startInstances, testFleet, windowViolations } from '../test/redis/fleet-run.js';
+import { cleanup } from '../test/redis/helpers.js';
 
 const url = process.env['SENDPOOL_REDIS_URL'];
 if (url === undefined) {
@@ -27,16 +28,6 @@ const PER_INSTANCE = 11_000;
 const INSTANCES = 4;
 const capacity = NUMBERS.reduce((sum, n) => sum + Math.min(n.per24h, 2 * n.perHour), 0);
 
-async function cleanup(prefix: string): Promise<void> {
-  const client = new Redis(url!);
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length > 0) await client.del(...keys);
-  } while (cursor !== '0');
-  client.disconnect();
-}
 
 const used: number[] = [];
 console.log(`4 instances, 10 numbers, one Redis, ${SCALE}x simulated time; capacity of the hour ${capacity.toLocaleString('en-US')}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
@@ -45,7 +36,9 @@ for (let run = 1; run <= RUNS; run++) {
   const fleet = await startInstances({ url, prefix, instances: INSTANCES, fleet: testFleet(NUMBERS), scale: SCALE, simEnd: HOUR + 15 * 60_000 }, PER_INSTANCE);
   const results = await Promise.all(fleet.instances.map((x) => x.done));
   const sends = readSends(fleet.instances);
-  await cleanup(prefix);
+  const client = new Redis(url!);
+  await cleanup(client, prefix);
+  client.disconnect();
   const inHour = sends.filter((s) => s.at < HOUR).length;
   const violations = windowViolations(sends);
   const roundTrips = results.map((r) => Number((r.summary?.['metrics'] as { roundTrips?: number } | undefined)?.roundTrips ?? 0));

@@ -130,7 +130,7 @@ describe('durable server under kill -9', () => {
               } catch {
                 // Killed mid-request: nothing promised.
               }
-              await waitFor(() => server.child.exitCode === null && server.child.signalCode === null, 60_000, 'a live server');
+              await waitFor(() => server.child.exitCode === null && server.child.signalCode === null, 'a live server');
             }
           }
           for (;;) {
@@ -184,7 +184,7 @@ describe('durable server under kill -9', () => {
         'a final notification for every accepted contact',
       );
       const dlrFor = () => new Set((receiver.all('/dlr') as { reference: string | null; status: string }[]).filter((d) => d.status === 'SENT').map((d) => d.reference));
-      await waitFor(() => [...smsAccepted].every((ref) => dlrFor().has(ref)), 60_000, 'a DLR for every accepted SMS');
+      await waitFor(() => [...smsAccepted].every((ref) => dlrFor().has(ref)), 'a DLR for every accepted SMS');
       await kill(server.child);
 
       const log = readLog().filter((l) => l.sms !== true);
