@@ -111,4 +111,10 @@ describe('input errors exit 2 with one message', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/missing FLEET/);
   });
+
+  it('serve takes --memory or --data-dir, not both', () => {
+    const r = sendpool('serve', 'examples/fleet.json', '--memory', '--data-dir', 'somewhere');
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--memory and --data-dir: give one or the other');
+  });
 });

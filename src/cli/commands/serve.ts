@@ -11,7 +11,7 @@ import { loadFleet } from '../fleet-file.js';
 import type { Io } from '../io.js';
 import type { Command } from './types.js';
 
-const HELP = `Usage: sendpool serve FLEET [--port N] [--host HOST] [--keys FILE] [--snapshot FILE] [--data-dir DIR]
+const HELP = `Usage: sendpool serve FLEET [--port N] [--host HOST] [--keys FILE] [--snapshot FILE] [--data-dir DIR | --memory]
 
 Runs the reference HTTP server of the service (sendpool/server) on the fleet description FLEET,
 until SIGINT or SIGTERM. It needs the optional packages fastify and prom-client.
@@ -21,7 +21,9 @@ Options:
       --host HOST      address to listen on (default 127.0.0.1)
       --keys FILE      API keys file; keys in SENDPOOL_API_KEYS are added
       --snapshot FILE  read at start when it exists, written on shutdown
-      --data-dir DIR   durable state (SQLite): accepted contacts and limit usage survive kill -9
+      --data-dir DIR   where durable state is kept (SQLite; default ./sendpool-data): what was
+                       answered 202 survives kill -9 (docs/server.md, "Durable state")
+      --memory         keep state in memory only (lost on a crash; for trying things out)
   -h, --help           this help`;
 
 type RunServer = (options: Record<string, unknown>) => Promise<{ readonly address: string }>;
@@ -51,6 +53,7 @@ export const serveCommand: Command = {
       keys: { type: 'string' },
       snapshot: { type: 'string' },
       'data-dir': { type: 'string' },
+      memory: { type: 'boolean' },
     });
     if (args.values['help'] === true) {
       io.out(`${HELP}\n`);
@@ -76,7 +79,10 @@ export const serveCommand: Command = {
     if (str('host') !== undefined) options['host'] = str('host');
     if (str('keys') !== undefined) options['keysFile'] = str('keys');
     if (str('snapshot') !== undefined) options['snapshotFile'] = str('snapshot');
-    if (str('data-dir') !== undefined) options['dataDir'] = str('data-dir');
+    // Durable by default: a 202 is a promise (docs/decisions.md, "The server is durable by default").
+    if (args.values['memory'] === true) {
+      if (str('data-dir') !== undefined) throw new UsageError('--memory and --data-dir: give one or the other');
+    } else options['dataDir'] = str('data-dir') ?? 'sendpool-data';
     let running;
     try {
       running = await runServer(options);
@@ -84,7 +90,7 @@ export const serveCommand: Command = {
       // Configuration the user must fix (keys, snapshot, address in use) is theirs: exit 2.
       throw new UsageError(e instanceof Error ? e.message : String(e));
     }
-    io.err(`sendpool serve: listening on ${running.address}\n`);
+    io.err(`sendpool serve: listening on ${running.address}${options['dataDir'] === undefined ? ' (state in memory only)' : `, state in ${String(options['dataDir'])}`}\n`);
     // The server keeps the process alive and closes on SIGINT/SIGTERM.
     return EXIT_OK;
   },
