@@ -104,6 +104,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const reportTokenKey = options.reportTokenKey ?? (typeof storedKey === 'string' ? Buffer.from(storedKey, 'base64') : random.randomBytes(32));
   const storage = options.storage;
   let durability: Durability | undefined;
+  /** Reports changed since the last step: written then (with their files), not at every step. */
+  let reportsChanged = false;
 
   const app = Fastify({
     logger: loggerOptions(options.logger ?? true),
@@ -254,7 +256,11 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       storage,
       engine,
       takeOutcomes: () => dispatch.takeOutcomes(),
-      collect: () => ({ values: { nextContactId: ctx.nextContactId, webhooks: notifier.webhooks(), ...(keyText !== undefined ? { reportTokenKey: keyText } : {}) } }),
+      collect: () => {
+        const reports = reportsChanged ? { reports: ctx.reports.snapshot() } : {};
+        reportsChanged = false;
+        return { values: { nextContactId: ctx.nextContactId, webhooks: notifier.webhooks(), ...reports, ...(keyText !== undefined ? { reportTokenKey: keyText } : {}) } };
+      },
       onWritten: (events) => {
         const now = clock.now();
         for (const e of events) outbox.enqueue(e, now);
@@ -284,9 +290,17 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           .map((b) => b.id)
           .filter((b) => tenants.owns(companyId, b)),
       onEvent: (event) => notifier.report(event),
+      ...(storage
+        ? {
+            onChange: () => {
+              reportsChanged = true;
+              durability?.schedule();
+            },
+          }
+        : {}),
       maxReports: options.maxReports ?? 1000,
     },
-    restore?.reports,
+    restore?.reports ?? (stored?.get('reports') as ConstructorParameters<typeof ReportService>[1]),
   );
   if (options.metrics ?? true) {
     metrics = createMetrics(engine, { outboxSize: () => outbox.size, smsQueued: () => sms.queued }, options.processMetrics ?? true);

@@ -71,6 +71,8 @@ interface Deps {
   readonly generators: Partial<Record<ReportType, ReportGenerator>>;
   readonly businessesOf: (companyId: number) => number[];
   readonly onEvent: (event: ReportEvent) => void;
+  /** Called when a report is created, finished or dropped (the durable server writes them then). */
+  readonly onChange?: () => void;
   /** Reports kept (oldest dropped first). */
   readonly maxReports: number;
 }
@@ -139,6 +141,7 @@ export class ReportService {
     // The limit is per company: one tenant making many reports must not push out another's links.
     const own = [...this.#reports.values()].filter((r) => r.companyId === companyId);
     for (let k = 0; k < own.length - this.#deps.maxReports; k++) this.#reports.delete(own[k]!.reportId);
+    this.#deps.onChange?.();
     this.#start(record);
     return record;
   }
@@ -166,6 +169,7 @@ export class ReportService {
       if (!finished.ok) return;
       record.status = finished.event.status;
       if (!result.ok) record.errorMessage = result.errorMessage;
+      this.#deps.onChange?.();
       this.#deps.onEvent(finished.event);
     });
   }

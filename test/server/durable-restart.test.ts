@@ -1,0 +1,70 @@
+/**
+ * What a durable server keeps besides contacts, across a restart on the same data directory:
+ * webhook configuration and signing secret, report records and the key of their download links,
+ * the contact id counter. (The kill -9 behaviour of contacts and SMS is in durable.test.ts.)
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runServer } from '../../src/server/index.js';
+import { KEY_1, api, contacts, fastChannel, startReceiver, testFleet, waitFor } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sendpool-durable-restart-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('durable server restart', () => {
+  it('keeps the webhook configuration and secret, reports and their links, and the contact ids', async () => {
+    const fleetFile = join(dir, 'fleet.json');
+    writeFileSync(fleetFile, JSON.stringify(testFleet()));
+    // No failures drawn at random: every contact is sent.
+    const options = (): Parameters<typeof runServer>[0] => ({
+      fleetFile,
+      port: 0,
+      dataDir: join(dir, 'data'),
+      apiKeys: [{ key: KEY_1, companyId: 1 }],
+      channel: fastChannel(),
+      logger: false,
+      handleSignals: false,
+      metrics: false,
+      allowPrivateWebhookTargets: true,
+    });
+    let secret = '';
+    const receiver = await startReceiver(() => secret);
+    const first = await runServer(options());
+    let fileUrl = '';
+    try {
+      expect((await api(first.address, '/messenger/config/', { body: { url_report_webhook: `${receiver.url}/reports`, url_hsm_callback: `${receiver.url}/hsm` } })).status).toBe(200);
+      secret = (await api(first.address, '/messenger/config/secret/')).json.webhook_secret;
+      expect((await api(first.address, '/reports/', { body: { report_type: 'numbers' } })).status).toBe(202);
+      await waitFor(() => receiver.all('/reports').length === 1, 'report.ready');
+      fileUrl = receiver.all('/reports')[0].file_url;
+      expect((await api(first.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(3) } })).status).toBe(202);
+      await waitFor(() => receiver.all('/hsm').filter((n) => n.status === 'SENT').length === 3, 'three SENT');
+    } finally {
+      await first.close();
+    }
+
+    const second = await runServer(options());
+    try {
+      expect(second.restored).toBe(true);
+      expect((await api(second.address, '/messenger/config/')).json).toMatchObject({ url_report_webhook: `${receiver.url}/reports` });
+      expect((await api(second.address, '/messenger/config/secret/')).json.webhook_secret).toBe(secret);
+      // The link signed before the restart works after it (same key, same record); the port changed.
+      const download = await fetch(fileUrl.replace(/^http:\/\/[^/]+/, second.address), { headers: { 'x-api-key-id': KEY_1 } });
+      expect(download.status).toBe(200);
+      expect(await download.text()).toContain('phone');
+      expect((await api(second.address, '/reports/1/')).json).toMatchObject({ report_id: 1, status: 'ready' });
+      // New contacts continue the id sequence (the HSM `id`), signed with the kept secret.
+      expect((await api(second.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(1) } })).status).toBe(202);
+      await waitFor(() => receiver.all('/hsm').filter((n) => n.status === 'SENT').length === 4, 'the fourth SENT');
+      const ids = receiver.all('/hsm').filter((n) => n.status === 'SENT').map((n) => n.id);
+      expect(new Set(ids).size).toBe(4);
+      expect(Math.max(...ids)).toBe(4);
+      expect(receiver.badSignatures).toBe(0);
+    } finally {
+      await second.close();
+      await receiver.close();
+    }
+  });
+});
