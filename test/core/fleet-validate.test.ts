@@ -83,12 +83,7 @@ describe('validateFleet', () => {
   it('refuses a bad template text in createEngine and replaceFleet alike, changing nothing', () => {
     const f = clone();
     f.templates[0].text = 'Hi {{first_name}}, {{2}} is due';
-    let thrown: unknown;
-    try {
-      createEngine(f, { clock: new ManualClock(0) });
-    } catch (e) {
-      thrown = e;
-    }
+    const thrown = caught(() => createEngine(f, { clock: new ManualClock(0) }));
     expect(thrown).toBeInstanceOf(FleetValidationError);
     expect((thrown as FleetValidationError).problems.map((p) => p.path)).toEqual(['$.templates[0].text']);
 
@@ -132,12 +127,7 @@ describe('validateFleet', () => {
   it('rejects a bad fleet whole in createEngine, with the problems on a typed error', () => {
     const f = clone();
     f.businesses[0].numbers[0].throughputPerHour = 0;
-    let thrown: unknown;
-    try {
-      createEngine(f, { clock: new ManualClock(0) });
-    } catch (e) {
-      thrown = e;
-    }
+    const thrown = caught(() => createEngine(f, { clock: new ManualClock(0) }));
     expect(thrown).toBeInstanceOf(FleetValidationError);
     expect(isFleetValidationError(thrown)).toBe(true);
     expect((thrown as FleetValidationError).problems[0]!.path).toBe('$.businesses[0].numbers[0].throughputPerHour');
@@ -187,3 +177,13 @@ describe('validateFleet', () => {
     );
   });
 });
+
+/** What `fn` threw (undefined when it returned). */
+function caught(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  return undefined;
+}

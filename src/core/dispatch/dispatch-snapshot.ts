@@ -11,7 +11,7 @@ import { type Problem, problem } from '../problems.js';
 import type { SubmissionContact } from '../submission.js';
 import { MAX_RETRIES, MAX_WEIGHT } from './check-submission.js';
 import type { PoolQueue } from './pool-queue.js';
-import { REJECTED, type SubmissionRecord } from './record.js';
+import { QUEUED, REJECTED, type SubmissionRecord, WAITING } from './record.js';
 import type { ContactOutcome, DispatchCounts, SubmissionStatus } from './types.js';
 
 export interface SubmissionSnapshot {
@@ -97,7 +97,7 @@ export function recordToSnapshot(r: SubmissionRecord): SubmissionSnapshot {
     handouts: Array.from(r.handouts),
     fresh: r.fresh,
     // Only the entries still to go that are queued (skipped ones are final).
-    back: r.back === undefined ? [] : r.back.slice(r.backHead).filter((i) => r.state[i] === 0),
+    back: r.back === undefined ? [] : r.back.slice(r.backHead).filter((i) => r.state[i] === QUEUED),
   };
 }
 
@@ -113,7 +113,7 @@ export function queueToSnapshot(q: PoolQueue): QueueSnapshot {
 export function recordTimers(r: SubmissionRecord): [number, number, number][] {
   const timers: [number, number, number][] = [];
   if (r.retryAt === undefined || r.counts.waitingRetry === 0) return timers;
-  for (let i = 0; i < r.state.length; i++) if (r.state[i] === 1) timers.push([i, r.handouts[i]!, r.retryAt[i]!]);
+  for (let i = 0; i < r.state.length; i++) if (r.state[i] === WAITING) timers.push([i, r.handouts[i]!, r.retryAt[i]!]);
   return timers;
 }
 
