@@ -224,8 +224,7 @@ async function restartChild(dir: string, split: boolean): Promise<void> {
       logger: false,
       maxQueuedContacts: 50_000_000,
       storage,
-      storedValues: stored.values,
-      storedOutbox: stored.outbox,
+      stored,
       storeEverything: false,
     });
     lap('buildServer');

@@ -1,267 +1,40 @@
 /**
  * Campaign statistics (spec 6.4): an aggregator fed by admissions and status changes, producing
- * every `count_*` with the definitions of docs/events.md, and the periodic batch payload.
+ * every `count_*` (campaign-counts.ts) and the periodic batch payload.
  *
- * Each contact of a campaign has a state that is a join of what was reported about it (admission
- * kinds as a bit set; the latest send attempt and its merged {@link MessageProgress}), so any order
- * or duplication of the same reports gives the same state. The counts are a sum over contacts of a
- * pure classification of that state; they are kept incrementally (remove the contact's old
- * contribution, add the new one), which equals a recount from scratch, as the tests check.
+ * The counts are a sum over contacts of a pure classification of each contact's state; they are
+ * kept incrementally (remove the contact's old contribution, add the new one), which equals a
+ * recount from scratch, as the tests check. A contact admitted as accepted and not reported since
+ * needs no entry of its own: hosts that number contacts from a counter admit a request as one id
+ * range ({@link CampaignStatistics.admitAccepted}), and a contact gets an entry at its first status.
  *
- * Every contact is in exactly one bucket, so the counts add up:
- *   count_total     = count_processed + count_remaining
- *   count_processed = count_invalid_phone + count_duplicated + count_blocked + count_already_sent
- *                   + count_does_not_exist + count_failed + count_expired + count_sent
- *   count_blocklist_response <= count_replied <= count_read <= count_delivered
- *                            <= count_sent + count_expired
+ * With `trackChanges`, {@link CampaignStatistics.takeChanges} lists what changed since the last
+ * call (campaign rows and contact rows), so a host can keep the statistics in a database row by row
+ * and rebuild them with {@link CampaignStatistics.fromRows} after a restart.
  */
 import { ArgumentError } from '../core/errors.js';
-import { problem, type Problem } from '../core/problems.js';
+import {
+  ADMISSIONS,
+  EMPTY_CONTACT,
+  addCounts,
+  addInto,
+  admitContact,
+  campaignStatisticsPayload,
+  classifyContact,
+  contactStatus,
+  emptyCounts,
+  recount,
+  type Admission,
+  type CampaignCounts,
+  type ContactState,
+} from './campaign-counts.js';
 import { formatTime } from './datetime.js';
+import { IdRanges } from './id-ranges.js';
 import { requireBoolean, requireInteger, requireOneOf, requireString } from './ids.js';
 import type { RandomSource } from './random.js';
-import type { CampaignBatchPayload, CampaignStatisticsPayload, CampaignStatus } from './schemas/campaign.js';
+import type { CampaignBatchPayload, CampaignStatisticsPayload } from './schemas/campaign.js';
 import { HSM_STATUSES, type HsmStatus } from './schemas/hsm.js';
-import {
-  NO_PROGRESS,
-  currentStatus,
-  failedAsDoesNotExist,
-  hasObserved,
-  observe,
-  reached,
-  repliedAsBlocklist,
-  type MessageProgress,
-} from './status-merge.js';
 import { uuidV4 } from './uuid.js';
-
-/** How a contact was admitted to a campaign (before any send). */
-export type Admission = 'accepted' | 'invalid-phone' | 'duplicated' | 'blocked' | 'already-sent' | 'does-not-exist';
-
-/** Admission kinds, in precedence order: a contact reported with two rejections counts under the first. */
-export const ADMISSIONS: readonly Admission[] = [
-  'invalid-phone',
-  'duplicated',
-  'blocked',
-  'already-sent',
-  'does-not-exist',
-  'accepted',
-];
-
-/** The `count_*` values of one campaign, in camelCase. */
-export interface CampaignCounts {
-  total: number;
-  alreadySent: number;
-  blocked: number;
-  blocklistResponse: number;
-  doesNotExist: number;
-  duplicated: number;
-  invalidPhone: number;
-  processed: number;
-  sent: number;
-  failed: number;
-  delivered: number;
-  read: number;
-  replied: number;
-  expired: number;
-  remaining: number;
-}
-
-const COUNT_NAMES: readonly (keyof CampaignCounts)[] = [
-  'total',
-  'alreadySent',
-  'blocked',
-  'blocklistResponse',
-  'doesNotExist',
-  'duplicated',
-  'invalidPhone',
-  'processed',
-  'sent',
-  'failed',
-  'delivered',
-  'read',
-  'replied',
-  'expired',
-  'remaining',
-];
-
-/** All counts at zero. */
-export function emptyCounts(): CampaignCounts {
-  return {
-    total: 0,
-    alreadySent: 0,
-    blocked: 0,
-    blocklistResponse: 0,
-    doesNotExist: 0,
-    duplicated: 0,
-    invalidPhone: 0,
-    processed: 0,
-    sent: 0,
-    failed: 0,
-    delivered: 0,
-    read: 0,
-    replied: 0,
-    expired: 0,
-    remaining: 0,
-  };
-}
-
-/**
- * What is known about one contact: admission kinds seen (bit set over {@link ADMISSIONS}) and the
- * merged progress of its latest send attempt (`attempt` -1 is the first try, k the retry of index k).
- */
-export interface ContactState {
-  readonly admissions: number;
-  readonly attempt: number;
-  readonly progress: MessageProgress;
-}
-
-const EMPTY_CONTACT: ContactState = { admissions: 0, attempt: -1, progress: NO_PROGRESS };
-
-function admissionBit(a: Admission): number {
-  return 1 << ADMISSIONS.indexOf(a);
-}
-
-/** Adds an admission report to a contact state. */
-export function admitContact(state: ContactState, admission: Admission): ContactState {
-  return { ...state, admissions: state.admissions | admissionBit(admission) };
-}
-
-/**
- * Adds a status report to a contact state. A later attempt replaces an earlier one (the contact's
- * outcome is its latest try); reports of earlier attempts are ignored; the same attempt merges.
- */
-export function contactStatus(state: ContactState, attempt: number, o: Parameters<typeof observe>[1]): ContactState {
-  if (attempt < state.attempt) return state;
-  const base = attempt > state.attempt ? NO_PROGRESS : state.progress;
-  return { ...state, attempt, progress: observe(base, o) };
-}
-
-/** Joins two states of the same contact (commutative, associative, idempotent). */
-export function mergeContact(a: ContactState, b: ContactState): ContactState {
-  const admissions = a.admissions | b.admissions;
-  if (a.attempt !== b.attempt) return { ...(a.attempt > b.attempt ? a : b), admissions };
-  return { admissions, attempt: a.attempt, progress: a.progress | b.progress };
-}
-
-/** The counts one contact contributes (each contact: total 1, one bucket, and funnel flags). */
-export function classifyContact(state: ContactState): CampaignCounts {
-  const c = emptyCounts();
-  c.total = 1;
-  const rejection = ADMISSIONS.find((a) => a !== 'accepted' && (state.admissions & admissionBit(a)) !== 0);
-  if (rejection !== undefined) {
-    c.processed = 1;
-    if (rejection === 'invalid-phone') c.invalidPhone = 1;
-    else if (rejection === 'duplicated') c.duplicated = 1;
-    else if (rejection === 'blocked') c.blocked = 1;
-    else if (rejection === 'already-sent') c.alreadySent = 1;
-    else c.doesNotExist = 1;
-    return c;
-  }
-  const p = state.progress;
-  const status = currentStatus(p);
-  if (status === null || status === 'ENQUEUED') {
-    c.remaining = 1;
-    return c;
-  }
-  c.processed = 1;
-  if (status === 'FAILED') {
-    if (failedAsDoesNotExist(p)) c.doesNotExist = 1;
-    else c.failed = 1;
-    return c;
-  }
-  if (status === 'EXPIRED') c.expired = 1;
-  else c.sent = 1;
-  // Funnel with fill-in: a READ without DEVICE was delivered; a REPLIED was read.
-  if (reached(p, 'DEVICE')) c.delivered = 1;
-  if (reached(p, 'READ')) c.read = 1;
-  if (hasObserved(p, 'REPLIED')) {
-    c.replied = 1;
-    if (repliedAsBlocklist(p)) c.blocklistResponse = 1;
-  }
-  return c;
-}
-
-function addInto(target: CampaignCounts, delta: CampaignCounts, sign: 1 | -1): void {
-  for (const k of COUNT_NAMES) target[k] += sign * delta[k];
-}
-
-/** The sum of two sets of counts (a new object). */
-function addCounts(a: CampaignCounts, b: CampaignCounts): CampaignCounts {
-  const out = { ...a };
-  addInto(out, b, 1);
-  return out;
-}
-
-/** Sums the classification of every contact: the "recount from scratch". */
-export function recount(contacts: Iterable<ContactState>): CampaignCounts {
-  const total = emptyCounts();
-  for (const s of contacts) addInto(total, classifyContact(s), 1);
-  return total;
-}
-
-/** Checks the identities of the module comment on a set of counts (e.g. a received payload). */
-export function countProblems(c: CampaignCounts, path = '$'): Problem[] {
-  const out: Problem[] = [];
-  for (const k of COUNT_NAMES) {
-    if (!Number.isSafeInteger(c[k]) || c[k] < 0) out.push(problem(`${path}.${k}`, 'a non-negative integer', c[k]));
-  }
-  const rejected = c.invalidPhone + c.duplicated + c.blocked + c.alreadySent;
-  const processed = rejected + c.doesNotExist + c.failed + c.expired + c.sent;
-  if (c.total !== c.processed + c.remaining) out.push(problem(`${path}.total`, `processed + remaining = ${c.processed + c.remaining}`, c.total));
-  if (c.processed !== processed) out.push(problem(`${path}.processed`, `the sum of the processed buckets = ${processed}`, c.processed));
-  const chain: [keyof CampaignCounts, number][] = [
-    ['blocklistResponse', c.replied],
-    ['replied', c.read],
-    ['read', c.delivered],
-    ['delivered', c.sent + c.expired],
-  ];
-  for (const [k, max] of chain) if (c[k] > max) out.push(problem(`${path}.${k}`, `at most ${max}`, c[k]));
-  return out;
-}
-
-/** The campaign status: RUNNING while contacts remain (or none were admitted yet); FINISHED after. */
-export function campaignStatus(c: CampaignCounts): CampaignStatus {
-  return c.total > 0 && c.remaining === 0 ? 'FINISHED' : 'RUNNING';
-}
-
-/**
- * The spec's campaign object from counts.
- * @throws {ArgumentError} for a fractional or unsafe campaign id, a count that is not an integer of
- * 0 or more, or a time that cannot be written: the object always passes `CampaignStatisticsSchema`
- */
-export function campaignStatisticsPayload(
-  campaign: { readonly campaignId: number; readonly name: string; readonly createdAt: number },
-  c: CampaignCounts,
-  now: number,
-): CampaignStatisticsPayload {
-  requireInteger('campaignStatisticsPayload(campaign.campaignId)', campaign.campaignId);
-  requireString('campaignStatisticsPayload(campaign.name)', campaign.name);
-  for (const name of COUNT_NAMES) requireInteger(`campaignStatisticsPayload(counts.${name})`, c[name], 0);
-  const createdAt = formatTime('campaignStatisticsPayload(campaign.createdAt)', campaign.createdAt);
-  const datetime = formatTime('campaignStatisticsPayload(now)', now);
-  return {
-    campaign_id: campaign.campaignId,
-    campaign_name: campaign.name,
-    status: campaignStatus(c),
-    count_total: c.total,
-    count_already_sent: c.alreadySent,
-    count_blocked: c.blocked,
-    count_blocklist_response: c.blocklistResponse,
-    count_does_not_exist: c.doesNotExist,
-    count_duplicated: c.duplicated,
-    count_invalid_phone: c.invalidPhone,
-    count_processed: c.processed,
-    count_sent: c.sent,
-    count_failed: c.failed,
-    count_delivered: c.delivered,
-    count_read: c.read,
-    count_replied: c.replied,
-    count_expired: c.expired,
-    count_remaining: c.remaining,
-    created_at: createdAt,
-    datetime,
-  };
-}
 
 /** Options of {@link CampaignStatistics}. */
 export interface CampaignStatisticsOptions {
@@ -284,6 +57,12 @@ export interface CampaignStatisticsOptions {
    * @default 604_800_000 (7 days)
    */
   readonly retainContactsMs?: number;
+  /**
+   * Remember what changed, for {@link CampaignStatistics.takeChanges} (a host that writes the
+   * statistics to a database step by step).
+   * @default false
+   */
+  readonly trackChanges?: boolean;
 }
 
 /** A status change fed to the aggregator (what an HSM notification says about a contact). */
@@ -308,7 +87,14 @@ interface CampaignEntry {
   readonly campaignId: number;
   name: string;
   readonly createdAt: number;
+  /** Contacts with a state of their own (reported about beyond a range admission). */
   readonly contacts: Map<string, ContactState>;
+  /** Ids admitted as accepted by {@link CampaignStatistics.admitAccepted}. */
+  readonly accepted: IdRanges;
+  /** Contacts of `accepted` without an entry in `contacts` (each: accepted, nothing since). */
+  unseen: number;
+  /** Integer ids with an entry in `contacts` that `accepted` does not cover (a range admitted later must not count them twice). */
+  readonly loose: IdRanges;
   counts: CampaignCounts;
   /** The campaign object sent in the last batch, without `datetime` (to tell "changed"). */
   lastSent: string | undefined;
@@ -320,26 +106,54 @@ interface CampaignEntry {
   base: CampaignCounts | undefined;
 }
 
-/** Serialisable state of {@link CampaignStatistics}. */
+/** One campaign of a {@link CampaignStatisticsSnapshot} without its contacts: a database row. */
+export interface CampaignRow {
+  readonly campaignId: number;
+  readonly name: string;
+  readonly createdAt: number;
+  readonly lastSent: string | null;
+  readonly dirty: boolean;
+  /** Present when the campaign is settled: its final counts (its contacts are gone). */
+  readonly settledCounts?: CampaignCounts;
+  readonly lastChangeAt?: number;
+  /** Ids admitted as accepted by range, flat `[start, end, …]` (half-open). @default [] */
+  readonly accepted?: readonly number[];
+}
+
+/** One contact's state as a row: campaign, contact id, admissions, attempt, progress. */
+export type ContactRow = readonly [campaignId: number, contactId: string, admissions: number, attempt: number, progress: number];
+
+/** Serialisable state of {@link CampaignStatistics}. Version 1 (no `accepted` ranges) is still read. */
 export interface CampaignStatisticsSnapshot {
-  readonly version: 1;
+  readonly version: 1 | 2;
   readonly lastBatchAt: number | null;
-  readonly campaigns: readonly {
-    readonly campaignId: number;
-    readonly name: string;
-    readonly createdAt: number;
-    readonly lastSent: string | null;
-    readonly dirty: boolean;
-    readonly contacts: readonly (readonly [string, number, number, number])[];
-    /** Present when the campaign is settled: its final counts (its contacts are gone). */
-    readonly settledCounts?: CampaignCounts;
-    readonly lastChangeAt?: number;
-  }[];
+  readonly campaigns: readonly (CampaignRow & { readonly contacts: readonly (readonly [string, number, number, number])[] })[];
+}
+
+/** What changed since the last {@link CampaignStatistics.takeChanges}. */
+export interface CampaignStatisticsChanges {
+  readonly lastBatchAt: number | null;
+  /** Campaigns whose row changed (new, renamed, admitted to, batched, settled, or with changed contacts). */
+  readonly campaigns: readonly CampaignRow[];
+  /** Contacts whose state changed. */
+  readonly contacts: readonly ContactRow[];
+  /** Campaigns settled since: their contact rows are gone. */
+  readonly settled: readonly number[];
+}
+
+const ACCEPTED: ContactState = admitContact(EMPTY_CONTACT, 'accepted');
+const ACCEPTED_COUNTS: CampaignCounts = classifyContact(ACCEPTED);
+
+/** The integer a contact id spells in canonical decimal, or -1 (only such ids can be in a range). */
+function numericId(contactId: string): number {
+  if (contactId.length === 0 || contactId.length > 16) return -1;
+  const n = Number(contactId);
+  return Number.isSafeInteger(n) && n >= 0 && String(n) === contactId ? n : -1;
 }
 
 /**
- * The statistics aggregator. Feed it with {@link admit} and {@link recordStatus}; call
- * {@link takeBatch} at {@link nextWakeAt} for the 6.4 payload.
+ * The statistics aggregator. Feed it with {@link admit}, {@link admitAccepted} and
+ * {@link recordStatus}; call {@link takeBatch} at {@link nextWakeAt} for the 6.4 payload.
  */
 export class CampaignStatistics {
   readonly #campaigns = new Map<number, CampaignEntry>();
@@ -349,6 +163,9 @@ export class CampaignStatistics {
   readonly #retain: number;
   #lastBatchAt: number | null = null;
   #lateIgnored = 0;
+  /** With trackChanges: campaigns whose row changed, and their contacts that changed. */
+  readonly #changed: Map<number, Set<string>> | undefined;
+  readonly #settledSince = new Set<number>();
 
   constructor(options: CampaignStatisticsOptions = {}) {
     this.#doesNotExist = new Set(options.doesNotExistCodes ?? [131026]);
@@ -356,11 +173,25 @@ export class CampaignStatistics {
     this.#retain = options.retainContactsMs ?? 604_800_000;
     requireInteger('CampaignStatistics(options.batchIntervalMs)', this.#interval, 0);
     requireInteger('CampaignStatistics(options.retainContactsMs)', this.#retain, 0);
+    this.#changed = options.trackChanges === true ? new Map() : undefined;
   }
 
   /** Statuses that arrived for contacts of settled campaigns after their states were dropped. */
   get lateIgnored(): number {
     return this.#lateIgnored;
+  }
+
+  #touch(campaignId: number, contactId?: string): void {
+    if (!this.#changed) return;
+    let set = this.#changed.get(campaignId);
+    if (!set) this.#changed.set(campaignId, (set = new Set()));
+    if (contactId !== undefined) set.add(contactId);
+  }
+
+  #markDirty(campaignId: number): void {
+    if (this.#dirty.has(campaignId)) return;
+    this.#dirty.add(campaignId);
+    this.#touch(campaignId);
   }
 
   /** Declares a campaign (idempotent; a new name replaces the old one). `createdAt` in epoch ms. */
@@ -371,7 +202,7 @@ export class CampaignStatistics {
     formatTime('registerCampaign(createdAt)', campaign.createdAt);
     const known = this.#campaigns.get(campaign.campaignId);
     if (known) {
-      if (known.name !== campaign.name) this.#dirty.add(campaign.campaignId);
+      if (known.name !== campaign.name) this.#markDirty(campaign.campaignId);
       known.name = campaign.name;
       return;
     }
@@ -380,12 +211,16 @@ export class CampaignStatistics {
       name: campaign.name,
       createdAt: campaign.createdAt,
       contacts: new Map(),
+      accepted: new IdRanges(),
+      unseen: 0,
+      loose: new IdRanges(),
       counts: emptyCounts(),
       lastSent: undefined,
       lastChangeAt: campaign.createdAt,
       settled: false,
       base: undefined,
     });
+    this.#touch(campaign.campaignId);
   }
 
   #campaign(campaignId: number, api: string): CampaignEntry {
@@ -395,7 +230,16 @@ export class CampaignStatistics {
   }
 
   #update(c: CampaignEntry, contactId: string, change: (s: ContactState) => ContactState): void {
-    const before = c.contacts.get(contactId);
+    let before = c.contacts.get(contactId);
+    let fromRange = false;
+    let id = -1;
+    if (before === undefined) {
+      id = numericId(contactId);
+      if (id >= 0 && c.accepted.has(id)) {
+        before = ACCEPTED;
+        fromRange = true;
+      }
+    }
     if (before === undefined && c.settled) {
       // A settled campaign's contact states are gone, so a late report cannot be told from a new
       // contact: taking either would break duplicate-independence. Its counts are final.
@@ -406,16 +250,63 @@ export class CampaignStatistics {
     if (before && after.admissions === before.admissions && after.attempt === before.attempt && after.progress === before.progress) {
       return;
     }
-    if (before) addInto(c.counts, classifyContact(before), -1);
+    if (before) addInto(c.counts, fromRange ? ACCEPTED_COUNTS : classifyContact(before), -1);
     addInto(c.counts, classifyContact(after), 1);
     c.contacts.set(contactId, after);
-    this.#dirty.add(c.campaignId);
+    if (fromRange) c.unseen--;
+    else if (before === undefined && id >= 0) c.loose.add(id, id + 1);
+    this.#markDirty(c.campaignId);
+    this.#touch(c.campaignId, contactId);
   }
 
   /** Reports how a contact was admitted (invalid phone, duplicated, blocked, already sent, …, or accepted). */
   admit(campaignId: number, contactId: string, admission: Admission): void {
     requireOneOf('admit(admission)', admission, ADMISSIONS);
     this.#update(this.#campaign(campaignId, 'admit'), contactId, (s) => admitContact(s, admission));
+  }
+
+  /**
+   * Admits as accepted the `count` contacts whose ids are `first` … `first + count - 1` (their
+   * decimal strings are the contact ids of later reports), at the cost of one range: the way for a
+   * host that numbers contacts from a counter. Reports that came earlier for some of these ids are
+   * merged as {@link admit} would; a range admitted before, whole, changes nothing.
+   * @throws {ArgumentError} for bounds that are not safe integers of 0 or more, or a range that
+   * partly overlaps one admitted before (a contact is admitted by one range)
+   */
+  admitAccepted(campaignId: number, first: number, count: number): void {
+    requireInteger('admitAccepted(first)', first, 0);
+    requireInteger('admitAccepted(count)', count, 0);
+    requireInteger('admitAccepted(first + count)', first + count, 0);
+    const c = this.#campaign(campaignId, 'admitAccepted');
+    if (count === 0) return;
+    if (c.settled) {
+      this.#lateIgnored += count - c.accepted.countWithin(first, first + count);
+      return;
+    }
+    const end = first + count;
+    const added = c.accepted.add(first, end);
+    if (added === 'covered') return;
+    if (added === 'overlap') {
+      throw new ArgumentError('admitAccepted(first)', `ids not admitted by an earlier range (${count} from ${first} overlap one)`, String(first));
+    }
+    // Contacts reported before their range: their own entries take the admission.
+    const known = c.loose.takeWithin(first, end);
+    for (const id of known) {
+      const key = String(id);
+      const before = c.contacts.get(key)!;
+      const after = admitContact(before, 'accepted');
+      if (after.admissions === before.admissions) continue;
+      addInto(c.counts, classifyContact(before), -1);
+      addInto(c.counts, classifyContact(after), 1);
+      c.contacts.set(key, after);
+      this.#touch(campaignId, key);
+    }
+    const fresh = count - known.length;
+    c.unseen += fresh;
+    c.counts.total += fresh * ACCEPTED_COUNTS.total;
+    c.counts.remaining += fresh * ACCEPTED_COUNTS.remaining;
+    this.#markDirty(campaignId);
+    this.#touch(campaignId);
   }
 
   /** Reports a status change of a contact's send. A contact not admitted yet counts as accepted. */
@@ -435,6 +326,11 @@ export class CampaignStatistics {
     );
   }
 
+  /** Whether a campaign is declared. */
+  has(campaignId: number): boolean {
+    return this.#campaigns.has(campaignId);
+  }
+
   /** The current counts of a campaign (a copy). */
   counts(campaignId: number): CampaignCounts {
     return { ...this.#campaign(campaignId, 'counts').counts };
@@ -444,6 +340,7 @@ export class CampaignStatistics {
   recount(campaignId: number): CampaignCounts {
     const c = this.#campaign(campaignId, 'recount');
     const fresh = recount(c.contacts.values());
+    addInto(fresh, scaled(ACCEPTED_COUNTS, c.unseen), 1);
     return c.base ? addCounts(c.base, fresh) : fresh;
   }
 
@@ -455,7 +352,7 @@ export class CampaignStatistics {
     let at = this.#dirty.size === 0 ? Infinity : this.#lastBatchAt === null ? 0 : this.#lastBatchAt + this.#interval;
     // A finished campaign settles on a later call: wake for it too.
     for (const c of this.#campaigns.values()) {
-      if (!c.settled && c.contacts.size > 0 && c.counts.remaining === 0 && c.lastChangeAt + this.#retain < at) at = c.lastChangeAt + this.#retain;
+      if (!c.settled && (c.contacts.size > 0 || c.unseen > 0) && c.counts.remaining === 0 && c.lastChangeAt + this.#retain < at) at = c.lastChangeAt + this.#retain;
     }
     return Number.isFinite(at) ? at : null;
   }
@@ -473,6 +370,7 @@ export class CampaignStatistics {
     const campaigns: CampaignStatisticsPayload[] = [];
     for (const id of [...this.#dirty].sort((a, b) => a - b)) {
       const c = this.#campaigns.get(id);
+      this.#touch(id);
       if (!c) continue;
       const payload = campaignStatisticsPayload(c, c.counts, now);
       const key = JSON.stringify({ ...payload, datetime: undefined });
@@ -490,27 +388,75 @@ export class CampaignStatistics {
   /** Drops the contact states of campaigns finished and quiet for `retainContactsMs`. */
   #settle(now: number): void {
     for (const c of this.#campaigns.values()) {
-      if (c.settled || c.contacts.size === 0 || c.counts.remaining > 0 || c.lastChangeAt + this.#retain > now || this.#dirty.has(c.campaignId)) continue;
+      if (c.settled || (c.contacts.size === 0 && c.unseen === 0) || c.counts.remaining > 0 || c.lastChangeAt + this.#retain > now || this.#dirty.has(c.campaignId)) continue;
+      // Nothing remains, so every range contact has an entry of its own (unseen is 0).
       c.base = c.base ? addCounts(c.base, recount(c.contacts.values())) : recount(c.contacts.values());
       c.contacts.clear();
+      c.accepted.clear();
+      c.loose.clear();
+      c.unseen = 0;
       c.settled = true;
+      if (this.#changed) {
+        this.#changed.delete(c.campaignId);
+        this.#touch(c.campaignId);
+        this.#settledSince.add(c.campaignId);
+      }
     }
+  }
+
+  #row(c: CampaignEntry): CampaignRow {
+    return {
+      campaignId: c.campaignId,
+      name: c.name,
+      createdAt: c.createdAt,
+      lastSent: c.lastSent ?? null,
+      dirty: this.#dirty.has(c.campaignId),
+      lastChangeAt: c.lastChangeAt,
+      ...(c.base ? { settledCounts: { ...c.base } } : {}),
+      ...(c.accepted.size > 0 ? { accepted: c.accepted.toArray() } : {}),
+    };
+  }
+
+  /**
+   * What changed since the last call (every campaign and contact with `full`), for a host writing
+   * the statistics row by row.
+   * @throws {ArgumentError} when the aggregator was built without `trackChanges`
+   */
+  takeChanges(options: { readonly full?: boolean } = {}): CampaignStatisticsChanges {
+    if (!this.#changed) throw new ArgumentError('takeChanges()', 'an aggregator built with { trackChanges: true }', 'trackChanges off');
+    const campaigns: CampaignRow[] = [];
+    const contacts: ContactRow[] = [];
+    const row = (c: CampaignEntry, id: string): void => {
+      const s = c.contacts.get(id);
+      if (s) contacts.push([c.campaignId, id, s.admissions, s.attempt, s.progress]);
+    };
+    if (options.full === true) {
+      for (const c of this.#campaigns.values()) {
+        campaigns.push(this.#row(c));
+        for (const id of c.contacts.keys()) row(c, id);
+      }
+    } else {
+      for (const [campaignId, ids] of this.#changed) {
+        const c = this.#campaigns.get(campaignId);
+        if (!c) continue;
+        campaigns.push(this.#row(c));
+        for (const id of ids) row(c, id);
+      }
+    }
+    const settled = [...this.#settledSince];
+    this.#changed.clear();
+    this.#settledSince.clear();
+    return { lastBatchAt: this.#lastBatchAt, campaigns, contacts, settled };
   }
 
   /** Serialisable state (JSON-safe), for a restart. */
   snapshot(): CampaignStatisticsSnapshot {
     return {
-      version: 1,
+      version: 2,
       lastBatchAt: this.#lastBatchAt,
       campaigns: [...this.#campaigns.values()].map((c) => ({
-        campaignId: c.campaignId,
-        name: c.name,
-        createdAt: c.createdAt,
-        lastSent: c.lastSent ?? null,
-        dirty: this.#dirty.has(c.campaignId),
+        ...this.#row(c),
         contacts: [...c.contacts].map(([id, s]) => [id, s.admissions, s.attempt, s.progress] as const),
-        lastChangeAt: c.lastChangeAt,
-        ...(c.base ? { settledCounts: { ...c.base } } : {}),
       })),
     };
   }
@@ -523,13 +469,28 @@ export class CampaignStatistics {
       const contacts = new Map<string, ContactState>(
         c.contacts.map(([id, admissions, attempt, progress]) => [id, { admissions, attempt, progress }]),
       );
+      const accepted = IdRanges.from(c.accepted ?? []);
+      const loose = new IdRanges();
+      let covered = 0;
+      for (const id of contacts.keys()) {
+        const n = numericId(id);
+        if (n < 0) continue;
+        if (accepted.has(n)) covered++;
+        else loose.add(n, n + 1);
+      }
+      const unseen = accepted.size - covered;
+      const counts = recount(contacts.values());
+      addInto(counts, scaled(ACCEPTED_COUNTS, unseen), 1);
       s.#campaigns.set(c.campaignId, {
         campaignId: c.campaignId,
         name: c.name,
         createdAt: c.createdAt,
         contacts,
+        accepted,
+        unseen,
+        loose,
         // A settled campaign's counts cover contacts no longer kept: they come from the snapshot.
-        counts: c.settledCounts ? addCounts(c.settledCounts, recount(contacts.values())) : recount(contacts.values()),
+        counts: c.settledCounts ? addCounts(c.settledCounts, counts) : counts,
         lastSent: c.lastSent ?? undefined,
         lastChangeAt: c.lastChangeAt ?? c.createdAt,
         settled: c.settledCounts !== undefined,
@@ -539,4 +500,25 @@ export class CampaignStatistics {
     }
     return s;
   }
+
+  /** Rebuilds an aggregator from rows written from {@link takeChanges} (the last row of each wins). */
+  static fromRows(
+    rows: { readonly lastBatchAt: number | null; readonly campaigns: Iterable<CampaignRow>; readonly contacts: Iterable<ContactRow> },
+    options: CampaignStatisticsOptions = {},
+  ): CampaignStatistics {
+    const byCampaign = new Map<number, CampaignRow & { contacts: [string, number, number, number][] }>();
+    for (const c of rows.campaigns) byCampaign.set(c.campaignId, { ...c, contacts: [] });
+    for (const [campaignId, id, admissions, attempt, progress] of rows.contacts) {
+      byCampaign.get(campaignId)?.contacts.push([id, admissions, attempt, progress]);
+    }
+    return CampaignStatistics.restore({ version: 2, lastBatchAt: rows.lastBatchAt, campaigns: [...byCampaign.values()] }, options);
+  }
+}
+
+/** `counts` times `n` (a new object). */
+function scaled(counts: CampaignCounts, n: number): CampaignCounts {
+  const out = emptyCounts();
+  addInto(out, counts, 1);
+  for (const k of Object.keys(out) as (keyof CampaignCounts)[]) out[k] *= n;
+  return out;
 }

@@ -99,7 +99,6 @@ export type {
 } from './status-merge.js';
 export {
   ADMISSIONS,
-  CampaignStatistics,
   emptyCounts,
   admitContact,
   contactStatus,
@@ -109,14 +108,16 @@ export {
   countProblems,
   campaignStatus,
   campaignStatisticsPayload,
-} from './campaign-stats.js';
+} from './campaign-counts.js';
+export type { Admission, CampaignCounts, ContactState } from './campaign-counts.js';
+export { CampaignStatistics } from './campaign-stats.js';
 export type {
-  Admission,
-  CampaignCounts,
-  ContactState,
   ContactStatusChange,
   CampaignStatisticsOptions,
   CampaignStatisticsSnapshot,
+  CampaignStatisticsChanges,
+  CampaignRow,
+  ContactRow,
 } from './campaign-stats.js';
 
 // Reports

@@ -98,7 +98,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const drainMs = options.drainTimeoutMs ?? 10_000;
   const restore = options.restore;
   const batchIntervalMs = options.campaignBatchIntervalMs ?? 60_000;
-  const stored = options.storedValues;
+  const storedState = options.stored;
+  const stored = storedState?.values;
   const storedKey = stored?.get('reportTokenKey');
   // The key signing download links outlives restarts when the server has a store.
   const reportTokenKey = options.reportTokenKey ?? (typeof storedKey === 'string' ? Buffer.from(storedKey, 'base64') : random.randomBytes(32));
@@ -154,10 +155,11 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       maxTracked: options.maxTrackedMessages ?? 1_000_000,
       secrets: options.webhookSecrets ?? {},
       onEvent: (family) => metrics?.webhookEvents.inc({ family }),
-      ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event) } : {}),
+      ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event), trackChanges: true } : {}),
     },
     restore?.notifier,
   );
+  if (storedState) notifier.loadStored(storedState);
   const dispatch = new DispatchWorker(
     {
       engine,
@@ -216,7 +218,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           else if (o.state === 'failed') {
             const failure = o.code !== undefined ? { code: o.code } : { reason: o.reason && o.reason.length > 0 ? o.reason : 'Channel, 0, Unknown error' };
             notifier.hsm(contact, campaignId, null, now, { status: 'FAILED', from: null, message: null, failure }, o.code === undefined ? {} : { failureCode: o.code });
-          } else if (o.state === 'rejected') notifier.admit(contact.companyId, campaignId, [[contact.id, 'invalid-phone']]);
+          } else if (o.state === 'rejected') notifier.reject(contact.companyId, campaignId, contact.id, 'invalid-phone');
         }
       },
     },
@@ -225,9 +227,9 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const storedWebhooks = stored?.get('webhooks');
   if (Array.isArray(storedWebhooks)) notifier.loadWebhooks(storedWebhooks as CompanyWebhooks[]);
   // Events written but not known delivered go out (again): at least once, deduplicable by id.
-  for (const [, event] of options.storedOutbox ?? []) outbox.enqueue(event as OutboxEvent, clock.now());
+  for (const [, event] of storedState?.outbox ?? []) outbox.enqueue(event as OutboxEvent, clock.now());
   // SMS written and not answered by the gateway go (again): at least once.
-  const storedSms = (options.storedSms ?? []).map(([, item]) => item as OutgoingSms);
+  const storedSms = (storedState?.sms ?? []).map(([, item]) => item as OutgoingSms);
   const sms = new SmsWorker(channel, notifier, options.sms, [...(restore?.sms ?? []), ...storedSms], storage ? (id) => durability!.smsAnswered(id) : undefined);
   const ctx: ServerContext = {
     engine,
@@ -256,10 +258,16 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       storage,
       engine,
       takeOutcomes: () => dispatch.takeOutcomes(),
-      collect: () => {
-        const reports = reportsChanged ? { reports: ctx.reports.snapshot() } : {};
+      collect: (full) => {
+        const reports = reportsChanged || full ? { reports: ctx.reports.snapshot() } : {};
         reportsChanged = false;
-        return { values: { nextContactId: ctx.nextContactId, webhooks: notifier.webhooks(), ...reports, ...(keyText !== undefined ? { reportTokenKey: keyText } : {}) } };
+        const changes = notifier.takeChanges(full);
+        return {
+          values: { nextContactId: ctx.nextContactId, webhooks: notifier.webhooks(), ...reports, ...(keyText !== undefined ? { reportTokenKey: keyText } : {}) },
+          ...(changes.statistics.length > 0 ? { statistics: changes.statistics } : {}),
+          ...(changes.trackedPut.length > 0 ? { trackedPut: changes.trackedPut } : {}),
+          ...(changes.trackedDelete.length > 0 ? { trackedDelete: changes.trackedDelete } : {}),
+        };
       },
       onWritten: (events) => {
         const now = clock.now();
@@ -400,7 +408,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     }
   });
   // Restored work starts at once.
-  if (restore || stored !== undefined || (options.storedOutbox?.length ?? 0) > 0 || storedSms.length > 0) {
+  if (restore || storedState !== undefined) {
     dispatch.kick();
     delivery.kick();
   } else if (engine.nextWakeAt() !== null) dispatch.kick();

@@ -20,7 +20,8 @@ interface Deps {
   /** Handles the engine's outcomes due so far (the dispatch worker's), before the changes are taken. */
   readonly takeOutcomes: () => void;
   /** The server's values and outbox changes for this step. */
-  readonly collect: () => Omit<StorageStep, 'engine'>;
+  /** The server's part of a step (`full`: everything, not only what changed). */
+  readonly collect: (full: boolean) => Omit<StorageStep, 'engine'>;
   readonly onError: (error: unknown) => void;
   /** The first write carries everything live (an engine restored from a snapshot file into an empty store). */
   readonly full?: boolean;
@@ -136,7 +137,7 @@ export class Durability {
       this.#smsDone = [];
       this.#deps.storage.write({
         engine,
-        ...this.#deps.collect(),
+        ...this.#deps.collect(this.#full),
         ...(staged.length > 0 ? { outboxPut: staged.map((e) => [e.id, e] as const) } : {}),
         ...(delivered.length > 0 ? { outboxDelete: delivered } : {}),
         ...(smsIn.length > 0 ? { smsPut: smsIn.map((s) => [s.smsId, s] as const) } : {}),

@@ -9,7 +9,7 @@ import { toSubmission } from '../contract/mapping.js';
 import { parseSendRequest } from '../contract/parse-send-request.js';
 import type { Rejection } from '../contract/rejection.js';
 import { errorResponse, sendResponse, type HttpAnswer } from '../contract/responses.js';
-import type { Admission } from '../events/campaign-stats.js';
+import type { Admission } from '../events/campaign-counts.js';
 import type { ServerContext } from './context.js';
 import type { ServerContact } from './contacts.js';
 
@@ -73,13 +73,14 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
   }
   if (submission.contacts.length > 0) engine.submit(submission);
 
-  const admissions: [number, Admission][] = [];
-  for (const a of accepted) admissions.push([base + a.index, 'accepted']);
-  for (const r of rejected) {
-    const kind = ADMISSION[r.reason];
-    if (kind) admissions.push([base + r.index, kind]);
-  }
-  ctx.notifier.admit(companyId, request.campaign_id, admissions);
+  // Statistics: the request's ids as ranges of accepted contacts, the rejections apart.
+  ctx.notifier.admit(
+    companyId,
+    request.campaign_id,
+    base,
+    request.contacts.length,
+    rejected.map((r) => [base + r.index, ADMISSION[r.reason]] as const),
+  );
   if (ctx.notifier.wantsHsm(companyId)) {
     const now = ctx.clock.now();
     for (const c of submission.contacts) {

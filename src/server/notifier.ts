@@ -11,7 +11,8 @@ import type { Clock } from '../core/clock.js';
 import type { OutgoingMessage } from '../core/dispatch/types.js';
 import { EMPTY_WEBHOOK_CONFIG, type WebhookConfig } from '../contract/config-schema.js';
 import { buildAttendanceNotification, type AttendanceMessageInput, type SurveyInput } from '../events/attendance.js';
-import { CampaignStatistics, type Admission, type CampaignStatisticsSnapshot } from '../events/campaign-stats.js';
+import type { Admission } from '../events/campaign-counts.js';
+import { CampaignStatistics, type CampaignStatisticsChanges, type CampaignStatisticsSnapshot } from '../events/campaign-stats.js';
 import { formatUtcMinus3 } from '../events/datetime.js';
 import { buildHsmNotification, type HsmStatusInput } from '../events/hsm.js';
 import type { Outbox, OutboxEvent, WebhookFamily } from '../events/outbox.js';
@@ -61,6 +62,25 @@ interface Deps {
    * written with the step that made them. @default none: straight to the outbox
    */
   readonly stage?: (event: OutboxEvent) => void;
+  /**
+   * Durable server: remember what changed in statistics and tracked messages for
+   * {@link Notifier.takeChanges}. @default false
+   */
+  readonly trackChanges?: boolean;
+}
+
+/** What the durable server writes of the notifier in a step. */
+export interface NotifierChanges {
+  readonly statistics: { readonly companyId: number; readonly changes: CampaignStatisticsChanges }[];
+  /** Tracked messages (`m:` + message id) and SMS (`s:` + SMS id) to keep. */
+  readonly trackedPut: (readonly [string, unknown])[];
+  readonly trackedDelete: string[];
+}
+
+/** What the durable server kept of the notifier. */
+export interface StoredNotifier {
+  readonly statistics: ReadonlyMap<number, Parameters<typeof CampaignStatistics.fromRows>[0]>;
+  readonly tracked: readonly (readonly [string, unknown])[];
 }
 
 /** A company's webhook configuration and signing secret, as the durable server keeps them. */
@@ -76,6 +96,8 @@ export class Notifier {
   /** Messages accepted by the channel, by message id, oldest first (Map order) for eviction. */
   readonly #tracked = new Map<string, TrackedMessage>();
   readonly #sms = new Map<string, OutgoingSms>();
+  /** With trackChanges: tracked rows changed since the last step (null: gone). */
+  readonly #trackedChanges = new Map<string, TrackedMessage | OutgoingSms | null>();
   #timer: NodeJS.Timeout | undefined;
 
   constructor(deps: Deps, snapshot?: NotifierSnapshot) {
@@ -84,11 +106,49 @@ export class Notifier {
       this.#companies.set(c.companyId, {
         config: c.config,
         secret: deps.secrets[c.companyId] ?? c.secret,
-        stats: CampaignStatistics.restore(c.stats, { batchIntervalMs: deps.batchIntervalMs }),
+        stats: CampaignStatistics.restore(c.stats, this.#statsOptions()),
       });
     }
     for (const [id, t] of snapshot?.tracked ?? []) this.#tracked.set(id, t);
     for (const [id, s] of snapshot?.sms ?? []) this.#sms.set(id, s);
+  }
+
+  #statsOptions() {
+    return { batchIntervalMs: this.#deps.batchIntervalMs, trackChanges: this.#deps.trackChanges === true };
+  }
+
+  #changed(key: string, row: TrackedMessage | OutgoingSms | null): void {
+    if (this.#deps.trackChanges === true) this.#trackedChanges.set(key, row);
+  }
+
+  /**
+   * What changed since the last call (everything with `full`): each company's statistics rows and
+   * the tracked messages and SMS to keep or drop.
+   */
+  takeChanges(full = false): NotifierChanges {
+    const statistics = [...this.#companies].map(([companyId, c]) => ({ companyId, changes: c.stats.takeChanges({ full }) }));
+    const trackedPut: (readonly [string, unknown])[] = [];
+    const trackedDelete: string[] = [];
+    if (full) {
+      for (const [id, t] of this.#tracked) trackedPut.push([`m:${id}`, t]);
+      for (const [id, t] of this.#sms) trackedPut.push([`s:${id}`, t]);
+    } else {
+      for (const [key, row] of this.#trackedChanges) {
+        if (row === null) trackedDelete.push(key);
+        else trackedPut.push([key, row]);
+      }
+    }
+    this.#trackedChanges.clear();
+    return { statistics: statistics.filter((s) => full || s.changes.campaigns.length > 0 || s.changes.settled.length > 0), trackedPut, trackedDelete };
+  }
+
+  /** Loads what the durable server kept: statistics and tracked messages and SMS (call before any traffic). */
+  loadStored(stored: StoredNotifier): void {
+    for (const [companyId, rows] of stored.statistics) this.#company(companyId).stats = CampaignStatistics.fromRows(rows, this.#statsOptions());
+    for (const [key, row] of stored.tracked) {
+      if (key.startsWith('m:')) this.#tracked.set(key.slice(2), row as TrackedMessage);
+      else if (key.startsWith('s:')) this.#sms.set(key.slice(2), row as OutgoingSms);
+    }
   }
 
   /** Every company's configuration and secret (written by the durable server). */
@@ -111,7 +171,7 @@ export class Notifier {
       c = {
         config: { ...EMPTY_WEBHOOK_CONFIG },
         secret: this.#deps.secrets[companyId] ?? generateWebhookSecret(this.#deps.random),
-        stats: new CampaignStatistics({ batchIntervalMs: this.#deps.batchIntervalMs }),
+        stats: new CampaignStatistics(this.#statsOptions()),
       };
       this.#companies.set(companyId, c);
     }
@@ -143,11 +203,36 @@ export class Notifier {
 
   // ------------------------------------------------------------------ campaigns and HSM
 
-  /** A send request was accepted: declare its campaign and admit every contact. */
-  admit(companyId: number, campaignId: number, admissions: readonly (readonly [contactId: number, admission: Admission])[]): void {
+  /**
+   * A send request was accepted: declare its campaign and admit its contacts, numbered `first` …
+   * `first + count - 1`, as accepted (as id ranges: nothing per contact), except the rejected ones,
+   * counted under their admission, or not at all when it has none.
+   */
+  admit(
+    companyId: number,
+    campaignId: number,
+    first: number,
+    count: number,
+    rejections: readonly (readonly [contactId: number, admission: Admission | undefined])[] = [],
+  ): void {
     const { stats } = this.#company(companyId);
     stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
-    for (const [id, admission] of admissions) stats.admit(campaignId, String(id), admission);
+    // Ranges around the rejections that no count takes (they are not part of the campaign's total).
+    const skipped = rejections.filter(([, a]) => a === undefined).map(([id]) => id).sort((a, b) => a - b);
+    let from = first;
+    for (const id of skipped) {
+      if (id > from) stats.admitAccepted(campaignId, from, id - from);
+      from = Math.max(from, id + 1);
+    }
+    if (first + count > from) stats.admitAccepted(campaignId, from, first + count - from);
+    for (const [id, admission] of rejections) if (admission !== undefined) stats.admit(campaignId, String(id), admission);
+  }
+
+  /** A contact the engine refused after intake (an invalid phone), counted under its admission. */
+  reject(companyId: number, campaignId: number, contactId: number, admission: Admission): void {
+    const { stats } = this.#company(companyId);
+    stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
+    stats.admit(campaignId, String(contactId), admission);
   }
 
   /** Whether HSM notifications of a company have a target (to skip building them when not). */
@@ -166,10 +251,10 @@ export class Notifier {
   ): void {
     const company = this.#company(contact.companyId);
     const s: HsmStatus = status.status;
-    // A contact's campaign is registered at intake; one the statistics do not know (a durable
-    // restart, which does not keep statistics yet) is registered now: a status never goes unsent
-    // for want of bookkeeping.
-    company.stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
+    // A contact's campaign is registered at intake (and kept by the durable server); one the
+    // statistics do not know (a snapshot from an older version) is registered now: a status never
+    // goes unsent for want of bookkeeping.
+    if (!company.stats.has(campaignId)) company.stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
     company.stats.recordStatus({
       campaignId,
       contactId: String(contact.id),
@@ -203,11 +288,14 @@ export class Notifier {
   sent(m: OutgoingMessage, campaignId: number): void {
     const contact = serverContact(m.contact);
     const now = this.#deps.clock.now();
-    this.#tracked.set(m.messageId, { contact, campaignId, from: m.phone, text: m.text, retryIndex: m.retryIndex, sentAt: now });
+    const tracked: TrackedMessage = { contact, campaignId, from: m.phone, text: m.text, retryIndex: m.retryIndex, sentAt: now };
+    this.#tracked.set(m.messageId, tracked);
+    this.#changed(`m:${m.messageId}`, tracked);
     while (this.#tracked.size > this.#deps.maxTracked) {
       const oldest = this.#tracked.keys().next().value;
       if (oldest === undefined) break;
       this.#tracked.delete(oldest);
+      this.#changed(`m:${oldest}`, null);
     }
     this.hsm(contact, campaignId, m.retryIndex, now, { status: 'SENT', from: m.phone, message: m.text });
   }
@@ -239,7 +327,10 @@ export class Notifier {
       ...(u.blocklistResponse === undefined ? {} : { blocklistResponse: u.blocklistResponse }),
     });
     // FAILED and EXPIRED end a message; a REPLIED one may still open an attendance.
-    if (u.status === 'FAILED' || u.status === 'EXPIRED') this.#tracked.delete(u.messageId);
+    if (u.status === 'FAILED' || u.status === 'EXPIRED') {
+      this.#tracked.delete(u.messageId);
+      this.#changed(`m:${u.messageId}`, null);
+    }
     return true;
   }
 
@@ -248,6 +339,7 @@ export class Notifier {
     const t = this.#tracked.get(r.messageId);
     if (!t) return false;
     this.#tracked.delete(r.messageId);
+    this.#changed(`m:${r.messageId}`, null);
     const contact = t.contact;
     const company = this.#company(contact.companyId);
     const url = company.config.url_attendance_callback;
@@ -337,10 +429,12 @@ export class Notifier {
 
   trackSms(sms: OutgoingSms): void {
     this.#sms.set(sms.smsId, sms);
+    this.#changed(`s:${sms.smsId}`, sms);
     while (this.#sms.size > this.#deps.maxTracked) {
       const oldest = this.#sms.keys().next().value;
       if (oldest === undefined) break;
       this.#sms.delete(oldest);
+      this.#changed(`s:${oldest}`, null);
     }
   }
 
@@ -348,7 +442,10 @@ export class Notifier {
   smsStatus(smsId: string, status: SmsStatus, reason: string | null, at?: number): boolean {
     const sms = this.#sms.get(smsId);
     if (!sms) return false;
-    if (status !== 'SENT' && status !== 'DELIVERED') this.#sms.delete(smsId);
+    if (status !== 'SENT' && status !== 'DELIVERED') {
+      this.#sms.delete(smsId);
+      this.#changed(`s:${smsId}`, null);
+    }
     const id = uuidV4(this.#deps.random);
     this.#enqueue(sms.companyId, 'sms-dlr', sms.callbacks.dlr, id, {
       event_id: id,

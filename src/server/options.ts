@@ -10,7 +10,7 @@ import type { Channel } from './channel.js';
 import type { DispatchOptions } from './dispatch-worker.js';
 import type { ReportGenerator } from './report-service.js';
 import type { ServerStateSnapshot } from './snapshot-file.js';
-import type { ServerStorage } from '../storage/sqlite-storage.js';
+import type { ServerStorage, StoredState } from '../storage/sqlite-storage.js';
 import type { SmsOptions } from './sms-worker.js';
 import type { ApiKeyEntry } from './tenants.js';
 import type { DeliveryOptions } from './webhooks/delivery-worker.js';
@@ -97,12 +97,13 @@ export interface BuildServerOptions {
    * The server writes to it but does not close it. @default none: state is kept in memory
    */
   readonly storage?: ServerStorage;
-  /** Server values read from the store at start (`storage.load().values`). @default none */
-  readonly storedValues?: ReadonlyMap<string, unknown>;
-  /** SMS read from the store at start (`storage.load().sms`): sent (again). @default none */
-  readonly storedSms?: readonly (readonly [string, unknown])[];
-  /** Webhook events read from the store at start (`storage.load().outbox`): delivered (again). @default none */
-  readonly storedOutbox?: readonly (readonly [string, unknown])[];
+  /**
+   * What the store held at start (`storage.load()`): server values, campaign statistics, messages
+   * remembered for later statuses; SMS not answered are sent (again) and webhook events not known
+   * delivered are delivered (again). The engine's rows are the host's to restore the engine from.
+   * @default none: a first start
+   */
+  readonly stored?: StoredState;
   /**
    * The first write carries every live submission with its contacts (the engine was restored from a
    * snapshot file into an empty store). @default false

@@ -13,7 +13,7 @@ import { readSnapshotFile } from './snapshot-file.js';
 import { loadApiKeys, type ApiKeyEntry } from './tenants.js';
 
 /** Options of {@link runServer}. */
-export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'apiKeys' | 'restore' | 'snapshotFile' | 'storage' | 'storedValues' | 'storedOutbox' | 'storedSms' | 'storeEverything'> {
+export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'apiKeys' | 'restore' | 'snapshotFile' | 'storage' | 'stored' | 'storeEverything'> {
   /** Path of the fleet description (JSON). */
   readonly fleetFile: string;
   /** @default 3000 */
@@ -64,7 +64,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     apiKeys: keys,
     ...(saved ? { restore: saved.server } : {}),
     ...(snapshotFile === undefined ? {} : { snapshotFile }),
-    ...(storage ? { storage, ...(stored ? { storedValues: stored.values, storedOutbox: stored.outbox, storedSms: stored.sms } : {}), storeEverything: saved !== undefined } : {}),
+    ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
   });
   await server.listen({ port, host });
   const addr = server.server.address();

@@ -6,7 +6,9 @@
  *
  * What it keeps is the engine's rows (core/rows.ts: one row per live submission with its contacts
  * written once, per number, per template, the last finished submissions) plus the server's own
- * values by key, its webhook outbox and the SMS not answered yet. One `write` is one transaction: a host groups the changes of
+ * values by key, its webhook outbox, the SMS not answered yet, each company's campaign statistics
+ * (a row per campaign, a row per contact with a status) and the messages remembered for their
+ * later statuses. One `write` is one transaction: a host groups the changes of
  * concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
  * database").
  */
@@ -15,6 +17,7 @@ import { join } from 'node:path';
 import { FINISHED_KEPT } from '../core/dispatch/dispatcher.js';
 import type { EngineChanges } from '../core/engine.js';
 import { type EngineRows, type SubmissionRow, emptyRows } from '../core/rows.js';
+import type { CampaignRow, CampaignStatisticsChanges, ContactRow } from '../events/campaign-stats.js';
 
 /** One step to write: what changed in the engine, server values, outbox events in and out. */
 export interface StorageStep {
@@ -29,6 +32,19 @@ export interface StorageStep {
   readonly smsPut?: readonly (readonly [id: string, sms: unknown])[];
   /** SMS the gateway answered. */
   readonly smsDelete?: readonly string[];
+  /** What changed in each company's campaign statistics. */
+  readonly statistics?: readonly { readonly companyId: number; readonly changes: CampaignStatisticsChanges }[];
+  /** Messages remembered for their later statuses, by message id (any JSON value). */
+  readonly trackedPut?: readonly (readonly [id: string, message: unknown])[];
+  /** Messages no longer remembered (final status, or the oldest beyond the bound). */
+  readonly trackedDelete?: readonly string[];
+}
+
+/** One company's campaign statistics as rows (for `CampaignStatistics.fromRows`). */
+export interface StoredStatistics {
+  readonly lastBatchAt: number | null;
+  readonly campaigns: readonly CampaignRow[];
+  readonly contacts: readonly ContactRow[];
 }
 
 /** What a restart finds. */
@@ -38,6 +54,10 @@ export interface StoredState {
   readonly outbox: readonly (readonly [string, unknown])[];
   /** SMS accepted and not answered by the gateway, in the order they were accepted. */
   readonly sms: readonly (readonly [string, unknown])[];
+  /** Campaign statistics by company. */
+  readonly statistics: ReadonlyMap<number, StoredStatistics>;
+  /** Messages remembered for later statuses, oldest first. */
+  readonly tracked: readonly (readonly [string, unknown])[];
 }
 
 /** Where the server keeps what must survive it. */
@@ -59,7 +79,8 @@ export interface SqliteStorageOptions {
   readonly synchronous?: 'FULL' | 'NORMAL';
 }
 
-const SCHEMA_VERSION = 1;
+/** 2 added campaign statistics and tracked messages (a schema 1 database is upgraded in place). */
+const SCHEMA_VERSION = 2;
 const FILE = 'sendpool.db';
 
 interface Statement {
@@ -102,9 +123,17 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS templates (id INTEGER PRIMARY KEY, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS outbox (id TEXT PRIMARY KEY, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS sms (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS campaigns (company INTEGER NOT NULL, campaign INTEGER NOT NULL, row TEXT NOT NULL, PRIMARY KEY (company, campaign)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS campaign_contacts (
+      company INTEGER NOT NULL, campaign INTEGER NOT NULL, contact TEXT NOT NULL,
+      admissions INTEGER NOT NULL, attempt INTEGER NOT NULL, progress INTEGER NOT NULL,
+      PRIMARY KEY (company, campaign, contact)
+    ) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS tracked (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
-  if (schema === undefined) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?)").run(String(SCHEMA_VERSION));
+  // Schema 1 lacks only tables that were just created: upgrading is recording the new version.
+  if (schema === undefined || Number(schema['value']) === 1) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
   else if (Number(schema['value']) !== SCHEMA_VERSION) {
     db.close();
     throw new Error(`${join(dir, FILE)}: schema ${String(schema['value'])}, this sendpool reads schema ${SCHEMA_VERSION}`);
@@ -123,6 +152,14 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     deleteOutbox: db.prepare('DELETE FROM outbox WHERE id = ?'),
     putSms: db.prepare('INSERT INTO sms (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     deleteSms: db.prepare('DELETE FROM sms WHERE id = ?'),
+    putCampaign: db.prepare('INSERT INTO campaigns (company, campaign, row) VALUES (?, ?, ?) ON CONFLICT(company, campaign) DO UPDATE SET row = excluded.row'),
+    putContact: db.prepare(
+      'INSERT INTO campaign_contacts (company, campaign, contact, admissions, attempt, progress) VALUES (?, ?, ?, ?, ?, ?) ' +
+        'ON CONFLICT(company, campaign, contact) DO UPDATE SET admissions = excluded.admissions, attempt = excluded.attempt, progress = excluded.progress',
+    ),
+    deleteContacts: db.prepare('DELETE FROM campaign_contacts WHERE company = ? AND campaign = ?'),
+    putTracked: db.prepare('INSERT INTO tracked (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
+    deleteTracked: db.prepare('DELETE FROM tracked WHERE id = ?'),
   };
 
   const writeStep = db.transaction((step: StorageStep) => {
@@ -153,6 +190,15 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     for (const id of step.outboxDelete ?? []) q.deleteOutbox.run(id);
     for (const [id, sms] of step.smsPut ?? []) q.putSms.run(id, JSON.stringify(sms));
     for (const id of step.smsDelete ?? []) q.deleteSms.run(id);
+    for (const { companyId, changes } of step.statistics ?? []) {
+      q.putMeta.run(`statistics.${companyId}`, JSON.stringify({ lastBatchAt: changes.lastBatchAt }));
+      // Settled first: a settled campaign keeps its counts in its row and no contact rows.
+      for (const campaignId of changes.settled) q.deleteContacts.run(companyId, campaignId);
+      for (const row of changes.campaigns) q.putCampaign.run(companyId, row.campaignId, JSON.stringify(row));
+      for (const [campaignId, contact, admissions, attempt, progress] of changes.contacts) q.putContact.run(companyId, campaignId, contact, admissions, attempt, progress);
+    }
+    for (const [id, message] of step.trackedPut ?? []) q.putTracked.run(id, JSON.stringify(message));
+    for (const id of step.trackedDelete ?? []) q.deleteTracked.run(id);
   });
 
   return {
@@ -166,7 +212,22 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       }
       const outbox = db.prepare('SELECT id, row FROM outbox').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const sms = db.prepare('SELECT id, row FROM sms ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
-      if (totals === undefined && values.size === 0 && outbox.length === 0 && sms.length === 0) return undefined;
+      const tracked = db.prepare('SELECT id, row FROM tracked ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
+      const statistics = new Map<number, { lastBatchAt: number | null; campaigns: CampaignRow[]; contacts: ContactRow[] }>();
+      const company = (id: number) => {
+        let s = statistics.get(id);
+        if (!s) statistics.set(id, (s = { lastBatchAt: null, campaigns: [], contacts: [] }));
+        return s;
+      };
+      for (const m of meta) {
+        const key = String(m['key']);
+        if (key.startsWith('statistics.')) company(Number(key.slice(11))).lastBatchAt = (JSON.parse(String(m['value'])) as { lastBatchAt: number | null }).lastBatchAt;
+      }
+      for (const r of db.prepare('SELECT company, row FROM campaigns').all()) company(Number(r['company'])).campaigns.push(JSON.parse(String(r['row'])) as CampaignRow);
+      for (const r of db.prepare('SELECT company, campaign, contact, admissions, attempt, progress FROM campaign_contacts').all()) {
+        company(Number(r['company'])).contacts.push([Number(r['campaign']), String(r['contact']), Number(r['admissions']), Number(r['attempt']), Number(r['progress'])]);
+      }
+      if (totals === undefined && values.size === 0 && outbox.length === 0 && sms.length === 0 && statistics.size === 0 && tracked.length === 0) return undefined;
       const rows = emptyRows();
       if (totals !== undefined) {
         const t = JSON.parse(String(totals['value'])) as Pick<EngineRows, 'nextSeq' | 'counts' | 'store'>;
@@ -187,7 +248,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         const t = JSON.parse(String(r['row']));
         rows.templates.set(t.id, t);
       }
-      return { rows, values, outbox, sms };
+      return { rows, values, outbox, sms, statistics, tracked };
     },
     write(step: StorageStep): void {
       writeStep(step);

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  CampaignStatistics,
-  campaignStatisticsPayload,
-  countProblems,
-  emptyCounts,
-  type Admission,
-  type CampaignCounts,
-} from '../../src/events/campaign-stats.js';
+import { campaignStatisticsPayload, countProblems, emptyCounts, type Admission, type CampaignCounts } from '../../src/events/campaign-counts.js';
+import { CampaignStatistics, type CampaignRow, type ContactRow } from '../../src/events/campaign-stats.js';
 import { CampaignBatchSchema, CampaignStatisticsSchema } from '../../src/events/schemas/campaign.js';
 import { HSM_STATUSES, type HsmStatus } from '../../src/events/schemas/hsm.js';
 import { validatePayload } from '../../src/events/validate.js';
@@ -23,45 +17,64 @@ type Feed =
       status: HsmStatus;
       failureCode?: number;
       blocklistResponse?: boolean;
-    };
+    }
+  | { kind: 'range'; campaignId: number; first: number; count: number };
+
+/** Contact ids: some only reported one by one, some (integers) also admitted by range. */
+const CONTACT_IDS = ['c1', 'c2', '1', '2', '3', '4', '5', '6'];
 
 const arbFeed: fc.Arbitrary<Feed> = fc.oneof(
   fc.record({
     kind: fc.constant('admit' as const),
     campaignId: fc.constantFrom(1, 2),
-    contactId: fc.constantFrom('c1', 'c2', 'c3', 'c4', 'c5', 'c6'),
+    contactId: fc.constantFrom(...CONTACT_IDS),
     admission: fc.constantFrom<Admission>('accepted', 'accepted', 'accepted', 'invalid-phone', 'duplicated', 'blocked', 'already-sent', 'does-not-exist'),
   }),
   fc.record({
     kind: fc.constant('status' as const),
     campaignId: fc.constantFrom(1, 2),
-    contactId: fc.constantFrom('c1', 'c2', 'c3', 'c4', 'c5', 'c6'),
+    contactId: fc.constantFrom(...CONTACT_IDS),
     retryIndex: fc.constantFrom(null, null, null, 0, 1),
     status: fc.constantFrom(...HSM_STATUSES),
     failureCode: fc.constantFrom(131026, 131000),
     blocklistResponse: fc.boolean(),
   }),
+  // Blocks of two ids: whole repeats and neighbours, never a partial overlap.
+  fc.record({ kind: fc.constant('range' as const), campaignId: fc.constantFrom(1, 2), first: fc.constantFrom(1, 3, 5), count: fc.constant(2) }),
 );
 
-function feedAll(feeds: readonly Feed[]): CampaignStatistics {
-  const s = new CampaignStatistics();
+function feed(s: CampaignStatistics, f: Feed): void {
+  if (f.kind === 'admit') s.admit(f.campaignId, f.contactId, f.admission);
+  else if (f.kind === 'range') s.admitAccepted(f.campaignId, f.first, f.count);
+  else s.recordStatus(f);
+}
+
+/** The feeds with every range written out as one admission per id (what the reference reads). */
+function expand(feeds: readonly Feed[]): Feed[] {
+  return feeds.flatMap((f) =>
+    f.kind !== 'range'
+      ? [f]
+      : Array.from({ length: f.count }, (_, i): Feed => ({ kind: 'admit', campaignId: f.campaignId, contactId: String(f.first + i), admission: 'accepted' })),
+  );
+}
+
+function feedAll(feeds: readonly Feed[], options: ConstructorParameters<typeof CampaignStatistics>[0] = {}): CampaignStatistics {
+  const s = new CampaignStatistics(options);
   s.registerCampaign({ campaignId: 1, name: 'one', createdAt: T0 });
   s.registerCampaign({ campaignId: 2, name: 'two', createdAt: T0 });
-  for (const f of feeds) {
-    if (f.kind === 'admit') s.admit(f.campaignId, f.contactId, f.admission);
-    else s.recordStatus(f);
-  }
+  for (const f of feeds) feed(s, f);
   return s;
 }
 
 const PROGRESS: readonly HsmStatus[] = ['ENQUEUED', 'SENT', 'SERVER', 'DEVICE', 'READ', 'REPLIED'];
 
 /** Reference: the documented definitions, written out plainly over the whole history. */
-function reference(feeds: readonly Feed[], campaignId: number): CampaignCounts {
+function reference(all: readonly Feed[], campaignId: number): CampaignCounts {
+  const feeds = expand(all);
   const c = emptyCounts();
-  const contacts = new Set(feeds.filter((f) => f.campaignId === campaignId).map((f) => f.contactId));
+  const contacts = new Set(feeds.flatMap((f) => (f.campaignId === campaignId && f.kind !== 'range' ? [f.contactId] : [])));
   for (const id of contacts) {
-    const mine = feeds.filter((f) => f.campaignId === campaignId && f.contactId === id);
+    const mine = feeds.filter((f) => f.campaignId === campaignId && f.kind !== 'range' && f.contactId === id);
     c.total++;
     const admissions = new Set(mine.flatMap((f) => (f.kind === 'admit' ? [f.admission] : [])));
     const rejection = (['invalid-phone', 'duplicated', 'blocked', 'already-sent', 'does-not-exist'] as const).find((a) => admissions.has(a));
@@ -137,8 +150,7 @@ describe('campaign statistics', () => {
         const s = feedAll([]);
         const done: Feed[] = [];
         for (const f of feeds) {
-          if (f.kind === 'admit') s.admit(f.campaignId, f.contactId, f.admission);
-          else s.recordStatus(f);
+          feed(s, f);
           done.push(f);
           for (const id of [1, 2]) {
             const counts = s.counts(id);
@@ -170,6 +182,67 @@ describe('campaign statistics', () => {
         expect(b.nextWakeAt()).toBe(a.nextWakeAt());
       }),
     );
+  });
+
+  it('rows written from takeChanges rebuild the same statistics, settling included (property)', () => {
+    type Step = { kind: 'feed'; f: Feed } | { kind: 'take' } | { kind: 'batch'; advance: number };
+    const arbStep: fc.Arbitrary<Step> = fc.oneof(
+      { weight: 6, arbitrary: arbFeed.map((f): Step => ({ kind: 'feed', f })) },
+      { weight: 2, arbitrary: fc.constant<Step>({ kind: 'take' }) },
+      { weight: 1, arbitrary: fc.constantFrom(0, 500, 5_000).map((advance): Step => ({ kind: 'batch', advance })) },
+    );
+    fc.assert(
+      fc.property(fc.array(arbStep, { maxLength: 60 }), fc.boolean(), (steps, fullFirst) => {
+        const options = { batchIntervalMs: 0, retainContactsMs: 1_000, trackChanges: true };
+        const s = feedAll([], options);
+        const random = seededRandom(1);
+        let now = T0;
+        // The database: campaign rows by id, contact rows by campaign and id; settled campaigns lose their contacts.
+        const campaigns = new Map<number, CampaignRow>();
+        const contacts = new Map<string, ContactRow>();
+        let lastBatchAt: number | null = null;
+        const write = (full: boolean) => {
+          const c = s.takeChanges({ full });
+          lastBatchAt = c.lastBatchAt;
+          for (const id of c.settled) for (const key of [...contacts.keys()]) if (key.startsWith(`${id}:`)) contacts.delete(key);
+          for (const row of c.campaigns) campaigns.set(row.campaignId, row);
+          for (const row of c.contacts) contacts.set(`${row[0]}:${row[1]}`, row);
+        };
+        if (fullFirst) write(true);
+        for (const step of steps) {
+          if (step.kind === 'feed') feed(s, step.f);
+          else if (step.kind === 'take') write(false);
+          else {
+            now += step.advance;
+            s.takeBatch(now, random);
+          }
+        }
+        write(false);
+        const back = CampaignStatistics.fromRows({ lastBatchAt, campaigns: campaigns.values(), contacts: contacts.values() }, options);
+        for (const id of [1, 2]) {
+          expect(back.counts(id)).toEqual(s.counts(id));
+          expect(back.recount(id)).toEqual(back.counts(id));
+        }
+        expect(back.nextWakeAt()).toBe(s.nextWakeAt());
+        expect(back.snapshot()).toEqual(s.snapshot());
+      }),
+    );
+  });
+
+  it('a range admits a request at the cost of one range, and refuses a partial overlap', () => {
+    const s = feedAll([]);
+    s.admitAccepted(1, 100, 1_000_000);
+    s.admit(1, '150', 'invalid-phone');
+    s.recordStatus({ campaignId: 1, contactId: '151', retryIndex: null, status: 'SENT' });
+    expect(s.counts(1)).toMatchObject({ total: 1_000_000, invalidPhone: 1, sent: 1, remaining: 999_998 });
+    const snapshot = s.snapshot();
+    expect(snapshot.campaigns[0]?.accepted).toEqual([100, 1_000_100]);
+    expect(snapshot.campaigns[0]?.contacts).toHaveLength(2);
+    s.admitAccepted(1, 100, 10);
+    expect(s.counts(1).total).toBe(1_000_000);
+    expect(() => s.admitAccepted(1, 1_000_000, 200)).toThrow(/admitAccepted\(first\)/);
+    expect(() => s.admitAccepted(1, -1, 2)).toThrow(/admitAccepted\(first\)/);
+    expect(s.counts(1).total).toBe(1_000_000);
   });
 
   it('countProblems catches counts that do not add up', () => {

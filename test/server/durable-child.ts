@@ -34,6 +34,7 @@ const running = await runServer({
   logger: { level: 'error' },
   handleSignals: false,
   metrics: false,
+  campaignBatchIntervalMs: 100,
   allowPrivateWebhookTargets: true,
   outbox: { initialDelayMs: 50, backoffFactor: 2, maxDelayMs: 500, attemptTimeoutMs: 5000 },
   delivery: { concurrencyPerTarget: 64, maxInFlight: 256 },

@@ -1,23 +1,39 @@
 /**
  * What a durable server keeps besides contacts, across a restart on the same data directory:
  * webhook configuration and signing secret, report records and the key of their download links,
- * the contact id counter. (The kill -9 behaviour of contacts and SMS is in durable.test.ts.)
+ * the contact id counter, campaign statistics, and the messages sent before it (a later status
+ * from the provider still becomes a notification). (The kill -9 behaviour of contacts and SMS is
+ * in durable.test.ts.)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runServer } from '../../src/server/index.js';
-import { KEY_1, api, contacts, fastChannel, startReceiver, testFleet, waitFor } from './helpers.js';
+import { runServer, type Channel, type ChannelSink } from '../../src/server/index.js';
+import { KEY_1, api, contacts, startReceiver, testFleet, waitFor } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sendpool-durable-restart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('durable server restart', () => {
-  it('keeps the webhook configuration and secret, reports and their links, and the contact ids', async () => {
+  it('keeps the webhook configuration and secret, reports and their links, contact ids, statistics and sent messages', async () => {
     const fleetFile = join(dir, 'fleet.json');
     writeFileSync(fleetFile, JSON.stringify(testFleet()));
-    // No failures drawn at random: every contact is sent.
+    // A provider that accepts every message and reports later statuses only when the test says.
+    const sent: string[] = [];
+    let sink: ChannelSink | undefined;
+    const fastChannel = (): Channel => ({
+      async send(m) {
+        sent.push(m.messageId);
+        return { status: 'sent' };
+      },
+      async sendSms() {
+        return { status: 'sent' };
+      },
+      attach(events) {
+        sink = events;
+      },
+    });
     const options = (): Parameters<typeof runServer>[0] => ({
       fleetFile,
       port: 0,
@@ -28,19 +44,28 @@ describe('durable server restart', () => {
       handleSignals: false,
       metrics: false,
       allowPrivateWebhookTargets: true,
+      campaignBatchIntervalMs: 10,
     });
     let secret = '';
     const receiver = await startReceiver(() => secret);
+    const lastCounts = () =>
+      (receiver.all('/campaign') as { campaigns: { campaign_id: number; datetime: string; [k: string]: unknown }[] }[])
+        .flatMap((b) => b.campaigns)
+        .filter((c) => c.campaign_id === 1)
+        .sort((a, b) => a.datetime.localeCompare(b.datetime))
+        .at(-1);
     const first = await runServer(options());
     let fileUrl = '';
     try {
-      expect((await api(first.address, '/messenger/config/', { body: { url_report_webhook: `${receiver.url}/reports`, url_hsm_callback: `${receiver.url}/hsm` } })).status).toBe(200);
+      expect((await api(first.address, '/messenger/config/', { body: { url_report_webhook: `${receiver.url}/reports`, url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign` } })).status).toBe(200);
       secret = (await api(first.address, '/messenger/config/secret/')).json.webhook_secret;
       expect((await api(first.address, '/reports/', { body: { report_type: 'numbers' } })).status).toBe(202);
       await waitFor(() => receiver.all('/reports').length === 1, 'report.ready');
       fileUrl = receiver.all('/reports')[0].file_url;
       expect((await api(first.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(3) } })).status).toBe(202);
       await waitFor(() => receiver.all('/hsm').filter((n) => n.status === 'SENT').length === 3, 'three SENT');
+      sink?.messageStatus({ messageId: sent[1]!, status: 'READ' });
+      await waitFor(() => lastCounts()?.count_read === 1, 'the READ counted');
     } finally {
       await first.close();
     }
@@ -61,6 +86,12 @@ describe('durable server restart', () => {
       const ids = receiver.all('/hsm').filter((n) => n.status === 'SENT').map((n) => n.id);
       expect(new Set(ids).size).toBe(4);
       expect(Math.max(...ids)).toBe(4);
+      // A later status of a message sent before the restart: notified, and counted on top of the
+      // statistics kept (the campaign's 3 contacts from before, not only the new one).
+      sink?.messageStatus({ messageId: sent[0]!, status: 'DEVICE' });
+      await waitFor(() => receiver.all('/hsm').some((n) => n.status === 'DEVICE' && n.id === 1), 'DEVICE of contact 1');
+      await waitFor(() => lastCounts()?.count_delivered === 2, 'the DEVICE counted');
+      expect(lastCounts()).toMatchObject({ status: 'FINISHED', count_total: 4, count_sent: 4, count_delivered: 2, count_read: 1, count_remaining: 0 });
       expect(receiver.badSignatures).toBe(0);
     } finally {
       await second.close();

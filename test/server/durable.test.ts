@@ -107,7 +107,7 @@ describe('durable server under kill -9', () => {
     let secret = '';
     const receiver = await startReceiver(() => secret);
     try {
-      expect((await api(server.url, '/messenger/config/', { url_hsm_callback: `${receiver.url}/hsm` })).status).toBe(200);
+      expect((await api(server.url, '/messenger/config/', { url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign` })).status).toBe(200);
       secret = ((await (await api(server.url, '/messenger/config/secret/')).json()) as { webhook_secret: string }).webhook_secret;
 
       // Requests go on while the server is killed: only those answered 202 are promised.
@@ -185,6 +185,32 @@ describe('durable server under kill -9', () => {
       );
       const dlrFor = () => new Set((receiver.all('/dlr') as { reference: string | null; status: string }[]).filter((d) => d.status === 'SENT').map((d) => d.reference));
       await waitFor(() => [...smsAccepted].every((ref) => dlrFor().has(ref)), 'a DLR for every accepted SMS');
+
+      // Campaign statistics survive the kills: the last batch of campaign 1 counts every contact
+      // the server notified about (those of requests killed after their write too), as sent or as
+      // not existing, none remaining. Without kept statistics it counts from the last restart only.
+      type Hsm = { id: number; campaign_id: number; status: string; data?: { ref?: string } };
+      type CampaignEntry = { campaign_id: number; status: string; datetime: string } & Record<string, number | string>;
+      const expectedCounts = () => {
+        const mine = (receiver.all('/hsm') as Hsm[]).filter((n) => n.campaign_id === 1);
+        const ids = new Set(mine.map((n) => n.id));
+        const notOnChannel = new Set(mine.filter((n) => n.status === 'FAILED' && n.data?.ref?.endsWith('3')).map((n) => n.id));
+        const sent = new Set(mine.filter((n) => n.status === 'SENT').map((n) => n.id));
+        return { status: 'FINISHED', count_total: ids.size, count_sent: sent.size, count_does_not_exist: notOnChannel.size, count_failed: 0, count_remaining: 0 };
+      };
+      const lastBatch = () =>
+        (receiver.all('/campaign') as { campaigns: CampaignEntry[] }[])
+          .flatMap((b) => b.campaigns)
+          .filter((c) => c.campaign_id === 1)
+          .sort((a, b) => a.datetime.localeCompare(b.datetime))
+          .at(-1);
+      await waitFor(() => {
+        const last = lastBatch();
+        const expected = expectedCounts();
+        return last !== undefined && Object.entries(expected).every(([k, v]) => last[k] === v);
+      }, 'campaign statistics of every contact');
+      expect(lastBatch()).toMatchObject(expectedCounts());
+      expect(expectedCounts().count_total).toBeGreaterThanOrEqual(accepted.size);
       await kill(server.child);
 
       const log = readLog().filter((l) => l.sms !== true);
