@@ -63,6 +63,11 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): Record<strin
         get: {
           operationId: 'listBusinesses',
           summary: 'List business managers with the throughput (output) of each template type',
+          description:
+            'Each template type carries `output` (messages that may be sent now) and the spec 2.2 fields under implementation, ' +
+            'under the key names `data` (template text with {{1}}, {{2}}, ...), `example` (that text with sample values) and ' +
+            '`variables` (one list of { name, index } per template). They describe the active templates of the type in the ' +
+            "order the type lists them, or all of its templates when none is active; a type without templates has none of the three.",
           responses: { '200': { description: 'Businesses', content: json(BusinessesResponseSchema) }, ...errors(...COMMON_ERRORS) },
         },
       },

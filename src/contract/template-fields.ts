@@ -8,7 +8,8 @@
  */
 import type { FieldCheck } from './check.js';
 import type { TemplateVariable } from './business-schema.js';
-import { compileTemplate, renderTemplate, scanPlaceholders } from '../core/template-text.js';
+import { scanPlaceholders } from '../core/template-text.js';
+import { templateFields, templateTypeFields } from '../core/template-fields.js';
 
 const PLACEHOLDER = /\{\{\s*\d+\s*\}\}/;
 const NON_SPACE = /\S/;
@@ -51,34 +52,21 @@ export interface DescribeTemplateOptions {
 /**
  * Derives `data`, `example` and `variables` of a template from its text: `"Hi {{1}}, {{2}} is due"`
  * with samples `["Ana", "R$ 10"]` gives example `"Hi Ana, R$ 10 is due"` and variables
- * `[{ name: "{{1}}", index: 0 }, { name: "{{2}}", index: 1 }]`.
+ * `[{ name: "{{1}}", index: 0 }, { name: "{{2}}", index: 1 }]`. The engine derives the fields of
+ * GET /messenger/businesses/ the same way from the fleet.
  */
 export function describeTemplate(text: string, options: DescribeTemplateOptions = {}): FieldCheck<TemplateDescription> {
   const scan = scanPlaceholders(text);
   if (!scan.ok) return { ok: false, expected: scan.expected };
-  const order: number[] = [];
-  for (const part of compileTemplate(text)) {
-    if (typeof part === 'string') continue;
-    const n = part[0] + 1;
-    if (!order.includes(n)) order.push(n);
-  }
-  const nameOf = (k: number): string => options.names?.[k - 1] ?? `{{${k}}}`;
-  const samples: string[] = [];
-  for (let k = 1; k <= scan.count; k++) {
-    const sample = options.samples?.[k - 1];
-    samples.push(sample !== undefined && checkVariableValue(sample) === undefined ? sample : `[${nameOf(k)}]`);
-  }
-  return {
-    ok: true,
-    value: {
-      data: text,
-      example: renderTemplate(text, samples),
-      variables: order.map((k) => ({ name: nameOf(k), index: k - 1 })),
-    },
-  };
+  // A sample that could not be sent (blank, holding a placeholder) is shown as [name] instead.
+  const samples = options.samples?.map((s) => (checkVariableValue(s) === undefined ? s : undefined));
+  return { ok: true, value: templateFields({ text, ...(options.names ? { names: options.names } : {}), ...(samples ? { samples } : {}) }) };
 }
 
-/** The under-implementation fields of a template type: `data` and `example` of its first template. */
+/**
+ * The under-implementation fields of a template type: `data` and `example` of its first template,
+ * one `variables` list per template.
+ */
 export interface TemplateTypeDescription {
   readonly data: string;
   readonly example: string;
@@ -97,7 +85,6 @@ export function describeTemplateType(
     if (!one.ok) return one;
     described.push(one.value);
   }
-  const first = described[0];
-  if (first === undefined) return { ok: false, expected: 'at least one template text' };
-  return { ok: true, value: { data: first.data, example: first.example, variables: described.map((d) => d.variables) } };
+  const fields = templateTypeFields(described);
+  return fields === undefined ? { ok: false, expected: 'at least one template text' } : { ok: true, value: fields };
 }

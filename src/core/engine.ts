@@ -5,13 +5,14 @@
  */
 import type { Clock } from './clock.js';
 import { ArgumentError, FleetValidationError, NotFoundError } from './errors.js';
-import type { NumberStatus, TemplateStatus } from './fleet.js';
+import type { NumberStatus, TemplateStatus, TemplateVariable } from './fleet.js';
 import { type Fleet, type FleetBusiness, type FleetTemplate, validateFleet } from './fleet-validate.js';
 import { PhoneIndex } from './phone-index.js';
 import { TimedHeap } from './timed-heap.js';
 import { MemoryStore } from './limits/memory-store.js';
 import type { NumberLimits, Store, StoreSnapshot } from './limits/store.js';
 import { Pool, type TemplateView } from './pool.js';
+import { type TemplateFields, fleetTemplateFields, templateTypeFields } from './template-fields.js';
 import { describeValue } from './problems.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type TemplateStatusSnapshot, checkSnapshot } from './snapshot.js';
 import { type DispatchChanges, Dispatcher } from './dispatch/dispatcher.js';
@@ -57,11 +58,22 @@ export interface BatchResult {
 /** Typed arrays {@link Engine.assignInto} can fill. */
 export type NumericArray = Int32Array | Uint32Array | Float64Array;
 
-/** One template type of the spec's GET /messenger/businesses/ response. */
+/**
+ * One template type of the spec's GET /messenger/businesses/ response. `data`, `example` and
+ * `variables` (spec 2.2, "under implementation") describe the type's active templates, in the order
+ * of the fleet's `templateIds` (all of them when none is active); a type without templates has none
+ * of the three.
+ */
 export interface TemplateTypeOutput {
   readonly id: number;
   readonly name: string;
   readonly output: number;
+  /** Text of the first template described, with its `{{1}}`, `{{2}}`… placeholders. */
+  readonly data?: string;
+  /** That text with samples: the template's fleet `example`, or `[name]` for each placeholder. */
+  readonly example?: string;
+  /** One list per template described: `{ name, index }` per placeholder, in order of appearance. */
+  readonly variables?: readonly (readonly TemplateVariable[])[];
 }
 
 /** One business of the spec's GET /messenger/businesses/ response. */
@@ -185,6 +197,8 @@ export class Engine {
   #lastNow = 0;
   /** Templates as validated (texts, placeholders); numbers live only in the typed arrays below. */
   #templates: readonly FleetTemplate[] = [];
+  /** Spec 2.2 fields of each template, derived on first use (the texts change only with the fleet). */
+  #templateFields: (TemplateFields | undefined)[] = [];
 
   // Numbers, by slot.
   #phones: string[] = [];
@@ -302,8 +316,20 @@ export class Engine {
     return this.#businesses.map((b) => ({
       id: b.id,
       name: b.name,
-      template_types: b.pools.map((p) => ({ id: p.typeId, name: p.typeName, output: this.#output(p, now) })),
+      template_types: b.pools.map((p) => ({ id: p.typeId, name: p.typeName, output: this.#output(p, now), ...this.#typeFields(p) })),
     }));
+  }
+
+  /** `data`, `example`, `variables` of a type: its active templates, or all when none is active. */
+  #typeFields(pool: Pool): ReturnType<typeof templateTypeFields> {
+    const active: TemplateFields[] = [];
+    const all: TemplateFields[] = [];
+    for (const t of pool.templates) {
+      const fields = (this.#templateFields[t] ??= fleetTemplateFields(this.#templates[t]!));
+      all.push(fields);
+      if (this.#templateStatus[t] === 'active') active.push(fields);
+    }
+    return templateTypeFields(active.length > 0 ? active : all);
   }
 
   /** Messages that may be sent now for the type: the sum of what its eligible numbers may send. */
@@ -1035,6 +1061,7 @@ export class Engine {
   #load(fleet: Fleet): void {
     const numberCount = fleet.businesses.reduce((n, b) => n + b.numbers.length, 0);
     this.#templates = fleet.templates;
+    this.#templateFields = [];
     this.#phones = [];
     this.#numberIndex = new PhoneIndex(this.#phones);
     this.#numberIndex.sizeFor(numberCount);

@@ -11,7 +11,7 @@ import {
   type TemplateStatus,
 } from './fleet.js';
 import { type Problem, pathIndex, pathKey, problem } from './problems.js';
-import { scanPlaceholders } from './template-text.js';
+import { MAX_PLACEHOLDERS, scanPlaceholders } from './template-text.js';
 
 /** A number as the engine keeps it: every optional field decided. */
 export interface FleetNumber {
@@ -71,6 +71,9 @@ const TYPE_KEYS = ['id', 'name', 'templateIds', 'meta'];
 const BUSINESS_KEYS = ['id', 'name', 'companyId', 'numbers', 'templateTypes', 'meta'];
 const TEMPLATE_KEYS = ['id', 'name', 'text', 'businessIds', 'status', 'pausedUntil', 'account', 'example', 'variables', 'meta'];
 const FLEET_KEYS = ['businesses', 'templates', 'meta'];
+/** What a template's `example` must be (spec 2.2: the text with sample values filled in). */
+const EXAMPLE = 'a non-empty string: the text with sample values in place of its {{k}} placeholders';
+const PLACEHOLDER_IN_EXAMPLE = /\{\{\s*\d+\s*\}\}/;
 
 /** Collects problems while reading one document. */
 class Reader {
@@ -226,16 +229,28 @@ function readTemplate(r: Reader, value: unknown, path: string): FleetTemplate | 
     else if (status !== undefined) r.report(`${path}.pausedUntil`, 'no pause end unless status is "paused"', o['pausedUntil']);
   }
   const account = r.optionalString(o['account'], `${path}.account`);
-  const example = o['example'] === undefined ? undefined : r.string(o['example'], `${path}.example`, 'a string');
+  const example = o['example'] === undefined ? undefined : r.string(o['example'], `${path}.example`, EXAMPLE);
+  // The example is the text as a recipient reads it: a placeholder left in it is a copy of the text.
+  if (example !== undefined && PLACEHOLDER_IN_EXAMPLE.test(example)) r.report(`${path}.example`, EXAMPLE, example);
   let variables: { name: string; index: number }[] | undefined;
   if (o['variables'] !== undefined) {
     variables = [];
+    const named = new Map<number, string>();
+    // A text that failed its own check has its problem reported already: only the range is checked.
+    const last = textOk ? placeholders - 1 : MAX_PLACEHOLDERS - 1;
+    const indexExpected = last < 0 ? 'no variables entry: the text has no placeholders' : `a zero-based placeholder index from 0 to ${last}`;
     r.array(o['variables'], `${path}.variables`)?.forEach((v, i) => {
       const vp = pathIndex(`${path}.variables`, i);
       const vo = r.object(v, vp, ['name', 'index']);
       if (!vo) return;
       const vname = r.string(vo['name'], `${vp}.name`);
-      const index = r.integer(vo['index'], `${vp}.index`, 0, Math.max(0, placeholders - 1), `a zero-based placeholder index below ${placeholders}`);
+      const index = r.integer(vo['index'], `${vp}.index`, 0, last, indexExpected);
+      if (index !== undefined) {
+        // Two names for one placeholder would leave GET /messenger/businesses/ to pick one.
+        const first = named.get(index);
+        if (first !== undefined) return r.report(`${vp}.index`, `an index not named before (first at ${first})`, index);
+        named.set(index, `${vp}.index`);
+      }
       if (vname !== undefined && index !== undefined) variables!.push({ name: vname, index });
     });
   }

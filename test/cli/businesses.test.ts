@@ -15,8 +15,13 @@ describe('sendpool businesses', () => {
     const body = JSON.parse(sendpool('businesses', 'examples/fleet.json', '--compact').stdout) as Record<string, unknown>[];
     for (const b of body) {
       expect(Object.keys(b)).toEqual(['id', 'name', 'template_types']);
-      for (const t of b['template_types'] as Record<string, unknown>[]) expect(Object.keys(t)).toEqual(['id', 'name', 'output']);
+      for (const t of b['template_types'] as Record<string, unknown>[]) expect(Object.keys(t)).toEqual(['id', 'name', 'output', 'data', 'example', 'variables']);
     }
+  });
+
+  it('prints what GET /messenger/businesses/ answers (both come from engine.businesses())', () => {
+    const body = JSON.parse(sendpool('businesses', 'examples/fleet.json', '--compact').stdout) as { template_types: Record<string, unknown>[] }[];
+    expect(body[0]!.template_types[0]).toMatchObject({ data: 'Hi {{1}}, your bill of {{2}} is due.', example: 'Hi Ana, your bill of R$ 10,00 is due.' });
   });
 });
 

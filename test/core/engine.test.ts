@@ -34,7 +34,81 @@ describe('the spec illustration (1.6)', () => {
 
   it('answers GET /messenger/businesses/ in exactly the spec shape', () => {
     const { engine } = setup();
-    expect(engine.businesses()).toEqual([{ id: 1, name: 'Acme', template_types: [{ id: 10, name: 'billing', output: 3000 }] }]);
+    const billing = {
+      id: 10,
+      name: 'billing',
+      output: 3000,
+      data: 'Hi {{1}}, your bill of {{2}} is due.',
+      example: 'Hi [{{1}}], your bill of [{{2}}] is due.',
+      variables: [
+        [
+          { name: '{{1}}', index: 0 },
+          { name: '{{2}}', index: 1 },
+        ],
+        [
+          { name: '{{1}}', index: 0 },
+          { name: '{{2}}', index: 1 },
+        ],
+      ],
+    };
+    expect(engine.businesses()).toEqual([{ id: 1, name: 'Acme', template_types: [billing] }]);
+    expect(Object.keys(engine.businesses()[0]!.template_types[0]!)).toEqual(['id', 'name', 'output', 'data', 'example', 'variables']);
+  });
+});
+
+describe('data, example and variables of a template type (spec 2.2)', () => {
+  const named = (): FleetDescription => {
+    const fleet = specFleet();
+    return {
+      ...fleet,
+      templates: [
+        { ...fleet.templates[0]!, variables: [{ name: 'amount', index: 1 }, { name: 'customer', index: 0 }], example: 'Hi Ana, your bill of R$ 10 is due.' },
+        { ...fleet.templates[1]!, variables: [{ name: 'name', index: 0 }] },
+      ],
+    };
+  };
+  const billing = (engine: ReturnType<typeof setup>['engine']) => engine.businesses()[0]!.template_types[0]!;
+
+  it("takes names and the example from the fleet, and [name] for a template's missing example", () => {
+    const { engine } = setup(named());
+    expect(billing(engine)).toMatchObject({
+      data: 'Hi {{1}}, your bill of {{2}} is due.',
+      example: 'Hi Ana, your bill of R$ 10 is due.',
+      variables: [
+        [
+          { name: 'customer', index: 0 },
+          { name: 'amount', index: 1 },
+        ],
+        [
+          { name: 'name', index: 0 },
+          { name: '{{2}}', index: 1 },
+        ],
+      ],
+    });
+  });
+
+  it("describes the type's active templates; all of them when none is active; follows timed pauses", () => {
+    const { engine, clock } = setup(named());
+    engine.setTemplateStatus(100, 'paused', { until: 5000 });
+    expect(billing(engine)).toMatchObject({ data: '{{1}}, {{2}} is due tomorrow.', example: '[name], [{{2}}] is due tomorrow.' });
+    expect(billing(engine).variables).toHaveLength(1);
+
+    engine.setTemplateStatus(101, 'disabled');
+    expect(billing(engine)).toMatchObject({ data: 'Hi {{1}}, your bill of {{2}} is due.', example: 'Hi Ana, your bill of R$ 10 is due.' });
+    expect(billing(engine).variables).toHaveLength(2);
+    expect(billing(engine).output).toBe(0);
+
+    clock.set(5000); // template 100's pause ends by the clock
+    expect(billing(engine)).toMatchObject({ data: 'Hi {{1}}, your bill of {{2}} is due.', variables: [[{ name: 'customer' }, { name: 'amount' }]] });
+  });
+
+  it('a type without templates has none of the three; replaceFleet describes the new texts', () => {
+    const fleet = specFleet();
+    const { engine } = setup({ ...fleet, businesses: [{ ...fleet.businesses[0]!, templateTypes: [...fleet.businesses[0]!.templateTypes, { id: 20, name: 'empty', templateIds: [] }] }] });
+    expect(engine.businesses()[0]!.template_types[1]).toEqual({ id: 20, name: 'empty', output: 0 });
+
+    engine.replaceFleet({ ...fleet, templates: [{ ...fleet.templates[0]!, text: 'Now {{1}} owes {{2}}.' }, fleet.templates[1]!] });
+    expect(billing(engine)).toMatchObject({ data: 'Now {{1}} owes {{2}}.', example: 'Now [{{1}}] owes [{{2}}].' });
   });
 });
 

@@ -55,6 +55,24 @@ describe('validateFleet', () => {
     ['placeholder zero', (f) => (f.templates[0].text = 'Hi {{0}}'), '$.templates[0].text', '"Hi {{0}}" (string)'],
     ['templates of a type taking different values', (f) => (f.templates[1].text = 'Only {{1}}'), '$.businesses[0].templateTypes[0].templateIds[1]', '101 (number)'],
     ['pause end without a pause', (f) => (f.businesses[0].numbers[0].pausedUntil = 5), '$.businesses[0].numbers[0].pausedUntil', '5 (number)'],
+    ['empty example', (f) => (f.templates[0].example = ''), '$.templates[0].example', '"" (string)'],
+    ['example keeping a placeholder', (f) => (f.templates[0].example = 'Hi {{1}}, R$ 10 is due.'), '$.templates[0].example', '"Hi {{1}}, R$ 10 is due." (string)'],
+    ['variable index past the placeholders', (f) => (f.templates[0].variables = [{ name: 'customer', index: 2 }]), '$.templates[0].variables[0].index', '2 (number)'],
+    [
+      'a variable for a text without placeholders',
+      (f) => {
+        f.businesses[0].templateTypes.push({ id: 20, name: 'news', templateIds: [200] });
+        f.templates.push({ id: 200, name: 'news', text: 'No placeholders here.', businessIds: [1], variables: [{ name: 'x', index: 0 }] });
+      },
+      '$.templates[2].variables[0].index',
+      '0 (number)',
+    ],
+    [
+      'two names for one placeholder',
+      (f) => (f.templates[0].variables = [{ name: 'customer', index: 0 }, { name: 'amount', index: 1 }, { name: 'name', index: 0 }]),
+      '$.templates[0].variables[2].index',
+      '0 (number)',
+    ],
   ];
 
   it.each(cases)('reports %s at its path with the value', (_name, corrupt, path, actual) => {
@@ -66,6 +84,26 @@ describe('validateFleet', () => {
     expect(hit!.actual).toBe(actual);
     expect(hit!.message).toContain(path);
     expect(hit!.message).toContain('expected');
+  });
+
+  it('says what a template example and variables must be', () => {
+    const f = clone();
+    f.templates[0].example = 'Hi {{1}}, R$ 10 is due.';
+    f.templates[0].variables = [{ name: 'customer', index: 0 }, { name: 'name', index: 0 }];
+    const problems = problemsOf(f);
+    expect(problems.find((p) => p.path === '$.templates[0].example')?.expected).toBe('a non-empty string: the text with sample values in place of its {{k}} placeholders');
+    expect(problems.find((p) => p.path === '$.templates[0].variables[1].index')?.expected).toBe('an index not named before (first at $.templates[0].variables[0].index)');
+    expect(problems).toHaveLength(2);
+
+    const none = clone();
+    none.templates[0].text = 'Hi there.';
+    none.templates[1].text = 'Hello.';
+    none.templates[0].variables = [{ name: 'x', index: 0 }];
+    expect(problemsOf(none)).toEqual([expect.objectContaining({ path: '$.templates[0].variables[0].index', expected: 'no variables entry: the text has no placeholders' })]);
+    none.templates[0].text = 'Hi {{1}}';
+    none.templates[1].text = '{{1}}!';
+    none.templates[0].variables = [{ name: 'x', index: 1 }];
+    expect(problemsOf(none)).toEqual([expect.objectContaining({ path: '$.templates[0].variables[0].index', expected: 'a zero-based placeholder index from 0 to 0' })]);
   });
 
   it.each([

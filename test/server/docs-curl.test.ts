@@ -45,12 +45,12 @@ function examplesOf(file: string): string[] {
 }
 
 const examples = examplesOf('docs/server.md');
+const exampleFleet = () => JSON.parse(readFileSync(new URL('../../examples/fleet.json', import.meta.url), 'utf8'));
 
 describe('docs/server.md curl examples', () => {
   let s: Started;
   beforeAll(async () => {
-    const fleet = JSON.parse(readFileSync(new URL('../../examples/fleet.json', import.meta.url), 'utf8'));
-    s = await startServer({ engine: createEngine(fleet), apiKeys: [{ key: DEMO_KEY, companyId: 1 }], allowPrivateWebhookTargets: false, drainTimeoutMs: 500 });
+    s = await startServer({ engine: createEngine(exampleFleet()), apiKeys: [{ key: DEMO_KEY, companyId: 1 }], allowPrivateWebhookTargets: false, drainTimeoutMs: 500 });
   });
   afterAll(() => s.server.close());
 
@@ -85,6 +85,21 @@ describe('docs/server.md curl examples', () => {
     expect(businesses![1][0]).toMatchObject({ id: 1, name: 'Acme', template_types: [{ id: 10, name: 'billing' }, { id: 20, name: 'welcome' }] });
     expect(send).toEqual([202, expect.objectContaining({ accepted: 1, rejected: 1, rejections: [expect.objectContaining({ index: 1, reason: 'invalid_phone' })] })]);
     expect(noKey).toEqual([401, { error: { code: 'missing_api_key', message: 'The x-api-key-id header is missing.' } }]);
+  });
+
+  it("the README's businesses answer is what a freshly started server answers, whole", async () => {
+    // The examples above sent a message and paused a template: a new server answers as npm start does.
+    const fresh = await startServer({ engine: createEngine(exampleFleet()), apiKeys: [{ key: DEMO_KEY, companyId: 1 }] });
+    try {
+      const readmeDoc = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+      const shown = /```sh\n(curl -s -H [^\n]+\/messenger\/businesses\/)\n```\n\n```json\n([^\n]+)\n```/.exec(readmeDoc);
+      expect(shown, "the README's businesses answer").not.toBeNull();
+      const c = parseCurl(shown![1]!);
+      const res = await fetch(c.url.replace('http://127.0.0.1:3000', fresh.url), { headers: c.headers });
+      expect(JSON.parse(shown![2]!)).toEqual(await res.json());
+    } finally {
+      await fresh.server.close();
+    }
   });
 
   it('GET /metrics answers Prometheus text with the server\'s metrics', async () => {

@@ -43,7 +43,9 @@ describe('end to end: 1,000 contacts with failover', () => {
   it('sends every contact, fails over from paused templates, and reports it all by webhooks', async () => {
     const businesses = await api(s.url, '/messenger/businesses/');
     expect(businesses.status).toBe(200);
-    expect(businesses.json).toEqual([{ id: 1, name: 'Acme', template_types: [{ id: 10, name: 'billing', output: 450 }] }]);
+    const variables = [[{ name: '{{1}}', index: 0 }], [{ name: '{{1}}', index: 0 }], [{ name: '{{1}}', index: 0 }]];
+    const billing = { id: 10, name: 'billing', output: 450, data: 'A: Hi {{1}}, your bill is due.', example: 'A: Hi [{{1}}], your bill is due.', variables };
+    expect(businesses.json).toEqual([{ id: 1, name: 'Acme', template_types: [billing] }]);
 
     const config = await api(s.url, '/messenger/config/', {
       body: { url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign`, url_attendance_callback: `${receiver.url}/attendance` },

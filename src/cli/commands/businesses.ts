@@ -10,8 +10,10 @@ const HELP = `Usage: sendpool businesses FLEET [--compact]
 
 Prints the service's GET /messenger/businesses/ response for the fleet description FLEET, as JSON:
 every business with the output (messages that may be sent now) of each template type, computed by
-the engine with full buckets. The output is exactly the spec's shape (parts 2.1, 2.2):
-[{ "id", "name", "template_types": [{ "id", "name", "output" }] }]
+the engine with full buckets, and the type's template text (data), that text with sample values
+(example) and the names of its placeholders (variables), taken from the type's active templates.
+The output is exactly the spec's shape (parts 2.1, 2.2):
+[{ "id", "name", "template_types": [{ "id", "name", "output", "data", "example", "variables" }] }]
 
 Options:
       --compact   one line instead of indented JSON
