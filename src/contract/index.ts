@@ -35,18 +35,22 @@ export type { AcceptedContact, ParsedSendRequest, SendRequestOptions, TemplateTy
 export { parseSmsBatch } from './parse-sms-batch.js';
 export type { AcceptedSms, ParsedSmsBatch, SmsBatchOptions } from './parse-sms-batch.js';
 export { BRAZIL_AREA_CODES, normalisePhone } from './phone.js';
-export { REJECTION_REASONS } from './rejection.js';
+export { MAX_PROBLEMS_LISTED, problemTotal } from './problem-cap.js';
+export { MAX_PROBLEMS_PER_REJECTION, REJECTION_REASONS } from './rejection.js';
 export type { PhoneSet, Rejection, RejectionReason } from './rejection.js';
 export { REPORT_STATUSES, REPORT_TYPES, ReportSchema } from './report-schema.js';
 export type { Report, ReportStatus, ReportType } from './report-schema.js';
 export {
   ERROR_CODES,
   ErrorBodySchema,
+  MAX_PROBLEM_TEXT,
+  MAX_REJECTIONS_IN_BODY,
   ProblemSchema,
   RejectionBodySchema,
   SendResponseSchema,
   SmsAcceptedBodySchema,
   SmsResponseSchema,
+  SMS_REJECTION_REASONS,
 } from './response-schemas.js';
 export type { ErrorBody, ErrorCode, RejectionBody, SendResponse, SmsResponse } from './response-schemas.js';
 export { ERROR_STATUS, MAX_PROBLEMS_IN_BODY, SUCCESS_STATUS, errorResponse, sendResponse, smsResponse } from './responses.js';

@@ -38,10 +38,21 @@ function errors(...codes: (keyof typeof ERROR_STATUS)[]) {
   for (const code of codes) byStatus.set(ERROR_STATUS[code], [...(byStatus.get(ERROR_STATUS[code]) ?? []), code]);
   const out: Record<string, unknown> = {};
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
-    out[String(status)] = { description: `Error: ${list.join(', ')}`, content: json(ErrorBodySchema) };
+    out[String(status)] = {
+      description: `Error: ${list.join(', ')}`,
+      ...(status === ERROR_STATUS.rate_limited ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
+      content: json(ErrorBodySchema),
+    };
   }
   return out;
 }
+
+const RETRY_AFTER = {
+  description:
+    'Seconds to wait before sending again: when the queue ahead will have drained, from the limits of the numbers ' +
+    '(up to 25 hours when the 24-hour messaging limit holds them) or from the recent pace of the SMS gateway.',
+  schema: { type: 'integer', minimum: 1 },
+};
 
 const COMMON_ERRORS = ['missing_api_key', 'invalid_api_key', 'rate_limited', 'internal_error'] as const;
 const BODY_ERRORS = ['invalid_json', 'body_too_large', 'unsupported_media_type', 'invalid_body'] as const;

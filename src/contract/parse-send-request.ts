@@ -4,7 +4,7 @@
  *
  * - the body does not follow the contract (wrong type, missing required field, unknown field,
  *   unknown template type, over the contacts limit): nothing is sent, every problem is listed
- *   (HTTP 422);
+ *   (HTTP 422), up to `MAX_PROBLEMS_LISTED` and then counted (problem-cap.ts);
  * - a contact breaks a field rule (phone, document, variables, duplicate): that contact is
  *   rejected with its reason, the others are sent, as the campaign statistics' `count_invalid_phone`
  *   and `count_duplicated` imply.
@@ -16,7 +16,8 @@ import type { ParseResult } from './check.js';
 import { normaliseDocument } from './document.js';
 import { type ContractLimits, DEFAULT_MAX_CONTACTS } from './limits.js';
 import { normalisePhone } from './phone.js';
-import type { PhoneSet, Rejection } from './rejection.js';
+import { MAX_PROBLEMS_LISTED } from './problem-cap.js';
+import { MAX_PROBLEMS_PER_REJECTION, type PhoneSet, type Rejection } from './rejection.js';
 import { schemaProblems } from './schema-check.js';
 import { type Contact, type SendRequest, SendRequestSchema, createSendRequestSchema } from './send-request-schema.js';
 import { checkVariableCount, checkVariableValue } from './template-fields.js';
@@ -72,7 +73,7 @@ function schemaFor(maxContacts: number) {
 export function parseSendRequest(body: unknown, options: SendRequestOptions): ParseResult<ParsedSendRequest, Problem> {
   const problems: Problem[] = [];
   try {
-    for (const p of schemaProblems(schemaFor(options.maxContacts ?? DEFAULT_MAX_CONTACTS), body)) problems.push(p);
+    for (const p of schemaProblems(schemaFor(options.maxContacts ?? DEFAULT_MAX_CONTACTS), body, MAX_PROBLEMS_LISTED)) problems.push(p);
   } catch {
     // Only exotic inputs (proxies, throwing getters) get here; JSON never does.
     return { ok: false, problems: [problem('$', 'a JSON object', body)] };
@@ -105,42 +106,46 @@ function contactPath(index: number, key: string): string {
   return pathKey(pathIndex('$.contacts', index), key);
 }
 
-/** The field-rule problems of one contact, its reason, and the contact normalised. */
+/** The field-rule problems of one contact (the first few, and how many), its reason, and the contact normalised. */
 function checkContact(
   raw: Contact,
   index: number,
   placeholders: number,
-): { contact: Contact; reason?: Rejection['reason']; problems?: Problem[] } {
+): { contact: Contact; reason?: Rejection['reason']; problems?: Problem[]; count?: number } {
   const contact: Contact = { ...raw };
   let found: Problem[] | undefined;
+  let count = 0;
+  // Past the first few, a problem is only counted: its path and text are never built.
+  const add = (path: () => string, expected: string, value: unknown): void => {
+    count++;
+    if ((found ??= []).length < MAX_PROBLEMS_PER_REJECTION) found.push(problem(path(), expected, value));
+  };
   let reason: Rejection['reason'] | undefined;
   const phone = normalisePhone(raw.phone_number);
   if (phone.ok) contact.phone_number = phone.value;
   else {
-    (found ??= []).push(problem(contactPath(index, 'phone_number'), phone.expected, raw.phone_number));
+    add(() => contactPath(index, 'phone_number'), phone.expected, raw.phone_number);
     reason = 'invalid_phone';
   }
   if (raw.document !== undefined) {
     const document = normaliseDocument(raw.document);
     if (document.ok) contact.document = document.value;
     else {
-      (found ??= []).push(problem(contactPath(index, 'document'), document.expected, raw.document));
+      add(() => contactPath(index, 'document'), document.expected, raw.document);
       reason ??= 'invalid_document';
     }
   }
   const values = raw.template_variables;
-  const count = values === undefined ? 0 : values.length;
-  const countProblem = checkVariableCount(count, placeholders);
-  if (countProblem !== undefined) (found ??= []).push(problem(contactPath(index, 'template_variables'), countProblem, values ?? []));
-  for (let i = 0; i < count; i++) {
+  const n = values === undefined ? 0 : values.length;
+  const countProblem = checkVariableCount(n, placeholders);
+  if (countProblem !== undefined) add(() => contactPath(index, 'template_variables'), countProblem, values ?? []);
+  for (let i = 0; i < n; i++) {
     const value = (values as string[])[i] as string;
     const valueProblem = checkVariableValue(value);
-    if (valueProblem !== undefined) {
-      (found ??= []).push(problem(pathIndex(contactPath(index, 'template_variables'), i), valueProblem, value));
-    }
+    if (valueProblem !== undefined) add(() => pathIndex(contactPath(index, 'template_variables'), i), valueProblem, value);
   }
   if (found === undefined) return { contact };
-  return { contact, reason: reason ?? 'invalid_variables', problems: found };
+  return { contact, reason: reason ?? 'invalid_variables', problems: found, count };
 }
 
 function checkContacts(request: SendRequest, placeholders: number, knownPhones: PhoneSet | undefined): ParsedSendRequest {
@@ -149,10 +154,11 @@ function checkContacts(request: SendRequest, placeholders: number, knownPhones: 
   const rejected: Rejection[] = [];
   const firstIndexOf = new Map<string, number>();
   for (let index = 0; index < request.contacts.length; index++) {
-    const { contact, reason, problems } = checkContact(request.contacts[index] as Contact, index, placeholders);
+    const { contact, reason, problems, count } = checkContact(request.contacts[index] as Contact, index, placeholders);
     contacts.push(contact);
     if (reason !== undefined) {
-      rejected.push({ index, reason, problems: problems ?? [] });
+      const listed = problems ?? [];
+      rejected.push({ index, reason, problems: listed, ...(count !== undefined && count > listed.length ? { problemCount: count } : {}) });
       continue;
     }
     const earlier = firstIndexOf.get(contact.phone_number);

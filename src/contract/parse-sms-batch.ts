@@ -15,6 +15,7 @@ import type { ParseResult } from './check.js';
 import { normaliseDocument } from './document.js';
 import { type ContractLimits, DEFAULT_MAX_SMS_ITEMS } from './limits.js';
 import { normalisePhone } from './phone.js';
+import { MAX_PROBLEMS_LISTED, capProblems, isNotListed, problemTotal } from './problem-cap.js';
 import type { Rejection } from './rejection.js';
 import { schemaProblems } from './schema-check.js';
 import { type SmsSize, smsSize } from './sms-encoding.js';
@@ -61,26 +62,39 @@ function schemaFor(maxItems: number) {
 export function parseSmsBatch(body: unknown, options: SmsBatchOptions = {}): ParseResult<ParsedSmsBatch, Problem> {
   try {
     const problems: Problem[] = [];
-    for (const p of schemaProblems(schemaFor(options.maxSmsItems ?? DEFAULT_MAX_SMS_ITEMS), body)) problems.push(p);
+    for (const p of schemaProblems(schemaFor(options.maxSmsItems ?? DEFAULT_MAX_SMS_ITEMS), body, MAX_PROBLEMS_LISTED)) problems.push(p);
     if (problems.length > 0) {
       // Also report refused URLs among the items that are objects, so one answer lists everything.
       if (Array.isArray(body)) checkUrls(body, options.urlPolicy, problems, []);
-      return { ok: false, problems: sortByPath(problems) };
+      return { ok: false, problems: capped(sortByPath(problems)) };
     }
     const items = body as SmsBatch;
     const normalised: SmsItem[] = items.map((item) => ({ ...item }));
     checkUrls(items, options.urlPolicy, problems, normalised);
-    if (problems.length > 0) return { ok: false, problems };
+    if (problems.length > 0) return { ok: false, problems: capped(problems) };
     return { ok: true, value: checkItems(normalised) };
   } catch {
     return { ok: false, problems: [problem('$', 'a JSON array of SMS items', body)] };
   }
 }
 
-/** Stable order: by item index, then as found (the schema walk and the URL pass interleave). */
+/**
+ * Stable order: by item index, then as found (the schema walk and the URL pass interleave). The
+ * problem counting those the walk did not list stays last.
+ */
 function sortByPath(problems: Problem[]): Problem[] {
-  const indexOf = (p: Problem): number => Number(/^\$\[(\d+)\]/.exec(p.path)?.[1] ?? -1);
+  const indexOf = (p: Problem): number => (isNotListed(p) ? Infinity : Number(/^\$\[(\d+)\]/.exec(p.path)?.[1] ?? -1));
   return problems.map((p, i) => [p, i] as const).sort((a, b) => indexOf(a[0]) - indexOf(b[0]) || a[1] - b[1]).map(([p]) => p);
+}
+
+/** The schema walk's list and the URL pass's problems together, capped once more (a URL refused on every item is 10,000 problems). */
+function capped(problems: Problem[]): Problem[] {
+  const total = problemTotal(problems);
+  if (total <= MAX_PROBLEMS_LISTED) return problems;
+  return capProblems(
+    problems.filter((p) => !isNotListed(p)),
+    total,
+  );
 }
 
 function checkUrls(items: readonly unknown[], policy: UrlPolicy | undefined, problems: Problem[], out: SmsItem[]): void {

@@ -10,13 +10,25 @@ export type RejectionReason = 'invalid_phone' | 'invalid_document' | 'invalid_va
 /** Reasons, in the order they are checked: a contact is rejected for the first that applies. */
 export const REJECTION_REASONS: readonly RejectionReason[] = ['invalid_phone', 'invalid_document', 'invalid_variables', 'duplicated'];
 
-/** One contact (or SMS item) not sent, with every problem found in it. */
+/**
+ * Most problems a parser lists for one contact or SMS item; the rest are counted in
+ * {@link Rejection.problemCount}. A contact can hold a hundred bad template values, and ten thousand
+ * such contacts must not cost a million problems.
+ */
+export const MAX_PROBLEMS_PER_REJECTION = 5;
+
+/** One contact (or SMS item) not sent, with the problems found in it. */
 export interface Rejection<Reason extends RejectionReason = RejectionReason> {
   /** Position in `contacts` (or in the SMS array). */
   readonly index: number;
   readonly reason: Reason;
-  /** Each problem with its JSON path, e.g. `$.contacts[3].phone_number`. */
+  /**
+   * Each problem with its JSON path, e.g. `$.contacts[3].phone_number`: the first
+   * {@link MAX_PROBLEMS_PER_REJECTION} found, in field order.
+   */
   readonly problems: readonly Problem[];
+  /** Problems found in it, when more than `problems` lists. @default problems.length */
+  readonly problemCount?: number;
   /** For `duplicated`: index of the earlier item with the same phone, when in the same request. */
   readonly duplicateOf?: number;
 }

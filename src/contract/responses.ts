@@ -5,8 +5,18 @@
 import type { Problem } from '../core/problems.js';
 import type { ParsedSendRequest } from './parse-send-request.js';
 import type { ParsedSmsBatch } from './parse-sms-batch.js';
-import type { Rejection } from './rejection.js';
-import type { ErrorBody, ErrorCode, RejectionBody, SendResponse, SmsResponse } from './response-schemas.js';
+import { problemTotal } from './problem-cap.js';
+import { MAX_PROBLEMS_PER_REJECTION, REJECTION_REASONS, type Rejection, type RejectionReason } from './rejection.js';
+import {
+  type ErrorBody,
+  type ErrorCode,
+  MAX_PROBLEM_TEXT,
+  MAX_REJECTIONS_IN_BODY,
+  type RejectionBody,
+  SMS_REJECTION_REASONS,
+  type SendResponse,
+  type SmsResponse,
+} from './response-schemas.js';
 
 /** The HTTP status of each error code. */
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
@@ -54,11 +64,29 @@ export interface HttpAnswer<B> {
   readonly body: B;
 }
 
-/** The error answer for a code, with the problems (capped at 100) when there are some. */
+/** `text` cut to {@link MAX_PROBLEM_TEXT} characters (ending in `…`), never inside a surrogate pair. */
+function clip(text: string): string {
+  if (text.length <= MAX_PROBLEM_TEXT) return text;
+  let end = MAX_PROBLEM_TEXT - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}…`;
+}
+
+function problemBody({ path, expected, actual, message }: Problem): Problem {
+  return { path: clip(path), expected: clip(expected), actual: clip(actual), message: clip(message) };
+}
+
+/**
+ * The error answer for a code, with the problems when there are some: at most
+ * {@link MAX_PROBLEMS_IN_BODY}, each text at most {@link MAX_PROBLEM_TEXT} characters, and
+ * `problem_count` with the total (also those a parser counted without listing them).
+ */
 export function errorResponse(code: ErrorCode, problems: readonly Problem[] = [], message?: string): HttpAnswer<ErrorBody> {
-  const shown = problems.slice(0, MAX_PROBLEMS_IN_BODY).map(({ path, expected, actual, message: m }) => ({ path, expected, actual, message: m }));
-  const count = problems.length;
-  const text = message ?? (count > 0 ? `${DEFAULT_MESSAGES[code]} ${count} problem${count === 1 ? '' : 's'}; first: ${problems[0]?.message ?? ''}` : DEFAULT_MESSAGES[code]);
+  const shown = problems.slice(0, MAX_PROBLEMS_IN_BODY).map(problemBody);
+  const count = problemTotal(problems);
+  const first = shown[0]?.message ?? '';
+  const text = message ?? (count > 0 ? `${DEFAULT_MESSAGES[code]} ${count} problem${count === 1 ? '' : 's'}; first: ${first}` : DEFAULT_MESSAGES[code]);
   return {
     status: ERROR_STATUS[code],
     body: { error: { code, message: text, ...(count > 0 ? { problems: shown, problem_count: count } : {}) } },
@@ -66,12 +94,29 @@ export function errorResponse(code: ErrorCode, problems: readonly Problem[] = []
 }
 
 function rejectionBody(rejection: Rejection): RejectionBody {
+  const listed = rejection.problems.slice(0, MAX_PROBLEMS_PER_REJECTION);
   return {
     index: rejection.index,
     reason: rejection.reason,
-    message: rejection.problems[0]?.message ?? rejection.reason,
-    problems: rejection.problems.map(({ path, expected, actual, message }) => ({ path, expected, actual, message })),
+    message: clip(listed[0]?.message ?? rejection.reason),
+    problems: listed.map(problemBody),
+    problem_count: Math.max(rejection.problemCount ?? 0, rejection.problems.length, 1),
     ...(rejection.duplicateOf === undefined ? {} : { duplicate_of: rejection.duplicateOf }),
+  };
+}
+
+/**
+ * The rejection part of a send or SMS answer: the first {@link MAX_REJECTIONS_IN_BODY} in full
+ * (their problems bounded too), whether more were left out, and the count per reason of all of
+ * them. Ten thousand rejected contacts answer in a few dozen kilobytes, not ten megabytes.
+ */
+function rejectionsPart<R extends RejectionReason>(rejected: readonly Rejection[], reasons: readonly R[]) {
+  const counts = Object.fromEntries(reasons.map((r) => [r, 0])) as Record<R, number>;
+  for (const r of rejected) if (r.reason in counts) counts[r.reason as R]++;
+  return {
+    rejections: rejected.slice(0, MAX_REJECTIONS_IN_BODY).map(rejectionBody),
+    rejections_truncated: rejected.length > MAX_REJECTIONS_IN_BODY,
+    rejection_counts: counts,
   };
 }
 
@@ -83,7 +128,7 @@ export function sendResponse(parsed: ParsedSendRequest, requestId: string): Http
       request_id: requestId,
       accepted: parsed.accepted.length,
       rejected: parsed.rejected.length,
-      rejections: parsed.rejected.map(rejectionBody),
+      ...rejectionsPart(parsed.rejected, REJECTION_REASONS),
     },
   };
 }
@@ -100,7 +145,7 @@ export function smsResponse(parsed: ParsedSmsBatch, requestId: string): HttpAnsw
       rejected: parsed.rejected.length,
       parts,
       messages: parsed.accepted.map((a) => ({ index: a.index, encoding: a.size.encoding, parts: a.size.parts })),
-      rejections: parsed.rejected.map(rejectionBody),
+      ...rejectionsPart(parsed.rejected, SMS_REJECTION_REASONS),
     },
   };
 }

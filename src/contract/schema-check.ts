@@ -1,8 +1,9 @@
 /**
  * Checks a value against the JSON Schema subset our TypeBox schemas use and collects every
- * problem, each with its JSON path, the expected value in words and the actual value.
+ * problem, each with its JSON path, the expected value in words and the actual value; past a bound
+ * (`schemaProblems`' limit) problems are only counted, so a hostile body costs no text.
  *
- Two passes, measured (bench/contract.bench.ts): TypeBox's compiled validator answers "valid or
+ * Two passes, measured (bench/contract.bench.ts): TypeBox's compiled validator answers "valid or
  * not" for a 10,000-contact body in about a millisecond, and only a body it refuses is walked by
  * this interpreter to list every problem in words. The compiled validator cannot be the only
  * pass: it fails any schema carrying a `format` it has not been told about (we document URLs as
@@ -18,6 +19,7 @@
 import { type TSchema, TypeGuard } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { type Problem, pathIndex, pathKey, problem } from '../core/problems.js';
+import { capProblems } from './problem-cap.js';
 
 type Schema = Readonly<Record<string, unknown>>;
 
@@ -122,36 +124,56 @@ function typeMatches(type: unknown, value: unknown): boolean {
 }
 
 /**
+ * Where the walk puts problems: the first `limit` are built and listed, the rest only counted (a
+ * problem's text costs far more than counting it, and a hostile body can hold a million).
+ */
+interface Sink {
+  readonly list: Problem[];
+  readonly limit: number;
+  count: number;
+}
+
+/** Records a problem; what was expected is phrased (from the schema, or by `expected()`) only when the problem is listed. */
+function report(sink: Sink, path: string, expected: Schema | (() => string), value: unknown): void {
+  sink.count++;
+  if (sink.list.length < sink.limit) sink.list.push(problem(path, typeof expected === 'function' ? expected() : expectedOf(expected), value));
+}
+
+/**
  * Checks `value` at `path` against `schema`, appending every problem to `problems`. One problem
  * per offending value; objects and arrays report each member, so a body with ten bad fields gets
  * ten problems.
  */
 export function checkSchema(schema: Schema, value: unknown, path: string, problems: Problem[]): void {
+  walk(schema, value, path, { list: problems, limit: Infinity, count: 0 });
+}
+
+function walk(schema: Schema, value: unknown, path: string, problems: Sink): void {
   const anyOf = schema['anyOf'];
   if (Array.isArray(anyOf)) {
     const branches = anyOf as Schema[];
-    const scratch: Problem[] = [];
     for (const branch of branches) {
-      scratch.length = 0;
-      checkSchema(branch, value, path, scratch);
-      if (scratch.length === 0) return;
+      // Only "does it pass?" matters here: count, build nothing.
+      const scratch: Sink = { list: [], limit: 0, count: 0 };
+      walk(branch, value, path, scratch);
+      if (scratch.count === 0) return;
     }
     // One branch of the right JSON type (a string for "a URL or null") explains the failure best.
     const typed = branches.filter((b) => b['type'] !== undefined && !hasOwn(b, 'const') && typeMatches(b['type'], value));
     if (typed.length === 1 && typed[0] !== undefined) {
-      checkSchema(typed[0], value, path, problems);
+      walk(typed[0], value, path, problems);
       return;
     }
-    problems.push(problem(path, expectedOf(schema), value));
+    report(problems, path, schema, value);
     return;
   }
   if (hasOwn(schema, 'const')) {
-    if (value !== schema['const']) problems.push(problem(path, expectedOf(schema), value));
+    if (value !== schema['const']) report(problems, path, schema, value);
     return;
   }
   const type = schema['type'];
   if (!typeMatches(type, value)) {
-    problems.push(problem(path, expectedOf(schema), value));
+    report(problems, path, schema, value);
     return;
   }
   switch (type) {
@@ -173,7 +195,7 @@ export function checkSchema(schema: Schema, value: unknown, path: string, proble
   }
 }
 
-function checkString(schema: Schema, value: string, path: string, problems: Problem[]): void {
+function checkString(schema: Schema, value: string, path: string, problems: Sink): void {
   const min = num(schema, 'minLength');
   const max = num(schema, 'maxLength');
   const pattern = schema['pattern'];
@@ -182,33 +204,33 @@ function checkString(schema: Schema, value: string, path: string, problems: Prob
     (max !== undefined && value.length > max) ||
     (typeof pattern === 'string' && !regex(pattern).test(value))
   ) {
-    problems.push(problem(path, expectedOf(schema), value));
+    report(problems, path, schema, value);
   }
 }
 
-function checkNumber(schema: Schema, value: number, path: string, problems: Problem[]): void {
+function checkNumber(schema: Schema, value: number, path: string, problems: Sink): void {
   const min = num(schema, 'minimum');
   const max = num(schema, 'maximum');
   if ((min !== undefined && value < min) || (max !== undefined && value > max)) {
-    problems.push(problem(path, expectedOf(schema), value));
+    report(problems, path, schema, value);
   }
 }
 
-function checkArray(schema: Schema, value: unknown[], path: string, problems: Problem[]): void {
+function checkArray(schema: Schema, value: unknown[], path: string, problems: Sink): void {
   const min = num(schema, 'minItems');
   const max = num(schema, 'maxItems');
   if (max !== undefined && value.length > max) {
     // Too long: say so once and do not walk a body that is over the limit anyway.
-    problems.push(problem(path, expectedOf(schema), value));
+    report(problems, path, schema, value);
     return;
   }
-  if (min !== undefined && value.length < min) problems.push(problem(path, expectedOf(schema), value));
+  if (min !== undefined && value.length < min) report(problems, path, schema, value);
   const items = schema['items'];
   if (typeof items !== 'object' || items === null) return;
-  for (let i = 0; i < value.length; i++) checkSchema(items as Schema, value[i], pathIndex(path, i), problems);
+  for (let i = 0; i < value.length; i++) walk(items as Schema, value[i], pathIndex(path, i), problems);
 }
 
-function checkObject(schema: Schema, value: Record<string, unknown>, path: string, problems: Problem[]): void {
+function checkObject(schema: Schema, value: Record<string, unknown>, path: string, problems: Sink): void {
   const properties = (schema['properties'] ?? {}) as Record<string, Schema>;
   const patterns = schema['patternProperties'] as Record<string, Schema> | undefined;
   const required = (schema['required'] ?? []) as string[];
@@ -216,28 +238,28 @@ function checkObject(schema: Schema, value: Record<string, unknown>, path: strin
   const min = num(schema, 'minProperties');
   const max = num(schema, 'maxProperties');
   if ((min !== undefined && keys.length < min) || (max !== undefined && keys.length > max)) {
-    problems.push(problem(path, expectedOf(schema), value));
+    report(problems, path, schema, value);
     if (max !== undefined && keys.length > max) return;
   }
   for (const key of required) {
     const property = properties[key];
-    if (property !== undefined && !hasOwn(value, key)) problems.push(problem(pathKey(path, key), expectedOf(property), undefined));
+    if (property !== undefined && !hasOwn(value, key)) report(problems, pathKey(path, key), property, undefined);
   }
   for (const key of keys) {
     const child = pathKey(path, key);
     const property = hasOwn(properties, key) ? properties[key] : undefined;
     if (property !== undefined) {
-      checkSchema(property, value[key], child, problems);
+      walk(property, value[key], child, problems);
       continue;
     }
     if (patterns !== undefined) {
       const entry = Object.entries(patterns).find(([source]) => regex(source).test(key));
-      if (entry !== undefined) checkSchema(entry[1], value[key], child, problems);
-      else problems.push(problem(child, `a key matching /${Object.keys(patterns).join('|')}/`, key));
+      if (entry !== undefined) walk(entry[1], value[key], child, problems);
+      else report(problems, child, () => `a key matching /${Object.keys(patterns).join('|')}/`, key);
       continue;
     }
     if (schema['additionalProperties'] === false) {
-      problems.push(problem(child, `no such field (known: ${Object.keys(properties).join(', ')})`, value[key]));
+      report(problems, child, () => `no such field (known: ${Object.keys(properties).join(', ')})`, value[key]);
     }
   }
 }
@@ -275,10 +297,14 @@ export function fastCheck(schema: TSchema): (value: unknown) => boolean {
   return check;
 }
 
-/** Every problem of `value` against `schema` (empty when valid): compiled check first, walk on failure. */
-export function schemaProblems(schema: TSchema, value: unknown): Problem[] {
-  const problems: Problem[] = [];
-  if (fastCheck(schema)(value)) return problems;
-  checkSchema(schema as unknown as Schema, value, '$', problems);
-  return problems;
+/**
+ * The problems of `value` against `schema` (empty when valid): compiled check first, walk on
+ * failure. With `limit`, the first `limit` problems and, when there are more, one last problem
+ * that counts the rest (see problem-cap.ts); the walk builds no text for those.
+ */
+export function schemaProblems(schema: TSchema, value: unknown, limit = Infinity): Problem[] {
+  if (fastCheck(schema)(value)) return [];
+  const sink: Sink = { list: [], limit, count: 0 };
+  walk(schema as unknown as Schema, value, '$', sink);
+  return sink.count > sink.list.length ? capProblems(sink.list, sink.count, limit) : sink.list;
 }

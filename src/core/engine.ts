@@ -14,6 +14,7 @@ import type { NumberLimits, Store, StoreSnapshot } from './limits/store.js';
 import { Pool, type TemplateView } from './pool.js';
 import { type TemplateFields, fleetTemplateFields, templateTypeFields } from './template-fields.js';
 import { describeValue } from './problems.js';
+import { type NumberRates, sendDurationMs } from './send-estimate.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type TemplateStatusSnapshot, checkSnapshot } from './snapshot.js';
 import { type DispatchChanges, Dispatcher } from './dispatch/dispatcher.js';
 import type {
@@ -620,6 +621,44 @@ export class Engine {
     return this.#dispatch.queueStatus(businessId, typeId);
   }
 
+  /**
+   * An estimate of the clock time by which the type's numbers could have sent `count` more
+   * messages, from where they stand: what they may send now goes at once; the rest at their rates
+   * (hourly, or per second when lower; their 24 h limits over longer spans: `sendDurationMs`),
+   * from now; when none may send now, the first goes when a number regains capacity (its window
+   * resets) or a timed pause of a number or template ends, and the rest at their rates from then. For a caller's wait, such as an HTTP
+   * `Retry-After`; the engine does not schedule by it. undefined when only a call (a resume, a
+   * limit change) can make the type send again.
+   * @throws {NotFoundError} for an unknown business or type
+   */
+  estimateSendTime(businessId: number, typeId: number, count: number): number | undefined {
+    checkCount('estimateSendTime(count)', count);
+    const pool = this.#pool(businessId, typeId);
+    const now = this.#tick();
+    if (count === 0) return now;
+    const held = this.#probe(pool, now);
+    let start = now;
+    let left = count;
+    if (held === undefined) {
+      left -= this.#output(pool, now);
+      if (left <= 0) return now;
+    } else if (held.retryAt === undefined) return undefined;
+    else {
+      // At `retryAt` the first number may send at least one.
+      start = held.retryAt;
+      left -= 1;
+      if (left === 0) return start;
+    }
+    const ms = sendDurationMs(left, this.#ratesOf(pool));
+    return Number.isFinite(ms) ? start + ms : undefined;
+  }
+
+  /** Clock time at which the earliest contact waiting for its retry falls due; undefined when none waits. */
+  nextRetryAt(): number | undefined {
+    this.#tick();
+    return this.#dispatch.nextRetryAt();
+  }
+
   /** Terminal outcomes (sent, failed, expired, rejected) since the last call, each exactly once. */
   takeOutcomes(): ContactOutcome[] {
     return this.#dispatch.takeOutcomes();
@@ -807,6 +846,21 @@ export class Engine {
     const pool = this.#businesses[b]!.poolByType.get(typeId);
     if (pool === undefined) throw new NotFoundError('template type', typeId, `in business ${businessId}`);
     return pool;
+  }
+
+  /**
+   * The windows of the numbers that will carry the pool: its eligible members; when it has none
+   * (every number or template stopped), those that are active or come back by themselves.
+   */
+  #ratesOf(pool: Pool): NumberRates[] {
+    const rates: NumberRates[] = [];
+    const stopped = pool.eligibleCount === 0;
+    for (let m = 0; m < pool.members.length; m++) {
+      const slot = pool.members[m]!;
+      const carries = stopped ? this.#numberActive[slot] === 1 || this.#numberUntil.has(slot) : pool.eligible[m] === 1;
+      if (carries) rates.push({ perHour: this.#perHour[slot]!, per24h: this.#per24h[slot]!, perSecond: this.#perSecond[slot]! });
+    }
+    return rates;
   }
 
   #output(pool: Pool, now: number): number {

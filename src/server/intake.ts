@@ -24,16 +24,31 @@ const ADMISSION: Readonly<Partial<Record<Rejection['reason'], Admission>>> = {
   duplicated: 'duplicated',
 };
 
-/** Seconds until the engine has drained `excess` contacts of a pool at its throughput (1 s to 1 h). */
+/** Longest `Retry-After`: the 24 h limit holds a send for 24 h plus one bucket (25 h with 60-minute buckets). */
+const MAX_RETRY_AFTER_S = 25 * 3600;
+/** `Retry-After` when nothing but an operator's call (a resume, a limit change) can unblock the pool. */
+const UNKNOWN_RETRY_AFTER_S = 60;
+
+/**
+ * Seconds until `excess` contacts have left the engine, for a 429's `Retry-After`, from what the
+ * engine knows of the request's pool: what it may send now goes at once; when its numbers are all
+ * spent, the wait starts when the first regains capacity (its hour or 24 h window resets) or a
+ * timed pause ends; the rest goes at the numbers' rates, their 24 h limits included
+ * (`engine.estimateSendTime`). When the excess is more than is queued and in flight, contacts
+ * waiting for a retry must leave too: not before the next retry falls due. 1 s to 25 h.
+ */
 function retryAfterSeconds(ctx: ServerContext, businessId: number, typeId: number, excess: number): number {
-  let perHour = 0;
+  let at: number | undefined;
   try {
-    perHour = ctx.engine.throughput(businessId, typeId);
+    at = ctx.engine.estimateSendTime(businessId, typeId, excess);
+    const s = ctx.engine.stats();
+    const retryAt = excess > s.queued + s.inFlight ? ctx.engine.nextRetryAt() : undefined;
+    if (at !== undefined && retryAt !== undefined && retryAt > at) at = retryAt;
   } catch {
-    perHour = 0;
+    at = undefined;
   }
-  if (perHour <= 0) return 60;
-  return Math.max(1, Math.min(3600, Math.ceil((excess * 3600) / perHour)));
+  if (at === undefined) return UNKNOWN_RETRY_AFTER_S;
+  return Math.max(1, Math.min(MAX_RETRY_AFTER_S, Math.ceil((at - ctx.clock.now()) / 1000)));
 }
 
 export function intakeSend(ctx: ServerContext, companyId: number, body: unknown, requestId: string): IntakeAnswer {

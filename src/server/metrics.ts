@@ -7,6 +7,9 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Engine } from '../core/engine.js';
 
+/** Namespace of every metric of the server, prom-client's process and Node.js metrics included. */
+export const METRIC_PREFIX = 'sendpool_';
+
 export interface ServerMetrics {
   readonly registry: Registry;
   readonly assignments: Counter<'number'>;
@@ -20,7 +23,9 @@ export interface ServerMetrics {
 
 export function createMetrics(engine: Engine, extra: { outboxSize: () => number; smsQueued: () => number }, defaults: boolean): ServerMetrics {
   const registry = new Registry();
-  if (defaults) collectDefaultMetrics({ register: registry, prefix: 'sendpool_process_' });
+  // prom-client's names already start with their family (`process_cpu_seconds_total`,
+  // `nodejs_eventloop_lag_seconds`): the prefix is the namespace only, so nothing stutters.
+  if (defaults) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   const registers = [registry];
   const metrics: ServerMetrics = {
     registry,

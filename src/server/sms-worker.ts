@@ -3,7 +3,10 @@
  * concurrency; the gateway's answer and later delivery reports and replies go to the item's
  * callback URLs through the notifier (and so through the signed, retried outbox).
  */
+import type { Clock } from '../core/clock.js';
+import { systemClock } from '../runtime/system-clock.js';
 import type { Channel, OutgoingSms } from './channel.js';
+import { DrainRate } from './drain-rate.js';
 import type { Notifier } from './notifier.js';
 
 /** Options of the SMS worker. */
@@ -26,10 +29,23 @@ export class SmsWorker {
   readonly #running = new Set<Promise<void>>();
 
   readonly #onAnswered: ((smsId: string) => void) | undefined;
+  /** The gateway's recent pace, for the wait told to a client the queue refuses. */
+  readonly #pace: DrainRate;
 
-  /** @param onAnswered called once the gateway answered an SMS (the durable server drops its row) */
-  constructor(channel: Channel, notifier: Notifier, options: SmsOptions = {}, restored: readonly OutgoingSms[] = [], onAnswered?: (smsId: string) => void) {
+  /**
+   * @param onAnswered called once the gateway answered an SMS (the durable server drops its row)
+   * @param clock measures the gateway's pace (wall time: the gateway answers in it)
+   */
+  constructor(
+    channel: Channel,
+    notifier: Notifier,
+    options: SmsOptions = {},
+    restored: readonly OutgoingSms[] = [],
+    onAnswered?: (smsId: string) => void,
+    clock: Clock = systemClock,
+  ) {
     this.#onAnswered = onAnswered;
+    this.#pace = new DrainRate(() => clock.now());
     this.#channel = channel;
     this.#notifier = notifier;
     this.#maxInFlight = options.maxInFlight ?? 64;
@@ -47,6 +63,15 @@ export class SmsWorker {
   /** SMS handed to the gateway whose answer has not come back yet. */
   get inFlight(): number {
     return this.#inFlight;
+  }
+
+  /**
+   * Seconds the gateway needs for `count` more SMS at its pace of the last minute; undefined when
+   * it answered none in that minute (no pace to go by).
+   */
+  drainSeconds(count: number): number | undefined {
+    const perSecond = this.#pace.perSecond();
+    return perSecond === undefined ? undefined : count / perSecond;
   }
 
   /** Queues SMS; the caller has checked the bound. */
@@ -81,6 +106,7 @@ export class SmsWorker {
     } catch (e) {
       result = { status: 'failed' as const, reason: e instanceof Error ? e.message.slice(0, 200) : 'gateway error' };
     }
+    this.#pace.record();
     if (result.status === 'sent') this.#notifier.smsStatus(sms.smsId, 'SENT', null);
     else this.#notifier.smsStatus(sms.smsId, 'FAILED', result.reason);
     this.#onAnswered?.(sms.smsId);

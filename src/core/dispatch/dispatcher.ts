@@ -556,6 +556,12 @@ export class Dispatcher {
     return out;
   }
 
+  /** Clock time the earliest contact waiting for its retry falls due; undefined when none waits. */
+  nextRetryAt(): number | undefined {
+    this.#due(this.#host.tick());
+    return this.#peekRetry();
+  }
+
   /** Contacts queued and waiting for a (business, type), and what holds them, if anything. */
   queueStatus(businessId: number, typeId: number): QueueStatus {
     const now = this.#host.tick();

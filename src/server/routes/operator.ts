@@ -38,8 +38,10 @@ export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.get('/operator/templates/', async (request) =>
     ctx.engine.templates().filter((t) => t.businessIds.some((b) => ctx.tenants.owns(request.companyId, b))),
   );
-  app.get('/operator/queues/', async (request) =>
-    ctx.engine
+  app.get('/operator/queues/', async (request) => {
+    // A contact that failed and waits for its retry time is in no queue until then, so `queued`
+    // alone reads 0 while it waits: `waiting_retry` counts it, per pool and in the totals.
+    const queues = ctx.engine
       .businesses()
       .filter((b) => ctx.tenants.owns(request.companyId, b.id))
       .flatMap((b) =>
@@ -47,8 +49,14 @@ export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
           const { queued, waitingRetry, ...held } = ctx.engine.queueStatus(b.id, t.id);
           return { business_id: b.id, template_type_id: t.id, output: t.output, queued, waiting_retry: waitingRetry, ...held };
         }),
-      ),
-  );
+      );
+    const totals = { queued: 0, waiting_retry: 0 };
+    for (const q of queues) {
+      totals.queued += q.queued;
+      totals.waiting_retry += q.waiting_retry;
+    }
+    return { queues, totals };
+  });
 
   const numberAction = async (action: 'pause' | 'disable' | 'resume', phone: string, companyId: number, body: unknown, reply: FastifyReply) => {
     if (!ownNumber(companyId, phone)) return fail(reply, 'not_found', [], `No number ${phone} in your businesses.`);

@@ -8,6 +8,18 @@ import { SmsBatchSchema } from '../../contract/sms-schema.js';
 import type { ServerContext } from '../context.js';
 import { answer } from '../http-errors.js';
 
+/** Longest SMS `Retry-After`. */
+const MAX_SMS_RETRY_AFTER_S = 3600;
+/** SMS `Retry-After` when the gateway answered nothing in the last minute (no pace to go by). */
+const UNKNOWN_SMS_RETRY_AFTER_S = 30;
+
+/** Seconds until the gateway has taken `excess` SMS off the queue at its pace of the last minute (1 s to 1 h). */
+function smsRetryAfterSeconds(ctx: ServerContext, excess: number): number {
+  const seconds = ctx.sms.drainSeconds(excess);
+  if (seconds === undefined) return UNKNOWN_SMS_RETRY_AFTER_S;
+  return Math.max(1, Math.min(MAX_SMS_RETRY_AFTER_S, Math.ceil(seconds)));
+}
+
 export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.post('/sms/messages/', { schema: { body: SmsBatchSchema, response: { 202: SmsResponseSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
     if (ctx.closing) return answer(reply, errorResponse('unavailable', [], 'The server is shutting down.'));
@@ -18,8 +30,9 @@ export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
     if (!parsed.ok) return answer(reply, errorResponse('invalid_body', parsed.problems));
     const sends = toSmsSends(parsed.value);
     if (ctx.sms.queued + sends.length > ctx.sms.maxQueued) {
-      reply.header('retry-after', '10');
-      return answer(reply, errorResponse('rate_limited', [], `The SMS queue is full (${ctx.sms.queued} waiting, bound ${ctx.sms.maxQueued}).`));
+      const seconds = smsRetryAfterSeconds(ctx, ctx.sms.queued + sends.length - ctx.sms.maxQueued);
+      reply.header('retry-after', String(seconds));
+      return answer(reply, errorResponse('rate_limited', [], `The SMS queue is full (${ctx.sms.queued} waiting, bound ${ctx.sms.maxQueued}); retry after ${seconds} s.`));
     }
     // Every SMS brings callbacks (DLR, maybe MO): with their receivers down, the outbox is the bound.
     if (ctx.outbox.size > ctx.maxPendingWebhooks) {
