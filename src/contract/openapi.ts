@@ -43,7 +43,7 @@ function errors(...codes: (keyof typeof ERROR_STATUS)[]) {
   return out;
 }
 
-const COMMON_ERRORS = ['missing_api_key', 'invalid_api_key', 'rate_limited', 'internal_error'] as const;
+const COMMON_ERRORS = ['missing_api_key', 'invalid_api_key', 'request_timeout', 'rate_limited', 'internal_error'] as const;
 const BODY_ERRORS = ['invalid_json', 'body_too_large', 'unsupported_media_type', 'invalid_body'] as const;
 
 /** Builds the OpenAPI 3.1 document of spec part 4 (reports under /reports/ are not shown by the spec). */
