@@ -36,6 +36,7 @@ function describeParseError(e: unknown): string {
     case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
       return `unknown flag ${flag ?? message}`;
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      if (flag && /does not take an argument/.test(message)) return `flag ${flag.split(' ')[0]} takes no value`;
       return flag ? `flag ${flag.split(' ')[0]} needs a value` : message;
     case 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL':
       return `unexpected argument: ${message}`;

@@ -6,15 +6,19 @@ import { validateFleet, type Fleet } from '../index.js';
 import { UsageError, fileProblems } from './errors.js';
 import type { Io } from './io.js';
 
+/** Why a file could not be read, in words. */
+export function readFailure(e: unknown): string {
+  const code = (e as { code?: string }).code;
+  return code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : String((e as Error).message ?? e);
+}
+
 /** A file's JSON, or a UsageError naming the file and the place of the syntax error. */
 export function readJsonFile(io: Io, file: string): unknown {
   let text: string;
   try {
     text = io.readFile(file);
   } catch (e) {
-    const code = (e as { code?: string }).code;
-    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'is a directory' : code === 'EACCES' ? 'permission denied' : String((e as Error).message ?? e);
-    throw new UsageError(`${file}: cannot read: ${why}`);
+    throw new UsageError(`${file}: cannot read: ${readFailure(e)}`);
   }
   try {
     return JSON.parse(text) as unknown;

@@ -10,6 +10,7 @@ import { simulateCommand } from './commands/simulate.js';
 import type { Command } from './commands/types.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, isUsageError } from './errors.js';
 import { processIo, type Io } from './io.js';
+import { VERSION } from './version.js';
 
 const COMMANDS: readonly Command[] = [businessesCommand, forecastCommand, simulateCommand, serveCommand];
 
@@ -22,7 +23,8 @@ Capacity planning for sendpool fleets.
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
-Run \`sendpool COMMAND --help\` for a command's options. Documentation: docs/cli.md.
+Run \`sendpool COMMAND --help\` for a command's options, \`sendpool --version\` for the version.
+Documentation: docs/cli.md.
 Exit codes: 0 ok, 2 usage or input error, 1 unexpected failure.`;
 }
 
@@ -31,6 +33,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     io[name === undefined ? 'err' : 'out'](`${usage()}\n`);
     return name === undefined ? EXIT_USAGE : EXIT_OK;
+  }
+  if (name === '--version') {
+    io.out(`${VERSION}\n`);
+    return EXIT_OK;
   }
   const command = COMMANDS.find((c) => c.name === name);
   if (!command) {

@@ -54,7 +54,7 @@ const RETRY_AFTER = {
   schema: { type: 'integer', minimum: 1 },
 };
 
-const COMMON_ERRORS = ['missing_api_key', 'invalid_api_key', 'rate_limited', 'internal_error'] as const;
+const COMMON_ERRORS = ['missing_api_key', 'invalid_api_key', 'request_timeout', 'rate_limited', 'internal_error'] as const;
 const BODY_ERRORS = ['invalid_json', 'body_too_large', 'unsupported_media_type', 'invalid_body'] as const;
 
 /** Builds the OpenAPI 3.1 document of spec part 4 (reports under /reports/ are not shown by the spec). */

@@ -97,14 +97,17 @@ export type SmsResponse = Static<typeof SmsResponseSchema>;
 /** Machine-readable error codes of the error body, each with one HTTP status (see `ERROR_STATUS`). */
 export const ERROR_CODES = [
   'invalid_json',
+  'bad_request',
   'missing_api_key',
   'invalid_api_key',
   'not_found',
   'method_not_allowed',
+  'request_timeout',
   'body_too_large',
   'unsupported_media_type',
   'invalid_body',
   'rate_limited',
+  'headers_too_large',
   'internal_error',
   'unavailable',
 ] as const;

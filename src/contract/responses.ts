@@ -21,14 +21,17 @@ import {
 /** The HTTP status of each error code. */
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   invalid_json: 400,
+  bad_request: 400,
   missing_api_key: 401,
   invalid_api_key: 401,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   body_too_large: 413,
   unsupported_media_type: 415,
   invalid_body: 422,
   rate_limited: 429,
+  headers_too_large: 431,
   internal_error: 500,
   unavailable: 503,
 };
@@ -43,14 +46,17 @@ export const SUCCESS_STATUS = {
 
 const DEFAULT_MESSAGES: Readonly<Record<ErrorCode, string>> = {
   invalid_json: 'The body is not valid JSON.',
+  bad_request: 'The request is not valid HTTP/1.1.',
   missing_api_key: 'The x-api-key-id header is missing.',
   invalid_api_key: 'The x-api-key-id header does not carry a valid API key.',
   not_found: 'No such endpoint.',
   method_not_allowed: 'Method not allowed on this endpoint.',
+  request_timeout: 'The request did not arrive in time.',
   body_too_large: 'The body is larger than the limit.',
   unsupported_media_type: 'The body must be application/json.',
   invalid_body: 'The body does not follow the contract.',
   rate_limited: 'Too many requests.',
+  headers_too_large: 'The request headers are larger than the limit.',
   internal_error: 'Internal error.',
   unavailable: 'Service unavailable.',
 };

@@ -27,6 +27,9 @@ import { Durability } from './durability.js';
 import { ContractHttpError, installErrorHandlers } from './http-errors.js';
 import { installAuth } from './auth.js';
 import { createMetrics } from './metrics.js';
+import { serveMetrics, type MetricsEndpoint } from './metrics-access.js';
+import { fastifyConnectionOptions } from './connections.js';
+import { resolveServerOptions } from './resolve-options.js';
 import { type CompanyWebhooks, Notifier } from './notifier.js';
 import type { BuildServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
@@ -66,6 +69,8 @@ export interface SendpoolControl {
   idle(): boolean;
   /** Sends the due campaign statistics batches now (they are otherwise sent on their period). */
   flushCampaignStatistics(): void;
+  /** `http://host:port` of the separate metrics listener (`metrics.listen`) once ready; null otherwise. */
+  metricsAddress(): string | null;
 }
 
 /** The Fastify instance with the server's controls. */
@@ -88,6 +93,7 @@ function loggerOptions(option: BuildServerOptions['logger']): FastifyServerOptio
 
 /** Builds the server. Call `listen` on the answer to serve; `close` stops intake, drains, and snapshots. */
 export function buildServer(options: BuildServerOptions): SendpoolServer {
+  const settings = resolveServerOptions(options);
   const engine = options.engine;
   const clock = options.clock ?? systemClock;
   const random = options.random ?? cryptoRandom;
@@ -115,6 +121,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     requestIdHeader: false,
     routerOptions: { ignoreTrailingSlash: true },
     return503OnClosing: true,
+    ...fastifyConnectionOptions(settings.connections),
   } as FastifyServerOptions);
 
   const tenants = new Tenants(options.apiKeys ?? [], engine, options.defaultCompanyId ?? 1);
@@ -310,7 +317,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     },
     restore?.reports ?? (stored?.get('reports') as ConstructorParameters<typeof ReportService>[1]),
   );
-  if (options.metrics ?? true) {
+  if (settings.metrics) {
     metrics = createMetrics(engine, { outboxSize: () => outbox.size, smsQueued: () => sms.queued }, options.processMetrics ?? true);
     (ctx as { metrics: typeof metrics }).metrics = metrics;
   }
@@ -358,13 +365,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   configRoutes(app, ctx);
   reportRoutes(app, ctx, baseUrl);
   operatorRoutes(app, ctx);
-  if (metrics) {
-    const registry = metrics.registry;
-    app.get('/metrics', async (_request, reply) => {
-      reply.header('content-type', registry.contentType);
-      return registry.metrics();
-    });
-  }
+  const metricsEndpoint: MetricsEndpoint | undefined = metrics && settings.metrics ? serveMetrics(app, metrics.registry, settings.metrics, settings.connections) : undefined;
 
   notifier.start(Math.max(10, Math.min(1000, batchIntervalMs)));
   // A broken invariant of the dispatch queue (a bug): the engine repairs it and goes on; say so loudly.
@@ -424,6 +425,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       return s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && sms.inFlight === 0 && outbox.size === 0;
     },
     flushCampaignStatistics: () => notifier.flushCampaigns(),
+    metricsAddress: () => metricsEndpoint?.address() ?? null,
   };
   app.decorate('sendpool', control);
   return app as unknown as SendpoolServer;

@@ -4,6 +4,9 @@
  */
 export { buildServer, type SendpoolServer, type SendpoolControl, type ServerStats } from './build-server.js';
 export type { BuildServerOptions } from './options.js';
+export { DEFAULT_CONNECTIONS, type ConnectionOptions } from './connections.js';
+export type { MetricsOptions, MetricsListen } from './metrics-access.js';
+export { ServerOptionsError, isServerOptionsError } from './options-error.js';
 export { runServer, type RunServerOptions, type RunningServer } from './run-server.js';
 
 // The Channel port and the simulated channel

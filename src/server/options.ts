@@ -7,6 +7,8 @@ import type { DeliveryOutcome, OutboxOptions } from '../events/outbox.js';
 import type { RandomSource } from '../events/random.js';
 import type { ReportType } from '../events/schemas/report.js';
 import type { Channel } from './channel.js';
+import type { ConnectionOptions } from './connections.js';
+import type { MetricsOptions } from './metrics-access.js';
 import type { DispatchOptions } from './dispatch-worker.js';
 import type { ReportGenerator } from './report-service.js';
 import type { ServerStateSnapshot } from './snapshot-file.js';
@@ -52,11 +54,16 @@ export interface BuildServerOptions {
    */
   readonly webhookSecrets?: Readonly<Record<number, string>>;
   /**
-   * Public origin written in report download links, e.g. `https://api.example.com`.
+   * Public origin written in report download links, e.g. `https://api.example.com`: an http(s) URL,
+   * optionally with a proxy's path prefix, without credentials, query or fragment.
    * @default the address the server listens on (`http://127.0.0.1:<port>`)
    */
   readonly publicBaseUrl?: string;
-  /** Key signing report download tokens. @default 32 random bytes (links die with the process unless given) */
+  /**
+   * Key signing report download tokens, at least 32 bytes (a string counts its UTF-8 bytes).
+   * @default kept in the durable store when there is one (32 random bytes made at the first start);
+   * without a store, 32 random bytes per process (links die with the process)
+   */
   readonly reportTokenKey?: string | Uint8Array;
   /** Generators of report types other than `numbers` and `templates` (which the server builds). @default {} */
   readonly reportGenerators?: Partial<Record<ReportType, ReportGenerator>>;
@@ -114,13 +121,26 @@ export interface BuildServerOptions {
   /** Longest wait, on close, for sends and webhook deliveries in flight. @default 10_000 */
   readonly drainTimeoutMs?: number;
   /**
+   * Limits of the HTTP connections: a request must arrive within `headersTimeoutMs` (headers) and
+   * `requestTimeoutMs` (whole), else 408 and the connection closes; an idle keep-alive connection
+   * closes after `keepAliveTimeoutMs`; a silent one after `idleTimeoutMs`.
+   * @default `{ headersTimeoutMs: 10_000, requestTimeoutMs: 60_000, keepAliveTimeoutMs: 5_000, idleTimeoutMs: 60_000, checkIntervalMs: 1_000 }`
+   */
+  readonly connections?: ConnectionOptions;
+  /**
    * Fastify's logger (pino). `true` logs at `info` with request ids; the API key header and query
    * strings (download tokens) are never logged.
    * @default true
    */
   readonly logger?: boolean | FastifyServerOptions['logger'];
-  /** Serve GET /metrics (Prometheus text, no API key: keep it on an internal network). @default true */
-  readonly metrics?: boolean;
+  /**
+   * GET /metrics (Prometheus text, no API key): `true` serves it open on the API's port, `false`
+   * not at all; `{ key }` requires `Authorization: Bearer <key>` (401 without it), `{ listen }`
+   * serves it on a listener of its own (the API's port answers 404 there). See docs/server.md, "Metrics".
+   * @default true (open on the API's port: keep the port on an internal network, or give a key or a listener)
+   * @example { key: process.env.METRICS_KEY, listen: { host: '10.0.0.5', port: 9464 } }
+   */
+  readonly metrics?: boolean | MetricsOptions;
   /** Include prom-client's process metrics (CPU, memory, event loop). @default true */
   readonly processMetrics?: boolean;
   /** Called with webhook events that could not be delivered within the outbox's maximum age. @default none (they are logged) */

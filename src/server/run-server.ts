@@ -43,6 +43,8 @@ export interface RunningServer {
   readonly server: SendpoolServer;
   /** `http://127.0.0.1:3000` */
   readonly address: string;
+  /** `http://127.0.0.1:9464` when /metrics has a listener of its own (`metrics.listen`), else null. */
+  readonly metricsAddress: string | null;
   /** Whether state was restored from the snapshot file. */
   readonly restored: boolean;
   close(): Promise<void>;
@@ -58,7 +60,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   const saved = snapshotFile === undefined || stored !== undefined ? undefined : readSnapshotFile(snapshotFile);
   const snapshot = stored !== undefined ? snapshotFromRows(stored.rows, Date.now()) : saved?.engine;
   const engine = createEngine(fleet, { ...(snapshot !== undefined ? { snapshot } : {}), ...(storage ? { trackChanges: true } : {}) });
-  const server = buildServer({
+  const build = () => buildServer({
     ...rest,
     engine,
     apiKeys: keys,
@@ -66,6 +68,14 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     ...(snapshotFile === undefined ? {} : { snapshotFile }),
     ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
   });
+  let server: SendpoolServer;
+  try {
+    server = build();
+  } catch (e) {
+    // Bad options: nothing listens, and the store opened above must not stay open.
+    storage?.close();
+    throw e;
+  }
   await server.listen({ port, host });
   const addr = server.server.address();
   const actualPort = typeof addr === 'object' && addr !== null ? addr.port : port;
@@ -81,5 +91,5 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
   }
-  return { server, address, restored: saved !== undefined || stored !== undefined, close };
+  return { server, address, metricsAddress: server.sendpool.metricsAddress(), restored: saved !== undefined || stored !== undefined, close };
 }

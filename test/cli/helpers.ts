@@ -1,5 +1,5 @@
 /** Runs the built `sendpool` bin (dist/cli.js, built by `npm test`'s pretest) as a user would. */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -32,4 +32,48 @@ export function scratch(files: Record<string, string | object>): string {
   const dir = mkdtempSync(join(tmpdir(), 'sendpool-cli-'));
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content, null, 2));
   return dir;
+}
+
+/** A `sendpool serve` child process, listening. */
+export interface Serving {
+  /** `http://127.0.0.1:PORT` of the API. */
+  readonly url: string;
+  /** `http://HOST:PORT` of the metrics listener, when it has one. */
+  readonly metricsUrl: string | undefined;
+  stderr(): string;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Starts `sendpool serve ...args` and waits until it says where it listens (give `--port 0`).
+ * Rejects with its standard error when it exits first.
+ */
+export async function startServe(args: readonly string[], env: Record<string, string> = {}): Promise<Serving> {
+  const child = spawn(process.execPath, [BIN, 'serve', ...args], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => (stderr += chunk));
+  child.stdout.resume();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const listening = await new Promise<RegExpExecArray>((resolve, reject) => {
+    const check = () => {
+      const m = /listening on (http:\/\/\S+?)(?:, metrics on (http:\/\/\S+?)\/metrics)?[, (\n]/.exec(stderr);
+      if (m) {
+        child.stderr.off('data', check);
+        resolve(m);
+      }
+    };
+    child.stderr.on('data', check);
+    void exited.then((code) => reject(new Error(`sendpool serve exited ${code} before listening: ${stderr}`)));
+  });
+  return {
+    url: listening[1]!,
+    metricsUrl: listening[2],
+    stderr: () => stderr,
+    stop: async () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
 }

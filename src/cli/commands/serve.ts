@@ -9,24 +9,49 @@ import { fleetArgument, parse } from '../args.js';
 import { EXIT_OK, EXIT_USAGE, UsageError } from '../errors.js';
 import { loadFleet } from '../fleet-file.js';
 import type { Io } from '../io.js';
+import { SERVE_FLAGS, serveSettings } from '../serve-flags.js';
+import { VERSION } from '../version.js';
 import type { Command } from './types.js';
 
-const HELP = `Usage: sendpool serve FLEET [--port N] [--host HOST] [--keys FILE] [--snapshot FILE] [--data-dir DIR | --memory]
+const HELP = `Usage: sendpool serve FLEET [options]
 
 Runs the reference HTTP server of the service (sendpool/server) on the fleet description FLEET,
 until SIGINT or SIGTERM. It needs the optional packages fastify and prom-client.
 
 Options:
-      --port N         port to listen on (default 3000)
-      --host HOST      address to listen on (default 127.0.0.1)
-      --keys FILE      API keys file; keys in SENDPOOL_API_KEYS are added
-      --snapshot FILE  read at start when it exists, written on shutdown
-      --data-dir DIR   where durable state is kept (SQLite; default ./sendpool-data): what was
-                       answered 202 survives kill -9 (docs/server.md, "Durable state")
-      --memory         keep state in memory only (lost on a crash; for trying things out)
-  -h, --help           this help`;
+      --port N                 port to listen on (default 3000)
+      --host HOST              address to listen on (default 127.0.0.1)
+      --keys FILE              API keys file; keys in SENDPOOL_API_KEYS are added
+      --snapshot FILE          read at start when it exists, written on shutdown
+      --data-dir DIR           where durable state is kept (SQLite; default ./sendpool-data):
+                               what was answered 202 survives kill -9 (docs/server.md)
+      --memory                 keep state in memory only (lost on a crash; for trying things out)
+      --public-base-url URL    origin of report download links, e.g. https://api.example.com
+                               (default: the address the server listens on)
+      --report-token-key-file FILE
+                               key signing report download links (at least 32 bytes), so links
+                               work on every instance and after the data directory is replaced
+      --allow-private-webhook-targets
+                               let webhooks and SMS callbacks target loopback and private
+                               addresses. For local development only: never in production (SSRF)
+      --metrics-port N         serve GET /metrics on this port only (the API port answers 404)
+      --metrics-host HOST      address of the metrics port (default 127.0.0.1)
+      --metrics-key-file FILE  scrapes must send Authorization: Bearer <the file's key>
+      --headers-timeout DURATION
+                               a request's headers must arrive within it (default 10s)
+      --request-timeout DURATION
+                               a whole request must arrive within it (default 1m)
+      --keep-alive-timeout DURATION
+                               an idle keep-alive connection closes after it (default 5s;
+                               behind a load balancer, set it above the balancer's idle timeout)
+      --idle-timeout DURATION  a connection with no traffic either way closes after it (default 1m)
+      --version                print the version of sendpool and exit
+  -h, --help                   this help
 
-type RunServer = (options: Record<string, unknown>) => Promise<{ readonly address: string }>;
+GET /metrics is open on the API port unless --metrics-key-file or --metrics-port is given
+(docs/server.md, "Metrics"). Durations: 500ms, 10s, 2m, 1h.`;
+
+type RunServer = (options: Record<string, unknown>) => Promise<{ readonly address: string; readonly metricsAddress?: string | null }>;
 
 /** The server entry, loaded at run time from beside dist/cli.js so the CLI bundle does not carry it. */
 async function loadRunServer(): Promise<{ readonly run: RunServer } | { readonly error: string }> {
@@ -47,50 +72,34 @@ export const serveCommand: Command = {
   summary: 'the reference HTTP server on a fleet (when this build has it)',
   help: HELP,
   async run(argv: readonly string[], io: Io): Promise<number> {
-    const args = parse('serve', argv, {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      keys: { type: 'string' },
-      snapshot: { type: 'string' },
-      'data-dir': { type: 'string' },
-      memory: { type: 'boolean' },
-    });
+    const args = parse('serve', argv, SERVE_FLAGS);
     if (args.values['help'] === true) {
       io.out(`${HELP}\n`);
       return EXIT_OK;
     }
+    if (args.values['version'] === true) {
+      io.out(`${VERSION}\n`);
+      return EXIT_OK;
+    }
+    const fleetFile = fleetArgument('serve', args.positionals);
+    // Flags first: a bad one is reported whether or not the server's packages are installed.
+    const { options, notes } = serveSettings(args.values, io);
     const loaded = await loadRunServer();
     if ('error' in loaded) {
       io.err(`sendpool serve: the reference server cannot start: ${loaded.error}\n`);
       return EXIT_USAGE;
     }
-    const runServer = loaded.run;
-    const fleetFile = fleetArgument('serve', args.positionals);
     loadFleet(io, fleetFile); // the same messages as the other commands for a bad fleet
-    const portText = args.values['port'];
-    let port: number | undefined;
-    if (typeof portText === 'string') {
-      port = Number(portText);
-      if (!/^[0-9]+$/.test(portText) || port > 65_535) throw new UsageError(`--port: expected a port from 0 to 65535, got ${JSON.stringify(portText)}`);
-    }
-    const str = (k: string) => (typeof args.values[k] === 'string' ? (args.values[k] as string) : undefined);
-    const options: Record<string, unknown> = { fleetFile };
-    if (port !== undefined) options['port'] = port;
-    if (str('host') !== undefined) options['host'] = str('host');
-    if (str('keys') !== undefined) options['keysFile'] = str('keys');
-    if (str('snapshot') !== undefined) options['snapshotFile'] = str('snapshot');
-    // Durable by default: a 202 is a promise (docs/decisions.md, "The server is durable by default").
-    if (args.values['memory'] === true) {
-      if (str('data-dir') !== undefined) throw new UsageError('--memory and --data-dir: give one or the other');
-    } else options['dataDir'] = str('data-dir') ?? 'sendpool-data';
     let running;
     try {
-      running = await runServer(options);
+      running = await loaded.run({ fleetFile, ...options });
     } catch (e) {
       // Configuration the user must fix (keys, snapshot, address in use) is theirs: exit 2.
       throw new UsageError(e instanceof Error ? e.message : String(e));
     }
-    io.err(`sendpool serve: listening on ${running.address}${options['dataDir'] === undefined ? ' (state in memory only)' : `, state in ${String(options['dataDir'])}`}\n`);
+    for (const note of notes) io.err(`sendpool serve: note: ${note}\n`);
+    const metrics = running.metricsAddress ? `, metrics on ${running.metricsAddress}/metrics` : '';
+    io.err(`sendpool serve: listening on ${running.address}${metrics}${options['dataDir'] === undefined ? ' (state in memory only)' : `, state in ${String(options['dataDir'])}`}\n`);
     // The server keeps the process alive and closes on SIGINT/SIGTERM.
     return EXIT_OK;
   },

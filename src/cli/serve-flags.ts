@@ -1,0 +1,154 @@
+/**
+ * The flags of `sendpool serve`, turned into `runServer` options. Every check happens here, before
+ * the server (and its optional packages) is loaded: a bad flag is a UsageError naming the flag, what
+ * was expected and what was given. Secrets (key files) are never echoed, only their length.
+ */
+import { DEFAULT_CONNECTIONS } from '../server/connections.js';
+import { hostProblem, MIN_METRICS_KEY_LENGTH, MIN_REPORT_TOKEN_KEY_BYTES, publicBaseUrlProblem } from '../server/option-checks.js';
+import type { Options, Parsed } from './args.js';
+import { formatDuration, parseDuration } from './duration.js';
+import { UsageError } from './errors.js';
+import { readFailure } from './fleet-file.js';
+import type { Io } from './io.js';
+
+/** The flags `serve` accepts (besides `--help`). */
+export const SERVE_FLAGS: Options = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  keys: { type: 'string' },
+  snapshot: { type: 'string' },
+  'data-dir': { type: 'string' },
+  memory: { type: 'boolean' },
+  'public-base-url': { type: 'string' },
+  'report-token-key-file': { type: 'string' },
+  'allow-private-webhook-targets': { type: 'boolean' },
+  'metrics-port': { type: 'string' },
+  'metrics-host': { type: 'string' },
+  'metrics-key-file': { type: 'string' },
+  'headers-timeout': { type: 'string' },
+  'request-timeout': { type: 'string' },
+  'keep-alive-timeout': { type: 'string' },
+  'idle-timeout': { type: 'string' },
+  version: { type: 'boolean' },
+};
+
+/** What `serve` hands to `runServer`, and what it says on standard error before listening. */
+export interface ServeSettings {
+  readonly options: Record<string, unknown>;
+  /** Warnings about the configuration (one line each). */
+  readonly notes: readonly string[];
+}
+
+const TIMEOUT_FLAGS = [
+  ['headers-timeout', 'headersTimeoutMs'],
+  ['request-timeout', 'requestTimeoutMs'],
+  ['keep-alive-timeout', 'keepAliveTimeoutMs'],
+  ['idle-timeout', 'idleTimeoutMs'],
+] as const;
+
+const DAY_MS = 86_400_000;
+const LOOPBACK = /^(?:127\.\d+\.\d+\.\d+|::1|localhost)$/i;
+
+function portFlag(flag: string, text: string): number {
+  const port = Number(text);
+  if (!/^[0-9]+$/.test(text) || port > 65_535) throw new UsageError(`--${flag}: expected a port from 0 to 65535, got ${JSON.stringify(text)}`);
+  return port;
+}
+
+function hostFlag(flag: string, text: string): string {
+  const found = hostProblem(`--${flag}`, text);
+  if (found) throw new UsageError(found.message);
+  return text;
+}
+
+function timeoutFlag(flag: string, text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < 1 || ms > DAY_MS) throw new UsageError(`--${flag}: expected a duration from 1ms to 1d, such as 10s, 2m or 500ms, got ${JSON.stringify(text)}`);
+  return ms;
+}
+
+/** A key from a file: its text without surrounding whitespace (the newline an editor adds). */
+function keyFromFile(io: Io, flag: string, file: string, check: (key: string) => string | undefined): string {
+  let text: string;
+  try {
+    text = io.readFile(file);
+  } catch (e) {
+    throw new UsageError(`--${flag} ${file}: cannot read: ${readFailure(e)}`);
+  }
+  const key = text.trim();
+  const problem = check(key);
+  if (problem !== undefined) throw new UsageError(`--${flag} ${file}: ${problem}`);
+  return key;
+}
+
+function metricsKeyProblem(key: string): string | undefined {
+  const expected = `a key of ${MIN_METRICS_KEY_LENGTH} to 512 characters without whitespace (surrounding whitespace is ignored)`;
+  if (key.length === 0) return `expected ${expected}, got an empty file`;
+  if (/\s/.test(key)) return `expected ${expected}, got ${key.length} characters with whitespace inside`;
+  if (key.length < MIN_METRICS_KEY_LENGTH || key.length > 512) return `expected ${expected}, got ${key.length} characters`;
+  return undefined;
+}
+
+function reportKeyProblem(key: string): string | undefined {
+  const bytes = Buffer.byteLength(key, 'utf8');
+  if (bytes >= MIN_REPORT_TOKEN_KEY_BYTES) return undefined;
+  return `expected a key of at least ${MIN_REPORT_TOKEN_KEY_BYTES} bytes (surrounding whitespace is ignored), got ${bytes === 0 ? 'an empty file' : `${bytes} byte${bytes === 1 ? '' : 's'}`}`;
+}
+
+/** Checks the flags and maps them to `runServer` options. */
+export function serveSettings(values: Parsed['values'], io: Io): ServeSettings {
+  const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const options: Record<string, unknown> = {};
+  const notes: string[] = [];
+
+  const port = str('port');
+  if (port !== undefined) options['port'] = portFlag('port', port);
+  const host = str('host');
+  if (host !== undefined) options['host'] = hostFlag('host', host);
+  if (str('keys') !== undefined) options['keysFile'] = str('keys');
+  if (str('snapshot') !== undefined) options['snapshotFile'] = str('snapshot');
+  // Durable by default: a 202 is a promise (docs/decisions.md, "The server is durable by default").
+  if (values['memory'] === true) {
+    if (str('data-dir') !== undefined) throw new UsageError('--memory and --data-dir: give one or the other');
+  } else options['dataDir'] = str('data-dir') ?? 'sendpool-data';
+
+  const baseUrl = str('public-base-url');
+  if (baseUrl !== undefined) {
+    const found = publicBaseUrlProblem('--public-base-url', baseUrl);
+    if (found) throw new UsageError(found.message);
+    options['publicBaseUrl'] = baseUrl;
+  }
+  const reportKeyFile = str('report-token-key-file');
+  if (reportKeyFile !== undefined) options['reportTokenKey'] = keyFromFile(io, 'report-token-key-file', reportKeyFile, reportKeyProblem);
+  if (values['allow-private-webhook-targets'] === true) {
+    options['allowPrivateWebhookTargets'] = true;
+    notes.push('webhooks and SMS callbacks may target loopback and private addresses (--allow-private-webhook-targets: for local development only)');
+  }
+
+  const metricsPort = str('metrics-port');
+  const metricsHost = str('metrics-host');
+  const metricsKeyFile = str('metrics-key-file');
+  if (metricsHost !== undefined && metricsPort === undefined) throw new UsageError('--metrics-host: needs --metrics-port (the port of the metrics listener)');
+  const metrics: Record<string, unknown> = {};
+  if (metricsPort !== undefined) metrics['listen'] = { port: portFlag('metrics-port', metricsPort), host: metricsHost === undefined ? '127.0.0.1' : hostFlag('metrics-host', metricsHost) };
+  if (metricsKeyFile !== undefined) metrics['key'] = keyFromFile(io, 'metrics-key-file', metricsKeyFile, metricsKeyProblem);
+  if (Object.keys(metrics).length > 0) options['metrics'] = metrics;
+  else if (!LOOPBACK.test(host ?? '127.0.0.1')) {
+    notes.push(`GET /metrics is open without a key on ${host ?? ''}; give --metrics-key-file or --metrics-port (docs/server.md, "Metrics")`);
+  }
+
+  const connections: Record<string, number> = {};
+  for (const [flag, option] of TIMEOUT_FLAGS) {
+    const text = str(flag);
+    if (text !== undefined) connections[option] = timeoutFlag(flag, text);
+  }
+  // A shorter --request-timeout alone takes the headers timeout down with it (runServer does that).
+  const headersMs = connections['headersTimeoutMs'];
+  const requestMs = connections['requestTimeoutMs'] ?? DEFAULT_CONNECTIONS.requestTimeoutMs;
+  if (headersMs !== undefined && headersMs > requestMs) {
+    const given = str('request-timeout');
+    throw new UsageError(`--headers-timeout: expected at most the request timeout (${given === undefined ? `${formatDuration(requestMs)}, the default of --request-timeout` : `--request-timeout ${given}`}), got ${JSON.stringify(str('headers-timeout'))}`);
+  }
+  if (Object.keys(connections).length > 0) options['connections'] = connections;
+  return { options, notes };
+}

@@ -1,0 +1,181 @@
+/**
+ * Who may read GET /metrics, and where. By default it is open on the API's port, as it always was
+ * (docs/decisions.md, "Server: metrics access"). A key makes every scrape send
+ * `Authorization: Bearer <key>` (what Prometheus sends with `authorization: { credentials_file }`);
+ * a listen address moves /metrics to a listener of its own, typically on an internal interface,
+ * and the API's port then answers 404 there. Both may be combined.
+ *
+ * The separate listener is a plain Node server with the same connection limits as the API's. It
+ * opens when the Fastify instance becomes ready (so a port in use fails `listen`), closes with it,
+ * and is unref'd: it never keeps a process alive on its own.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
+import { problem, type Problem } from '../core/problems.js';
+import type { ErrorCode } from '../contract/response-schemas.js';
+import { errorResponse, type HttpAnswer } from '../contract/responses.js';
+import { applyConnectionLimits, nodeServerOptions, type ResolvedConnections } from './connections.js';
+import { fail } from './http-errors.js';
+import { hostProblem, MIN_METRICS_KEY_LENGTH, portProblem, secretProblem } from './option-checks.js';
+
+/** Where the separate metrics listener listens. */
+export interface MetricsListen {
+  /** Address to listen on. @default '127.0.0.1' */
+  readonly host?: string;
+  /** Port; 0 picks a free one (read it with `server.sendpool.metricsAddress()`). */
+  readonly port: number;
+}
+
+/** Access to GET /metrics (the object form of {@link BuildServerOptions.metrics}). */
+export interface MetricsOptions {
+  /**
+   * A key every scrape must send as `Authorization: Bearer <key>`; without it, or with another,
+   * the answer is 401 with the contract's error body. 16 to 512 characters without whitespace.
+   * @default none: /metrics needs no key
+   */
+  readonly key?: string;
+  /**
+   * Serve /metrics only on a listener of its own at this address; the API's port answers 404 on
+   * /metrics.
+   * @default none: /metrics is served on the API's port
+   * @example { host: '10.0.0.5', port: 9464 }
+   */
+  readonly listen?: MetricsListen;
+}
+
+/** Access to /metrics, checked. */
+export interface ResolvedMetrics {
+  readonly key: string | undefined;
+  readonly listen: { readonly host: string; readonly port: number } | undefined;
+}
+
+/** Checks the `metrics` option; undefined when /metrics is off. Bad values add problems. */
+export function resolveMetrics(option: boolean | MetricsOptions | undefined, problems: Problem[]): ResolvedMetrics | undefined {
+  if (option === false) return undefined;
+  if (option === undefined || option === true) return { key: undefined, listen: undefined };
+  if (typeof option !== 'object' || option === null || Array.isArray(option)) {
+    problems.push(problem('metrics', 'true, false or { key?, listen? }', option));
+    return undefined;
+  }
+  const found: (Problem | undefined)[] = [];
+  for (const k of Object.keys(option)) if (k !== 'key' && k !== 'listen') found.push(problem(`metrics.${k}`, 'no such option (metrics takes key and listen)', (option as Record<string, unknown>)[k]));
+  if (option.key !== undefined) found.push(secretProblem('metrics.key', option.key, MIN_METRICS_KEY_LENGTH));
+  let listen: ResolvedMetrics['listen'];
+  if (option.listen !== undefined) {
+    const l = option.listen as unknown;
+    if (typeof l !== 'object' || l === null) found.push(problem('metrics.listen', '{ host?, port }', l));
+    else {
+      const { host = '127.0.0.1', port } = l as { host?: unknown; port?: unknown };
+      found.push(portProblem('metrics.listen.port', port), hostProblem('metrics.listen.host', host));
+      listen = { host: host as string, port: port as number };
+    }
+  }
+  const real = found.filter((p): p is Problem => p !== undefined);
+  problems.push(...real);
+  return real.length > 0 ? undefined : { key: option.key, listen };
+}
+
+/** What a refused scrape is answered. */
+interface Refusal {
+  readonly code: ErrorCode;
+  readonly message: string;
+}
+
+const CHALLENGE = 'Bearer realm="sendpool-metrics"';
+const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/** The check of the Authorization header against the key, in constant time (digests of equal length). */
+function keyCheck(key: string): (authorization: string | undefined) => Refusal | undefined {
+  const expected = digest(key);
+  return (authorization) => {
+    if (authorization === undefined || authorization.trim() === '') {
+      return { code: 'missing_api_key', message: 'GET /metrics needs the metrics key: send Authorization: Bearer <key>.' };
+    }
+    const token = /^Bearer +(\S+) *$/i.exec(authorization)?.[1];
+    if (token === undefined || !timingSafeEqual(digest(token), expected)) {
+      return { code: 'invalid_api_key', message: 'The Authorization header does not carry the metrics key (Authorization: Bearer <key>).' };
+    }
+    return undefined;
+  };
+}
+
+/** The metrics endpoint as served: its separate address, when it has one. */
+export interface MetricsEndpoint {
+  /** `http://host:port` of the separate listener while it listens; null on the API's port. */
+  address(): string | null;
+}
+
+/** Serves /metrics as `access` says: a route of `app`, or a listener of its own. */
+export function serveMetrics(app: FastifyInstance, registry: Registry, access: ResolvedMetrics, connections: ResolvedConnections): MetricsEndpoint {
+  const check = access.key === undefined ? undefined : keyCheck(access.key);
+  if (access.listen === undefined) {
+    app.get('/metrics', async (request, reply) => {
+      const refused = check?.(request.headers.authorization);
+      if (refused) {
+        request.log.info({ reason: refused.code }, 'refused: metrics key');
+        reply.header('www-authenticate', CHALLENGE);
+        return fail(reply, refused.code, [], refused.message);
+      }
+      reply.header('content-type', registry.contentType);
+      return registry.metrics();
+    });
+    return { address: () => null };
+  }
+  const { host, port } = access.listen;
+  let listener: http.Server | undefined;
+  let address: string | null = null;
+  app.addHook('onReady', async () => {
+    const server = http.createServer(nodeServerOptions(connections), (req, res) => void answerScrape(req, res, registry, check));
+    applyConnectionLimits(server, connections);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    server.unref();
+    listener = server;
+    const a = server.address() as AddressInfo;
+    address = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+    app.log.info({ address }, 'metrics listening');
+  });
+  app.addHook('onClose', async () => {
+    const server = listener;
+    listener = undefined;
+    address = null;
+    if (!server) return;
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  });
+  return { address: () => address };
+}
+
+function send(res: http.ServerResponse, a: HttpAnswer<unknown>, headers: Record<string, string> = {}): void {
+  const body = JSON.stringify(a.body);
+  res.writeHead(a.status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+/** One request to the separate listener: GET or HEAD /metrics (with or without the trailing slash). */
+async function answerScrape(req: http.IncomingMessage, res: http.ServerResponse, registry: Registry, check: ((authorization: string | undefined) => Refusal | undefined) | undefined): Promise<void> {
+  const path = `${(req.url ?? '/').split('?')[0]!.replace(/\/+$/, '')}/`;
+  if (path !== '/metrics/') return send(res, errorResponse('not_found', [], `No endpoint ${req.method ?? 'GET'} ${path}; this listener serves GET /metrics only.`));
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    return send(res, errorResponse('method_not_allowed', [], `Method ${req.method ?? ''} is not allowed on /metrics/; allowed: GET, HEAD.`), { allow: 'GET, HEAD' });
+  }
+  const refused = check?.(req.headers.authorization);
+  if (refused) return send(res, errorResponse(refused.code, [], refused.message), { 'www-authenticate': CHALLENGE });
+  try {
+    const text = await registry.metrics();
+    res.writeHead(200, { 'content-type': registry.contentType, 'content-length': Buffer.byteLength(text) });
+    res.end(req.method === 'HEAD' ? undefined : text);
+  } catch {
+    send(res, errorResponse('internal_error'));
+  }
+}

@@ -1,0 +1,32 @@
+/**
+ * The checked form of the options `buildServer` validates before it builds anything: connection
+ * limits, access to /metrics, the public origin and the report token key. Every problem is
+ * reported at once in a {@link ServerOptionsError}.
+ */
+import type { Problem } from '../core/problems.js';
+import { resolveConnections, type ResolvedConnections } from './connections.js';
+import { resolveMetrics, type ResolvedMetrics } from './metrics-access.js';
+import { publicBaseUrlProblem, reportTokenKeyProblem } from './option-checks.js';
+import type { BuildServerOptions } from './options.js';
+import { ServerOptionsError } from './options-error.js';
+
+/** Options as the server uses them. */
+export interface ServerSettings {
+  readonly connections: ResolvedConnections;
+  /** Undefined when /metrics is off. */
+  readonly metrics: ResolvedMetrics | undefined;
+}
+
+/** Checks the options; throws {@link ServerOptionsError} with every problem. */
+export function resolveServerOptions(options: BuildServerOptions): ServerSettings {
+  const problems: Problem[] = [];
+  const connections = resolveConnections(options.connections, problems);
+  const metrics = resolveMetrics(options.metrics, problems);
+  const more = [
+    options.publicBaseUrl === undefined ? undefined : publicBaseUrlProblem('publicBaseUrl', options.publicBaseUrl),
+    options.reportTokenKey === undefined ? undefined : reportTokenKeyProblem('reportTokenKey', options.reportTokenKey),
+  ];
+  for (const p of more) if (p) problems.push(p);
+  if (problems.length > 0) throw new ServerOptionsError(problems);
+  return { connections, metrics };
+}
