@@ -3,12 +3,13 @@ import type { Problem } from '../core/problems.js';
 /**
  * Why one contact or SMS item of an otherwise valid request is not sent. The names match the
  * campaign statistics' problem counters where one exists (`count_invalid_phone`,
- * `count_duplicated`, spec 6.4, 7.3).
+ * `count_blocked`, `count_duplicated`, spec 6.4, 7.3). `blocked`: the phone is on the company's
+ * blocklist (the server's; the contract's parser does not know it).
  */
-export type RejectionReason = 'invalid_phone' | 'invalid_document' | 'invalid_variables' | 'duplicated';
+export type RejectionReason = 'invalid_phone' | 'invalid_document' | 'invalid_variables' | 'blocked' | 'duplicated';
 
 /** Reasons, in the order they are checked: a contact is rejected for the first that applies. */
-export const REJECTION_REASONS: readonly RejectionReason[] = ['invalid_phone', 'invalid_document', 'invalid_variables', 'duplicated'];
+export const REJECTION_REASONS: readonly RejectionReason[] = ['invalid_phone', 'invalid_document', 'invalid_variables', 'blocked', 'duplicated'];
 
 /**
  * Most problems a parser lists for one contact or SMS item; the rest are counted in

@@ -63,6 +63,11 @@ export interface CampaignStatisticsOptions {
    * @default false
    */
   readonly trackChanges?: boolean;
+  /**
+   * Called when a campaign settles (its contact states dropped), e.g. to drop what the host keeps
+   * per campaign for as long. @default none
+   */
+  readonly onSettle?: (campaignId: number) => void;
 }
 
 /** A status change fed to the aggregator (what an HSM notification says about a contact). */
@@ -98,8 +103,11 @@ interface CampaignEntry {
   counts: CampaignCounts;
   /** The campaign object sent in the last batch, without `datetime` (to tell "changed"). */
   lastSent: string | undefined;
-  /** When its statistics last went out in a batch (its creation before that). */
+  /** When a change was last seen: by a batch, or by {@link CampaignStatistics.settle} (its creation before that). */
   lastChangeAt: number;
+  /** Changes so far, and how many {@link CampaignStatistics.settle} had seen (to tell a quiet campaign). */
+  changes: number;
+  seen: number;
   /** Per-contact states dropped; `counts` is final for the contacts it had. */
   settled: boolean;
   /** When settled: the counts of the dropped contacts (those it keeps count on top). */
@@ -166,6 +174,7 @@ export class CampaignStatistics {
   /** With trackChanges: campaigns whose row changed, and their contacts that changed. */
   readonly #changed: Map<number, Set<string>> | undefined;
   readonly #settledSince = new Set<number>();
+  readonly #onSettle: ((campaignId: number) => void) | undefined;
 
   constructor(options: CampaignStatisticsOptions = {}) {
     this.#doesNotExist = new Set(options.doesNotExistCodes ?? [131026]);
@@ -174,6 +183,7 @@ export class CampaignStatistics {
     requireInteger('CampaignStatistics(options.batchIntervalMs)', this.#interval, 0);
     requireInteger('CampaignStatistics(options.retainContactsMs)', this.#retain, 0);
     this.#changed = options.trackChanges === true ? new Map() : undefined;
+    this.#onSettle = options.onSettle;
   }
 
   /** Statuses that arrived for contacts of settled campaigns after their states were dropped. */
@@ -189,6 +199,8 @@ export class CampaignStatistics {
   }
 
   #markDirty(campaignId: number): void {
+    const c = this.#campaigns.get(campaignId);
+    if (c) c.changes++;
     if (this.#dirty.has(campaignId)) return;
     this.#dirty.add(campaignId);
     this.#touch(campaignId);
@@ -217,6 +229,8 @@ export class CampaignStatistics {
       counts: emptyCounts(),
       lastSent: undefined,
       lastChangeAt: campaign.createdAt,
+      changes: 0,
+      seen: 0,
       settled: false,
       base: undefined,
     });
@@ -364,7 +378,7 @@ export class CampaignStatistics {
   takeBatch(now: number, random: RandomSource): CampaignBatchPayload | null {
     // Checked before anything changes: a time that cannot be written would fail mid-batch.
     formatTime('takeBatch(now)', now);
-    this.#settle(now);
+    this.settle(now);
     if (this.#dirty.size === 0) return null;
     if (this.#lastBatchAt !== null && now < this.#lastBatchAt + this.#interval) return null;
     const campaigns: CampaignStatisticsPayload[] = [];
@@ -385,10 +399,21 @@ export class CampaignStatistics {
     return { event_id: uuidV4(random), campaigns };
   }
 
-  /** Drops the contact states of campaigns finished and quiet for `retainContactsMs`. */
-  #settle(now: number): void {
+  /**
+   * Drops the contact states of campaigns finished and quiet for `retainContactsMs` ({@link takeBatch}
+   * does it too; a host that takes no batches, for want of a target, calls this).
+   */
+  settle(now: number): void {
     for (const c of this.#campaigns.values()) {
-      if (c.settled || (c.contacts.size === 0 && c.unseen === 0) || c.counts.remaining > 0 || c.lastChangeAt + this.#retain > now || this.#dirty.has(c.campaignId)) continue;
+      if (c.changes !== c.seen) {
+        c.seen = c.changes;
+        if (now > c.lastChangeAt) {
+          c.lastChangeAt = now;
+          this.#touch(c.campaignId);
+        }
+      }
+      // A settled campaign keeps its counts: one with changes not batched yet still goes out in the next batch.
+      if (c.settled || (c.contacts.size === 0 && c.unseen === 0) || c.counts.remaining > 0 || c.lastChangeAt + this.#retain > now) continue;
       // Nothing remains, so every range contact has an entry of its own (unseen is 0).
       c.base = c.base ? addCounts(c.base, recount(c.contacts.values())) : recount(c.contacts.values());
       c.contacts.clear();
@@ -401,6 +426,7 @@ export class CampaignStatistics {
         this.#touch(c.campaignId);
         this.#settledSince.add(c.campaignId);
       }
+      this.#onSettle?.(c.campaignId);
     }
   }
 
@@ -493,6 +519,8 @@ export class CampaignStatistics {
         counts: c.settledCounts ? addCounts(c.settledCounts, counts) : counts,
         lastSent: c.lastSent ?? undefined,
         lastChangeAt: c.lastChangeAt ?? c.createdAt,
+        changes: 0,
+        seen: 0,
         settled: c.settledCounts !== undefined,
         base: c.settledCounts ? { ...c.settledCounts } : undefined,
       });

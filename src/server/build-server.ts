@@ -22,6 +22,8 @@ import type { Channel, OutgoingSms } from './channel.js';
 import { serverContact } from './contacts.js';
 import type { ServerContext } from './context.js';
 import { cryptoRandom } from './crypto-random.js';
+import { Blocklist } from './blocklist.js';
+import { CampaignPhones } from './campaign-phones.js';
 import { DispatchWorker } from './dispatch-worker.js';
 import { Durability } from './durability.js';
 import { ContractHttpError, installErrorHandlers } from './http-errors.js';
@@ -33,6 +35,7 @@ import { resolveServerOptions } from './resolve-options.js';
 import { type CompanyWebhooks, Notifier } from './notifier.js';
 import type { BuildServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
+import { blocklistRoutes } from './routes/blocklist.js';
 import { configRoutes } from './routes/config.js';
 import { messengerRoutes } from './routes/messenger.js';
 import { operatorRoutes } from './routes/operator.js';
@@ -69,6 +72,8 @@ export interface SendpoolControl {
   idle(): boolean;
   /** Sends the due campaign statistics batches now (they are otherwise sent on their period). */
   flushCampaignStatistics(): void;
+  /** Looks at the engine now for due work (a host that moved a manual clock; timers wait in real time). */
+  wake(): void;
   /** `http://host:port` of the separate metrics listener (`metrics.listen`) once ready; null otherwise. */
   metricsAddress(): string | null;
 }
@@ -152,6 +157,10 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     },
     options.delivery,
   );
+  const blocklist = new Blocklist(storage !== undefined);
+  const campaignPhones = new CampaignPhones(storage !== undefined);
+  blocklist.load(restore?.blocklist ?? storedState?.blocklist ?? []);
+  campaignPhones.load(restore?.campaignPhones ?? storedState?.campaignPhones ?? []);
   const notifier = new Notifier(
     {
       clock,
@@ -163,6 +172,11 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       secrets: options.webhookSecrets ?? {},
       onEvent: (family) => metrics?.webhookEvents.inc({ family }),
       ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event), trackChanges: true } : {}),
+      onOptOut: (companyId, phone, at) => {
+        if (blocklist.add(companyId, phone, at, 'reply')) durability?.schedule();
+      },
+      // A campaign's phones are kept for as long as its statistics keep its contacts.
+      onCampaignSettled: (companyId, campaignId) => campaignPhones.drop(companyId, campaignId),
     },
     restore?.notifier,
   );
@@ -193,6 +207,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           case 'failed':
           case 'retry-scheduled': {
             if (result.effect === 'failed') contact.final = 1;
+            else notifier.retryPending(contact, campaignId, m.retryIndex === null ? 0 : m.retryIndex + 1);
             const code = outcome.status === 'failed' ? outcome.code : undefined;
             const reason = outcome.status === 'failed' ? outcome.reason : undefined;
             notifier.hsm(
@@ -221,10 +236,11 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           if (contact.final === 1 || contact.id === undefined) continue;
           contact.final = 1;
           const campaignId = o.campaignId ?? 0;
-          if (o.state === 'expired') notifier.hsm(contact, campaignId, null, now, { status: 'EXPIRED', from: null, message: null });
+          // The attempt that ended: a retry that expired while it waited is the retry's outcome.
+          if (o.state === 'expired') notifier.hsm(contact, campaignId, o.retryIndex, now, { status: 'EXPIRED', from: null, message: null });
           else if (o.state === 'failed') {
             const failure = o.code !== undefined ? { code: o.code } : { reason: o.reason && o.reason.length > 0 ? o.reason : 'Channel, 0, Unknown error' };
-            notifier.hsm(contact, campaignId, null, now, { status: 'FAILED', from: null, message: null, failure }, o.code === undefined ? {} : { failureCode: o.code });
+            notifier.hsm(contact, campaignId, o.retryIndex, now, { status: 'FAILED', from: null, message: null, failure }, o.code === undefined ? {} : { failureCode: o.code });
           } else if (o.state === 'rejected') notifier.reject(contact.companyId, campaignId, contact.id, 'invalid-phone');
         }
       },
@@ -246,6 +262,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     tenants,
     notifier,
     outbox,
+    blocklist,
+    campaignPhones,
     dispatch,
     sms,
     reports: undefined as unknown as ReportService,
@@ -274,6 +292,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           ...(changes.statistics.length > 0 ? { statistics: changes.statistics } : {}),
           ...(changes.trackedPut.length > 0 ? { trackedPut: changes.trackedPut } : {}),
           ...(changes.trackedDelete.length > 0 ? { trackedDelete: changes.trackedDelete } : {}),
+          campaignPhones: campaignPhones.takeChanges(full),
+          blocklist: blocklist.takeChanges(full),
         };
       },
       onWritten: (events) => {
@@ -365,6 +385,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   configRoutes(app, ctx);
   reportRoutes(app, ctx, baseUrl);
   operatorRoutes(app, ctx);
+  blocklistRoutes(app, ctx);
   const metricsEndpoint: MetricsEndpoint | undefined = metrics && settings.metrics ? serveMetrics(app, metrics.registry, settings.metrics, settings.connections) : undefined;
 
   notifier.start(Math.max(10, Math.min(1000, batchIntervalMs)));
@@ -383,6 +404,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       outbox: outbox.snapshot(),
       reports: ctx.reports.snapshot(),
       sms: sms.pending(),
+      blocklist: blocklist.rows(),
+      campaignPhones: campaignPhones.rows(),
     },
   });
 
@@ -425,6 +448,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       return s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && sms.inFlight === 0 && outbox.size === 0;
     },
     flushCampaignStatistics: () => notifier.flushCampaigns(),
+    wake: () => dispatch.kick(),
     metricsAddress: () => metricsEndpoint?.address() ?? null,
   };
   app.decorate('sendpool', control);

@@ -6,6 +6,8 @@ import type { UrlPolicy } from '../contract/url-policy.js';
 import type { Outbox } from '../events/outbox.js';
 import type { RandomSource } from '../events/random.js';
 import type { SecretKey } from '../events/hmac.js';
+import type { Blocklist } from './blocklist.js';
+import type { CampaignPhones } from './campaign-phones.js';
 import type { Channel } from './channel.js';
 import type { DispatchWorker } from './dispatch-worker.js';
 import type { Durability } from './durability.js';
@@ -22,6 +24,10 @@ export interface ServerContext {
   readonly random: RandomSource;
   readonly tenants: Tenants;
   readonly notifier: Notifier;
+  /** Each company's blocked phones (refused at intake). */
+  readonly blocklist: Blocklist;
+  /** Phones each campaign took (a phone is sent once per campaign). */
+  readonly campaignPhones: CampaignPhones;
   readonly outbox: Outbox;
   readonly dispatch: DispatchWorker;
   readonly sms: SmsWorker;

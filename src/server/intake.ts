@@ -12,6 +12,7 @@ import { errorResponse, sendResponse, type HttpAnswer } from '../contract/respon
 import type { Admission } from '../events/campaign-counts.js';
 import type { ServerContext } from './context.js';
 import type { ServerContact } from './contacts.js';
+import { screenContacts } from './screening.js';
 
 /** An answer and its extra headers (Retry-After). */
 export interface IntakeAnswer {
@@ -21,6 +22,7 @@ export interface IntakeAnswer {
 
 const ADMISSION: Readonly<Partial<Record<Rejection['reason'], Admission>>> = {
   invalid_phone: 'invalid-phone',
+  blocked: 'blocked',
   duplicated: 'duplicated',
 };
 
@@ -60,7 +62,9 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
     ...(ctx.limits.maxContacts === undefined ? {} : { maxContacts: ctx.limits.maxContacts }),
   });
   if (!parsed.ok) return { answer: errorResponse('invalid_body', explainBusiness(ctx, companyId, body, parsed.problems)) };
-  const { request, accepted, rejected } = parsed.value;
+  const campaignId = parsed.value.request.campaign_id;
+  const screened = screenContacts(parsed.value, ctx.blocklist.view(companyId), ctx.campaignPhones.known(companyId, campaignId));
+  const { request, accepted, rejected } = screened;
 
   // The intake bound: contacts waiting in the engine, and webhook events waiting in the outbox.
   const s = engine.stats();
@@ -79,7 +83,7 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
     };
   }
 
-  const submission = toSubmission(parsed.value);
+  const submission = toSubmission(screened);
   const base = ctx.nextContactId;
   ctx.nextContactId += request.contacts.length;
   const costCenterId = request.queue_id ?? 0;
@@ -87,6 +91,7 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
     Object.assign(submission.contacts[i] as object, { id: base + accepted[i]!.index, requestId, companyId, costCenterId });
   }
   if (submission.contacts.length > 0) engine.submit(submission);
+  ctx.campaignPhones.remember(companyId, campaignId, submission.contacts.map((c) => c.phone));
 
   // Statistics: the request's ids as ranges of accepted contacts, the rejections apart.
   ctx.notifier.admit(
@@ -105,7 +110,7 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
   ctx.metrics?.contactsAccepted.inc({ kind: 'accepted' }, accepted.length);
   if (rejected.length > 0) ctx.metrics?.contactsAccepted.inc({ kind: 'rejected' }, rejected.length);
   ctx.dispatch.kick();
-  return { answer: sendResponse(parsed.value, requestId) };
+  return { answer: sendResponse(screened, requestId) };
 }
 
 /** An unknown business is said at `$.business_id`, with the caller's businesses, rather than as an unknown type. */

@@ -67,6 +67,10 @@ interface Deps {
    * {@link Notifier.takeChanges}. @default false
    */
   readonly trackChanges?: boolean;
+  /** A recipient answered with an opt-out (a REPLIED status with `blocklistResponse`). @default none */
+  readonly onOptOut?: (companyId: number, phone: string, at: number) => void;
+  /** A campaign's statistics settled: what is kept per campaign for as long may go. @default none */
+  readonly onCampaignSettled?: (companyId: number, campaignId: number) => void;
 }
 
 /** What the durable server writes of the notifier in a step. */
@@ -106,15 +110,20 @@ export class Notifier {
       this.#companies.set(c.companyId, {
         config: c.config,
         secret: deps.secrets[c.companyId] ?? c.secret,
-        stats: CampaignStatistics.restore(c.stats, this.#statsOptions()),
+        stats: CampaignStatistics.restore(c.stats, this.#statsOptions(c.companyId)),
       });
     }
     for (const [id, t] of snapshot?.tracked ?? []) this.#tracked.set(id, t);
     for (const [id, s] of snapshot?.sms ?? []) this.#sms.set(id, s);
   }
 
-  #statsOptions() {
-    return { batchIntervalMs: this.#deps.batchIntervalMs, trackChanges: this.#deps.trackChanges === true };
+  #statsOptions(companyId: number) {
+    const onSettled = this.#deps.onCampaignSettled;
+    return {
+      batchIntervalMs: this.#deps.batchIntervalMs,
+      trackChanges: this.#deps.trackChanges === true,
+      ...(onSettled ? { onSettle: (campaignId: number) => onSettled(companyId, campaignId) } : {}),
+    };
   }
 
   #changed(key: string, row: TrackedMessage | OutgoingSms | null): void {
@@ -144,7 +153,7 @@ export class Notifier {
 
   /** Loads what the durable server kept: statistics and tracked messages and SMS (call before any traffic). */
   loadStored(stored: StoredNotifier): void {
-    for (const [companyId, rows] of stored.statistics) this.#company(companyId).stats = CampaignStatistics.fromRows(rows, this.#statsOptions());
+    for (const [companyId, rows] of stored.statistics) this.#company(companyId).stats = CampaignStatistics.fromRows(rows, this.#statsOptions(companyId));
     for (const [key, row] of stored.tracked) {
       if (key.startsWith('m:')) this.#tracked.set(key.slice(2), row as TrackedMessage);
       else if (key.startsWith('s:')) this.#sms.set(key.slice(2), row as OutgoingSms);
@@ -171,7 +180,7 @@ export class Notifier {
       c = {
         config: { ...EMPTY_WEBHOOK_CONFIG },
         secret: this.#deps.secrets[companyId] ?? generateWebhookSecret(this.#deps.random),
-        stats: new CampaignStatistics(this.#statsOptions()),
+        stats: new CampaignStatistics(this.#statsOptions(companyId)),
       };
       this.#companies.set(companyId, c);
     }
@@ -284,6 +293,16 @@ export class Notifier {
     this.#enqueue(contact.companyId, 'hsm', url, payload.event_id, payload);
   }
 
+  /**
+   * A contact's attempt failed and its retry `retryIndex` waits: in the statistics the contact is
+   * remaining again (its latest attempt is the retry, enqueued), not failed.
+   */
+  retryPending(contact: ServerContact, campaignId: number, retryIndex: number): void {
+    const { stats } = this.#company(contact.companyId);
+    if (!stats.has(campaignId)) stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
+    stats.recordStatus({ campaignId, contactId: String(contact.id), retryIndex, status: 'ENQUEUED' });
+  }
+
   /** The channel accepted a message: SENT, and remember it for its later statuses. */
   sent(m: OutgoingMessage, campaignId: number): void {
     const contact = serverContact(m.contact);
@@ -314,6 +333,7 @@ export class Notifier {
         break;
       case 'REPLIED':
         status = { status: 'REPLIED', from: t.from, message: t.text, blocklistResponse: u.blocklistResponse ?? false, ...ids };
+        if (u.blocklistResponse === true) this.#deps.onOptOut?.(t.contact.companyId, t.contact.phone, u.at ?? this.#deps.clock.now());
         break;
       case 'FAILED':
         status = { status: 'FAILED', from: t.from, message: t.text, failure: { code: u.failureCode ?? 131000 }, ...ids };
@@ -392,8 +412,12 @@ export class Notifier {
       const wake = c.stats.nextWakeAt();
       if (wake === null || wake > now) continue;
       const url = c.config.url_campaign_webhook;
-      // Without a target the batch is not taken: the counts stay dirty and go out once a URL is set.
-      if (!url) continue;
+      // Without a target the batch is not taken (the counts stay dirty and go out once a URL is
+      // set), but finished campaigns still settle, so memory does not grow.
+      if (!url) {
+        c.stats.settle(now);
+        continue;
+      }
       const batch = c.stats.takeBatch(now, this.#deps.random);
       if (batch) this.#enqueue(companyId, 'campaign', url, batch.event_id, batch);
     }

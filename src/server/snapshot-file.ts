@@ -5,6 +5,8 @@
  * previous snapshot intact.
  */
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import type { BlocklistRow } from './blocklist.js';
+import type { CampaignPhonesRow } from './campaign-phones.js';
 import type { EngineSnapshot } from '../core/snapshot.js';
 import type { OutboxSnapshot } from '../events/outbox.js';
 import type { OutgoingSms } from './channel.js';
@@ -24,6 +26,10 @@ export interface ServerStateSnapshot {
   readonly reports: { readonly nextId: number; readonly reports: readonly ReportRecord[] };
   /** SMS accepted but not yet handed to the gateway. */
   readonly sms: readonly OutgoingSms[];
+  /** Every company's blocked phones (absent in older files). */
+  readonly blocklist?: readonly BlocklistRow[];
+  /** Phones each campaign took (absent in older files). */
+  readonly campaignPhones?: readonly CampaignPhonesRow[];
 }
 
 /** The whole file. */

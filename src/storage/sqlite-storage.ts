@@ -38,6 +38,28 @@ export interface StorageStep {
   readonly trackedPut?: readonly (readonly [id: string, message: unknown])[];
   /** Messages no longer remembered (final status, or the oldest beyond the bound). */
   readonly trackedDelete?: readonly string[];
+  /** Phones campaigns took (a row per request), and campaigns whose phones are dropped (applied first). */
+  readonly campaignPhones?: {
+    readonly added: readonly StoredCampaignPhones[];
+    readonly dropped: readonly { readonly companyId: number; readonly campaignId: number }[];
+  };
+  /** Blocklist changes, in order: an entry added, or (`entry` null) a phone removed. */
+  readonly blocklist?: readonly { readonly companyId: number; readonly phone: string; readonly entry: StoredBlockEntry | null }[];
+}
+
+/** Phones one request added to a campaign. */
+export interface StoredCampaignPhones {
+  readonly companyId: number;
+  readonly campaignId: number;
+  /** Phones as integers (normalised digits). */
+  readonly phones: readonly number[];
+}
+
+/** A blocked phone. */
+export interface StoredBlockEntry {
+  readonly phone: string;
+  readonly addedAt: number;
+  readonly source: 'reply' | 'operator';
 }
 
 /** One company's campaign statistics as rows (for `CampaignStatistics.fromRows`). */
@@ -58,6 +80,10 @@ export interface StoredState {
   readonly statistics: ReadonlyMap<number, StoredStatistics>;
   /** Messages remembered for later statuses, oldest first. */
   readonly tracked: readonly (readonly [string, unknown])[];
+  /** Phones each campaign took. */
+  readonly campaignPhones: readonly StoredCampaignPhones[];
+  /** Every company's blocked phones. */
+  readonly blocklist: readonly { readonly companyId: number; readonly entry: StoredBlockEntry }[];
 }
 
 /** Where the server keeps what must survive it. */
@@ -130,6 +156,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       PRIMARY KEY (company, campaign, contact)
     ) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS tracked (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS campaign_phones (n INTEGER PRIMARY KEY AUTOINCREMENT, company INTEGER NOT NULL, campaign INTEGER NOT NULL, phones BLOB NOT NULL);
+    CREATE INDEX IF NOT EXISTS campaign_phones_campaign ON campaign_phones (company, campaign);
+    CREATE TABLE IF NOT EXISTS blocklist (company INTEGER NOT NULL, phone TEXT NOT NULL, added_at INTEGER NOT NULL, source TEXT NOT NULL, PRIMARY KEY (company, phone)) WITHOUT ROWID;
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
   // Schema 1 lacks only tables that were just created: upgrading is recording the new version.
@@ -160,6 +189,10 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     deleteContacts: db.prepare('DELETE FROM campaign_contacts WHERE company = ? AND campaign = ?'),
     putTracked: db.prepare('INSERT INTO tracked (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     deleteTracked: db.prepare('DELETE FROM tracked WHERE id = ?'),
+    putPhones: db.prepare('INSERT INTO campaign_phones (company, campaign, phones) VALUES (?, ?, ?)'),
+    dropPhones: db.prepare('DELETE FROM campaign_phones WHERE company = ? AND campaign = ?'),
+    putBlock: db.prepare('INSERT INTO blocklist (company, phone, added_at, source) VALUES (?, ?, ?, ?) ON CONFLICT(company, phone) DO UPDATE SET added_at = excluded.added_at, source = excluded.source'),
+    deleteBlock: db.prepare('DELETE FROM blocklist WHERE company = ? AND phone = ?'),
   };
 
   const writeStep = db.transaction((step: StorageStep) => {
@@ -199,6 +232,13 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     }
     for (const [id, message] of step.trackedPut ?? []) q.putTracked.run(id, JSON.stringify(message));
     for (const id of step.trackedDelete ?? []) q.deleteTracked.run(id);
+    for (const d of step.campaignPhones?.dropped ?? []) q.dropPhones.run(d.companyId, d.campaignId);
+    // 8 bytes a phone: the rows are read back only at a restart.
+    for (const a of step.campaignPhones?.added ?? []) q.putPhones.run(a.companyId, a.campaignId, Buffer.from(Float64Array.from(a.phones).buffer));
+    for (const b of step.blocklist ?? []) {
+      if (b.entry === null) q.deleteBlock.run(b.companyId, b.phone);
+      else q.putBlock.run(b.companyId, b.phone, b.entry.addedAt, b.entry.source);
+    }
   });
 
   return {
@@ -227,7 +267,20 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       for (const r of db.prepare('SELECT company, campaign, contact, admissions, attempt, progress FROM campaign_contacts').all()) {
         company(Number(r['company'])).contacts.push([Number(r['campaign']), String(r['contact']), Number(r['admissions']), Number(r['attempt']), Number(r['progress'])]);
       }
-      if (totals === undefined && values.size === 0 && outbox.length === 0 && sms.length === 0 && statistics.size === 0 && tracked.length === 0) return undefined;
+      const campaignPhones = db.prepare('SELECT company, campaign, phones FROM campaign_phones ORDER BY n').all().map((r) => {
+        // A BLOB comes back as an ArrayBuffer or a Buffer, depending on the binding: copy it aligned.
+        const blob = r['phones'] as ArrayBuffer | Uint8Array;
+        const bytes = blob instanceof Uint8Array ? blob : new Uint8Array(blob);
+        const phones = new Float64Array(new Uint8Array(bytes).buffer);
+        return { companyId: Number(r['company']), campaignId: Number(r['campaign']), phones: [...phones] };
+      });
+      const blocklist = db.prepare('SELECT company, phone, added_at, source FROM blocklist').all().map((r) => ({
+        companyId: Number(r['company']),
+        entry: { phone: String(r['phone']), addedAt: Number(r['added_at']), source: String(r['source']) as StoredBlockEntry['source'] },
+      }));
+      if (totals === undefined && values.size === 0 && outbox.length === 0 && sms.length === 0 && statistics.size === 0 && tracked.length === 0 && campaignPhones.length === 0 && blocklist.length === 0) {
+        return undefined;
+      }
       const rows = emptyRows();
       if (totals !== undefined) {
         const t = JSON.parse(String(totals['value'])) as Pick<EngineRows, 'nextSeq' | 'counts' | 'store'>;
@@ -248,7 +301,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         const t = JSON.parse(String(r['row']));
         rows.templates.set(t.id, t);
       }
-      return { rows, values, outbox, sms, statistics, tracked };
+      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist };
     },
     write(step: StorageStep): void {
       writeStep(step);

@@ -23,7 +23,7 @@ describe('bounded answers', () => {
       accepted: 0,
       rejected: 10_000,
       rejections_truncated: true,
-      rejection_counts: { invalid_phone: 10_000, invalid_document: 0, invalid_variables: 0, duplicated: 0 },
+      rejection_counts: { invalid_phone: 10_000, invalid_document: 0, invalid_variables: 0, blocked: 0, duplicated: 0 },
     });
     expect(res.json.rejections).toHaveLength(100);
     expect(res.json.rejections[99]).toMatchObject({ index: 99, reason: 'invalid_phone', problem_count: 5 });

@@ -75,10 +75,17 @@ describe('docs/server.md curl examples', () => {
     const readme = examplesOf('README.md');
     expect(readme).toHaveLength(3);
     const answers: unknown[] = [];
-    for (const line of readme) {
-      const c = parseCurl(line);
-      const res = await fetch(c.url.replace('http://127.0.0.1:3000', s.url), { method: c.method, headers: c.headers, ...(c.body === undefined ? {} : { body: c.body }) });
-      answers.push([res.status, await res.json()]);
+    // A server of its own: the README sends a phone that docs/server.md's examples send to the same
+    // campaign, which a second time is rejected as duplicated.
+    const fresh = await startServer({ engine: createEngine(exampleFleet()), apiKeys: [{ key: DEMO_KEY, companyId: 1 }], drainTimeoutMs: 500 });
+    try {
+      for (const line of readme) {
+        const c = parseCurl(line);
+        const res = await fetch(c.url.replace('http://127.0.0.1:3000', fresh.url), { method: c.method, headers: c.headers, ...(c.body === undefined ? {} : { body: c.body }) });
+        answers.push([res.status, await res.json()]);
+      }
+    } finally {
+      await fresh.server.close();
     }
     const [businesses, send, noKey] = answers as [number, any][];
     expect(businesses![0]).toBe(200);

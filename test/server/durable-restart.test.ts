@@ -81,7 +81,7 @@ describe('durable server restart', () => {
       expect(await download.text()).toContain('phone');
       expect((await api(second.address, '/reports/1/')).json).toMatchObject({ report_id: 1, status: 'ready' });
       // New contacts continue the id sequence (the HSM `id`), signed with the kept secret.
-      expect((await api(second.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(1) } })).status).toBe(202);
+      expect((await api(second.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(1, 3) } })).status).toBe(202);
       await waitFor(() => receiver.all('/hsm').filter((n) => n.status === 'SENT').length === 4, 'the fourth SENT');
       const ids = receiver.all('/hsm').filter((n) => n.status === 'SENT').map((n) => n.id);
       expect(new Set(ids).size).toBe(4);

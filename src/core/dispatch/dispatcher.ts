@@ -629,6 +629,7 @@ export class Dispatcher {
   #emit(record: SubmissionRecord, index: number, state: TerminalState, at: number, extra: Extra & { messageId?: string }): void {
     const handouts = record.handouts[index]!;
     const contactId = `${record.id}.${index}`;
+    const retries = record.retries[index]!;
     this.#outcomes.push({
       submissionId: record.id,
       index,
@@ -636,6 +637,7 @@ export class Dispatcher {
       contact: record.contacts[index]!,
       campaignId: record.campaignId,
       state,
+      retryIndex: retries > 0 ? retries - 1 : null,
       messageId: extra.messageId ?? (handouts > 0 ? `${contactId}.${handouts - 1}` : undefined),
       ...(extra.reason !== undefined ? { reason: extra.reason } : {}),
       ...(extra.code !== undefined ? { code: extra.code } : {}),
@@ -803,7 +805,8 @@ export class Dispatcher {
     // Whoever restores has the contacts (from the file or its rows); `takeChanges(true)` gives them again.
     for (const record of this.#bySeq.values()) record.announced = true;
     for (const status of snap.finished ?? []) this.#remember({ ...status, finished: true });
-    this.#outcomes = snap.outcomes.map((o) => (o.contactId === undefined ? { ...o, contactId: `${o.submissionId}.${o.index}` } : o));
+    // Older snapshots lack the contact id and the attempt.
+    this.#outcomes = snap.outcomes.map((o) => ({ ...o, contactId: o.contactId ?? `${o.submissionId}.${o.index}`, retryIndex: o.retryIndex ?? null }));
     for (const record of [...this.#bySeq.values()]) this.#finishIfDone(record);
     this.fleetChanged(now);
   }

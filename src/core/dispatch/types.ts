@@ -112,6 +112,11 @@ export interface ContactOutcome {
   readonly contact: SubmissionContact;
   readonly campaignId: number | undefined;
   readonly state: TerminalState;
+  /**
+   * The attempt the outcome ends: null for the first try, k for the retry of index k (also when
+   * that retry expired or was dropped before it went out).
+   */
+  readonly retryIndex: number | null;
   /** The last message id handed out for the contact, if any. */
   readonly messageId: string | undefined;
   /** For `failed`: the reason string (spec 7.1 form when the code is known); for `rejected`: the rejection reason. */

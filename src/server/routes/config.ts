@@ -9,6 +9,7 @@ import { ErrorBodySchema } from '../../contract/response-schemas.js';
 import { errorResponse } from '../../contract/responses.js';
 import type { ServerContext } from '../context.js';
 import { answer } from '../http-errors.js';
+import { written } from './written.js';
 
 export function configRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.get('/messenger/config/', { schema: { response: { 200: WebhookConfigSchema } } }, async (request) => ctx.notifier.config(request.companyId));
@@ -28,15 +29,4 @@ export function configRoutes(app: FastifyInstance, ctx: ServerContext): void {
     if (!(await written(ctx))) return answer(reply, errorResponse('unavailable', [], 'The server could not write the secret durably; ask again later.'));
     return { webhook_secret: secret };
   });
-}
-
-/** On a durable server, waits until the change is written; false when it could not be. */
-async function written(ctx: ServerContext): Promise<boolean> {
-  if (!ctx.durability) return true;
-  try {
-    await ctx.durability.commit();
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,0 +1,106 @@
+/**
+ * Each company's blocklist: recipients who answered with an opt-out (a REPLIED status with
+ * `blocklistResponse`), and phones an operator added. Contacts with a blocked phone are refused at
+ * intake (`blocked`, counted in `count_blocked`), in every campaign of the company, until an
+ * operator removes the phone.
+ */
+import type { PhoneSet } from '../contract/rejection.js';
+import { phoneKey } from './phone-hash-set.js';
+
+/** How a phone came on the blocklist. */
+export type BlockSource = 'reply' | 'operator';
+
+/** One blocked phone. */
+export interface BlockEntry {
+  readonly phone: string;
+  /** When it was added (epoch ms). */
+  readonly addedAt: number;
+  readonly source: BlockSource;
+}
+
+/** A blocklist row: company and entry. */
+export interface BlocklistRow {
+  readonly companyId: number;
+  readonly entry: BlockEntry;
+}
+
+/** One change, in order: an entry added, or (`entry` null) a phone removed. */
+export interface BlocklistChange {
+  readonly companyId: number;
+  readonly phone: string;
+  readonly entry: BlockEntry | null;
+}
+
+export class Blocklist {
+  /** By company, by phone (as its integer). */
+  readonly #companies = new Map<number, Map<number, BlockEntry>>();
+  readonly #track: boolean;
+  #changes: BlocklistChange[] = [];
+
+  /** @param trackChanges remember changes for {@link takeChanges} (a durable server) */
+  constructor(trackChanges = false) {
+    this.#track = trackChanges;
+  }
+
+  #of(companyId: number): Map<number, BlockEntry> {
+    let m = this.#companies.get(companyId);
+    if (!m) this.#companies.set(companyId, (m = new Map()));
+    return m;
+  }
+
+  /** The company's blocked phones, as the intake reads them. */
+  view(companyId: number): PhoneSet {
+    const m = this.#companies.get(companyId);
+    return { has: (phone) => m?.has(phoneKey(phone)) === true };
+  }
+
+  /** Adds a phone (normalised digits); false when it was blocked already (its first entry stays). */
+  add(companyId: number, phone: string, addedAt: number, source: BlockSource): boolean {
+    const m = this.#of(companyId);
+    const key = phoneKey(phone);
+    if (m.has(key)) return false;
+    const entry = { phone, addedAt, source };
+    m.set(key, entry);
+    if (this.#track) this.#changes.push({ companyId, phone, entry });
+    return true;
+  }
+
+  /** Removes a phone; false when it was not blocked. */
+  remove(companyId: number, phone: string): boolean {
+    const removed = this.#companies.get(companyId)?.delete(phoneKey(phone)) === true;
+    if (removed && this.#track) this.#changes.push({ companyId, phone, entry: null });
+    return removed;
+  }
+
+  /** Blocked phones of a company. */
+  size(companyId: number): number {
+    return this.#companies.get(companyId)?.size ?? 0;
+  }
+
+  /** A page of a company's blocked phones in phone order, after `after` (exclusive). */
+  list(companyId: number, after: string | undefined, limit: number): { entries: BlockEntry[]; next: string | null } {
+    const m = this.#companies.get(companyId);
+    if (!m) return { entries: [], next: null };
+    const from = after === undefined ? -1 : phoneKey(after);
+    const keys = [...m.keys()].filter((k) => k > from).sort((a, b) => a - b);
+    const page = keys.slice(0, limit).map((k) => m.get(k)!);
+    return { entries: page, next: keys.length > limit ? page[page.length - 1]!.phone : null };
+  }
+
+  /** Every company's entries (the snapshot file's form). */
+  rows(): BlocklistRow[] {
+    return [...this.#companies].flatMap(([companyId, m]) => [...m.values()].map((entry) => ({ companyId, entry })));
+  }
+
+  /** What changed since the last call, in order (every entry with `full`). */
+  takeChanges(full = false): BlocklistChange[] {
+    const changes = full ? this.rows().map(({ companyId, entry }) => ({ companyId, phone: entry.phone, entry })) : this.#changes;
+    this.#changes = [];
+    return changes;
+  }
+
+  /** Loads the rows a durable server kept. */
+  load(rows: Iterable<BlocklistRow>): void {
+    for (const { companyId, entry } of rows) this.#of(companyId).set(phoneKey(entry.phone), entry);
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * What the server knows that the contract's parser does not: a contact whose phone is on the
+ * company's blocklist is rejected as `blocked`, one whose phone the campaign already took (an
+ * earlier request) as `duplicated`. Done in the same turn as the submission, so two requests of
+ * one campaign taken at once cannot both take a phone.
+ */
+import { problem } from '../core/problems.js';
+import type { AcceptedContact, ParsedSendRequest } from '../contract/parse-send-request.js';
+import type { PhoneSet, Rejection } from '../contract/rejection.js';
+
+export function screenContacts(parsed: ParsedSendRequest, blocked: PhoneSet, taken: PhoneSet): ParsedSendRequest {
+  let screened: Rejection[] | undefined;
+  const accepted: AcceptedContact[] = [];
+  for (const a of parsed.accepted) {
+    const phone = a.contact.phone_number;
+    const path = `$.contacts[${a.index}].phone_number`;
+    if (blocked.has(phone)) {
+      (screened ??= []).push({ index: a.index, reason: 'blocked', problems: [problem(path, "a phone not on the company's blocklist (the recipient opted out)", phone)] });
+    } else if (taken.has(phone)) {
+      (screened ??= []).push({
+        index: a.index,
+        reason: 'duplicated',
+        problems: [problem(path, 'a phone not already in the campaign (sent once, taken by an earlier request)', phone)],
+      });
+    } else accepted.push(a);
+  }
+  if (screened === undefined) return parsed;
+  // Rejections stay in request order.
+  const rejected = [...parsed.rejected, ...screened].sort((x, y) => x.index - y.index);
+  return { ...parsed, accepted, rejected };
+}
