@@ -1,8 +1,8 @@
 /**
  * The snapshot file: the engine's snapshot and the server's own state (webhook configurations and
- * secrets, campaign statistics, the delivery outbox, queued SMS, reports, ids), as one JSON
- * document written atomically (temporary file, fsync, rename), so a crash while writing leaves the
- * previous snapshot intact.
+ * secrets, campaign statistics, the delivery outbox, queued SMS, reports and their data, ids), as
+ * one JSON document written atomically (temporary file, fsync, rename), so a crash while writing
+ * leaves the previous snapshot intact.
  */
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import type { EngineSnapshot } from '../core/snapshot.js';
@@ -24,6 +24,8 @@ export interface ServerStateSnapshot {
   readonly reports: { readonly nextId: number; readonly reports: readonly ReportRecord[] };
   /** SMS accepted but not yet handed to the gateway. */
   readonly sms: readonly OutgoingSms[];
+  /** Messages sent and attendances closed, for the period reports (absent in older snapshots). */
+  readonly activity?: readonly (readonly [string, unknown])[];
 }
 
 /** The whole file. */

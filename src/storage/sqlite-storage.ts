@@ -7,8 +7,9 @@
  * What it keeps is the engine's rows (core/rows.ts: one row per live submission with its contacts
  * written once, per number, per template, the last finished submissions) plus the server's own
  * values by key, its webhook outbox, the SMS not answered yet, each company's campaign statistics
- * (a row per campaign, a row per contact with a status) and the messages remembered for their
- * later statuses. One `write` is one transaction: a host groups the changes of
+ * (a row per campaign, a row per contact with a status), the messages remembered for their
+ * later statuses and the activity the period reports read (messages sent, attendances closed,
+ * indexed by time for the retention). One `write` is one transaction: a host groups the changes of
  * concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
  * database").
  */
@@ -38,6 +39,12 @@ export interface StorageStep {
   readonly trackedPut?: readonly (readonly [id: string, message: unknown])[];
   /** Messages no longer remembered (final status, or the oldest beyond the bound). */
   readonly trackedDelete?: readonly string[];
+  /** Activity entries of the period reports: key, time (epoch ms), entry (any JSON value). */
+  readonly activityPut?: readonly (readonly [key: string, at: number, row: unknown])[];
+  /** Activity entries dropped by the count bound. */
+  readonly activityDelete?: readonly string[];
+  /** Activity entries with a time before this are dropped (the retention). */
+  readonly activityBefore?: number;
 }
 
 /** One company's campaign statistics as rows (for `CampaignStatistics.fromRows`). */
@@ -58,6 +65,8 @@ export interface StoredState {
   readonly statistics: ReadonlyMap<number, StoredStatistics>;
   /** Messages remembered for later statuses, oldest first. */
   readonly tracked: readonly (readonly [string, unknown])[];
+  /** Activity entries of the period reports, in the order they were first written. */
+  readonly activity: readonly (readonly [string, unknown])[];
 }
 
 /** Where the server keeps what must survive it. */
@@ -79,8 +88,11 @@ export interface SqliteStorageOptions {
   readonly synchronous?: 'FULL' | 'NORMAL';
 }
 
-/** 2 added campaign statistics and tracked messages (a schema 1 database is upgraded in place). */
-const SCHEMA_VERSION = 2;
+/**
+ * 2 added campaign statistics and tracked messages, 3 the activity of the period reports (older
+ * databases are upgraded in place: they lack only tables that are created at open).
+ */
+const SCHEMA_VERSION = 3;
 const FILE = 'sendpool.db';
 
 interface Statement {
@@ -130,10 +142,12 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       PRIMARY KEY (company, campaign, contact)
     ) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS tracked (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS activity (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, at INTEGER NOT NULL, row TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS activity_at ON activity (at);
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
-  // Schema 1 lacks only tables that were just created: upgrading is recording the new version.
-  if (schema === undefined || Number(schema['value']) === 1) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
+  // Schemas 1 and 2 lack only tables that were just created: upgrading is recording the new version.
+  if (schema === undefined || Number(schema['value']) === 1 || Number(schema['value']) === 2) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
   else if (Number(schema['value']) !== SCHEMA_VERSION) {
     db.close();
     throw new Error(`${join(dir, FILE)}: schema ${String(schema['value'])}, this sendpool reads schema ${SCHEMA_VERSION}`);
@@ -160,6 +174,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     deleteContacts: db.prepare('DELETE FROM campaign_contacts WHERE company = ? AND campaign = ?'),
     putTracked: db.prepare('INSERT INTO tracked (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     deleteTracked: db.prepare('DELETE FROM tracked WHERE id = ?'),
+    putActivity: db.prepare('INSERT INTO activity (id, at, row) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
+    deleteActivity: db.prepare('DELETE FROM activity WHERE id = ?'),
+    pruneActivity: db.prepare('DELETE FROM activity WHERE at < ?'),
   };
 
   const writeStep = db.transaction((step: StorageStep) => {
@@ -199,6 +216,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     }
     for (const [id, message] of step.trackedPut ?? []) q.putTracked.run(id, JSON.stringify(message));
     for (const id of step.trackedDelete ?? []) q.deleteTracked.run(id);
+    for (const [id, at, row] of step.activityPut ?? []) q.putActivity.run(id, at, JSON.stringify(row));
+    for (const id of step.activityDelete ?? []) q.deleteActivity.run(id);
+    if (step.activityBefore !== undefined) q.pruneActivity.run(step.activityBefore);
   });
 
   return {
@@ -213,6 +233,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       const outbox = db.prepare('SELECT id, row FROM outbox').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const sms = db.prepare('SELECT id, row FROM sms ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const tracked = db.prepare('SELECT id, row FROM tracked ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
+      const activity = db.prepare('SELECT id, row FROM activity ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const statistics = new Map<number, { lastBatchAt: number | null; campaigns: CampaignRow[]; contacts: ContactRow[] }>();
       const company = (id: number) => {
         let s = statistics.get(id);
@@ -227,7 +248,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       for (const r of db.prepare('SELECT company, campaign, contact, admissions, attempt, progress FROM campaign_contacts').all()) {
         company(Number(r['company'])).contacts.push([Number(r['campaign']), String(r['contact']), Number(r['admissions']), Number(r['attempt']), Number(r['progress'])]);
       }
-      if (totals === undefined && values.size === 0 && outbox.length === 0 && sms.length === 0 && statistics.size === 0 && tracked.length === 0) return undefined;
+      if (totals === undefined && values.size === 0 && outbox.length === 0 && sms.length === 0 && statistics.size === 0 && tracked.length === 0 && activity.length === 0) return undefined;
       const rows = emptyRows();
       if (totals !== undefined) {
         const t = JSON.parse(String(totals['value'])) as Pick<EngineRows, 'nextSeq' | 'counts' | 'store'>;
@@ -248,7 +269,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         const t = JSON.parse(String(r['row']));
         rows.templates.set(t.id, t);
       }
-      return { rows, values, outbox, sms, statistics, tracked };
+      return { rows, values, outbox, sms, statistics, tracked, activity };
     },
     write(step: StorageStep): void {
       writeStep(step);
