@@ -18,6 +18,7 @@ import { isJsonContentType, parseJsonBody } from '../contract/json-body.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../contract/limits.js';
 import { Outbox, type OutboxEvent } from '../events/outbox.js';
 import { uuidV4 } from '../events/uuid.js';
+import { ActivityLog } from './activity-log.js';
 import type { Channel, OutgoingSms } from './channel.js';
 import { serverContact } from './contacts.js';
 import type { ServerContext } from './context.js';
@@ -161,8 +162,24 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const campaignPhones = new CampaignPhones(storage !== undefined);
   blocklist.load(restore?.blocklist ?? storedState?.blocklist ?? []);
   campaignPhones.load(restore?.campaignPhones ?? storedState?.campaignPhones ?? []);
+  // What the period reports read; bounded by age and count (docs/decisions.md, "Report data").
+  let businessOfNumber = new Map<string, number>();
+  // Read again on a miss: a fleet replaced at run time may bring numbers.
+  const businessOf = (phone: string) => businessOfNumber.get(phone) ?? (businessOfNumber = new Map(engine.numbers().map((n) => [n.phone, n.businessId]))).get(phone);
+  const reportRetentionMs = options.reportRetentionMs ?? 30 * 86_400_000;
+  const activity = new ActivityLog({
+    clock,
+    retentionMs: reportRetentionMs,
+    maxMessages: options.maxReportMessages ?? 500_000,
+    maxAttendances: options.maxReportAttendances ?? 100_000,
+    businessOf,
+    trackChanges: storage !== undefined,
+    onChange: () => durability?.schedule(),
+  });
+  activity.load([...(restore?.activity ?? []), ...(storedState?.activity ?? [])]);
   const notifier = new Notifier(
     {
+      activity,
       clock,
       random,
       outbox,
@@ -294,6 +311,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           ...(changes.trackedDelete.length > 0 ? { trackedDelete: changes.trackedDelete } : {}),
           campaignPhones: campaignPhones.takeChanges(full),
           blocklist: blocklist.takeChanges(full),
+          ...activity.takeChanges(full),
         };
       },
       onWritten: (events) => {
@@ -334,6 +352,9 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           }
         : {}),
       maxReports: options.maxReports ?? 1000,
+      activity,
+      maxRows: options.maxReportRows ?? 100_000,
+      retentionMs: reportRetentionMs,
     },
     restore?.reports ?? (stored?.get('reports') as ConstructorParameters<typeof ReportService>[1]),
   );
@@ -406,6 +427,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       sms: sms.pending(),
       blocklist: blocklist.rows(),
       campaignPhones: campaignPhones.rows(),
+      activity: activity.rows(),
     },
   });
 

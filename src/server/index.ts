@@ -35,6 +35,8 @@ export { API_KEYS_ENV, MIN_KEY_LENGTH, ApiKeysError, checkApiKeys, loadApiKeys, 
 
 // Reports, snapshots, worker options
 export { BUILTIN_REPORTS, type ReportContext, type ReportFile, type ReportGenerator } from './report-service.js';
+export type { ReportPeriod } from './report-period.js';
+export type { ActivityLogView, AttendanceLogEntry, MessageLogEntry } from './activity-log.js';
 export {
   SERVER_SNAPSHOT_FORMAT,
   SERVER_SNAPSHOT_VERSION,

@@ -21,6 +21,7 @@ import type { ReportEvent } from '../events/reports.js';
 import type { HsmStatus } from '../events/schemas/hsm.js';
 import { generateWebhookSecret } from '../events/signing.js';
 import { uuidV4 } from '../events/uuid.js';
+import type { ActivitySink } from './activity-log.js';
 import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './channel.js';
 import { serverContact, type ServerContact } from './contacts.js';
 
@@ -71,6 +72,8 @@ interface Deps {
   readonly onOptOut?: (companyId: number, phone: string, at: number) => void;
   /** A campaign's statistics settled: what is kept per campaign for as long may go. @default none */
   readonly onCampaignSettled?: (companyId: number, campaignId: number) => void;
+  /** Told every HSM status and closed attendance (the period reports' data). @default none */
+  readonly activity?: ActivitySink;
 }
 
 /** What the durable server writes of the notifier in a step. */
@@ -272,6 +275,7 @@ export class Notifier {
       ...(extra.failureCode === undefined ? {} : { failureCode: extra.failureCode }),
       ...(extra.blocklistResponse === undefined ? {} : { blocklistResponse: extra.blocklistResponse }),
     });
+    this.#deps.activity?.status(contact, campaignId, retryIndex, sentAt, status);
     const url = company.config.url_hsm_callback;
     if (!url) return;
     const payload = buildHsmNotification(
@@ -360,6 +364,7 @@ export class Notifier {
     if (!t) return false;
     this.#tracked.delete(r.messageId);
     this.#changed(`m:${r.messageId}`, null);
+    this.#deps.activity?.attendance(r, t);
     const contact = t.contact;
     const company = this.#company(contact.companyId);
     const url = company.config.url_attendance_callback;

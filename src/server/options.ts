@@ -69,6 +69,24 @@ export interface BuildServerOptions {
   readonly reportGenerators?: Partial<Record<ReportType, ReportGenerator>>;
   /** Reports kept for download per company, its oldest dropped first. @default 1000 */
   readonly maxReports?: number;
+  /**
+   * How long the messages sent and attendances closed are kept for the period reports
+   * (`official-messages`, `attendance-history`, `attendance-statistics`); older ones are dropped,
+   * also from the durable store. @default 2_592_000_000 (30 days)
+   */
+  readonly reportRetentionMs?: number;
+  /**
+   * Messages kept for the period reports, the oldest dropped first: about 530 bytes of memory each
+   * with a 50-character text (270 MB at the default); 0 keeps none. @default 500_000
+   */
+  readonly maxReportMessages?: number;
+  /** Closed attendances kept for the period reports, the oldest dropped first; 0 keeps none. @default 100_000 */
+  readonly maxReportAttendances?: number;
+  /**
+   * Most rows of a report file the server builds: a period holding more ends in `report.error`
+   * asking for a shorter one (a request cannot buy an unbounded file). @default 100_000
+   */
+  readonly maxReportRows?: number;
   /** Request limits (body size, contacts and SMS items per request). @default the contract's: 10 MiB, 10,000, 10,000 */
   readonly limits?: ContractLimits;
   /**

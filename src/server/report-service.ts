@@ -1,8 +1,10 @@
 /**
  * Reports (spec 2.6, 4.5, 6.1): POST /reports/ starts one; it is processed in the background and
  * ends `ready` (file kept for download) or `error`, each sending its event to the company's
- * `url_report_webhook`. `numbers` and `templates` are built from the engine; other types come from
- * generators the host registers; a type without a generator ends `report.error`.
+ * `url_report_webhook`. `numbers` and `templates` are built from the engine; `official-messages`,
+ * `attendance-history` and `attendance-statistics` from the activity log over the request's period;
+ * other types (licenses, tickets: data sendpool does not hold) come from generators the host
+ * registers, and a type without one ends `report.error` saying so.
  */
 import type { Clock } from '../core/clock.js';
 import type { Engine } from '../core/engine.js';
@@ -11,6 +13,10 @@ import { ReportTracker, type ReportEvent } from '../events/reports.js';
 import type { SecretKey } from '../events/hmac.js';
 import type { ReportType } from '../events/schemas/report.js';
 import { formatUtcMinus3 } from '../events/datetime.js';
+import type { ActivityLogView } from './activity-log.js';
+import { attendanceHistory, attendanceStatistics, officialMessages } from './activity-reports.js';
+import { csv } from './report-csv.js';
+import type { ReportPeriod } from './report-period.js';
 
 /** A report's file. */
 export interface ReportFile {
@@ -20,7 +26,7 @@ export interface ReportFile {
   readonly contentType?: string;
 }
 
-/** What a generator is given: the company and its businesses. */
+/** What a generator is given: the company and its businesses, the period, what the server holds. */
 export interface ReportContext {
   readonly reportId: number;
   readonly reportType: ReportType;
@@ -28,6 +34,15 @@ export interface ReportContext {
   /** Businesses of the company. */
   readonly businessIds: readonly number[];
   readonly engine: Engine;
+  /**
+   * The request's `start_date` and `end_date` as epoch ms, `[start, end)`; without them, everything
+   * kept (the last `reportRetentionMs` up to the request). Undefined for `numbers` and `templates`.
+   */
+  readonly period: ReportPeriod | undefined;
+  /** The messages sent and attendances closed that the server keeps (the company's only: filter by `companyId`). */
+  readonly activity: ActivityLogView;
+  /** Most rows a file should have (`maxReportRows`); the server's own reports end in `report.error` beyond it. */
+  readonly maxRows: number;
 }
 
 /** Builds one report type's file; throw (or reject) to end the report with `report.error` and the error's message. */
@@ -56,6 +71,8 @@ export interface ReportRecord {
   readonly reportName: string;
   readonly companyId: number;
   readonly createdAt: number;
+  /** The period asked for (types other than `numbers` and `templates`). */
+  readonly period?: ReportPeriod;
   status: 'processing' | 'ready' | 'error';
   errorMessage?: string;
   file?: ReportFile;
@@ -75,17 +92,14 @@ interface Deps {
   readonly onChange?: () => void;
   /** Reports kept (oldest dropped first). */
   readonly maxReports: number;
+  readonly activity: ActivityLogView;
+  /** Most rows of a report file. */
+  readonly maxRows: number;
+  /** How long the activity log keeps entries: a period's default start is this long before the request. */
+  readonly retentionMs: number;
 }
 
-function csv(rows: readonly (readonly unknown[])[]): string {
-  const cell = (v: unknown) => {
-    const s = v === undefined || v === null ? '' : String(v);
-    return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-  };
-  return rows.map((r) => r.map(cell).join(',')).join('\n') + '\n';
-}
-
-/** The two reports the engine can build itself. */
+/** The reports the server builds itself: two from the engine's state, three from its activity log. */
 export const BUILTIN_REPORTS: Partial<Record<ReportType, ReportGenerator>> = {
   numbers: ({ engine, businessIds }) => {
     const own = new Set(businessIds);
@@ -105,7 +119,18 @@ export const BUILTIN_REPORTS: Partial<Record<ReportType, ReportGenerator>> = {
     }
     return { body: csv(rows) };
   },
+  'official-messages': officialMessages,
+  'attendance-history': attendanceHistory,
+  'attendance-statistics': attendanceStatistics,
 };
+
+/** Why a type without a generator fails: its data is outside sendpool, and how to plug it in. */
+export function noGeneratorMessage(type: ReportType): string {
+  return (
+    `No generator is registered for report type "${type}" on this server: sendpool does not hold ${type === 'licenses' ? 'licenses' : 'tickets'}. ` +
+    `Register one with the buildServer option reportGenerators, e.g. reportGenerators: { "${type}": (context) => ({ body: csvText }) } (docs/server.md, "Reports").`
+  );
+}
 
 export class ReportService {
   readonly #deps: Deps;
@@ -127,7 +152,7 @@ export class ReportService {
   }
 
   /** Starts a report and returns it (status `processing`). */
-  create(companyId: number, reportType: ReportType, reportName?: string): ReportRecord {
+  create(companyId: number, reportType: ReportType, reportName?: string, period?: ReportPeriod): ReportRecord {
     const reportId = this.#nextId++;
     const record: ReportRecord = {
       reportId,
@@ -135,6 +160,7 @@ export class ReportService {
       reportName: reportName ?? `${reportType}-${reportId}.csv`,
       companyId,
       createdAt: this.#deps.clock.now(),
+      ...(period === undefined ? {} : { period }),
       status: 'processing',
     };
     this.#reports.set(reportId, record);
@@ -152,13 +178,16 @@ export class ReportService {
     setImmediate(async () => {
       let result: { ok: true } | { ok: false; errorMessage: string };
       try {
-        if (!generator) throw new Error(`No generator is registered for report type "${record.reportType}" on this server.`);
+        if (!generator) throw new Error(noGeneratorMessage(record.reportType));
         record.file = await generator({
           reportId: record.reportId,
           reportType: record.reportType,
           companyId: record.companyId,
           businessIds: this.#deps.businessesOf(record.companyId),
           engine: this.#deps.engine,
+          period: record.period,
+          activity: this.#deps.activity,
+          maxRows: this.#deps.maxRows,
         });
         result = { ok: true };
       } catch (e) {
@@ -172,6 +201,11 @@ export class ReportService {
       this.#deps.onChange?.();
       this.#deps.onEvent(finished.event);
     });
+  }
+
+  /** How far back the activity log reaches (the default start of a period). */
+  get retentionMs(): number {
+    return this.#deps.retentionMs;
   }
 
   /** A report of a company (undefined for another company's: tenants never see each other's). */

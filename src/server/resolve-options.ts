@@ -1,12 +1,12 @@
 /**
  * The checked form of the options `buildServer` validates before it builds anything: connection
- * limits, access to /metrics, the public origin and the report token key. Every problem is
- * reported at once in a {@link ServerOptionsError}.
+ * limits, access to /metrics, the public origin, the report token key and the bounds of report
+ * data. Every problem is reported at once in a {@link ServerOptionsError}.
  */
 import type { Problem } from '../core/problems.js';
 import { resolveConnections, type ResolvedConnections } from './connections.js';
 import { resolveMetrics, type ResolvedMetrics } from './metrics-access.js';
-import { publicBaseUrlProblem, reportTokenKeyProblem } from './option-checks.js';
+import { integerProblem, publicBaseUrlProblem, reportTokenKeyProblem } from './option-checks.js';
 import type { BuildServerOptions } from './options.js';
 import { ServerOptionsError } from './options-error.js';
 
@@ -25,6 +25,9 @@ export function resolveServerOptions(options: BuildServerOptions): ServerSetting
   const more = [
     options.publicBaseUrl === undefined ? undefined : publicBaseUrlProblem('publicBaseUrl', options.publicBaseUrl),
     options.reportTokenKey === undefined ? undefined : reportTokenKeyProblem('reportTokenKey', options.reportTokenKey),
+    ...(['reportRetentionMs', 'maxReportMessages', 'maxReportAttendances', 'maxReportRows'] as const).map((k) =>
+      options[k] === undefined ? undefined : integerProblem(k, options[k], k === 'maxReportMessages' || k === 'maxReportAttendances' ? 0 : 1, Number.MAX_SAFE_INTEGER),
+    ),
   ];
   for (const p of more) if (p) problems.push(p);
   if (problems.length > 0) throw new ServerOptionsError(problems);

@@ -1,8 +1,8 @@
 /**
  * The snapshot file: the engine's snapshot and the server's own state (webhook configurations and
- * secrets, campaign statistics, the delivery outbox, queued SMS, reports, ids), as one JSON
- * document written atomically (temporary file, fsync, rename), so a crash while writing leaves the
- * previous snapshot intact.
+ * secrets, campaign statistics, the delivery outbox, queued SMS, reports and their data, ids), as
+ * one JSON document written atomically (temporary file, fsync, rename), so a crash while writing
+ * leaves the previous snapshot intact.
  */
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import type { BlocklistRow } from './blocklist.js';
@@ -30,6 +30,8 @@ export interface ServerStateSnapshot {
   readonly blocklist?: readonly BlocklistRow[];
   /** Phones each campaign took (absent in older files). */
   readonly campaignPhones?: readonly CampaignPhonesRow[];
+  /** Messages sent and attendances closed, for the period reports (absent in older snapshots). */
+  readonly activity?: readonly (readonly [string, unknown])[];
 }
 
 /** The whole file. */

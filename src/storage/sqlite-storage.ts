@@ -7,8 +7,9 @@
  * What it keeps is the engine's rows (core/rows.ts: one row per live submission with its contacts
  * written once, per number, per template, the last finished submissions) plus the server's own
  * values by key, its webhook outbox, the SMS not answered yet, each company's campaign statistics
- * (a row per campaign, a row per contact with a status) and the messages remembered for their
- * later statuses. One `write` is one transaction: a host groups the changes of
+ * (a row per campaign, a row per contact with a status), the messages remembered for their
+ * later statuses and the activity the period reports read (messages sent, attendances closed,
+ * indexed by time for the retention). One `write` is one transaction: a host groups the changes of
  * concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
  * database").
  */
@@ -45,6 +46,12 @@ export interface StorageStep {
   };
   /** Blocklist changes, in order: an entry added, or (`entry` null) a phone removed. */
   readonly blocklist?: readonly { readonly companyId: number; readonly phone: string; readonly entry: StoredBlockEntry | null }[];
+  /** Activity entries of the period reports: key, time (epoch ms), entry (any JSON value). */
+  readonly activityPut?: readonly (readonly [key: string, at: number, row: unknown])[];
+  /** Activity entries dropped by the count bound. */
+  readonly activityDelete?: readonly string[];
+  /** Activity entries with a time before this are dropped (the retention). */
+  readonly activityBefore?: number;
 }
 
 /** Phones one request added to a campaign. */
@@ -84,6 +91,8 @@ export interface StoredState {
   readonly campaignPhones: readonly StoredCampaignPhones[];
   /** Every company's blocked phones. */
   readonly blocklist: readonly { readonly companyId: number; readonly entry: StoredBlockEntry }[];
+  /** Activity entries of the period reports, in the order they were first written. */
+  readonly activity: readonly (readonly [string, unknown])[];
 }
 
 /** Where the server keeps what must survive it. */
@@ -105,8 +114,11 @@ export interface SqliteStorageOptions {
   readonly synchronous?: 'FULL' | 'NORMAL';
 }
 
-/** 2 added campaign statistics and tracked messages (a schema 1 database is upgraded in place). */
-const SCHEMA_VERSION = 2;
+/**
+ * 2 added campaign statistics and tracked messages, 3 the activity of the period reports (older
+ * databases are upgraded in place: they lack only tables that are created at open).
+ */
+const SCHEMA_VERSION = 3;
 const FILE = 'sendpool.db';
 
 interface Statement {
@@ -159,10 +171,12 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS campaign_phones (n INTEGER PRIMARY KEY AUTOINCREMENT, company INTEGER NOT NULL, campaign INTEGER NOT NULL, phones BLOB NOT NULL);
     CREATE INDEX IF NOT EXISTS campaign_phones_campaign ON campaign_phones (company, campaign);
     CREATE TABLE IF NOT EXISTS blocklist (company INTEGER NOT NULL, phone TEXT NOT NULL, added_at INTEGER NOT NULL, source TEXT NOT NULL, PRIMARY KEY (company, phone)) WITHOUT ROWID;
+    CREATE TABLE IF NOT EXISTS activity (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, at INTEGER NOT NULL, row TEXT NOT NULL);
+    CREATE INDEX IF NOT EXISTS activity_at ON activity (at);
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
-  // Schema 1 lacks only tables that were just created: upgrading is recording the new version.
-  if (schema === undefined || Number(schema['value']) === 1) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
+  // Schemas 1 and 2 lack only tables that were just created: upgrading is recording the new version.
+  if (schema === undefined || Number(schema['value']) === 1 || Number(schema['value']) === 2) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
   else if (Number(schema['value']) !== SCHEMA_VERSION) {
     db.close();
     throw new Error(`${join(dir, FILE)}: schema ${String(schema['value'])}, this sendpool reads schema ${SCHEMA_VERSION}`);
@@ -193,6 +207,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     dropPhones: db.prepare('DELETE FROM campaign_phones WHERE company = ? AND campaign = ?'),
     putBlock: db.prepare('INSERT INTO blocklist (company, phone, added_at, source) VALUES (?, ?, ?, ?) ON CONFLICT(company, phone) DO UPDATE SET added_at = excluded.added_at, source = excluded.source'),
     deleteBlock: db.prepare('DELETE FROM blocklist WHERE company = ? AND phone = ?'),
+    putActivity: db.prepare('INSERT INTO activity (id, at, row) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
+    deleteActivity: db.prepare('DELETE FROM activity WHERE id = ?'),
+    pruneActivity: db.prepare('DELETE FROM activity WHERE at < ?'),
   };
 
   const writeStep = db.transaction((step: StorageStep) => {
@@ -239,6 +256,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       if (b.entry === null) q.deleteBlock.run(b.companyId, b.phone);
       else q.putBlock.run(b.companyId, b.phone, b.entry.addedAt, b.entry.source);
     }
+    for (const [id, at, row] of step.activityPut ?? []) q.putActivity.run(id, at, JSON.stringify(row));
+    for (const id of step.activityDelete ?? []) q.deleteActivity.run(id);
+    if (step.activityBefore !== undefined) q.pruneActivity.run(step.activityBefore);
   });
 
   return {
@@ -253,6 +273,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       const outbox = db.prepare('SELECT id, row FROM outbox').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const sms = db.prepare('SELECT id, row FROM sms ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const tracked = db.prepare('SELECT id, row FROM tracked ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
+      const activity = db.prepare('SELECT id, row FROM activity ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const statistics = new Map<number, { lastBatchAt: number | null; campaigns: CampaignRow[]; contacts: ContactRow[] }>();
       const company = (id: number) => {
         let s = statistics.get(id);
@@ -278,9 +299,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         companyId: Number(r['company']),
         entry: { phone: String(r['phone']), addedAt: Number(r['added_at']), source: String(r['source']) as StoredBlockEntry['source'] },
       }));
-      if (totals === undefined && values.size === 0 && outbox.length === 0 && sms.length === 0 && statistics.size === 0 && tracked.length === 0 && campaignPhones.length === 0 && blocklist.length === 0) {
-        return undefined;
-      }
+      const nothing = [outbox, sms, tracked, campaignPhones, blocklist, activity].every((list) => list.length === 0);
+      if (totals === undefined && values.size === 0 && statistics.size === 0 && nothing) return undefined;
       const rows = emptyRows();
       if (totals !== undefined) {
         const t = JSON.parse(String(totals['value'])) as Pick<EngineRows, 'nextSeq' | 'counts' | 'store'>;
@@ -301,7 +321,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         const t = JSON.parse(String(r['row']));
         rows.templates.set(t.id, t);
       }
-      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist };
+      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist, activity };
     },
     write(step: StorageStep): void {
       writeStep(step);

@@ -68,7 +68,7 @@ describe('docs/server.md curl examples', () => {
       if (c.url.endsWith('/messenger/messages/')) expect(json).toMatchObject({ accepted: 1, rejected: 1, rejections: [{ index: 1, reason: 'invalid_phone' }] });
       if (!('x-api-key-id' in c.headers)) expect(json.error.code).toBe('missing_api_key');
     }
-    expect(statuses).toEqual([200, 200, 202, 202, 202, 200, 401]);
+    expect(statuses).toEqual([200, 200, 202, 202, 202, 202, 200, 401]);
   });
 
   it("the README's examples answer as the README shows", async () => {

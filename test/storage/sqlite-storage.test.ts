@@ -65,6 +65,33 @@ describe('SQLite storage', () => {
     expect(loaded.outbox).toEqual([['e2', { url: 'https://b' }]]);
   });
 
+  it('keeps the activity of the period reports: rows put and updated in first-write order, dropped by key and by time', async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    storage.write({ activityPut: [['m:1', 100, { v: 1 }], ['m:2', 200, { v: 2 }], ['a:1:7', 150, { v: 3 }], ['m:3', 300, { v: 4 }]] });
+    // An update keeps the row's place; the count bound drops by key, the retention by time.
+    storage.write({ activityPut: [['m:2', 200, { v: 22 }], ['m:4', 400, { v: 5 }]], activityDelete: ['m:3'], activityBefore: 150 });
+    storage.close();
+    const loaded = (await openSqliteStorage(dir)).load()!;
+    expect(loaded.activity).toEqual([['m:2', { v: 22 }], ['a:1:7', { v: 3 }], ['m:4', { v: 5 }]]);
+  });
+
+  it('opens a schema 2 database (before the activity table) and upgrades it in place', async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    storage.write({ values: { nextContactId: 7 } });
+    storage.close();
+    const Libsql = ((await import('libsql')) as unknown as { default: new (path: string) => { exec(sql: string): void; close(): void } }).default;
+    const db = new Libsql(join(dir, 'sendpool.db'));
+    db.exec("DROP TABLE activity; UPDATE meta SET value = '2' WHERE key = 'schema'");
+    db.close();
+    const again = await openSqliteStorage(dir);
+    again.write({ activityPut: [['m:1', 1, { v: 1 }]] });
+    expect(Object.fromEntries(again.load()!.values)).toEqual({ nextContactId: 7 });
+    expect(again.load()!.activity).toEqual([['m:1', { v: 1 }]]);
+    again.close();
+  });
+
   it('a step that fails writes nothing of itself', async () => {
     const storage = await openSqliteStorage(freshDir());
     const changes = { takenAt: 0, nextSeq: 2, counts: { submitted: 0, queued: 0, waitingRetry: 0, inFlight: 0, sent: 0, failed: 0, expired: 0, rejected: 0 }, finished: [], numbers: [], templates: [], store: { kind: 'memory' } };

@@ -1,7 +1,8 @@
 /**
- * Reports under /reports/ (spec 4.5): POST /reports/ `{ report_type, report_name? }` starts one
- * (202); GET /reports/:id/ shows it; GET /reports/:id/download/?token=… serves the file with the
- * 24 h token of the `report.ready` event. A report of another company is "not found".
+ * Reports under /reports/ (spec 4.5): POST /reports/ `{ report_type, report_name?, start_date?,
+ * end_date? }` starts one (202); GET /reports/:id/ shows it; GET /reports/:id/download/?token=…
+ * serves the file with the 24 h token of the `report.ready` event. A report of another company is
+ * "not found".
  */
 import type { FastifyInstance } from 'fastify';
 import { problem } from '../../core/problems.js';
@@ -11,6 +12,7 @@ import { issueReportToken, reportDownloadUrl, verifyReportToken } from '../../ev
 import { parseReportType } from '../../events/reports.js';
 import type { ServerContext } from '../context.js';
 import { answer, fail } from '../http-errors.js';
+import { parseReportPeriod } from '../report-period.js';
 import type { ReportRecord } from '../report-service.js';
 
 const REPORT_NAME = /^[A-Za-z0-9._-]{1,128}$/;
@@ -29,6 +31,8 @@ function view(ctx: ServerContext, r: ReportRecord, baseUrl: string) {
     created_at: formatUtcMinus3(r.createdAt),
     file_url: fileUrl,
     error_message: r.errorMessage ?? null,
+    start_date: r.period === undefined ? null : formatUtcMinus3(r.period.start),
+    end_date: r.period === undefined ? null : formatUtcMinus3(r.period.end),
   };
 }
 
@@ -43,15 +47,17 @@ export function reportRoutes(app: FastifyInstance, ctx: ServerContext, baseUrl: 
       return answer(reply, errorResponse('invalid_body', [problem('$', 'a JSON object with report_type', body)]));
     }
     const problems = [];
-    const { report_type: type, report_name: name, ...rest } = body as Record<string, unknown>;
+    const { report_type: type, report_name: name, start_date, end_date, ...rest } = body as Record<string, unknown>;
     const parsedType = parseReportType(type);
     if (!parsedType.ok) problems.push(...parsedType.problems);
+    const period = parseReportPeriod({ start_date, end_date }, parsedType.ok ? parsedType.value : undefined, ctx.clock.now(), ctx.reports.retentionMs);
+    if (!period.ok) problems.push(...period.problems);
     if (name !== undefined && (typeof name !== 'string' || !REPORT_NAME.test(name))) {
       problems.push(problem('$.report_name', 'a file name of 1 to 128 letters, digits, dots, dashes or underscores', name));
     }
-    for (const key of Object.keys(rest)) problems.push(problem(`$.${key}`, 'no such field (known: report_type, report_name)', rest[key]));
-    if (problems.length > 0 || !parsedType.ok) return answer(reply, errorResponse('invalid_body', problems));
-    const record = ctx.reports.create(request.companyId, parsedType.value, name as string | undefined);
+    for (const key of Object.keys(rest)) problems.push(problem(`$.${key}`, 'no such field (known: report_type, report_name, start_date, end_date)', rest[key]));
+    if (problems.length > 0 || !parsedType.ok || !period.ok) return answer(reply, errorResponse('invalid_body', problems));
+    const record = ctx.reports.create(request.companyId, parsedType.value, name as string | undefined, period.period);
     if (ctx.durability) {
       // The report's id is a promise too: it is written before it is given.
       try {
