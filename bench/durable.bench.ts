@@ -84,13 +84,25 @@ function pauseAll(engine: Engine): void {
   for (const n of engine.numbers()) engine.setNumberStatus(n.phone, 'paused');
 }
 
-function body(): string {
+/**
+ * A request body whose phones are all new to the campaign: the server sends a phone once per
+ * campaign, so the same body again would be rejected as duplicated. Phones are `55119`, the
+ * request's number (5 digits) and the contact's (3 digits).
+ */
+function bodyTemplate(): string {
+  if (CONTACTS_PER_REQUEST > 1000) throw new Error('durable bench: at most 1,000 contacts per request');
   const contacts = Array.from({ length: CONTACTS_PER_REQUEST }, (_, i) => ({
-    phone_number: `55119${String(80_000_000 + i).padStart(8, '0')}`,
+    phone_number: `55119@@@@@${String(i).padStart(3, '0')}`,
     template_variables: [`Client ${i}`, `R$ ${i},00`],
     data: { customer: String(100_000 + i) },
   }));
   return JSON.stringify({ business_id: 1, template_type_id: 10, campaign_id: 1, contacts });
+}
+const TEMPLATE = bodyTemplate();
+let requestNumber = 0;
+/** autocannon's requests, each with the next body. */
+function distinctBodies() {
+  return [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: TEMPLATE.replaceAll('@@@@@', String(requestNumber++ % 100_000).padStart(5, '0')) }) }];
 }
 
 function fileSize(path: string): number {
@@ -320,10 +332,10 @@ async function intakeRun(mode: 'memory' | 'durable', post: string): Promise<Inta
     const { address } = await next<{ address: string }>(child, 'ready');
     const url = `${address}/messenger/messages/`;
     // Warm-up (JIT, connection pools, the first pages of the file).
-    await autocannon({ url, method: 'POST', headers, body: post, duration: 2, connections: 4 });
+    await autocannon({ url, method: 'POST', headers, body: post, requests: distinctBodies(), duration: 2, connections: 4 });
     child.send({ op: 'reset' });
     await next(child, 'reset');
-    const r = await autocannon({ url, method: 'POST', headers, body: post, duration: SECONDS, connections: CONNECTIONS });
+    const r = await autocannon({ url, method: 'POST', headers, body: post, requests: distinctBodies(), duration: SECONDS, connections: CONNECTIONS });
     child.send({ op: 'stats' });
     const s = await next<ServeStats>(child, 'stats');
     const run: IntakeRun = {
@@ -352,7 +364,7 @@ async function intakeRun(mode: 'memory' | 'durable', post: string): Promise<Inta
 }
 
 async function intakePart(report: Record<string, unknown>): Promise<void> {
-  const post = body();
+  const post = TEMPLATE.replaceAll('@@@@@', '00000');
   console.error(`\n# intake: ${SECONDS} s per run, ${CONNECTIONS} connections, ${CONTACTS_PER_REQUEST} contacts/request (${post.length.toLocaleString('en')} bytes), ${REPEATS} repeats; load ${load()}`);
   const runs: IntakeRun[] = [];
   for (let i = 0; i < REPEATS; i++) {
@@ -390,7 +402,7 @@ async function populate(dir: string, contacts: number): Promise<{ seconds: numbe
     const requests = Math.ceil(contacts / CONTACTS_PER_REQUEST);
     const connections = Math.min(CONNECTIONS, requests); // autocannon refuses more connections than requests
     const t = performance.now();
-    const r = await autocannon({ url: `${address}/messenger/messages/`, method: 'POST', headers, body: body(), amount: requests, connections, timeout: 60 });
+    const r = await autocannon({ url: `${address}/messenger/messages/`, method: 'POST', headers, requests: distinctBodies(), amount: requests, connections, timeout: 60 });
     const seconds = (performance.now() - t) / 1000;
     child.send({ op: 'stats' });
     const s = await next<ServeStats>(child, 'stats');

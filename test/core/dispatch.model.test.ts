@@ -70,6 +70,8 @@ interface MContact {
   state: MState;
   retries: number;
   handouts: number;
+  /** In flight at a restart: the next hand-out repeats the last message id. */
+  resend: boolean;
   retryAt: number;
   readonly phone: string;
   readonly variables: string[];
@@ -269,7 +271,7 @@ class Submit implements Cmd {
       deadline,
       maxRetries: this.maxRetries,
       retryInterval: this.retryInterval,
-      contacts: contacts.map((c, i) => ({ state: i < this.bad ? 'rejected' : expired ? 'expired' : 'queued', retries: 0, handouts: 0, retryAt: 0, ...c })),
+      contacts: contacts.map((c, i) => ({ state: i < this.bad ? 'rejected' : expired ? 'expired' : 'queued', retries: 0, handouts: 0, resend: false, retryAt: 0, ...c })),
     });
     expect(ticket.accepted).toBe(expired ? 0 : this.n - this.bad);
     checkAll(m, r);
@@ -298,13 +300,18 @@ class Poll implements Cmd {
       expect(msg.contact.phone).toBe(c.phone);
       expect(msg.text).toBe(render(msg.templateId, c.variables));
       expect(msg.contactId).toBe(`${s.id}.${msg.index}`);
-      expect(msg.messageId).toBe(`${s.id}.${msg.index}.${c.handouts}`);
+      // After a restart that found it in flight, the same hand-out again (the idempotency key).
+      const handout = c.resend ? c.handouts - 1 : c.handouts;
+      expect(msg.messageId).toBe(`${s.id}.${msg.index}.${handout}`);
       expect(msg.handedOutAt).toBe(m.now);
       expect([msg.isRetry, msg.retryIndex]).toEqual(c.retries > 0 ? [true, c.retries - 1] : [false, null]);
       expect(numbers.get(msg.phone)).toMatchObject({ businessId: s.pool.businessId, status: 'active' });
       expect(templates.get(msg.templateId)?.status).toBe('active');
-      m.handouts.push({ messageId: msg.messageId, seq: s.seq, index: msg.index, handout: c.handouts });
-      c.handouts++;
+      if (c.resend) c.resend = false;
+      else {
+        m.handouts.push({ messageId: msg.messageId, seq: s.seq, index: msg.index, handout: c.handouts });
+        c.handouts++;
+      }
       c.state = 'inflight';
       const log = r.sends.get(msg.phone) ?? [];
       log.push({ at: m.now, count: 1 });
@@ -410,7 +417,13 @@ class Restart implements Cmd {
   run(m: Model, r: Real): void {
     const snapshot = JSON.parse(JSON.stringify(this.fromRows ? snapshotFromRows(r.rows, m.now) : r.engine.snapshot()));
     r.engine = createEngine(fleet(), { clock: r.clock, snapshot, trackChanges: true });
-    for (const s of m.subs) for (const c of s.contacts) if (c.state === 'inflight') c.state = 'queued';
+    for (const s of m.subs) {
+      for (const c of s.contacts) {
+        if (c.state !== 'inflight') continue;
+        c.state = 'queued';
+        c.resend = true;
+      }
+    }
     checkAll(m, r);
   }
   toString = () => (this.fromRows ? 'restart from rows' : 'restart');

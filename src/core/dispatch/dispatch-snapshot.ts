@@ -34,6 +34,8 @@ export interface SubmissionSnapshot {
   readonly fresh?: number;
   /** Version 2: queued contacts that came back, in the order they go (all below `fresh`). */
   readonly back?: readonly number[];
+  /** Queued contacts that were in flight at a restart: their next hand-out repeats their last message id. */
+  readonly resend?: readonly number[];
 }
 
 /**
@@ -98,7 +100,14 @@ export function recordToSnapshot(r: SubmissionRecord): SubmissionSnapshot {
     fresh: r.fresh,
     // Only the entries still to go that are queued (skipped ones are final).
     back: r.back === undefined ? [] : r.back.slice(r.backHead).filter((i) => r.state[i] === QUEUED),
+    ...(r.resend === undefined ? {} : resendOf(r.resend, r.state)),
   };
+}
+
+function resendOf(resend: Uint8Array, state: Uint8Array): { resend?: number[] } {
+  const out: number[] = [];
+  for (let i = 0; i < resend.length; i++) if (resend[i] === 1 && state[i] === QUEUED) out.push(i);
+  return out.length > 0 ? { resend: out } : {};
 }
 
 export function queueToSnapshot(q: PoolQueue): QueueSnapshot {
@@ -166,6 +175,10 @@ export function checkDispatchSnapshot(input: unknown, path: string): Problem[] {
       const back = s['back'];
       if (back !== undefined && (!Array.isArray(back) || !back.every((x) => isInt(x, 0, fresh - 1)) || new Set(back).size !== back.length)) {
         bad(`${at}.back`, `distinct contact indexes below fresh (${fresh})`, back);
+      }
+      const resend = s['resend'];
+      if (resend !== undefined && (!Array.isArray(resend) || !resend.every((x) => isInt(x, 0, fresh - 1)) || new Set(resend).size !== resend.length)) {
+        bad(`${at}.resend`, `distinct contact indexes below fresh (${fresh})`, resend);
       }
       if (typeof state === 'string' && state.length === n && contacts.some((c, k) => state[k] !== String(REJECTED) && !isObject(c))) {
         bad(`${at}.contacts`, 'contact objects', contacts);

@@ -266,8 +266,12 @@ export class Dispatcher {
       const phone = this.#host.phoneAt(slot);
       if (this.#tracking) this.#host.charged(slot);
       const templateId = this.#scratchTemplates[i]!;
-      const handout = record.handouts[index]!;
-      record.handouts[index] = handout + 1;
+      let handout = record.handouts[index]!;
+      // In flight at a restart: the same hand-out again, under the same message id.
+      if (record.resend !== undefined && record.resend[index] === 1) {
+        record.resend[index] = 0;
+        handout--;
+      } else record.handouts[index] = handout + 1;
       this.#move(record, index, IN_FLIGHT);
       record.flightPhone[index] = phone;
       record.flightTemplate[index] = templateId;
@@ -738,11 +742,16 @@ export class Dispatcher {
       const flying: number[] = [];
       for (let i = 0; i < n; i++) {
         const state = Number(s.state[i]);
-        if (state === IN_FLIGHT) flying.push(i);
+        if (state === IN_FLIGHT && record.handouts[i]! > 0) flying.push(i);
         // In flight at the snapshot: queued again (below, ahead of the rest).
         this.#enter(record, i, state === IN_FLIGHT ? QUEUED : state);
       }
       inFlight.set(record, flying);
+      const resend = [...flying, ...(s.resend ?? [])].filter((i) => record.state[i] === QUEUED && record.handouts[i]! > 0);
+      if (resend.length > 0) {
+        record.resend = new Uint8Array(n);
+        for (const i of resend) record.resend[i] = 1;
+      }
       const back = s.back ?? Array.from({ length: n }, (_, i) => i).filter((i) => record.state[i] === QUEUED && !flying.includes(i));
       savedBack.set(record, back);
       this.#bySeq.set(s.seq, record);

@@ -83,6 +83,11 @@ export interface SubmissionRecord extends RecordOptions {
   inReturning: boolean;
   /** Due times of retries, by contact (allocated at the first retry; only waiting contacts' values count). */
   retryAt: Float64Array | undefined;
+  /**
+   * Contacts in flight at a restart and queued again: their next hand-out repeats their last message
+   * id, the idempotency key a deduplicating provider sends once (allocated only by a restore).
+   */
+  resend: Uint8Array | undefined;
   /** Changed since the host last took changes (tracking on). */
   dirty: boolean;
   /** The host has had this record's contacts once (tracking on): later changes omit them. */
@@ -127,6 +132,7 @@ export function createRecord(options: RecordOptions, queue: PoolQueue): Submissi
     fresh: 0,
     freshQueued: 0,
     back: undefined,
+    resend: undefined,
     backHead: 0,
     backQueued: 0,
     inFresh: false,

@@ -28,8 +28,9 @@ export interface SubmitTicket {
 export interface OutgoingMessage {
   /**
    * Unique per hand-out: `<submission>.<contact index>.<hand-out>`; report outcomes under it. Give it
-   * to a provider that deduplicates as the idempotency key: a contact sent again after a restart
-   * goes under a new id, so the key says "this hand-out", not "this contact".
+   * to a provider that deduplicates as the idempotency key: a contact that was in flight at a
+   * restart goes again under the same id (the same hand-out, repeated), so a provider that
+   * deduplicates sends it once; a retry or a failover is a new hand-out with a new id.
    */
   readonly messageId: string;
   /**
