@@ -64,6 +64,7 @@ describe('durable server restart', () => {
       fileUrl = receiver.all('/reports')[0].file_url;
       expect((await api(first.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(3) } })).status).toBe(202);
       await waitFor(() => receiver.all('/hsm').filter((n) => n.status === 'SENT').length === 3, 'three SENT');
+      expect((await api(first.address, '/operator/blocklist/', { body: { phones: [contacts(1, 9)[0]!.phone_number] } })).status).toBe(200);
       sink?.messageStatus({ messageId: sent[1]!, status: 'READ' });
       await waitFor(() => lastCounts()?.count_read === 1, 'the READ counted');
     } finally {
@@ -86,12 +87,16 @@ describe('durable server restart', () => {
       const ids = receiver.all('/hsm').filter((n) => n.status === 'SENT').map((n) => n.id);
       expect(new Set(ids).size).toBe(4);
       expect(Math.max(...ids)).toBe(4);
+      // The blocklist and the phones the campaign took are kept: blocked and duplicated.
+      const again = await api(second.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: [...contacts(1), ...contacts(1, 9)] } });
+      expect(again.json).toMatchObject({ accepted: 0, rejected: 2, rejections: [{ index: 0, reason: 'duplicated' }, { index: 1, reason: 'blocked' }] });
       // A later status of a message sent before the restart: notified, and counted on top of the
       // statistics kept (the campaign's 3 contacts from before, not only the new one).
       sink?.messageStatus({ messageId: sent[0]!, status: 'DEVICE' });
       await waitFor(() => receiver.all('/hsm').some((n) => n.status === 'DEVICE' && n.id === 1), 'DEVICE of contact 1');
       await waitFor(() => lastCounts()?.count_delivered === 2, 'the DEVICE counted');
-      expect(lastCounts()).toMatchObject({ status: 'FINISHED', count_total: 4, count_sent: 4, count_delivered: 2, count_read: 1, count_remaining: 0 });
+      await waitFor(() => lastCounts()?.count_total === 6, 'the rejected contacts counted');
+      expect(lastCounts()).toMatchObject({ status: 'FINISHED', count_total: 6, count_sent: 4, count_duplicated: 1, count_blocked: 1, count_delivered: 2, count_read: 1, count_remaining: 0 });
       expect(receiver.badSignatures).toBe(0);
     } finally {
       await second.close();
