@@ -29,6 +29,8 @@ export {
   type DelayRange,
   type WeightedCode,
 } from './simulated-channel.js';
+export { composeChannels } from './channels/compose.js';
+export type { ComposedChannels } from './channels/compose.js';
 
 // Keys and tenants
 export { API_KEYS_ENV, MIN_KEY_LENGTH, ApiKeysError, checkApiKeys, loadApiKeys, type ApiKeyEntry } from './tenants.js';

@@ -1,0 +1,28 @@
+/**
+ * One `Channel` from a template-message provider and an SMS gateway (a WhatsApp Cloud API channel
+ * and an SMPP connection, say): sends go to the first, SMS to the second, and both report to the
+ * server's sink.
+ */
+import type { Channel } from '../channel.js';
+
+export interface ComposedChannels {
+  /** Sends template messages (its `sendSms` is not used). */
+  readonly messages: Channel;
+  /** Sends SMS (its `send` is not used). */
+  readonly sms: Channel;
+}
+
+export function composeChannels(parts: ComposedChannels): Channel {
+  return {
+    send: (message) => parts.messages.send(message),
+    sendSms: (sms) => parts.sms.sendSms(sms),
+    attach(sink) {
+      parts.messages.attach(sink);
+      if (parts.sms !== parts.messages) parts.sms.attach(sink);
+    },
+    async close() {
+      await parts.messages.close?.();
+      if (parts.sms !== parts.messages) await parts.sms.close?.();
+    },
+  };
+}
