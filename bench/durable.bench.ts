@@ -101,8 +101,8 @@ function bodyTemplate(): string {
 const TEMPLATE = bodyTemplate();
 let requestNumber = 0;
 /** autocannon's requests, each with the next body. */
-function distinctBodies() {
-  return [{ setupRequest: (req: Record<string, unknown>) => ({ ...req, body: TEMPLATE.replaceAll('@@@@@', String(requestNumber++ % 100_000).padStart(5, '0')) }) }];
+function distinctBodies(): autocannon.Request[] {
+  return [{ setupRequest: (req: autocannon.Request) => ({ ...req, body: TEMPLATE.replaceAll('@@@@@', String(requestNumber++ % 100_000).padStart(5, '0')) }) }];
 }
 
 function fileSize(path: string): number {
