@@ -3,7 +3,9 @@
  * appends every attempt (with its charge time) to a log file before answering (the independent record the test reads:
  * what a provider would have received). Contacts whose ref ends in 7 fail their first attempt
  * (131000, a contact retry), in 5 are throttled once (130429, the number rests), in 3 are
- * undeliverable (131026, final). Prints its address once listening.
+ * undeliverable (131026, final), in 9 find template 100 paused by the provider (132015: the template
+ * is paused for 3 hours and the contact fails over to template 101). Prints its address once
+ * listening.
  */
 import { openSync, writeFileSync, writeSync } from 'node:fs';
 import { runServer, type Channel } from '../../src/server/index.js';
@@ -14,9 +16,17 @@ const channel: Channel = {
   async send(m) {
     const ref = String(m.contact.data?.['ref']);
     const first = m.retryIndex === null;
-    const code = ref.endsWith('3') ? 131026 : first && ref.endsWith('7') ? 131000 : ref.endsWith('5') && m.messageId.endsWith('.0') ? 130429 : undefined;
+    const code = ref.endsWith('3')
+      ? 131026
+      : first && ref.endsWith('7')
+        ? 131000
+        : ref.endsWith('5') && m.messageId.endsWith('.0')
+          ? 130429
+          : ref.endsWith('9') && m.templateId === 100
+            ? 132015
+            : undefined;
     // The charge time (when the engine took the number's capacity), which the windows are about.
-    writeSync(log, `${JSON.stringify({ at: m.handedOutAt, phone: m.phone, ref, id: m.messageId, ok: code === undefined })}\n`);
+    writeSync(log, `${JSON.stringify({ at: m.handedOutAt, phone: m.phone, ref, id: m.messageId, tpl: m.templateId, ok: code === undefined, ...(code === undefined ? {} : { code }) })}\n`);
     return code === undefined ? { status: 'sent' } : { status: 'failed', code };
   },
   async sendSms(sms) {

@@ -29,11 +29,12 @@ const BIG = [
 const TIGHT = { phone: '5521990000009', throughputPerHour: 300, messagingLimit24h: 400, messagesPerSecond: 50 };
 const fleet = {
   businesses: [
-    { id: 1, name: 'Acme', companyId: 1, numbers: BIG.map((n) => ({ ...n, status: 'active' })), templateTypes: [{ id: 10, name: 'billing', templateIds: [100] }] },
+    { id: 1, name: 'Acme', companyId: 1, numbers: BIG.map((n) => ({ ...n, status: 'active' })), templateTypes: [{ id: 10, name: 'billing', templateIds: [100, 101] }] },
     { id: 2, name: 'Tight', companyId: 1, numbers: [{ ...TIGHT, status: 'active' }], templateTypes: [{ id: 10, name: 'alerts', templateIds: [200] }] },
   ],
   templates: [
     { id: 100, name: 'bill', text: 'Hi {{1}}', businessIds: [1], status: 'active' },
+    { id: 101, name: 'bill_b', text: 'Hello {{1}}', businessIds: [1], status: 'active' },
     { id: 200, name: 'alert', text: 'Alert {{1}}', businessIds: [2], status: 'active' },
   ],
 };
@@ -43,7 +44,11 @@ interface Logged {
   phone: string;
   ref: string;
   id: string;
+  /** The template of the send. */
+  tpl?: number;
   ok: boolean;
+  /** The provider's error code of a failed send. */
+  code?: number;
   /** An SMS handed to the gateway (not a chat-channel send). */
   sms?: boolean;
 }
@@ -249,6 +254,12 @@ describe('durable server under kill -9', () => {
         expect(windowViolation(sends, { perHour: n.throughputPerHour, per24h: n.messagingLimit24h, perSecond: n.messagesPerSecond }), n.phone).toBeUndefined();
       }
       expect(log.filter((l) => l.phone === TIGHT.phone).length).toBeGreaterThan(0);
+      // The provider paused template 100 (132015): its contacts failed over to template 101 and were
+      // sent there, none counted as failed (the statistics above).
+      const paused = log.filter((l) => l.code === 132015);
+      expect(paused.length).toBeGreaterThan(0);
+      expect(paused.every((l) => l.tpl === 100)).toBe(true);
+      expect(log.some((l) => l.ok && l.tpl === 101 && l.ref.endsWith('9'))).toBe(true);
     } finally {
       await kill(server.child);
       await receiver.close();
