@@ -24,15 +24,18 @@
  * the same runs (`before=/path/to/a/checkout,after=.`: each scenario runs on each build in turn,
  * so both see the same machine); default: this checkout's dist/.
  *
- * The server also reports its longest garbage-collection pause (perf_hooks `gc` entries), so a
- * block can be told from a collection.
+ * The server also reports the CPU time it used during its longest event-loop gaps (a gap with
+ * little CPU is the process waiting for a CPU, which happens on a shared machine) and its longest
+ * garbage-collection pause (perf_hooks `gc` entries), so a block of work can be told from the
+ * machine and from a collection.
  *
  * Contacts: a phone, a CPF, a contract, two template variables and a `data` object of four keys
  * (about 233 bytes each: 2.3 MB for 10,000).
  *
  * `BENCH_PARTS=stages` (default "stages,load") times, in this process, each step of the intake of
- * one 10,000-contact body on its own: JSON.parse, the contract's parse, the mapping,
- * engine.submit, and what a worker thread would cost to hand a parsed body back (v8
+ * one 10,000-contact body on its own: JSON.parse, the contract's parse, the same two in steps
+ * (startJsonBody, startSendRequest: all steps and the longest, when the build has them), the
+ * mapping, engine.submit, and what a worker thread would cost to hand a parsed body back (v8
  * serialize / deserialize, the structured clone of postMessage).
  *
  * Options (environment): BENCH_PARTS, BENCH_SECONDS, BENCH_RUNS, BENCH_SCENARIOS (default
