@@ -13,6 +13,8 @@ export type { ConfigUpdate, WebhookConfig, WebhookUrlKey } from './config-schema
 export { isValidCnpj, isValidCpf, normaliseDocument } from './document.js';
 export type { DocumentKind } from './document.js';
 export { isJsonContentType, parseJsonBody, utf8Length } from './json-body.js';
+export { startJsonBody } from './json-slices.js';
+export type { JsonBodySteps } from './json-slices.js';
 export type { JsonBodyOptions, JsonBodyResult } from './json-body.js';
 export {
   DEFAULT_MAX_BODY_BYTES,
@@ -30,8 +32,8 @@ export { buildOpenApiDocument } from './openapi.js';
 export type { OpenApiOptions } from './openapi.js';
 export { mergeConfig, parseConfig } from './parse-config.js';
 export type { ConfigOptions } from './parse-config.js';
-export { parseSendRequest } from './parse-send-request.js';
-export type { AcceptedContact, ParsedSendRequest, SendRequestOptions, TemplateTypeLookup } from './parse-send-request.js';
+export { parseSendRequest, startSendRequest } from './parse-send-request.js';
+export type { AcceptedContact, ParsedSendRequest, SendRequestOptions, SendRequestSteps, TemplateTypeLookup } from './parse-send-request.js';
 export { parseSmsBatch } from './parse-sms-batch.js';
 export type { AcceptedSms, ParsedSmsBatch, SmsBatchOptions } from './parse-sms-batch.js';
 export { BRAZIL_AREA_CODES, normalisePhone } from './phone.js';

@@ -298,13 +298,39 @@ export function fastCheck(schema: TSchema): (value: unknown) => boolean {
 }
 
 /**
+ * Problems gathered over several walks, as one walk of the whole would list them: the first
+ * `limit` listed, the rest counted. For a parser that checks the parts of a body one at a time.
+ */
+export interface ProblemSink {
+  /** Problems found so far, listed or counted. */
+  readonly count: number;
+}
+
+/** An empty sink that lists the first `limit` problems walked into it and counts the rest. */
+export function createProblemSink(limit = Infinity): ProblemSink {
+  const sink: Sink = { list: [], limit, count: 0 };
+  return sink;
+}
+
+/** Walks `value` at `path` into `sink` (no compiled check first: call it on a value the compiled check refused). */
+export function walkSchema(schema: TSchema, value: unknown, path: string, sink: ProblemSink): void {
+  walk(schema as unknown as Schema, value, path, sink as Sink);
+}
+
+/** The problems of a sink, capped as {@link schemaProblems} caps them. */
+export function sinkProblems(sink: ProblemSink): Problem[] {
+  const s = sink as Sink;
+  return s.count > s.list.length ? capProblems(s.list, s.count, s.limit) : s.list;
+}
+
+/**
  * The problems of `value` against `schema` (empty when valid): compiled check first, walk on
  * failure. With `limit`, the first `limit` problems and, when there are more, one last problem
  * that counts the rest (see problem-cap.ts); the walk builds no text for those.
  */
 export function schemaProblems(schema: TSchema, value: unknown, limit = Infinity): Problem[] {
   if (fastCheck(schema)(value)) return [];
-  const sink: Sink = { list: [], limit, count: 0 };
-  walk(schema as unknown as Schema, value, '$', sink);
-  return sink.count > sink.list.length ? capProblems(sink.list, sink.count, limit) : sink.list;
+  const sink = createProblemSink(limit);
+  walkSchema(schema, value, '$', sink);
+  return sinkProblems(sink);
 }

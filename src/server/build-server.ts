@@ -14,7 +14,6 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { systemClock } from '../runtime/system-clock.js';
 import type { Engine } from '../core/engine.js';
 import type { DispatchCounts } from '../core/dispatch/types.js';
-import { isJsonContentType, parseJsonBody } from '../contract/json-body.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../contract/limits.js';
 import { Outbox, type OutboxEvent } from '../events/outbox.js';
 import { uuidV4 } from '../events/uuid.js';
@@ -27,7 +26,8 @@ import { Blocklist } from './blocklist.js';
 import { CampaignPhones } from './campaign-phones.js';
 import { DispatchWorker } from './dispatch-worker.js';
 import { Durability } from './durability.js';
-import { ContractHttpError, installErrorHandlers } from './http-errors.js';
+import { installErrorHandlers } from './http-errors.js';
+import { installJsonBodyParser } from './body-parser.js';
 import { installAuth } from './auth.js';
 import { createMetrics } from './metrics.js';
 import { serveMetrics, type MetricsEndpoint } from './metrics-access.js';
@@ -372,14 +372,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     smsReply: (r) => void (detached || notifier.smsReply(r.smsId, r.text, r.at)),
   });
 
-  // Bodies: JSON only, decoded by the contract (size limit, every problem at `$`).
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'string', bodyLimit: maxBodyBytes }, (request, body, done) => {
-    if (!isJsonContentType(request.headers['content-type'])) return done(new ContractHttpError('unsupported_media_type', []), undefined);
-    const decoded = parseJsonBody(body as string, { maxBodyBytes });
-    if (!decoded.ok) return done(new ContractHttpError(decoded.code, decoded.problems), undefined);
-    done(null, decoded.value);
-  });
+  // Bodies: JSON only, decoded by the contract (size limit, every problem at `$`), large ones in slices.
+  installJsonBodyParser(app, maxBodyBytes);
   app.setValidatorCompiler(() => () => true);
 
   const knownPaths = new Map<string, string[]>();

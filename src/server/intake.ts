@@ -6,7 +6,8 @@
  */
 import type { Problem } from '../core/problems.js';
 import { toSubmission } from '../contract/mapping.js';
-import { parseSendRequest } from '../contract/parse-send-request.js';
+import type { ParseResult } from '../contract/check.js';
+import { type ParsedSendRequest, type SendRequestOptions, parseSendRequest } from '../contract/parse-send-request.js';
 import type { Rejection } from '../contract/rejection.js';
 import { errorResponse, sendResponse, type HttpAnswer } from '../contract/responses.js';
 import type { Admission } from '../events/campaign-counts.js';
@@ -53,14 +54,31 @@ function retryAfterSeconds(ctx: ServerContext, businessId: number, typeId: numbe
   return Math.max(1, Math.min(MAX_RETRY_AFTER_S, Math.ceil((at - ctx.clock.now()) / 1000)));
 }
 
-export function intakeSend(ctx: ServerContext, companyId: number, body: unknown, requestId: string): IntakeAnswer {
-  if (ctx.closing) return { answer: errorResponse('unavailable', [], 'The server is shutting down; send again to another instance or later.') };
+/** How a send request of a key's company is parsed: its company's template types, the server's contacts limit. */
+export function sendRequestOptions(ctx: ServerContext, companyId: number): SendRequestOptions {
   const { engine, tenants } = ctx;
-  const parsed = parseSendRequest(body, {
+  return {
     // A business of another company does not exist for this key.
     templateTypes: { templateType: (b, t) => (tenants.owns(companyId, b) ? engine.templateType(b, t) : undefined) },
     ...(ctx.limits.maxContacts === undefined ? {} : { maxContacts: ctx.limits.maxContacts }),
-  });
+  };
+}
+
+/**
+ * Takes a send request. `preparsed` is the body already parsed with {@link sendRequestOptions}
+ * (a large body is parsed in slices before: intake-parse.ts); without it the body is parsed here.
+ * Everything from the intake bound on runs in one piece, so what the bound saw is what is queued.
+ */
+export function intakeSend(
+  ctx: ServerContext,
+  companyId: number,
+  body: unknown,
+  requestId: string,
+  preparsed?: ParseResult<ParsedSendRequest, Problem>,
+): IntakeAnswer {
+  if (ctx.closing) return { answer: errorResponse('unavailable', [], 'The server is shutting down; send again to another instance or later.') };
+  const { engine } = ctx;
+  const parsed = preparsed ?? parseSendRequest(body, sendRequestOptions(ctx, companyId));
   if (!parsed.ok) return { answer: errorResponse('invalid_body', explainBusiness(ctx, companyId, body, parsed.problems)) };
   const campaignId = parsed.value.request.campaign_id;
   const screened = screenContacts(parsed.value, ctx.blocklist.view(companyId), ctx.campaignPhones.known(companyId, campaignId));

@@ -7,6 +7,7 @@ import type { ServerContext } from '../context.js';
 import { errorResponse } from '../../contract/responses.js';
 import { answer } from '../http-errors.js';
 import { intakeSend } from '../intake.js';
+import { parseSendInSlices } from '../intake-parse.js';
 
 export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.get('/messenger/businesses/', { schema: { response: { 200: BusinessesResponseSchema } } }, async (request) => {
@@ -18,7 +19,10 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
     '/messenger/messages/',
     { schema: { body: SendRequestSchema, response: { 202: SendResponseSchema, '4xx': ErrorBodySchema } } },
     async (request, reply) => {
-      const result = intakeSend(ctx, request.companyId, request.body, request.id);
+      // A large body is checked in slices first (other requests are answered meanwhile); the bound
+      // and the submission then run in one piece in intakeSend.
+      const parsed = ctx.closing ? undefined : await parseSendInSlices(ctx, request.companyId, request.body);
+      const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed);
       // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).
       if (ctx.durability && result.answer.status === 202) {
         try {

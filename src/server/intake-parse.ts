@@ -1,0 +1,41 @@
+/**
+ * The contract check of a POST /messenger/messages/ body before `intakeSend`: a large request's
+ * contacts are checked in slices (./slices.ts), so other requests are answered in between. Only
+ * checking happens here; nothing is queued until `intakeSend` takes the parsed request and, in one
+ * piece, checks the intake bound and submits. So a request stays all or nothing, and two large
+ * requests checked side by side are bounded as if they had come one after the other.
+ */
+import type { ParseResult } from '../contract/check.js';
+import { type ParsedSendRequest, parseSendRequest, startSendRequest } from '../contract/parse-send-request.js';
+import type { Problem } from '../core/problems.js';
+import type { ServerContext } from './context.js';
+import { sendRequestOptions } from './intake.js';
+import { runInSlices } from './slices.js';
+
+/**
+ * Requests of at most this many contacts are checked at once: about 2 ms for 1,000 on the reference
+ * machine, as long as a slice.
+ */
+export const SLICED_CONTACTS_MIN = 1000;
+
+/** Contacts checked per unit of a slice: about 0.5 ms of work. */
+const UNIT_CONTACTS = 250;
+
+/** Parses a send body for `intakeSend`: at once when small, in slices when large. */
+export async function parseSendInSlices(ctx: ServerContext, companyId: number, body: unknown): Promise<ParseResult<ParsedSendRequest, Problem>> {
+  const options = sendRequestOptions(ctx, companyId);
+  if (contactCount(body) <= SLICED_CONTACTS_MIN) return parseSendRequest(body, options);
+  const parse = startSendRequest(body, options);
+  await runInSlices(() => parse.step(UNIT_CONTACTS));
+  return parse.result();
+}
+
+/** Length of the body's `contacts` when it is an array, else 0 (never throws: the parser says what is wrong). */
+function contactCount(body: unknown): number {
+  try {
+    const contacts = typeof body === 'object' && body !== null ? (body as { contacts?: unknown }).contacts : undefined;
+    return Array.isArray(contacts) ? contacts.length : 0;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Large POST /messenger/messages/ requests are decoded and checked in slices, other requests are
+ * answered in between, and the intake keeps its rules: a request is taken whole or refused whole,
+ * and the intake bound holds however two large requests interleave.
+ *
+ * Ordering is asserted by events, never by time. To make "while a large request is checked" a
+ * condition rather than a race, a test can hold a check open: the template type is looked up when
+ * a check starts and again when it ends, and a check whose type changed in between runs again
+ * (as after a fleet change). So answering another placeholder count at the end keeps the check
+ * running, turn after turn of the event loop, until the awaited event has happened; then the real
+ * answer lets it finish against the real fleet. A check that did not yield would never see the
+ * event: after a few passes the hold gives up and the assertions on order fail.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createEngine } from '../../src/index.js';
+import type { Engine } from '../../src/core/engine.js';
+import { api, contacts, startServer, testFleet, type Started } from './helpers.js';
+
+const LARGE = 20_000;
+/** Passes after which a held check is let go (a check that does not yield cannot be held open). */
+const MAX_HELD_PASSES = 20;
+
+/** Business 1 of the test fleet with a second type (11), its numbers paused: what is taken stays queued. */
+function pausedEngine(): Engine {
+  const fleet = testFleet();
+  fleet.businesses[0]!.templateTypes.push({ id: 11, name: 'reminders', templateIds: [100] });
+  const engine = createEngine(fleet);
+  for (const n of engine.numbers()) if (n.phone.startsWith('5511')) engine.setNumberStatus(n.phone, 'paused');
+  return engine;
+}
+
+const send = (typeId: number, list: unknown[], campaignId = 1) => ({ body: { business_id: 1, template_type_id: typeId, campaign_id: campaignId, contacts: list } });
+
+/**
+ * Watches the template type lookups of the requests' checks (one request per type at a time) and
+ * holds a check open while `hold(typeId)` is true: see the file's comment.
+ */
+function watchChecks(engine: Engine, hooks: { onStart?: (typeId: number) => void; hold?: (typeId: number) => boolean }) {
+  const real = engine.templateType.bind(engine);
+  const submit = engine.submit.bind(engine);
+  const lookups = new Map<number, number>();
+  let submitting = false;
+  const events: string[] = [];
+  (engine as { templateType: Engine['templateType'] }).templateType = (businessId, typeId) => {
+    const info = real(businessId, typeId);
+    if (submitting || info === undefined) return info;
+    const n = (lookups.get(typeId) ?? 0) + 1;
+    lookups.set(typeId, n);
+    if (n === 1) {
+      events.push(`check ${typeId} started`);
+      hooks.onStart?.(typeId);
+      return info;
+    }
+    if (n <= MAX_HELD_PASSES && hooks.hold?.(typeId) === true) return { ...info, placeholders: info.placeholders + n };
+    return info;
+  };
+  (engine as { submit: Engine['submit'] }).submit = (submission) => {
+    submitting = true;
+    let ticket: ReturnType<Engine['submit']>;
+    try {
+      ticket = submit(submission);
+    } finally {
+      submitting = false;
+    }
+    events.push(`submitted ${submission.typeId}`);
+    const s = engine.stats();
+    maxWaiting = Math.max(maxWaiting, s.queued + s.waitingRetry + s.inFlight);
+    return ticket;
+  };
+  let maxWaiting = 0;
+  return { events, maxWaiting: () => maxWaiting, started: (typeId: number) => (lookups.get(typeId) ?? 0) > 0 };
+}
+
+describe('large send requests', () => {
+  let s: Started | undefined;
+  afterEach(async () => {
+    await s?.server.close();
+    s = undefined;
+  });
+
+  it('takes a 20,000-contact request whole, with the right counts', async () => {
+    const engine = pausedEngine();
+    s = await startServer({ engine, limits: { maxContacts: LARGE } });
+    const list: Record<string, unknown>[] = contacts(LARGE);
+    // Field rules still reject one by one: two duplicates of earlier phones, one invalid phone.
+    list[LARGE - 1] = { ...list[LARGE - 1], phone_number: list[0]!['phone_number'] };
+    list[LARGE - 2] = { ...list[LARGE - 2], phone_number: list[1]!['phone_number'] };
+    list[LARGE - 3] = { ...list[LARGE - 3], phone_number: '123' };
+    const res = await api(s.url, '/messenger/messages/', send(10, list));
+    expect(res.status).toBe(202);
+    expect(res.json).toMatchObject({ accepted: LARGE - 3, rejected: 3, rejection_counts: { duplicated: 2, invalid_phone: 1 } });
+    expect(res.json.rejections.map((r: { index: number }) => r.index)).toEqual([LARGE - 3, LARGE - 2, LARGE - 1]);
+    expect(res.json.rejections[2]).toMatchObject({ reason: 'duplicated', duplicate_of: 0 });
+    expect(engine.stats()).toMatchObject({ submitted: LARGE - 3, queued: LARGE - 3 });
+  });
+
+  it('refuses whole (422) a large request with a bad contact at the end, every problem listed, nothing queued', async () => {
+    const engine = pausedEngine();
+    s = await startServer({ engine, limits: { maxContacts: LARGE } });
+    const before = engine.stats();
+    const list: Record<string, unknown>[] = contacts(LARGE);
+    list[3] = { ...list[3], phone_number: 5511980000003 };
+    list[LARGE - 1] = { ...list[LARGE - 1], nickname: 'x' };
+    const res = await api(s.url, '/messenger/messages/', send(10, list));
+    expect(res.status).toBe(422);
+    expect(res.json.error.code).toBe('invalid_body');
+    expect(res.json.error.problems.map((p: { path: string }) => p.path)).toEqual(['$.contacts[3].phone_number', `$.contacts[${LARGE - 1}].nickname`]);
+    expect(engine.stats()).toEqual(before);
+    expect(engine.stats().submitted).toBe(0);
+
+    // A large body that is not JSON is refused as before (400), with JSON.parse's own message.
+    const text = JSON.stringify(send(10, contacts(LARGE)).body);
+    const broken = await api(s.url, '/messenger/messages/', { raw: `${text.slice(0, -2)},]}`, headers: { 'content-type': 'application/json' } });
+    expect(broken.status).toBe(400);
+    expect(broken.json.error.code).toBe('invalid_json');
+    let message = '';
+    try {
+      JSON.parse(`${text.slice(0, -2)},]}`);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(broken.json.error.problems[0].actual).toBe(message.slice(0, broken.json.error.problems[0].actual.length));
+    expect(engine.stats()).toEqual(before);
+  });
+
+  it('answers GET /messenger/businesses/ while a large request is being checked', async () => {
+    const engine = pausedEngine();
+    let answered = false;
+    const watch = watchChecks(engine, {
+      onStart: () => {
+        void api(s!.url, '/messenger/businesses/').then(
+          (r) => {
+            watch.events.push(`GET answered ${r.status}`);
+            answered = true;
+          },
+          () => watch.events.push('GET failed'),
+        );
+      },
+      hold: () => !answered,
+    });
+    s = await startServer({ engine, limits: { maxContacts: LARGE } });
+    const res = await api(s.url, '/messenger/messages/', send(10, contacts(LARGE)));
+    expect(res.status).toBe(202);
+    expect(res.json.accepted).toBe(LARGE);
+    expect(watch.events).toEqual(['check 10 started', 'GET answered 200', 'submitted 10']);
+  });
+
+  it('keeps the intake bound with two large requests checked side by side: one 202, one 429', async () => {
+    const engine = pausedEngine();
+    // Each check is held until the other has started, so both are in progress at once.
+    const watch = watchChecks(engine, { hold: (typeId) => !watch.started(typeId === 10 ? 11 : 10) });
+    s = await startServer({ engine, limits: { maxContacts: LARGE }, maxQueuedContacts: 30_000 });
+    const [a, b] = await Promise.all([
+      api(s.url, '/messenger/messages/', send(10, contacts(LARGE, 0), 1)),
+      api(s.url, '/messenger/messages/', send(11, contacts(LARGE, LARGE), 2)),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([202, 429]);
+    const refused = a.status === 429 ? a : b;
+    expect(refused.json.error.code).toBe('rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    // Both checks started before either request was submitted.
+    const firstSubmit = watch.events.findIndex((e) => e.startsWith('submitted'));
+    expect(watch.events.slice(0, firstSubmit).sort()).toEqual(['check 10 started', 'check 11 started']);
+    expect(watch.events.filter((e) => e.startsWith('submitted'))).toHaveLength(1);
+    expect(engine.stats()).toMatchObject({ submitted: LARGE, queued: LARGE });
+    expect(watch.maxWaiting()).toBeLessThanOrEqual(30_000);
+  });
+});
