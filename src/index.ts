@@ -108,6 +108,9 @@ export {
   actionForCode,
   channelError,
   failureReason,
+  TRANSPORT_FAILURES,
+  type TransportFailure,
+  type TransportFailureInfo,
   type ChannelErrorInfo,
   type FailureAction,
 } from './core/channel-errors.js';
