@@ -201,11 +201,10 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
         return;
       }
       case 'quality': {
-        const limits = limitsChange(e);
-        if (!limits) return;
         const phone = o.ids.phoneOfDisplay(e.displayPhoneNumber);
         if (phone === undefined) return o.onWarning('number event for a number the fleet does not have', { event: e.event, displayPhoneNumber: e.displayPhoneNumber });
-        to.numberLimits?.({ phone, limits, reason: [e.event, e.tier].filter((x) => x !== undefined).join(' ') });
+        const limits = limitsChange(e, o.ids.number(phone)?.messagesPerSecond);
+        if (limits) to.numberLimits?.({ phone, limits, reason: [e.event, e.tier].filter((x) => x !== undefined).join(' ') });
         return;
       }
     }

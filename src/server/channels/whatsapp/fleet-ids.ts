@@ -12,6 +12,8 @@ export interface WhatsAppNumber {
   readonly phone: string;
   readonly phoneNumberId: string;
   readonly wabaId: string | undefined;
+  /** The fleet's per-second rate of the number, if it has one. */
+  readonly messagesPerSecond: number | undefined;
 }
 
 export interface WhatsAppTemplate {
@@ -41,7 +43,7 @@ export class FleetIds {
     for (const b of fleet.businesses) {
       for (const n of b.numbers) {
         if (!n.whatsapp) continue;
-        this.#numbers.set(n.phone, { phone: n.phone, phoneNumberId: n.whatsapp.phoneNumberId, wabaId: n.whatsapp.wabaId });
+        this.#numbers.set(n.phone, { phone: n.phone, phoneNumberId: n.whatsapp.phoneNumberId, wabaId: n.whatsapp.wabaId, messagesPerSecond: n.messagesPerSecond });
         this.#byPhoneNumberId.set(n.whatsapp.phoneNumberId, n.phone);
       }
     }

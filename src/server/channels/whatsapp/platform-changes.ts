@@ -63,10 +63,16 @@ function hoursIn(description: string | undefined): number | undefined {
   return m ? Number(m[1]) : undefined;
 }
 
-/** The limits a number quality event gives, or undefined when it gives none. */
-export function limitsChange(e: Extract<WebhookEvent, { kind: 'quality' }>): NumberLimitsChange | undefined {
+/**
+ * The limits a number quality event gives, or undefined when it gives none. `perSecond` is the
+ * fleet's per-second rate of the number: a throughput upgrade raises it, and never adds a window
+ * to a number the fleet gave none (that would lower what it may send at once).
+ */
+export function limitsChange(e: Extract<WebhookEvent, { kind: 'quality' }>, perSecond: number | undefined): NumberLimitsChange | undefined {
   // The throughput upgrade's tier reads "higher throughput", not a messaging limit.
-  if (e.event === 'THROUGHPUT_UPGRADE') return { messagesPerSecond: UPGRADED_MESSAGES_PER_SECOND };
+  if (e.event === 'THROUGHPUT_UPGRADE') {
+    return perSecond !== undefined && perSecond < UPGRADED_MESSAGES_PER_SECOND ? { messagesPerSecond: UPGRADED_MESSAGES_PER_SECOND } : undefined;
+  }
   const limit = e.tier === undefined ? undefined : TIER_LIMITS[e.tier];
   return limit === undefined ? undefined : { messagingLimit24h: limit };
 }
