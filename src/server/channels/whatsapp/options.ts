@@ -56,8 +56,10 @@ export interface WhatsAppChannelOptions {
    */
   readonly maxInFlightPerNumber?: number;
   /**
-   * Keep-alive connections to the Graph API, shared by every number.
-   * @default 256
+   * Keep-alive connections to the Graph API, shared by every number. One connection carries one
+   * send at a time, so this bounds the sends at the platform at once: give at least the messages
+   * per second wanted times the platform's answer time (3,000/s x 0.15 s = 450).
+   * @default 512
    */
   readonly connections?: number;
   /**
@@ -177,7 +179,7 @@ export function resolveWhatsAppOptions(o: WhatsAppChannelOptions): ResolvedWhats
   const requestTimeoutMs = int('requestTimeoutMs', 10_000, 1, 600_000, 'milliseconds');
   const connectTimeoutMs = int('connectTimeoutMs', 5_000, 1, 600_000, 'milliseconds');
   const maxInFlightPerNumber = int('maxInFlightPerNumber', 64, 1, 100_000);
-  const connections = int('connections', 256, 1, 100_000);
+  const connections = int('connections', 512, 1, 100_000);
   const maxTrackedMessages = int('maxTrackedMessages', 500_000, 1, 100_000_000);
   const maxWebhookKeys = int('maxWebhookKeys', 100_000, 1, 100_000_000);
   const maxOpenAttendances = int('maxOpenAttendances', 100_000, 1, 100_000_000);
