@@ -1,35 +1,45 @@
 /**
- * A Map that keeps at most `max` entries, dropping the oldest inserted: the channel's memory of
- * sent messages and of webhook events seen stays bounded however long it runs.
+ * A map that remembers the most recent entries: at least the last `max / 2` keys set, at most
+ * `max` entries. Two generations: keys go into the current map; when it holds `max / 2`, it
+ * becomes the previous one and the old previous is dropped whole. Forgetting costs nothing per
+ * entry: a single Map evicting its oldest key with `keys().next()` and `delete` scans the holes
+ * its deletions leave, and a key deleted and set again over and over makes it rehash, both of which
+ * cost tens of microseconds per call on a map of 100,000 entries (measured in the channel's bench).
  */
 export class BoundedMap<K, V> {
-  readonly #map = new Map<K, V>();
+  #current = new Map<K, V>();
+  #previous = new Map<K, V>();
+  readonly #half: number;
 
-  constructor(readonly max: number) {}
+  constructor(readonly max: number) {
+    this.#half = Math.max(1, Math.ceil(max / 2));
+  }
 
   get(key: K): V | undefined {
-    return this.#map.get(key);
+    const value = this.#current.get(key);
+    return value !== undefined ? value : this.#previous.get(key);
   }
 
   has(key: K): boolean {
-    return this.#map.has(key);
+    return this.#current.has(key) || this.#previous.has(key);
   }
 
-  /** Sets `key`, as the newest entry (a key set again moves to the end). */
+  /** Sets `key` as one of the most recent entries. */
   set(key: K, value: V): void {
-    if (this.#map.has(key)) this.#map.delete(key);
-    this.#map.set(key, value);
-    if (this.#map.size > this.max) {
-      const oldest = this.#map.keys().next();
-      if (!oldest.done) this.#map.delete(oldest.value);
+    this.#current.set(key, value);
+    if (this.#current.size >= this.#half) {
+      this.#previous = this.#current;
+      this.#current = new Map();
     }
   }
 
   delete(key: K): void {
-    this.#map.delete(key);
+    this.#current.delete(key);
+    this.#previous.delete(key);
   }
 
+  /** Entries held (a key set in both generations counts twice). */
   get size(): number {
-    return this.#map.size;
+    return this.#current.size + this.#previous.size;
   }
 }

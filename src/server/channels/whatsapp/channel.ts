@@ -54,9 +54,52 @@ export interface WhatsAppChannel extends Channel {
 /** A message the platform accepted, remembered to find what a reply answers. */
 interface TrackedSend {
   readonly messageId: string;
+  /** The number that sent it. */
+  readonly from: string;
   readonly text: string;
   readonly sentAt: number;
   replied: boolean;
+}
+
+/** The handler of one exchange (undici's dispatch handler): a class, so a send allocates one object, not five closures. */
+class Exchange {
+  statusCode = 0;
+  #first: Buffer | undefined;
+  #more: Buffer[] | undefined;
+
+  readonly #resolve: (exchange: Exchange) => void;
+  readonly #reject: (error: Error) => void;
+
+  constructor(resolve: (exchange: Exchange) => void, reject: (error: Error) => void) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  onConnect(): void {}
+
+  onComplete(): void {
+    this.#resolve(this);
+  }
+
+  onError(error: Error): void {
+    this.#reject(error);
+  }
+
+  onHeaders(statusCode: number): boolean {
+    this.statusCode = statusCode;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#first === undefined) this.#first = chunk;
+    else (this.#more ??= [this.#first]).push(chunk);
+    return true;
+  }
+
+  text(): string {
+    if (this.#more) return Buffer.concat(this.#more).toString('utf8');
+    return this.#first === undefined ? '' : this.#first.toString('utf8');
+  }
 }
 
 const LATER: Readonly<Record<'sent' | 'delivered' | 'read' | 'failed', LaterStatus>> = {
@@ -83,7 +126,11 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
   const headers = { authorization: `Bearer ${o.accessToken}`, 'content-type': 'application/json' };
   const gates = new Map<string, Gate>();
   const tracked = new BoundedMap<string, TrackedSend>(o.maxTrackedMessages);
-  /** The last message to a user from a number (`phone>user`): what a reply without context answers. */
+  /**
+   * The last message to each user (by the phone it was sent to): what a reply without context
+   * answers, when it comes to the number that sent it. Keyed by the contact's own phone string, so
+   * remembering costs no new string per send (a composite key did, and showed in the bench).
+   */
   const lastTo = new BoundedMap<string, TrackedSend>(o.maxTrackedMessages);
   const seen = new BoundedMap<string, true>(o.maxWebhookKeys);
   const counts = { inFlight: 0, sent: 0, failed: 0, webhooks: 0, forged: 0, duplicates: 0 };
@@ -102,25 +149,8 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
    * handler rather than `request`: no stream per answer, which is most of a send's cost.
    */
   const post = (path: string, body: string) =>
-    new Promise<{ statusCode: number; text: string }>((resolve, reject) => {
-      let statusCode = 0;
-      const chunks: Buffer[] = [];
-      pool.dispatch(
-        { path, method: 'POST', headers, body },
-        {
-          onConnect: () => {},
-          onHeaders: (status: number) => {
-            statusCode = status;
-            return true;
-          },
-          onData: (chunk: Buffer) => {
-            chunks.push(chunk);
-            return true;
-          },
-          onComplete: () => resolve({ statusCode, text: chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks).toString('utf8') }),
-          onError: reject,
-        },
-      );
+    new Promise<Exchange>((resolve, reject) => {
+      pool.dispatch({ path, method: 'POST', headers, body }, new Exchange(resolve, reject));
     });
 
   const gateOf = (phoneNumberId: string) => {
@@ -143,18 +173,18 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       let answer;
       try {
         const res = await post(`${o.pathPrefix}${number.phoneNumberId}/messages`, templateMessageBody(m, template));
-        answer = classifyAnswer(res.statusCode, res.text);
+        answer = classifyAnswer(res.statusCode, res.text());
       } catch (e) {
         counts.failed++;
         return classifyError(e);
       }
       if (answer.outcome.status === 'sent') {
         counts.sent++;
-        const record: TrackedSend = { messageId: m.messageId, text: m.text, sentAt: o.now(), replied: false };
+        const record: TrackedSend = { messageId: m.messageId, from: m.phone, text: m.text, sentAt: o.now(), replied: false };
         if (answer.wamid !== undefined) tracked.set(answer.wamid, record);
-        lastTo.set(`${m.phone}>${m.contact.phone}`, record);
+        lastTo.set(m.contact.phone, record);
         // The platform may know the user under another form of the phone (its wa_id).
-        if (answer.waId !== undefined && answer.waId !== m.contact.phone) lastTo.set(`${m.phone}>${answer.waId}`, record);
+        if (answer.waId !== undefined && answer.waId !== m.contact.phone) lastTo.set(answer.waId, record);
       } else counts.failed++;
       return answer.outcome;
     } finally {
@@ -240,7 +270,8 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     const phone = (e.phoneNumberId !== undefined ? o.ids.phoneOfPhoneNumberId(e.phoneNumberId) : undefined) ?? (e.displayPhoneNumber !== undefined ? o.ids.phoneOfDisplay(e.displayPhoneNumber) : undefined);
     if (phone === undefined || e.from === undefined) return;
     const conversation = `${phone}>${e.from}`;
-    const answered = (e.contextId !== undefined ? tracked.get(e.contextId) : undefined) ?? lastTo.get(conversation);
+    const last = lastTo.get(e.from);
+    const answered = (e.contextId !== undefined ? tracked.get(e.contextId) : undefined) ?? (last?.from === phone ? last : undefined);
     const optOut = isOptOut(e.text) || isOptOut(e.buttonPayload);
     const at = e.at ?? o.now();
     if (answered && (!answered.replied || optOut)) {
