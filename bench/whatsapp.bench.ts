@@ -23,9 +23,9 @@ import { createWhatsAppChannel } from '../src/server/channels/whatsapp/index.js'
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
 const NUMBERS = 40;
-const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 256);
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64);
-const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 256);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 512);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 128);
+const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT ?? 512);
 const KEY = 'bench-key-0123456789abcdef';
 const SECRETS = { accessToken: 'EAAbench-access-token-000000', appSecret: 'bench-app-secret-0000000', verifyToken: 'bench-verify' };
 

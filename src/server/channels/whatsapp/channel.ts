@@ -23,7 +23,7 @@ import { BoundedMap } from './bounded.js';
 import { Gate } from './gate.js';
 import { resolveWhatsAppOptions, type ResolvedWhatsAppOptions, type WhatsAppChannelOptions } from './options.js';
 import { limitsChange, templateChange } from './platform-changes.js';
-import { templateMessageBody } from './request.js';
+import { templateMessageBody, templatePart } from './request.js';
 import { sameSecret, verifySignature } from './signature.js';
 import { readWebhook, type WebhookEvent } from './webhook-events.js';
 
@@ -158,6 +158,19 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     if (!gate) gates.set(phoneNumberId, (gate = new Gate(o.maxInFlightPerNumber)));
     return gate;
   };
+  // Built once: each number's path and each template's part of the body.
+  const paths = new Map<string, string>();
+  const pathOf = (phoneNumberId: string) => {
+    let path = paths.get(phoneNumberId);
+    if (path === undefined) paths.set(phoneNumberId, (path = `${o.pathPrefix}${phoneNumberId}/messages`));
+    return path;
+  };
+  const parts = new Map<number, string>();
+  const partOf = (templateId: number, template: { readonly name: string; readonly language: string }) => {
+    let part = parts.get(templateId);
+    if (part === undefined) parts.set(templateId, (part = templatePart(template)));
+    return part;
+  };
 
   async function send(m: OutgoingMessage): Promise<SendOutcome> {
     const number = o.ids.number(m.phone);
@@ -172,7 +185,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     try {
       let answer;
       try {
-        const res = await post(`${o.pathPrefix}${number.phoneNumberId}/messages`, templateMessageBody(m, template));
+        const res = await post(pathOf(number.phoneNumberId), templateMessageBody(m, partOf(m.templateId, template)));
         answer = classifyAnswer(res.statusCode, res.text());
       } catch (e) {
         counts.failed++;

@@ -13,4 +13,4 @@ export {
 } from './options.js';
 export { signatureOf, verifySignature } from './signature.js';
 export { TIER_LIMITS, UPGRADED_MESSAGES_PER_SECOND } from './platform-changes.js';
-export { templateMessageBody } from './request.js';
+export { templateMessageBody, templatePart } from './request.js';
