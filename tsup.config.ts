@@ -2,8 +2,8 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig([
   {
-    // The engine, the HTTP contract, the webhook events, the reference server and the Redis
-    // capacity are separate entries: a host that only dispatches loads none of the others. Shared
+    // The engine, the HTTP contract, the webhook events, the reference server, the Redis capacity
+    // and the WhatsApp channel are separate entries: a host that only dispatches loads none of the others. Shared
     // code lands in common chunks, so each class exists once however many entries a host imports.
     entry: {
       index: 'src/index.ts',
@@ -11,6 +11,7 @@ export default defineConfig([
       events: 'src/events/index.ts',
       server: 'src/server/index.ts',
       redis: 'src/redis/index.ts',
+      whatsapp: 'src/server/channels/whatsapp/index.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,

@@ -35,6 +35,8 @@ export type {
   TemplateStatus,
   TemplateTypeDescription,
   TemplateVariable,
+  WhatsAppNumberIds,
+  WhatsAppTemplateIds,
 } from './core/fleet.js';
 export { MAX_MESSAGES_PER_SECOND, MAX_MESSAGING_LIMIT_24H, MAX_THROUGHPUT_PER_HOUR } from './core/fleet.js';
 export {
@@ -106,6 +108,9 @@ export {
   actionForCode,
   channelError,
   failureReason,
+  TRANSPORT_FAILURES,
+  type TransportFailure,
+  type TransportFailureInfo,
   type ChannelErrorInfo,
   type FailureAction,
 } from './core/channel-errors.js';

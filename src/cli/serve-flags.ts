@@ -4,7 +4,7 @@
  * was expected and what was given. Secrets (key files) are never echoed, only their length.
  */
 import { DEFAULT_CONNECTIONS } from '../server/connections.js';
-import { hostProblem, MIN_METRICS_KEY_LENGTH, MIN_REPORT_TOKEN_KEY_BYTES, publicBaseUrlProblem } from '../server/option-checks.js';
+import { hostProblem, MIN_METRICS_KEY_LENGTH, MIN_REPORT_TOKEN_KEY_BYTES, publicBaseUrlProblem, secretProblem } from '../server/option-checks.js';
 import type { Options, Parsed } from './args.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
@@ -29,8 +29,20 @@ export const SERVE_FLAGS: Options = {
   'request-timeout': { type: 'string' },
   'keep-alive-timeout': { type: 'string' },
   'idle-timeout': { type: 'string' },
+  channel: { type: 'string' },
+  'whatsapp-credentials': { type: 'string' },
+  'graph-url': { type: 'string' },
+  'graph-api-version': { type: 'string' },
   version: { type: 'boolean' },
 };
+
+/** Environment variables of the WhatsApp channel's secrets, by option. */
+export const WHATSAPP_ENV = Object.freeze({
+  accessToken: 'SENDPOOL_WHATSAPP_ACCESS_TOKEN',
+  appSecret: 'SENDPOOL_WHATSAPP_APP_SECRET',
+  verifyToken: 'SENDPOOL_WHATSAPP_VERIFY_TOKEN',
+});
+const WHATSAPP_MIN_LENGTH = { accessToken: 16, appSecret: 16, verifyToken: 8 } as const;
 
 /** What `serve` hands to `runServer`, and what it says on standard error before listening. */
 export interface ServeSettings {
@@ -95,8 +107,48 @@ function reportKeyProblem(key: string): string | undefined {
   return `expected a key of at least ${MIN_REPORT_TOKEN_KEY_BYTES} bytes (surrounding whitespace is ignored), got ${bytes === 0 ? 'an empty file' : `${bytes} byte${bytes === 1 ? '' : 's'}`}`;
 }
 
+/**
+ * The WhatsApp channel's secrets: from `--whatsapp-credentials FILE` (a JSON object with
+ * `accessToken`, `appSecret`, `verifyToken`), else from the environment. Never echoed: a problem
+ * says where the secret came from and its length only.
+ */
+function whatsAppSecrets(io: Io, file: string | undefined, env: NodeJS.ProcessEnv): Record<keyof typeof WHATSAPP_ENV, string> {
+  let fromFile: Record<string, unknown> = {};
+  if (file !== undefined) {
+    let text: string;
+    try {
+      text = io.readFile(file);
+    } catch (e) {
+      throw new UsageError(`--whatsapp-credentials ${file}: cannot read: ${readFailure(e)}`);
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new UsageError(`--whatsapp-credentials ${file}: expected a JSON object { "accessToken", "appSecret", "verifyToken" }, got text that is not JSON`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--whatsapp-credentials ${file}: expected a JSON object { "accessToken", "appSecret", "verifyToken" }`);
+    fromFile = parsed as Record<string, unknown>;
+    const unknown = Object.keys(fromFile).filter((k) => !(k in WHATSAPP_ENV));
+    if (unknown.length > 0) throw new UsageError(`--whatsapp-credentials ${file}: no such field ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known: accessToken, appSecret, verifyToken)`);
+  }
+  const secrets = {} as Record<keyof typeof WHATSAPP_ENV, string>;
+  for (const key of Object.keys(WHATSAPP_ENV) as (keyof typeof WHATSAPP_ENV)[]) {
+    const inFile = fromFile[key] !== undefined;
+    const value = inFile ? fromFile[key] : env[WHATSAPP_ENV[key]];
+    const where = inFile ? `--whatsapp-credentials ${file}: ${key}` : WHATSAPP_ENV[key];
+    if (value === undefined || value === '') {
+      throw new UsageError(`--channel whatsapp: needs ${key}: set ${WHATSAPP_ENV[key]} or give "${key}" in --whatsapp-credentials FILE`);
+    }
+    const found = secretProblem(where, value, WHATSAPP_MIN_LENGTH[key]);
+    if (found) throw new UsageError(found.message);
+    secrets[key] = value as string;
+  }
+  return secrets;
+}
+
 /** Checks the flags and maps them to `runServer` options. */
-export function serveSettings(values: Parsed['values'], io: Io): ServeSettings {
+export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.ProcessEnv = process.env): ServeSettings {
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
   const options: Record<string, unknown> = {};
   const notes: string[] = [];
@@ -150,5 +202,23 @@ export function serveSettings(values: Parsed['values'], io: Io): ServeSettings {
     throw new UsageError(`--headers-timeout: expected at most the request timeout (${given === undefined ? `${formatDuration(requestMs)}, the default of --request-timeout` : `--request-timeout ${given}`}), got ${JSON.stringify(str('headers-timeout'))}`);
   }
   if (Object.keys(connections).length > 0) options['connections'] = connections;
+
+  const channel = str('channel') ?? 'simulated';
+  if (channel !== 'simulated' && channel !== 'whatsapp') throw new UsageError(`--channel: expected "simulated" or "whatsapp", got ${JSON.stringify(channel)}`);
+  const graphUrl = str('graph-url');
+  const graphVersion = str('graph-api-version');
+  if (channel === 'simulated') {
+    for (const flag of ['whatsapp-credentials', 'graph-url', 'graph-api-version']) {
+      if (str(flag) !== undefined) throw new UsageError(`--${flag}: needs --channel whatsapp`);
+    }
+  } else {
+    if (graphUrl !== undefined && !/^https?:\/\/[^\s?#@]+$/.test(graphUrl)) throw new UsageError(`--graph-url: expected an http or https URL such as https://graph.facebook.com, got ${JSON.stringify(graphUrl)}`);
+    if (graphVersion !== undefined && !/^v\d+\.\d+$/.test(graphVersion)) throw new UsageError(`--graph-api-version: expected a Graph API version such as v23.0, got ${JSON.stringify(graphVersion)}`);
+    options['whatsapp'] = {
+      ...whatsAppSecrets(io, str('whatsapp-credentials'), env),
+      ...(graphUrl !== undefined ? { graphUrl } : {}),
+      ...(graphVersion !== undefined ? { apiVersion: graphVersion } : {}),
+    };
+  }
   return { options, notes };
 }

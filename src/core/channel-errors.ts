@@ -38,8 +38,22 @@ function entry(code: number, description: string, action: FailureAction): Channe
   return Object.freeze({ code, provider: WHATSAPP, description, action: Object.freeze(action) });
 }
 
-/** The catalog of known codes, in code order. */
+/**
+ * The catalog of known codes, in code order. Sources: the Cloud API's error codes page and the
+ * Graph API's error handling page (docs/channels.md, "Sources"). Credentials and permission errors
+ * (0, 3, 10, 190, 200) rest the number and keep the message: a token problem is the operator's to
+ * fix, and failing every contact of a campaign for it would lose them all.
+ */
 export const CHANNEL_ERRORS: readonly ChannelErrorInfo[] = Object.freeze([
+  entry(0, 'AuthException: the access token could not be authenticated', { kind: 'requeue', restMs: 60_000 }),
+  entry(1, 'API Unknown: invalid request or possible server error', { kind: 'retry', notBeforeMs: 0 }),
+  entry(2, 'API Service: temporary downtime or overload', { kind: 'retry', notBeforeMs: 60_000 }),
+  entry(3, 'API Method: capability or permissions issue', { kind: 'requeue', restMs: 60_000 }),
+  entry(4, 'API Too Many Calls: application rate limit reached', { kind: 'requeue', restMs: 60_000 }),
+  entry(10, 'Permission denied: permission not granted or removed', { kind: 'requeue', restMs: 60_000 }),
+  entry(100, 'Invalid parameter', { kind: 'give-up' }),
+  entry(190, 'Access token has expired', { kind: 'requeue', restMs: 60_000 }),
+  entry(200, 'API Permission: permission not granted or removed', { kind: 'requeue', restMs: 60_000 }),
   entry(368, 'Temporarily blocked for policy violations', { kind: 'number-out', pauseMs: 24 * HOUR }),
   entry(80007, 'Rate limit issues on the business account', { kind: 'requeue', restMs: 60_000 }),
   entry(130429, 'Rate limit hit: throughput of the number exceeded', { kind: 'requeue', restMs: 1_000 }),
@@ -53,10 +67,13 @@ export const CHANNEL_ERRORS: readonly ChannelErrorInfo[] = Object.freeze([
   entry(131026, 'Message undeliverable', { kind: 'give-up' }),
   entry(131031, 'Business account locked', { kind: 'number-out' }),
   entry(131042, 'Business eligibility payment issue', { kind: 'number-out' }),
+  entry(131047, 'Re-engagement message: more than 24 hours since the recipient last replied', { kind: 'give-up' }),
   entry(131048, 'Spam rate limit hit', { kind: 'number-out', pauseMs: HOUR }),
   entry(131049, 'Not delivered to maintain healthy ecosystem engagement (per-user marketing cap)', { kind: 'retry', notBeforeMs: 24 * HOUR }),
   entry(131050, 'User stopped marketing messages', { kind: 'give-up' }),
+  entry(131051, 'Unsupported message type', { kind: 'give-up' }),
   entry(131056, 'Pair rate limit hit: too many messages to this recipient', { kind: 'requeue', restMs: 0 }),
+  entry(131057, 'Business account in maintenance mode', { kind: 'requeue', restMs: 60_000 }),
   entry(132000, 'Template parameter count mismatch', { kind: 'give-up' }),
   entry(132001, 'Template does not exist', { kind: 'template-out', status: 'disabled' }),
   entry(132005, 'Translated template text too long', { kind: 'give-up' }),
@@ -64,10 +81,35 @@ export const CHANNEL_ERRORS: readonly ChannelErrorInfo[] = Object.freeze([
   entry(132012, 'Template parameter format mismatch', { kind: 'give-up' }),
   entry(132015, 'Template is paused', { kind: 'template-out', status: 'paused', pauseMs: 3 * HOUR }),
   entry(132016, 'Template is disabled', { kind: 'template-out', status: 'disabled' }),
+  entry(133004, 'Server temporarily unavailable', { kind: 'retry', notBeforeMs: 60_000 }),
   entry(133010, 'Phone number not registered', { kind: 'number-out' }),
 ]);
 
 const BY_CODE: ReadonlyMap<number, ChannelErrorInfo> = new Map(CHANNEL_ERRORS.map((e) => [e.code, e]));
+
+/**
+ * How an exchange with the provider ended when it gave no error code: the transport's side of the
+ * table. `unknown-outcome` is a request that may have reached the provider (a timeout, a connection
+ * lost after the request left, a 5xx without an error body): the message may have gone, so it is a
+ * contact retry (bounded by `maxRetries`, and possibly a duplicate; docs/channels.md, "Timeouts").
+ * `not-sent` is a request that never left (connection refused, no such host): nothing can have
+ * gone, so the message goes back to its queue and the number rests, without using a retry.
+ */
+export type TransportFailure = 'unknown-outcome' | 'not-sent' | 'throttled';
+
+/** One transport failure kind and its action. */
+export interface TransportFailureInfo {
+  readonly kind: TransportFailure;
+  readonly description: string;
+  readonly action: FailureAction;
+}
+
+/** The transport failures, beside the codes: the one table of what a failed send does. */
+export const TRANSPORT_FAILURES: Readonly<Record<TransportFailure, TransportFailureInfo>> = Object.freeze({
+  'unknown-outcome': Object.freeze({ kind: 'unknown-outcome', description: 'No answer from the provider (unknown outcome)', action: Object.freeze({ kind: 'retry', notBeforeMs: 0 }) }),
+  'not-sent': Object.freeze({ kind: 'not-sent', description: 'The provider could not be reached (not sent)', action: Object.freeze({ kind: 'requeue', restMs: 5_000 }) }),
+  throttled: Object.freeze({ kind: 'throttled', description: 'HTTP 429 without an error code', action: Object.freeze({ kind: 'requeue', restMs: 1_000 }) }),
+}) as Readonly<Record<TransportFailure, TransportFailureInfo>>;
 
 /** The action for codes the catalog does not know: one contact retry after the usual interval. */
 export const UNKNOWN_ACTION: FailureAction = Object.freeze({ kind: 'retry', notBeforeMs: 0 });

@@ -22,6 +22,8 @@ export interface FleetNumber {
   readonly status: NumberStatus;
   readonly pausedUntil: number | undefined;
   readonly account: string | undefined;
+  /** WhatsApp Cloud API ids; `wabaId` filled in from the business when the number has none. */
+  readonly whatsapp?: { readonly phoneNumberId: string; readonly wabaId: string | undefined };
 }
 
 export interface FleetTemplateType {
@@ -36,6 +38,7 @@ export interface FleetBusiness {
   readonly companyId: number | undefined;
   readonly numbers: readonly FleetNumber[];
   readonly templateTypes: readonly FleetTemplateType[];
+  readonly whatsapp?: { readonly wabaId: string };
 }
 
 export interface FleetTemplate {
@@ -50,6 +53,8 @@ export interface FleetTemplate {
   readonly account: string | undefined;
   readonly example: string | undefined;
   readonly variables: readonly { readonly name: string; readonly index: number }[] | undefined;
+  /** WhatsApp Cloud API ids; `name` filled in from the template's name when absent. */
+  readonly whatsapp?: { readonly name: string; readonly language: string; readonly id: string | undefined; readonly wabaId: string | undefined };
 }
 
 /** A fleet description that passed validation. */
@@ -66,14 +71,21 @@ export type FleetValidation =
 type Obj = Record<string, unknown>;
 
 const PHONE = /^[0-9]{8,15}$/;
-const NUMBER_KEYS = ['phone', 'throughputPerHour', 'messagingLimit24h', 'messagesPerSecond', 'status', 'pausedUntil', 'account', 'meta'];
+const NUMBER_KEYS = ['phone', 'throughputPerHour', 'messagingLimit24h', 'messagesPerSecond', 'status', 'pausedUntil', 'account', 'whatsapp', 'meta'];
 const TYPE_KEYS = ['id', 'name', 'templateIds', 'meta'];
-const BUSINESS_KEYS = ['id', 'name', 'companyId', 'numbers', 'templateTypes', 'meta'];
-const TEMPLATE_KEYS = ['id', 'name', 'text', 'businessIds', 'status', 'pausedUntil', 'account', 'example', 'variables', 'meta'];
+const BUSINESS_KEYS = ['id', 'name', 'companyId', 'numbers', 'templateTypes', 'whatsapp', 'meta'];
+const TEMPLATE_KEYS = ['id', 'name', 'text', 'businessIds', 'status', 'pausedUntil', 'account', 'example', 'variables', 'whatsapp', 'meta'];
 const FLEET_KEYS = ['businesses', 'templates', 'meta'];
 /** What a template's `example` must be (spec 2.2: the text with sample values filled in). */
 const EXAMPLE = 'a non-empty string: the text with sample values in place of its {{k}} placeholders';
 const PLACEHOLDER_IN_EXAMPLE = /\{\{\s*\d+\s*\}\}/;
+/** Ids of the Graph API (phone-number ids, WABA ids, template ids) are digits, written as strings. */
+const GRAPH_ID = /^[0-9]{1,32}$/;
+const GRAPH_ID_EXPECTED = 'a Graph API id: a string of 1 to 32 digits';
+/** Template names on the platform: lowercase letters, digits and underscores. */
+const WA_TEMPLATE_NAME = /^[a-z0-9_]{1,512}$/;
+/** Language and locale codes of templates: `en`, `pt_BR`, `zh_HK`, `es_LA`, `fil`. */
+const WA_LANGUAGE = /^[a-z]{2,3}(?:_[A-Za-z]{2,4})?$/;
 
 /** Collects problems while reading one document. */
 class Reader {
@@ -135,6 +147,15 @@ class Reader {
     return value as T;
   }
 
+  /** A string matching `pattern`, or a problem saying `what` was expected. */
+  matching(value: unknown, path: string, pattern: RegExp, what: string): string | undefined {
+    if (typeof value !== 'string' || !pattern.test(value)) {
+      this.report(path, what, value);
+      return undefined;
+    }
+    return value;
+  }
+
   /** A pause end: milliseconds, or an ISO 8601 date-time with an offset. */
   time(value: unknown, path: string): number | undefined {
     if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
@@ -166,8 +187,43 @@ function readNumber(r: Reader, value: unknown, path: string): FleetNumber | unde
     else if (status !== undefined) r.report(`${path}.pausedUntil`, 'no pause end unless status is "paused"', o['pausedUntil']);
   }
   const account = r.optionalString(o['account'], `${path}.account`);
+  const whatsapp = o['whatsapp'] === undefined ? undefined : readNumberIds(r, o['whatsapp'], `${path}.whatsapp`);
   if (r.problems.length > before) return undefined;
-  return { phone: phone!, throughputPerHour: throughputPerHour!, messagingLimit24h: messagingLimit24h!, messagesPerSecond, status: status!, pausedUntil, account };
+  return {
+    phone: phone!,
+    throughputPerHour: throughputPerHour!,
+    messagingLimit24h: messagingLimit24h!,
+    messagesPerSecond,
+    status: status!,
+    pausedUntil,
+    account,
+    ...(whatsapp ? { whatsapp } : {}),
+  };
+}
+
+function readNumberIds(r: Reader, value: unknown, path: string): NonNullable<FleetNumber['whatsapp']> | undefined {
+  const o = r.object(value, path, ['phoneNumberId', 'wabaId']);
+  if (!o) return undefined;
+  const phoneNumberId = r.matching(o['phoneNumberId'], `${path}.phoneNumberId`, GRAPH_ID, GRAPH_ID_EXPECTED);
+  const wabaId = o['wabaId'] === undefined ? undefined : r.matching(o['wabaId'], `${path}.wabaId`, GRAPH_ID, GRAPH_ID_EXPECTED);
+  return phoneNumberId === undefined ? undefined : { phoneNumberId, wabaId };
+}
+
+function readTemplateIds(r: Reader, value: unknown, path: string, templateName: string | undefined): NonNullable<FleetTemplate['whatsapp']> | undefined {
+  const o = r.object(value, path, ['name', 'language', 'id', 'wabaId']);
+  if (!o) return undefined;
+  const nameExpected = 'a template name of the platform: 1 to 512 lowercase letters, digits or underscores';
+  let name: string | undefined;
+  if (o['name'] !== undefined) name = r.matching(o['name'], `${path}.name`, WA_TEMPLATE_NAME, nameExpected);
+  else if (templateName !== undefined) {
+    // The fleet name stands in for the platform's name only when it is one.
+    if (WA_TEMPLATE_NAME.test(templateName)) name = templateName;
+    else r.report(`${path}.name`, `${nameExpected} (needed because the template's name ${JSON.stringify(templateName)} is not one)`, undefined);
+  }
+  const language = r.matching(o['language'], `${path}.language`, WA_LANGUAGE, 'a language and locale code such as "pt_BR", "en_US" or "es"');
+  const id = o['id'] === undefined ? undefined : r.matching(o['id'], `${path}.id`, GRAPH_ID, GRAPH_ID_EXPECTED);
+  const wabaId = o['wabaId'] === undefined ? undefined : r.matching(o['wabaId'], `${path}.wabaId`, GRAPH_ID, GRAPH_ID_EXPECTED);
+  return name === undefined || language === undefined ? undefined : { name, language, id, wabaId };
 }
 
 function readType(r: Reader, value: unknown, path: string): FleetTemplateType | undefined {
@@ -194,10 +250,20 @@ function readBusiness(r: Reader, value: unknown, path: string): FleetBusiness | 
   const companyId = o['companyId'] === undefined ? undefined : r.id(o['companyId'], `${path}.companyId`);
   const numbers = (r.array(o['numbers'], `${path}.numbers`) ?? []).map((n, i) => readNumber(r, n, pathIndex(`${path}.numbers`, i)));
   const types = (r.array(o['templateTypes'], `${path}.templateTypes`) ?? []).map((t, i) => readType(r, t, pathIndex(`${path}.templateTypes`, i)));
+  let whatsapp: { wabaId: string } | undefined;
+  if (o['whatsapp'] !== undefined) {
+    const w = r.object(o['whatsapp'], `${path}.whatsapp`, ['wabaId']);
+    const wabaId = w ? r.matching(w['wabaId'], `${path}.whatsapp.wabaId`, GRAPH_ID, GRAPH_ID_EXPECTED) : undefined;
+    if (wabaId !== undefined) whatsapp = { wabaId };
+  }
   // A business with a bad name or number still takes part in the cross-checks, so one typo does
   // not hide the reference problems of the rest of the file; any problem fails the whole fleet.
   if (id === undefined) return undefined;
-  return { id, name: name ?? '', companyId, numbers: numbers.filter(present), templateTypes: types.filter(present) };
+  // A number without a WABA of its own belongs to its business's.
+  const withWaba = whatsapp
+    ? numbers.filter(present).map((n) => (n.whatsapp && n.whatsapp.wabaId === undefined ? { ...n, whatsapp: { ...n.whatsapp, wabaId: whatsapp!.wabaId } } : n))
+    : numbers.filter(present);
+  return { id, name: name ?? '', companyId, numbers: withWaba, templateTypes: types.filter(present), ...(whatsapp ? { whatsapp } : {}) };
 }
 
 function readTemplate(r: Reader, value: unknown, path: string): FleetTemplate | undefined {
@@ -254,10 +320,11 @@ function readTemplate(r: Reader, value: unknown, path: string): FleetTemplate | 
       if (vname !== undefined && index !== undefined) variables!.push({ name: vname, index });
     });
   }
+  const whatsapp = o['whatsapp'] === undefined ? undefined : readTemplateIds(r, o['whatsapp'], `${path}.whatsapp`, name);
   if (id === undefined) return undefined;
   // Placeholder count -1 marks a text that failed its own check: the type check skips it.
   const count = textOk ? placeholders : -1;
-  return { id, name: name ?? '', text: text ?? '', placeholders: count, businessIds, status: status ?? 'active', pausedUntil, account, example, variables };
+  return { id, name: name ?? '', text: text ?? '', placeholders: count, businessIds, status: status ?? 'active', pausedUntil, account, example, variables, ...(whatsapp ? { whatsapp } : {}) };
 }
 
 function present<T>(value: T | undefined): value is T {
@@ -273,6 +340,7 @@ function checkReferences(
 ): void {
   const businessAt = new Map<number, number>();
   const phoneAt = new Map<string, string>();
+  const phoneNumberIdAt = new Map<string, string>();
   businesses.forEach((b, bi) => {
     if (!b) return;
     const path = `$.businesses[${bi}]`;
@@ -283,6 +351,12 @@ function checkReferences(
       const firstPhone = phoneAt.get(n.phone);
       if (firstPhone !== undefined) r.report(`${path}.numbers[${ni}].phone`, `a phone not used before (first at ${firstPhone})`, n.phone);
       else phoneAt.set(n.phone, `${path}.numbers[${ni}].phone`);
+      // Two numbers on one phone-number id would send from the same line and share its webhooks.
+      const pnid = n.whatsapp?.phoneNumberId;
+      if (pnid === undefined) return;
+      const firstId = phoneNumberIdAt.get(pnid);
+      if (firstId !== undefined) r.report(`${path}.numbers[${ni}].whatsapp.phoneNumberId`, `a phone-number id not used before (first at ${firstId})`, pnid);
+      else phoneNumberIdAt.set(pnid, `${path}.numbers[${ni}].whatsapp.phoneNumberId`);
     });
     const typeAt = new Map<number, number>();
     b.templateTypes.forEach((t, ti) => {

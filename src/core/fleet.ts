@@ -24,8 +24,30 @@ export interface NumberDescription {
   readonly pausedUntil?: number | string;
   /** Account the number belongs to; a template with an account is sent only from numbers of that account. */
   readonly account?: string;
+  /** What the WhatsApp Cloud API channel needs of the number (other channels ignore it). */
+  readonly whatsapp?: WhatsAppNumberIds;
   /** Free annotations of the host; sendpool does not read them. */
   readonly meta?: unknown;
+}
+
+/** Provider ids of a number on the WhatsApp Cloud API. */
+export interface WhatsAppNumberIds {
+  /** The phone-number id of the Graph API (`POST /{version}/{phoneNumberId}/messages`): digits, unique in the fleet. */
+  readonly phoneNumberId: string;
+  /** WhatsApp Business Account (WABA) of the number. @default the business's `whatsapp.wabaId` */
+  readonly wabaId?: string;
+}
+
+/** Provider ids of a template on the WhatsApp Cloud API. */
+export interface WhatsAppTemplateIds {
+  /** The template's name as approved on the platform (lowercase letters, digits, `_`). @default the template's `name` */
+  readonly name?: string;
+  /** Language and locale code the template was approved in, e.g. `pt_BR`, `en_US`, `es`. */
+  readonly language: string;
+  /** The platform's template id (`message_template_id` of its status webhooks); matches status changes exactly. */
+  readonly id?: string;
+  /** WABA the template belongs to. @default the `whatsapp.wabaId` of its businesses */
+  readonly wabaId?: string;
 }
 
 /** A template type: a functional category linking templates of one business (spec 1.4). */
@@ -45,6 +67,8 @@ export interface BusinessDescription {
   readonly companyId?: number;
   readonly numbers: readonly NumberDescription[];
   readonly templateTypes: readonly TemplateTypeDescription[];
+  /** The business's WhatsApp Business Account, the default of its numbers and templates. */
+  readonly whatsapp?: { readonly wabaId: string };
   readonly meta?: unknown;
 }
 
@@ -72,6 +96,8 @@ export interface TemplateDescription {
   readonly example?: string;
   /** Names of the placeholders (spec 2.2 `variables`). */
   readonly variables?: readonly TemplateVariable[];
+  /** What the WhatsApp Cloud API channel needs of the template (other channels ignore it). */
+  readonly whatsapp?: WhatsAppTemplateIds;
   readonly meta?: unknown;
 }
 

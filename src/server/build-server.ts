@@ -36,8 +36,10 @@ import { resolveServerOptions } from './resolve-options.js';
 import { type CompanyWebhooks, Notifier } from './notifier.js';
 import type { BuildServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
+import { channelSteering } from './channel-steering.js';
 import { blocklistRoutes } from './routes/blocklist.js';
 import { configRoutes } from './routes/config.js';
+import { inboundPaths, inboundRoutes } from './routes/inbound.js';
 import { messengerRoutes } from './routes/messenger.js';
 import { operatorRoutes } from './routes/operator.js';
 import { reportRoutes } from './routes/reports.js';
@@ -365,11 +367,14 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
 
   // Later events from the provider.
   let detached = false;
+  const steering = channelSteering(engine, () => dispatch.kick(), app.log);
   channel.attach({
     messageStatus: (u) => void (detached || notifier.laterStatus(u)),
     attendanceClosed: (r) => void (detached || notifier.attendance(r)),
     smsStatus: (u) => void (detached || notifier.smsStatus(u.smsId, u.status, u.reason ?? null, u.at)),
     smsReply: (r) => void (detached || notifier.smsReply(r.smsId, r.text, r.at)),
+    templateStatus: (u) => void (detached || steering.templateStatus(u)),
+    numberLimits: (u) => void (detached || steering.numberLimits(u)),
   });
 
   // Bodies: JSON only, decoded by the contract (size limit, every problem at `$`), large ones in slices.
@@ -384,7 +389,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     knownPaths.set(path, methods);
   });
   installErrorHandlers(app, () => knownPaths);
-  installAuth(app, tenants, new Set(['/metrics', '/metrics/']));
+  installAuth(app, tenants, new Set(['/metrics', '/metrics/', ...inboundPaths(channel.inbound ?? [])]));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -401,6 +406,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   reportRoutes(app, ctx, baseUrl);
   operatorRoutes(app, ctx);
   blocklistRoutes(app, ctx);
+  inboundRoutes(app, channel.inbound ?? [], maxBodyBytes);
   const metricsEndpoint: MetricsEndpoint | undefined = metrics && settings.metrics ? serveMetrics(app, metrics.registry, settings.metrics, settings.connections) : undefined;
 
   notifier.start(Math.max(10, Math.min(1000, batchIntervalMs)));

@@ -5,6 +5,7 @@
  * that happens later (delivery, read, reply, an attendance, an SMS delivery report or reply) is
  * reported to the {@link ChannelSink} the server attaches, under the ids the server handed out.
  */
+import type { NumberLimitsChange } from '../core/engine.js';
 import type { OutgoingMessage, SendOutcome } from '../core/dispatch/types.js';
 import type { SmsSend } from '../contract/mapping.js';
 
@@ -74,12 +75,63 @@ export type SmsSendResult = { readonly status: 'sent' } | { readonly status: 'fa
 /** Delivery status of an SMS (the DLR's `status`). */
 export type SmsStatus = 'SENT' | 'DELIVERED' | 'FAILED' | 'EXPIRED';
 
+/** The platform changed a template's status (paused for quality, disabled, approved again). */
+export interface TemplateStatusUpdate {
+  readonly templateId: number;
+  readonly status: 'active' | 'paused' | 'disabled';
+  /** With 'paused': clock time the pause ends by itself, when the provider says. */
+  readonly until?: number;
+  /** The provider's words, for the log. */
+  readonly reason?: string;
+}
+
+/** The platform changed a number's limits (a messaging-limit tier, a throughput level). */
+export interface NumberLimitsUpdate {
+  readonly phone: string;
+  readonly limits: NumberLimitsChange;
+  /** The provider's words, for the log. */
+  readonly reason?: string;
+}
+
 /** Where a channel reports what happens after a send. The server implements it. */
 export interface ChannelSink {
   messageStatus(update: MessageStatusUpdate): void;
   attendanceClosed(report: AttendanceReport): void;
   smsStatus(update: { readonly smsId: string; readonly status: SmsStatus; readonly reason?: string | null; readonly at?: number }): void;
   smsReply(reply: { readonly smsId: string; readonly text: string; readonly at?: number }): void;
+  /** Steers the engine: a template leaves or rejoins the pools (failover without a failed send). */
+  templateStatus?(update: TemplateStatusUpdate): void;
+  /** Steers the engine: a number's limits change, and with them the output of its pools. */
+  numberLimits?(update: NumberLimitsUpdate): void;
+}
+
+/** A request the provider made to the server (its webhooks), as a channel's route receives it. */
+export interface InboundRequest {
+  readonly method: 'GET' | 'POST';
+  /** Query parameters (the last value of a repeated one). */
+  readonly query: Readonly<Record<string, string | undefined>>;
+  /** Header names in lowercase. */
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The body exactly as received (signatures are computed over it). Empty for GET. */
+  readonly rawBody: Buffer;
+}
+
+/** What a channel's route answers the provider. */
+export interface InboundResponse {
+  readonly status: number;
+  readonly body?: string;
+  /** @default 'text/plain; charset=utf-8' */
+  readonly contentType?: string;
+}
+
+/**
+ * An HTTP endpoint of a channel: the server serves it without an API key (the provider cannot send
+ * one; the channel checks the provider's own proof, e.g. a signature) and hands it the raw body.
+ */
+export interface InboundRoute {
+  /** Path on the server, e.g. `/whatsapp/webhook`. */
+  readonly path: string;
+  handle(request: InboundRequest): InboundResponse | Promise<InboundResponse>;
 }
 
 /** The host's provider. */
@@ -97,4 +149,6 @@ export interface Channel {
   attach(sink: ChannelSink): void;
   /** Stops timers and connections; later events are dropped. */
   close?(): Promise<void> | void;
+  /** Endpoints the provider calls (its webhooks); the server serves them. @default none */
+  readonly inbound?: readonly InboundRoute[];
 }

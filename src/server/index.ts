@@ -20,6 +20,11 @@ export type {
   OutgoingSms,
   SmsSendResult,
   SmsStatus,
+  TemplateStatusUpdate,
+  NumberLimitsUpdate,
+  InboundRequest,
+  InboundResponse,
+  InboundRoute,
 } from './channel.js';
 export {
   createSimulatedChannel,

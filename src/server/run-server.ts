@@ -8,6 +8,8 @@ import { createEngine } from '../engine.js';
 import { snapshotFromRows } from '../core/rows.js';
 import { openSqliteStorage } from '../storage/sqlite-storage.js';
 import { buildServer, type SendpoolServer } from './build-server.js';
+import type { Channel } from './channel.js';
+import type { WhatsAppChannelOptions } from './channels/whatsapp/options.js';
 import type { BuildServerOptions } from './options.js';
 import { readSnapshotFile } from './snapshot-file.js';
 import { loadApiKeys, type ApiKeyEntry } from './tenants.js';
@@ -36,6 +38,12 @@ export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'a
   readonly env?: NodeJS.ProcessEnv;
   /** Close on SIGINT and SIGTERM. @default true */
   readonly handleSignals?: boolean;
+  /**
+   * Send through the WhatsApp Cloud API with these credentials and settings (the fleet is the
+   * fleet file's); its webhook endpoint is served too. Ignored when `channel` is given.
+   * @default none: the simulated channel
+   */
+  readonly whatsapp?: Omit<WhatsAppChannelOptions, 'fleet'>;
 }
 
 /** A running server. */
@@ -51,8 +59,11 @@ export interface RunningServer {
 }
 
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
-  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, env = process.env, handleSignals = true, ...rest } = options;
+  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, env = process.env, handleSignals = true, whatsapp, ...rest } = options;
   const fleet: unknown = JSON.parse(readFileSync(fleetFile, 'utf8'));
+  // The channel's warnings go to the server's log once it exists.
+  let warn: ((details: Readonly<Record<string, unknown>>, message: string) => void) | undefined;
+  const channel: Channel | undefined = rest.channel ?? (whatsapp ? await whatsAppChannel(fleet, whatsapp, (message, details) => warn?.(details, message)) : undefined);
   const keys = [...loadApiKeys({ ...(keysFile === undefined ? {} : { file: keysFile }), env }), ...(options.apiKeys ?? [])];
   const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir);
   const stored = storage?.load();
@@ -62,6 +73,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   const engine = createEngine(fleet, { ...(snapshot !== undefined ? { snapshot } : {}), ...(storage ? { trackChanges: true } : {}) });
   const build = () => buildServer({
     ...rest,
+    ...(channel ? { channel } : {}),
     engine,
     apiKeys: keys,
     ...(saved ? { restore: saved.server } : {}),
@@ -74,8 +86,10 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   } catch (e) {
     // Bad options: nothing listens, and the store opened above must not stay open.
     storage?.close();
+    await channel?.close?.();
     throw e;
   }
+  warn = (details, message) => server.log.warn(details, message);
   await server.listen({ port, host });
   const addr = server.server.address();
   const actualPort = typeof addr === 'object' && addr !== null ? addr.port : port;
@@ -92,4 +106,16 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     process.once('SIGTERM', onSignal);
   }
   return { server, address, metricsAddress: server.sendpool.metricsAddress(), restored: saved !== undefined || stored !== undefined, close };
+}
+
+/** The WhatsApp channel, loaded only when asked for: its optional package (undici) stays off the default path. */
+async function whatsAppChannel(fleet: unknown, options: Omit<WhatsAppChannelOptions, 'fleet'>, onWarning: NonNullable<WhatsAppChannelOptions['onWarning']>): Promise<Channel> {
+  let mod: typeof import('./channels/whatsapp/index.js');
+  try {
+    mod = await import('./channels/whatsapp/index.js');
+  } catch (e) {
+    const text = e instanceof Error ? e.message : String(e);
+    throw new Error(/Cannot find (?:package|module) 'undici/.test(text) ? 'the WhatsApp channel needs the optional package undici: npm install undici' : text);
+  }
+  return mod.createWhatsAppChannel({ onWarning, ...options, fleet });
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_ERRORS, UNKNOWN_ACTION, actionForCode, channelError, failureReason } from '../../src/index.js';
+import { CHANNEL_ERRORS, TRANSPORT_FAILURES, UNKNOWN_ACTION, actionForCode, channelError, failureReason } from '../../src/index.js';
 
 describe('error-to-action table', () => {
   it.each([
@@ -10,6 +10,12 @@ describe('error-to-action table', () => {
     [132016, 'template-out'],
     [131048, 'number-out'],
     [133010, 'number-out'],
+    [131047, 'give-up'],
+    [131056, 'requeue'],
+    [190, 'requeue'],
+    [0, 'requeue'],
+    [100, 'give-up'],
+    [133004, 'retry'],
   ])('code %i means %s', (code, kind) => {
     expect(actionForCode(code).kind).toBe(kind);
   });
@@ -43,5 +49,15 @@ describe('error-to-action table', () => {
     expect(failureReason(131026)).toBe('WhatsApp, 131026, Message undeliverable');
     expect(failureReason(555, 'Carrier said no', 'SMS')).toBe('SMS, 555, Carrier said no');
     expect(failureReason(555)).toBe('WhatsApp, 555, Unknown error');
+  });
+
+  it('keeps the message of a credentials problem: the number rests, no contact fails', () => {
+    for (const code of [0, 3, 10, 190, 200]) expect(actionForCode(code)).toEqual({ kind: 'requeue', restMs: 60_000 });
+  });
+
+  it('retries an unknown outcome and requeues what never left', () => {
+    expect(TRANSPORT_FAILURES['unknown-outcome'].action).toEqual({ kind: 'retry', notBeforeMs: 0 });
+    expect(TRANSPORT_FAILURES['not-sent'].action).toEqual({ kind: 'requeue', restMs: 5_000 });
+    expect(TRANSPORT_FAILURES.throttled.action.kind).toBe('requeue');
   });
 });

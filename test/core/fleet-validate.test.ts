@@ -225,3 +225,56 @@ function caught(fn: () => unknown): unknown {
   }
   return undefined;
 }
+
+describe('validateFleet: WhatsApp Cloud API ids', () => {
+  const withIds = (): Json => {
+    const f = clone();
+    f.businesses[0].whatsapp = { wabaId: '102290129340398' };
+    f.businesses[0].numbers.forEach((n: Json, i: number) => (n.whatsapp = { phoneNumberId: `10654035224292${i}` }));
+    f.templates[0].whatsapp = { language: 'pt_BR' };
+    f.templates[1].whatsapp = { name: 'billing_b_v2', language: 'en_US', id: '1689556908129832', wabaId: '102290129340399' };
+    return f;
+  };
+
+  it('keeps the ids, fills the template name and the number WABA from the business', () => {
+    const result = validateFleet(withIds());
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    const [b] = result.fleet.businesses;
+    expect(b!.whatsapp).toEqual({ wabaId: '102290129340398' });
+    expect(b!.numbers[0]!.whatsapp).toEqual({ phoneNumberId: '106540352242920', wabaId: '102290129340398' });
+    expect(result.fleet.templates[0]!.whatsapp).toEqual({ name: 'billing_a', language: 'pt_BR', id: undefined, wabaId: undefined });
+    expect(result.fleet.templates[1]!.whatsapp).toEqual({ name: 'billing_b_v2', language: 'en_US', id: '1689556908129832', wabaId: '102290129340399' });
+  });
+
+  const cases: [string, (f: Json) => void, string, string, string][] = [
+    ['phone-number id as a number', (f) => (f.businesses[0].numbers[0].whatsapp.phoneNumberId = 106540352242920), '$.businesses[0].numbers[0].whatsapp.phoneNumberId', '106540352242920 (number)', 'a Graph API id: a string of 1 to 32 digits'],
+    ['missing phone-number id', (f) => (f.businesses[0].numbers[1].whatsapp = {}), '$.businesses[0].numbers[1].whatsapp.phoneNumberId', 'missing', 'a Graph API id: a string of 1 to 32 digits'],
+    ['duplicate phone-number id', (f) => (f.businesses[0].numbers[2].whatsapp.phoneNumberId = '106540352242920'), '$.businesses[0].numbers[2].whatsapp.phoneNumberId', '"106540352242920" (string)', 'a phone-number id not used before (first at $.businesses[0].numbers[0].whatsapp.phoneNumberId)'],
+    ['unknown key on a number', (f) => (f.businesses[0].numbers[0].whatsapp.token = 'x'), '$.businesses[0].numbers[0].whatsapp.token', '"x" (string)', 'no such field (known: phoneNumberId, wabaId)'],
+    ['bad business WABA id', (f) => (f.businesses[0].whatsapp.wabaId = 'waba-1'), '$.businesses[0].whatsapp.wabaId', '"waba-1" (string)', 'a Graph API id: a string of 1 to 32 digits'],
+    ['missing template language', (f) => delete f.templates[0].whatsapp.language, '$.templates[0].whatsapp.language', 'missing', 'a language and locale code such as "pt_BR", "en_US" or "es"'],
+    ['bad template language', (f) => (f.templates[0].whatsapp.language = 'Portuguese'), '$.templates[0].whatsapp.language', '"Portuguese" (string)', 'a language and locale code such as "pt_BR", "en_US" or "es"'],
+    ['template name with capitals', (f) => (f.templates[1].whatsapp.name = 'Billing B'), '$.templates[1].whatsapp.name', '"Billing B" (string)', 'a template name of the platform: 1 to 512 lowercase letters, digits or underscores'],
+    [
+      'fleet name that is no platform name, and none given',
+      (f) => (f.templates[0].name = 'Billing A'),
+      '$.templates[0].whatsapp.name',
+      'missing',
+      'a template name of the platform: 1 to 512 lowercase letters, digits or underscores (needed because the template\'s name "Billing A" is not one)',
+    ],
+    ['bad template id', (f) => (f.templates[1].whatsapp.id = 'abc'), '$.templates[1].whatsapp.id', '"abc" (string)', 'a Graph API id: a string of 1 to 32 digits'],
+  ];
+
+  it.each(cases)('reports %s at its path', (_name, corrupt, path, actual, expected) => {
+    const f = withIds();
+    corrupt(f);
+    const problems = problemsOf(f);
+    expect(problems).toContainEqual({ path, expected, actual, message: `${path}: expected ${expected}, got ${actual}` });
+  });
+
+  it('lets the engine run a fleet with ids as before', () => {
+    const engine = createEngine(withIds(), { clock: new ManualClock(0) });
+    expect(engine.output(1, 10)).toBe(3000);
+  });
+});

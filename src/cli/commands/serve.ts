@@ -45,6 +45,16 @@ Options:
                                an idle keep-alive connection closes after it (default 5s;
                                behind a load balancer, set it above the balancer's idle timeout)
       --idle-timeout DURATION  a connection with no traffic either way closes after it (default 1m)
+      --channel NAME           simulated (default) or whatsapp: send through the WhatsApp Cloud
+                               API and receive Meta's webhooks at /whatsapp/webhook (the fleet's
+                               numbers and templates carry their WhatsApp ids; docs/channels.md)
+      --whatsapp-credentials FILE
+                               JSON { "accessToken", "appSecret", "verifyToken" }; without it (or
+                               for what it leaves out) SENDPOOL_WHATSAPP_ACCESS_TOKEN,
+                               SENDPOOL_WHATSAPP_APP_SECRET, SENDPOOL_WHATSAPP_VERIFY_TOKEN.
+                               Never logged
+      --graph-url URL          origin of the Graph API (default https://graph.facebook.com)
+      --graph-api-version V    Graph API version of the sends (default v23.0)
       --version                print the version of sendpool and exit
   -h, --help                   this help
 
@@ -100,6 +110,7 @@ export const serveCommand: Command = {
     for (const note of notes) io.err(`sendpool serve: note: ${note}\n`);
     const metrics = running.metricsAddress ? `, metrics on ${running.metricsAddress}/metrics` : '';
     io.err(`sendpool serve: listening on ${running.address}${metrics}${options['dataDir'] === undefined ? ' (state in memory only)' : `, state in ${String(options['dataDir'])}`}\n`);
+    if (options['whatsapp'] !== undefined) io.err(`sendpool serve: channel whatsapp; Meta's webhooks at ${running.address}/whatsapp/webhook\n`);
     // The server keeps the process alive and closes on SIGINT/SIGTERM.
     return EXIT_OK;
   },

@@ -24,5 +24,7 @@ export function composeChannels(parts: ComposedChannels): Channel {
       await parts.messages.close?.();
       if (parts.sms !== parts.messages) await parts.sms.close?.();
     },
+    // Both providers' webhooks are served.
+    inbound: [...(parts.messages.inbound ?? []), ...(parts.sms !== parts.messages ? (parts.sms.inbound ?? []) : [])],
   };
 }

@@ -1,0 +1,67 @@
+/**
+ * What the Cloud API's answer to a send means, as the engine's `SendOutcome`: accepted (with the
+ * platform's message id, the wamid), refused with a Graph API error code (looked up in the one
+ * error table, `CHANNEL_ERRORS`), or a transport failure without a code (`TRANSPORT_FAILURES`).
+ */
+import { TRANSPORT_FAILURES, type TransportFailure } from '../../../core/channel-errors.js';
+import type { SendOutcome } from '../../../core/dispatch/types.js';
+
+export interface SendAnswer {
+  readonly outcome: SendOutcome;
+  /** The platform's message id of an accepted send. */
+  readonly wamid?: string;
+  /** The recipient's WhatsApp id as the platform knows it (`contacts[0].wa_id`), when it says. */
+  readonly waId?: string;
+}
+
+const SENT: SendOutcome = Object.freeze({ status: 'sent' });
+const MAX_REASON = 200;
+
+/** A failure without a provider code: the transport's row of the table, with what happened. */
+export function transportOutcome(kind: TransportFailure, detail: string): SendOutcome {
+  const info = TRANSPORT_FAILURES[kind];
+  return { status: 'failed', reason: `${info.description}: ${detail}`.slice(0, MAX_REASON), action: info.action };
+}
+
+/** Reads an HTTP answer of the messages endpoint. */
+export function classifyAnswer(statusCode: number, text: string): SendAnswer {
+  let body: unknown;
+  try {
+    body = text.length > 0 ? JSON.parse(text) : undefined;
+  } catch {
+    body = undefined;
+  }
+  if (statusCode >= 200 && statusCode < 300) {
+    // Accepted. An answer without the message id still means accepted; statuses find the message
+    // by the id sent in biz_opaque_callback_data.
+    const accepted = body as { messages?: { id?: unknown }[]; contacts?: { wa_id?: unknown }[] } | undefined;
+    const id = accepted?.messages?.[0]?.id;
+    const waId = accepted?.contacts?.[0]?.wa_id;
+    return {
+      outcome: SENT,
+      ...(typeof id === 'string' && id.length > 0 ? { wamid: id } : {}),
+      ...(typeof waId === 'string' && waId.length > 0 ? { waId } : {}),
+    };
+  }
+  const error = (body as { error?: { code?: unknown; message?: unknown; error_data?: { details?: unknown } } } | undefined)?.error;
+  if (error && typeof error.code === 'number' && Number.isInteger(error.code)) {
+    const details = typeof error.error_data?.details === 'string' ? error.error_data.details : typeof error.message === 'string' ? error.message : '';
+    return { outcome: { status: 'failed', code: error.code, ...(details ? { reason: details.slice(0, MAX_REASON) } : {}) } };
+  }
+  if (statusCode === 429) return { outcome: transportOutcome('throttled', 'HTTP 429') };
+  // A 5xx (or an unexpected 4xx) without a Graph error: the request may have been acted on.
+  return { outcome: transportOutcome('unknown-outcome', `HTTP ${statusCode} without an error code`) };
+}
+
+/** Errors that say the request never left this process: nothing can have been sent. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** Reads a failed exchange (no HTTP answer). */
+export function classifyError(error: unknown): SendOutcome {
+  const e = error as { code?: unknown; name?: unknown; message?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = typeof e?.code === 'string' ? e.code : typeof e?.cause?.code === 'string' ? e.cause.code : undefined;
+  const detail = code ?? (typeof e?.message === 'string' ? e.message : String(error));
+  if (code !== undefined && NOT_SENT.has(code)) return transportOutcome('not-sent', detail);
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return transportOutcome('unknown-outcome', `timeout (${code})`);
+  return transportOutcome('unknown-outcome', detail);
+}

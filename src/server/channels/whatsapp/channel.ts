@@ -1,0 +1,341 @@
+/**
+ * The WhatsApp Cloud API channel: the `Channel` port over Meta's Graph API.
+ *
+ * Sending: each message is one `POST /{version}/{phone-number-id}/messages` of a template message
+ * (request.ts), over keep-alive connections shared by every number (an undici Pool: its request
+ * API is several times cheaper per call than `fetch`, which is what lets one instance push tens of
+ * thousands of messages a second), with at most `maxInFlightPerNumber` sends of one number waiting
+ * for the platform at once. The answer becomes the engine's outcome through the one error table
+ * (answer.ts, `CHANNEL_ERRORS`, `TRANSPORT_FAILURES`).
+ *
+ * Receiving: the channel serves Meta's webhooks on `webhookPath` (`inbound`): the subscription
+ * handshake, and notifications refused unless their `X-Hub-Signature-256` is the app secret's
+ * HMAC of the raw body. Events Meta delivers twice are acted on once. Statuses become later
+ * statuses of the message, a user's reply becomes REPLIED and opens an attendance, template and
+ * number events steer the engine through the sink (`templateStatus`, `numberLimits`).
+ */
+import { Pool } from 'undici';
+import type { OutgoingMessage, SendOutcome } from '../../../core/dispatch/types.js';
+import type { Channel, ChannelSink, InboundRequest, InboundResponse, LaterStatus, OutgoingSms, SmsSendResult } from '../../channel.js';
+import { classifyAnswer, classifyError } from './answer.js';
+import { Attendances } from './attendances.js';
+import { BoundedMap } from './bounded.js';
+import { Gate } from './gate.js';
+import { resolveWhatsAppOptions, type ResolvedWhatsAppOptions, type WhatsAppChannelOptions } from './options.js';
+import { limitsChange, templateChange } from './platform-changes.js';
+import { templateMessageBody, templatePart } from './request.js';
+import { sameSecret, verifySignature } from './signature.js';
+import { readWebhook, type WebhookEvent } from './webhook-events.js';
+
+/** Counters of the channel, for hosts, metrics and tests. */
+export interface WhatsAppChannelStats {
+  /** Sends waiting for the platform's answer. */
+  readonly inFlight: number;
+  /** Sends waiting for a slot of their number. */
+  readonly waiting: number;
+  readonly sent: number;
+  readonly failed: number;
+  /** Sent messages remembered for replies. */
+  readonly tracked: number;
+  readonly openAttendances: number;
+  /** Webhook notifications received with a valid signature. */
+  readonly webhooks: number;
+  /** Webhook notifications refused (missing or wrong signature). */
+  readonly forged: number;
+  /** Webhook events dropped because they were seen before. */
+  readonly duplicates: number;
+}
+
+/** The WhatsApp channel, with its counters. */
+export interface WhatsAppChannel extends Channel {
+  stats(): WhatsAppChannelStats;
+}
+
+/** A message the platform accepted, remembered to find what a reply answers. */
+interface TrackedSend {
+  readonly messageId: string;
+  /** The number that sent it. */
+  readonly from: string;
+  readonly text: string;
+  readonly sentAt: number;
+  replied: boolean;
+}
+
+/** The handler of one exchange (undici's dispatch handler): a class, so a send allocates one object, not five closures. */
+class Exchange {
+  statusCode = 0;
+  #first: Buffer | undefined;
+  #more: Buffer[] | undefined;
+
+  readonly #resolve: (exchange: Exchange) => void;
+  readonly #reject: (error: Error) => void;
+
+  constructor(resolve: (exchange: Exchange) => void, reject: (error: Error) => void) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+  }
+
+  onConnect(): void {}
+
+  onComplete(): void {
+    this.#resolve(this);
+  }
+
+  onError(error: Error): void {
+    this.#reject(error);
+  }
+
+  onHeaders(statusCode: number): boolean {
+    this.statusCode = statusCode;
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.#first === undefined) this.#first = chunk;
+    else (this.#more ??= [this.#first]).push(chunk);
+    return true;
+  }
+
+  text(): string {
+    if (this.#more) return Buffer.concat(this.#more).toString('utf8');
+    return this.#first === undefined ? '' : this.#first.toString('utf8');
+  }
+}
+
+const LATER: Readonly<Record<'sent' | 'delivered' | 'read' | 'failed', LaterStatus>> = {
+  // The API's acceptance is SENT; the platform's `sent` (the message left its servers) is SERVER.
+  sent: 'SERVER',
+  delivered: 'DEVICE',
+  read: 'READ',
+  failed: 'FAILED',
+};
+
+/**
+ * Builds the channel. Throws `WhatsAppChannelError` (every problem at once) when the options or
+ * the fleet's WhatsApp ids cannot work. Needs the optional package `undici`.
+ */
+export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsAppChannel {
+  const o: ResolvedWhatsAppOptions = resolveWhatsAppOptions(options);
+  const pool = new Pool(o.origin, {
+    connections: o.connections,
+    keepAliveTimeout: 30_000,
+    headersTimeout: o.requestTimeoutMs,
+    bodyTimeout: o.requestTimeoutMs,
+    connect: { timeout: o.connectTimeoutMs },
+  });
+  const headers = { authorization: `Bearer ${o.accessToken}`, 'content-type': 'application/json' };
+  const gates = new Map<string, Gate>();
+  const tracked = new BoundedMap<string, TrackedSend>(o.maxTrackedMessages);
+  /**
+   * The last message to each user (by the phone it was sent to): what a reply without context
+   * answers, when it comes to the number that sent it. Keyed by the contact's own phone string, so
+   * remembering costs no new string per send (a composite key did, and showed in the bench).
+   */
+  const lastTo = new BoundedMap<string, TrackedSend>(o.maxTrackedMessages);
+  const seen = new BoundedMap<string, true>(o.maxWebhookKeys);
+  const counts = { inFlight: 0, sent: 0, failed: 0, webhooks: 0, forged: 0, duplicates: 0 };
+  let sink: ChannelSink | undefined;
+  let closed = false;
+
+  const attendances =
+    o.attendanceIdleMs === false
+      ? undefined
+      : new Attendances({ idleMs: o.attendanceIdleMs, maxOpen: o.maxOpenAttendances, now: o.now, report: (r) => sink?.attendanceClosed(r) });
+  const sweep = attendances ? setInterval(() => attendances.sweep(), Math.max(10, Math.min(60_000, Math.floor((o.attendanceIdleMs as number) / 2)))) : undefined;
+  sweep?.unref();
+
+  /**
+   * One POST, answered with its status and body text. Through the pool's `dispatch` with a bare
+   * handler rather than `request`: no stream per answer, which is most of a send's cost.
+   */
+  const post = (path: string, body: string) =>
+    new Promise<Exchange>((resolve, reject) => {
+      pool.dispatch({ path, method: 'POST', headers, body }, new Exchange(resolve, reject));
+    });
+
+  const gateOf = (phoneNumberId: string) => {
+    let gate = gates.get(phoneNumberId);
+    if (!gate) gates.set(phoneNumberId, (gate = new Gate(o.maxInFlightPerNumber)));
+    return gate;
+  };
+  // Built once: each number's path and each template's part of the body.
+  const paths = new Map<string, string>();
+  const pathOf = (phoneNumberId: string) => {
+    let path = paths.get(phoneNumberId);
+    if (path === undefined) paths.set(phoneNumberId, (path = `${o.pathPrefix}${phoneNumberId}/messages`));
+    return path;
+  };
+  const parts = new Map<number, string>();
+  const partOf = (templateId: number, template: { readonly name: string; readonly language: string }) => {
+    let part = parts.get(templateId);
+    if (part === undefined) parts.set(templateId, (part = templatePart(template)));
+    return part;
+  };
+
+  async function send(m: OutgoingMessage): Promise<SendOutcome> {
+    const number = o.ids.number(m.phone);
+    const template = o.ids.template(m.templateId);
+    if (!number || !template) {
+      // The fleet the engine runs was changed without the channel: nothing can be sent with it.
+      return { status: 'failed', reason: `no WhatsApp ids for number ${m.phone} or template ${m.templateId}`, action: { kind: 'give-up' } };
+    }
+    const gate = gateOf(number.phoneNumberId);
+    if (!gate.tryAcquire()) await gate.wait();
+    counts.inFlight++;
+    try {
+      let answer;
+      try {
+        const res = await post(pathOf(number.phoneNumberId), templateMessageBody(m, partOf(m.templateId, template)));
+        answer = classifyAnswer(res.statusCode, res.text());
+      } catch (e) {
+        counts.failed++;
+        return classifyError(e);
+      }
+      if (answer.outcome.status === 'sent') {
+        counts.sent++;
+        const record: TrackedSend = { messageId: m.messageId, from: m.phone, text: m.text, sentAt: o.now(), replied: false };
+        if (answer.wamid !== undefined) tracked.set(answer.wamid, record);
+        lastTo.set(m.contact.phone, record);
+        // The platform may know the user under another form of the phone (its wa_id).
+        if (answer.waId !== undefined && answer.waId !== m.contact.phone) lastTo.set(answer.waId, record);
+      } else counts.failed++;
+      return answer.outcome;
+    } finally {
+      counts.inFlight--;
+      gate.release();
+    }
+  }
+
+  function handshake(query: InboundRequest['query']): InboundResponse {
+    const challenge = query['hub.challenge'];
+    if (query['hub.mode'] === 'subscribe' && challenge !== undefined && sameSecret(query['hub.verify_token'], o.verifyToken)) {
+      return { status: 200, body: challenge };
+    }
+    o.onWarning('webhook handshake refused', { mode: query['hub.mode'] ?? null });
+    return { status: 403, body: 'verification failed' };
+  }
+
+  function notification(request: InboundRequest): InboundResponse {
+    if (!verifySignature(request.rawBody, request.headers['x-hub-signature-256'], o.appSecret)) {
+      counts.forged++;
+      o.onWarning('webhook refused: missing or wrong X-Hub-Signature-256', { bytes: request.rawBody.length });
+      return { status: 401, body: 'invalid signature' };
+    }
+    // Not attached yet (or closing): Meta delivers again later.
+    if (!sink || closed) return { status: 503, body: 'not ready' };
+    let body: unknown;
+    try {
+      body = JSON.parse(request.rawBody.toString('utf8'));
+    } catch {
+      return { status: 400, body: 'body is not JSON' };
+    }
+    counts.webhooks++;
+    const { events, skipped } = readWebhook(body);
+    if (skipped > 0) o.onWarning('webhook parts not understood were skipped', { skipped });
+    for (const e of events) {
+      if (seen.has(e.key)) {
+        counts.duplicates++;
+        continue;
+      }
+      apply(e, sink);
+      seen.set(e.key, true);
+    }
+    return { status: 200, body: 'EVENT_RECEIVED' };
+  }
+
+  function apply(e: WebhookEvent, to: ChannelSink): void {
+    switch (e.kind) {
+      case 'status': {
+        const messageId = e.opaque ?? tracked.get(e.wamid)?.messageId;
+        if (messageId === undefined) return; // a message of another sender on the same account
+        to.messageStatus({
+          messageId,
+          status: LATER[e.status],
+          ...(e.at !== undefined ? { at: e.at } : {}),
+          bsuid: e.bsuid,
+          username: e.username,
+          ...(e.status === 'failed' ? { failureCode: e.errorCode ?? 131000 } : {}),
+        });
+        return;
+      }
+      case 'message':
+        return reply(e, to);
+      case 'template': {
+        const change = templateChange(e, o.now());
+        if (!change) return;
+        const templateIds = o.ids.templatesOf({ wabaId: e.wabaId, id: e.templateId, name: e.name, language: e.language });
+        if (templateIds.length === 0) return o.onWarning('template event for a template the fleet does not have', { event: e.event, templateId: e.templateId ?? null, name: e.name ?? null, language: e.language ?? null });
+        const reason = [e.event, e.title, e.reason].filter((x) => x !== undefined).join(' ');
+        for (const templateId of templateIds) to.templateStatus?.({ templateId, status: change.status, ...(change.until !== undefined ? { until: change.until } : {}), reason });
+        return;
+      }
+      case 'quality': {
+        const phone = o.ids.phoneOfDisplay(e.displayPhoneNumber);
+        if (phone === undefined) return o.onWarning('number event for a number the fleet does not have', { event: e.event, displayPhoneNumber: e.displayPhoneNumber });
+        const limits = limitsChange(e, o.ids.number(phone)?.messagesPerSecond);
+        if (limits) to.numberLimits?.({ phone, limits, reason: [e.event, e.tier].filter((x) => x !== undefined).join(' ') });
+        return;
+      }
+    }
+  }
+
+  function reply(e: Extract<WebhookEvent, { kind: 'message' }>, to: ChannelSink): void {
+    const phone = (e.phoneNumberId !== undefined ? o.ids.phoneOfPhoneNumberId(e.phoneNumberId) : undefined) ?? (e.displayPhoneNumber !== undefined ? o.ids.phoneOfDisplay(e.displayPhoneNumber) : undefined);
+    if (phone === undefined || e.from === undefined) return;
+    const conversation = `${phone}>${e.from}`;
+    const last = lastTo.get(e.from);
+    const answered = (e.contextId !== undefined ? tracked.get(e.contextId) : undefined) ?? (last?.from === phone ? last : undefined);
+    const optOut = isOptOut(e.text) || isOptOut(e.buttonPayload);
+    const at = e.at ?? o.now();
+    if (answered && (!answered.replied || optOut)) {
+      to.messageStatus({ messageId: answered.messageId, status: 'REPLIED', at, bsuid: e.bsuid, username: e.username, blocklistResponse: optOut, replyText: e.text });
+    }
+    // An opt-out ends the conversation: it opens no attendance.
+    if (optOut || !attendances) {
+      if (answered) answered.replied = true;
+      return;
+    }
+    attendances.message(conversation, { sender: 'client', type: e.type, text: e.text, at }, answered && !answered.replied ? answered : undefined);
+    if (answered) answered.replied = true;
+  }
+
+  function isOptOut(text: string | undefined): boolean {
+    return text !== undefined && o.optOutKeywords.has(text.trim().toUpperCase());
+  }
+
+  return {
+    send,
+    async sendSms(sms: OutgoingSms): Promise<SmsSendResult> {
+      // Template messages only: compose with an SMS gateway (composeChannels) for SMS.
+      return { status: 'failed', reason: `the WhatsApp channel sends no SMS (${sms.smsId}); compose it with an SMS channel` };
+    },
+    attach(s) {
+      sink = s;
+    },
+    inbound: [
+      {
+        path: o.webhookPath,
+        handle: (request) => (request.method === 'GET' ? handshake(request.query) : notification(request)),
+      },
+    ],
+    async close() {
+      if (closed) return;
+      // Open attendances are reported closed now rather than lost with the process.
+      attendances?.closeAll();
+      closed = true;
+      if (sweep) clearInterval(sweep);
+      await pool.close();
+    },
+    stats: () => ({
+      inFlight: counts.inFlight,
+      waiting: [...gates.values()].reduce((n, g) => n + g.waiting, 0),
+      sent: counts.sent,
+      failed: counts.failed,
+      tracked: tracked.size,
+      openAttendances: attendances?.size ?? 0,
+      webhooks: counts.webhooks,
+      forged: counts.forged,
+      duplicates: counts.duplicates,
+    }),
+  };
+}

@@ -1,0 +1,144 @@
+/**
+ * The WhatsApp channel's pure parts: reading Meta's notifications (and skipping what they hold
+ * that is not understood), the platform's template and number events as engine changes, the
+ * signature, and the bounded memory and per-number gate.
+ */
+import { describe, expect, it } from 'vitest';
+import { MAX_MESSAGING_LIMIT_24H } from '../../src/core/fleet.js';
+import { BoundedMap } from '../../src/server/channels/whatsapp/bounded.js';
+import { Gate } from '../../src/server/channels/whatsapp/gate.js';
+import { limitsChange, templateChange } from '../../src/server/channels/whatsapp/platform-changes.js';
+import { signatureOf, verifySignature } from '../../src/server/channels/whatsapp/signature.js';
+import { readWebhook, type WebhookEvent } from '../../src/server/channels/whatsapp/webhook-events.js';
+import { messageNotification, qualityNotification, statusNotification, templateNotification } from './whatsapp-fake-graph.js';
+
+const number = { phone: '5511990000001', phoneNumberId: '106540352242920' };
+type Template = Extract<WebhookEvent, { kind: 'template' }>;
+type Quality = Extract<WebhookEvent, { kind: 'quality' }>;
+
+describe('reading notifications', () => {
+  it('reads a status with its message id, error code, BSUID and username', () => {
+    const { events, skipped } = readWebhook(statusNotification(number, { wamid: 'wamid.A', status: 'failed', recipient: '5511980000000', opaque: 's1.0.0', errorCode: 131049, timestamp: 1750857384, userId: 'BR.1' }));
+    expect(skipped).toBe(0);
+    expect(events).toEqual([
+      { kind: 'status', key: 's:wamid.A:failed', wamid: 'wamid.A', status: 'failed', opaque: 's1.0.0', at: 1_750_857_384_000, bsuid: 'BR.1', username: 'testuser', errorCode: 131049 },
+    ]);
+  });
+
+  it('reads a reply with its context, and a quick-reply button with its payload', () => {
+    const [text] = readWebhook(messageNotification(number, { from: '5511980000000', text: 'Hi', contextId: 'wamid.A' })).events;
+    expect(text).toMatchObject({ kind: 'message', phoneNumberId: number.phoneNumberId, from: '5511980000000', contextId: 'wamid.A', type: 'text', text: 'Hi' });
+    const [button] = readWebhook(messageNotification(number, { from: '5511980000000', text: 'Stop promotions', button: { payload: 'STOP' } })).events;
+    expect(button).toMatchObject({ kind: 'message', type: 'text', text: 'Stop promotions', buttonPayload: 'STOP' });
+  });
+
+  it('reads template and number events with their account and time', () => {
+    const [t] = readWebhook(templateNotification({ name: 'billing_a', language: 'pt_BR', event: 'PAUSED', title: 'SECOND_PAUSE', id: '77', time: 1000 })).events;
+    expect(t).toMatchObject({ kind: 'template', wabaId: '102290129340398', event: 'PAUSED', templateId: '77', name: 'billing_a', language: 'pt_BR', title: 'SECOND_PAUSE', at: 1_000_000 });
+    const [q] = readWebhook(qualityNotification({ display: '5511990000001', event: 'DOWNGRADE', currentLimit: 'TIER_250', time: 1000 })).events;
+    expect(q).toMatchObject({ kind: 'quality', event: 'DOWNGRADE', displayPhoneNumber: '5511990000001', tier: 'TIER_250', at: 1_000_000 });
+  });
+
+  it('skips what it does not understand and never throws', () => {
+    expect(readWebhook(null)).toEqual({ events: [], skipped: 0 });
+    expect(readWebhook({ entry: 'x' })).toEqual({ events: [], skipped: 0 });
+    const odd = { entry: [7, { id: '1', changes: [{ field: 'messages', value: { statuses: [{ status: 'sent' }, { id: 'w', status: 'deleted' }], messages: [{}] } }, { field: 'account_update', value: {} }, 'x'] }] };
+    expect(readWebhook(odd)).toEqual({ events: [], skipped: 4 });
+  });
+});
+
+describe('platform events as engine changes', () => {
+  const template = (over: Partial<Template>): Template => ({ kind: 'template', key: 'k', wabaId: '1', event: 'PAUSED', templateId: undefined, name: 'a', language: 'pt_BR', reason: undefined, title: undefined, description: undefined, at: 1_000_000, ...over });
+  const quality = (over: Partial<Quality>): Quality => ({ kind: 'quality', key: 'k', wabaId: '1', event: 'DOWNGRADE', displayPhoneNumber: '1', tier: undefined, at: 0, ...over });
+
+  it.each([
+    [{ title: 'FIRST_PAUSE' }, { status: 'paused', until: 1_000_000 + 3 * 3_600_000 }],
+    [{ title: 'SECOND_PAUSE' }, { status: 'paused', until: 1_000_000 + 6 * 3_600_000 }],
+    [{ title: 'RATE_LIMITING_PAUSE', description: 'Your template has been paused for 2 hours.' }, { status: 'paused', until: 1_000_000 + 2 * 3_600_000 }],
+    [{ title: 'RATE_LIMITING_PAUSE' }, { status: 'paused' }],
+    [{ event: 'DISABLED' }, { status: 'disabled' }],
+    [{ event: 'APPROVED' }, { status: 'active' }],
+    [{ event: 'REINSTATED' }, { status: 'active' }],
+    [{ event: 'PENDING', title: 'UNPAUSE' }, { status: 'active' }],
+    [{ event: 'FLAGGED' }, undefined],
+  ] as [Partial<Template>, unknown][])('template event %j', (over, change) => {
+    expect(templateChange(template(over), 5)).toEqual(change);
+  });
+
+  it('a pause without a time of its own ends counted from now', () => {
+    expect(templateChange(template({ title: 'FIRST_PAUSE', at: undefined }), 5)).toEqual({ status: 'paused', until: 5 + 3 * 3_600_000 });
+  });
+
+  it.each([
+    ['TIER_50', 50],
+    ['TIER_250', 250],
+    ['TIER_1K', 1_000],
+    ['TIER_2K', 2_000],
+    ['TIER_10K', 10_000],
+    ['TIER_100K', 100_000],
+    ['TIER_UNLIMITED', MAX_MESSAGING_LIMIT_24H],
+  ])('tier %s is a 24 h limit of %i', (tier, limit) => {
+    expect(limitsChange(quality({ tier }), undefined)).toEqual({ messagingLimit24h: limit });
+  });
+
+  it('a tier not set, or none, changes nothing; a throughput upgrade raises only a per-second rate the fleet gave', () => {
+    expect(limitsChange(quality({ tier: 'TIER_NOT_SET' }), undefined)).toBeUndefined();
+    expect(limitsChange(quality({ event: 'FLAGGED' }), undefined)).toBeUndefined();
+    expect(limitsChange(quality({ event: 'THROUGHPUT_UPGRADE', tier: 'TIER_UNLIMITED' }), 80)).toEqual({ messagesPerSecond: 1_000 });
+    expect(limitsChange(quality({ event: 'THROUGHPUT_UPGRADE', tier: 'TIER_UNLIMITED' }), undefined)).toBeUndefined();
+    expect(limitsChange(quality({ event: 'THROUGHPUT_UPGRADE' }), 1_000)).toBeUndefined();
+  });
+});
+
+describe('signatures', () => {
+  it('accepts the app secret’s HMAC of the exact body, and nothing else', () => {
+    const body = Buffer.from('{"object":"whatsapp_business_account"}');
+    const header = signatureOf(body, 'secret-of-the-app');
+    expect(header).toMatch(/^sha256=[0-9a-f]{64}$/);
+    expect(verifySignature(body, header, 'secret-of-the-app')).toBe(true);
+    expect(verifySignature(body, header.toUpperCase().replace('SHA256=', 'sha256='), 'secret-of-the-app')).toBe(true);
+    expect(verifySignature(Buffer.from(`${body} `), header, 'secret-of-the-app')).toBe(false);
+    expect(verifySignature(body, header, 'another-secret')).toBe(false);
+    expect(verifySignature(body, undefined, 'secret-of-the-app')).toBe(false);
+    expect(verifySignature(body, [header], 'secret-of-the-app')).toBe(false);
+    expect(verifySignature(body, header.slice(0, -2), 'secret-of-the-app')).toBe(false);
+    expect(verifySignature(body, `sha1=${header.slice(7)}`, 'secret-of-the-app')).toBe(false);
+  });
+});
+
+describe('bounded memory and the per-number gate', () => {
+  it('remembers at least the last max/2 keys and holds at most max entries', () => {
+    const map = new BoundedMap<number, number>(10);
+    for (let i = 0; i < 1000; i++) {
+      map.set(i, i);
+      expect(map.size).toBeLessThanOrEqual(10);
+      for (let k = Math.max(0, i - 4); k <= i; k++) expect(map.get(k)).toBe(k);
+    }
+    expect(map.get(0)).toBeUndefined();
+    map.set(999, 1);
+    expect(map.get(999)).toBe(1);
+    map.delete(999);
+    expect(map.has(999)).toBe(false);
+  });
+
+  it('lets `limit` through at once and hands each released slot to the next in line', async () => {
+    const gate = new Gate(2);
+    expect(gate.tryAcquire()).toBe(true);
+    expect(gate.tryAcquire()).toBe(true);
+    expect(gate.tryAcquire()).toBe(false);
+    const order: number[] = [];
+    const waits = [1, 2, 3].map((n) => gate.wait().then(() => order.push(n)));
+    expect(gate.waiting).toBe(3);
+    gate.release();
+    gate.release();
+    await Promise.resolve();
+    expect(gate.active).toBe(2);
+    gate.release();
+    gate.release();
+    gate.release();
+    await Promise.all(waits);
+    expect(order).toEqual([1, 2, 3]);
+    expect(gate.active).toBe(0);
+    expect(gate.waiting).toBe(0);
+  });
+});

@@ -1,0 +1,135 @@
+/**
+ * The platform steering the engine through the WhatsApp channel's webhooks, over HTTP: a template
+ * paused by a `message_template_status_update` in the middle of a campaign takes the rest of the
+ * campaign to the other templates without one FAILED (the sends already at the platform meet
+ * 132015 and fail over), approved again it comes back; a `phone_number_quality_update` that
+ * lowers a number's messaging-limit tier lowers the output of GET /messenger/businesses/.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWhatsAppChannel, type WhatsAppChannel } from '../../src/server/channels/whatsapp/index.js';
+import type { SimulatedChannel } from '../../src/server/index.js';
+import { api, contacts, startReceiver, startServer, testFleet, waitFor, type Receiver, type Started } from './helpers.js';
+import { ACCESS_TOKEN, APP_SECRET, VERIFY_TOKEN, deliver, graphAccount, qualityNotification, startFakeGraph, templateNotification, whatsappFleet, type FakeGraph } from './whatsapp-fake-graph.js';
+
+const HOUR = 3_600_000;
+
+async function startWhatsAppServer(fleet: any, over: Record<string, unknown> = {}) {
+  const graph = await startFakeGraph(graphAccount(fleet));
+  const channel = createWhatsAppChannel({ fleet, accessToken: ACCESS_TOKEN, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, graphUrl: graph.url, attendanceIdleMs: false });
+  const s = await startServer({ fleet, channel: channel as unknown as SimulatedChannel, ...over });
+  return { graph, channel, s, hook: `${s.url}/whatsapp/webhook` };
+}
+
+describe('a template paused by webhook mid-campaign', () => {
+  const fleet = whatsappFleet(testFleet());
+  let graph: FakeGraph;
+  let channel: WhatsAppChannel;
+  let s: Started;
+  let hook: string;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    ({ graph, channel, s, hook } = await startWhatsAppServer(fleet, { dispatch: { maxInFlight: 20, pollLimit: 20 } }));
+    receiver = await startReceiver(() => s.server.sendpool.webhookSecret(1));
+    expect((await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm` } })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await s.server.close();
+    await receiver.close();
+    await graph.close();
+  });
+
+  it('fails the rest over to the other templates without one FAILED', async () => {
+    // The platform pauses billing_a when a send of it arrives after the 200th: the webhook is in
+    // before that send is answered (132015), and from then on the platform refuses billing_a.
+    let pausedAt = -1;
+    let pausedTime = 0;
+    graph.respond = async (r) => {
+      if (pausedAt < 0 && graph.requests.length >= 200 && r.body.template.name === 'billing_a') {
+        pausedTime = Math.floor(Date.now() / 1000);
+        const answer = await deliver(hook, templateNotification({ name: 'billing_a', language: 'pt_BR', event: 'PAUSED', title: 'FIRST_PAUSE', description: 'Your WhatsApp message template has been paused for 3 hours.', time: pausedTime }));
+        expect(answer.status).toBe(200);
+        pausedAt = graph.requests.indexOf(r);
+      }
+      if (pausedAt >= 0 && r.body.template.name === 'billing_a') return { kind: 'error', code: 132015, details: 'Template is paused' };
+      return { kind: 'accept' };
+    };
+    const sent = await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 5, max_retries: 0, contacts: contacts(600) } });
+    expect(sent.status).toBe(202);
+    await waitFor(() => s.server.sendpool.idle(), 'the campaign to finish');
+    await waitFor(() => receiver.all('/hsm').filter((x) => x.status === 'SENT').length === 600, 'every SENT notification');
+
+    const stats = s.server.sendpool.stats().dispatch;
+    expect(stats).toMatchObject({ submitted: 600, sent: 600, failed: 0 });
+    expect(receiver.all('/hsm').filter((x) => x.status === 'FAILED')).toEqual([]);
+    expect(graph.requests.every((r) => r.problems.length === 0)).toBe(true);
+
+    // The engine took the pause with its end: FIRST_PAUSE lasts 3 hours from the event (a 132015
+    // answered after it pauses for 3 hours from then, which ends no earlier).
+    const template = s.server.sendpool.engine.templates().find((t) => t.id === 100)!;
+    expect(template.status).toBe('paused');
+    expect(template.pausedUntil).toBeGreaterThanOrEqual(pausedTime * 1000 + 3 * HOUR);
+    // From the send that met the pause on, billing_a went only to sends already handed out (at most
+    // 20 in flight), each refused with 132015 and sent again with another template.
+    const after = graph.requests.slice(pausedAt);
+    const stale = after.filter((r) => r.body.template.name === 'billing_a');
+    expect(stale.length).toBeGreaterThanOrEqual(1);
+    expect(stale.length).toBeLessThanOrEqual(21);
+    const accepted = graph.requests.filter((r) => r.wamid !== undefined);
+    expect(accepted).toHaveLength(600);
+    expect(new Set(accepted.map((r) => r.body.to)).size).toBe(600);
+    for (const r of stale) {
+      const again = accepted.find((x) => x.body.to === r.body.to);
+      expect(again?.body.template.name, `contact ${r.body.to}`).not.toBe('billing_a');
+    }
+    expect(channel.stats().sent).toBe(600);
+  });
+
+  it('brings the template back when the platform approves it again', async () => {
+    const answer = await deliver(hook, templateNotification({ name: 'billing_a', language: 'pt_BR', event: 'APPROVED' }));
+    expect(answer.status).toBe(200);
+    await waitFor(() => s.server.sendpool.engine.templates().find((t) => t.id === 100)!.status === 'active', 'template 100 active again');
+  });
+
+  it('disables a template on DISABLED, matching the locale written with a hyphen', async () => {
+    expect((await deliver(hook, templateNotification({ name: 'billing_c', language: 'pt-BR', event: 'DISABLED' }))).status).toBe(200);
+    await waitFor(() => s.server.sendpool.engine.templates().find((t) => t.id === 102)!.status === 'disabled', 'template 102 disabled');
+  });
+});
+
+describe('a quality downgrade', () => {
+  const fleet = whatsappFleet(testFleet());
+  let graph: FakeGraph;
+  let s: Started;
+  let hook: string;
+
+  beforeAll(async () => {
+    ({ graph, s, hook } = await startWhatsAppServer(fleet));
+  });
+  afterAll(async () => {
+    await s.server.close();
+    await graph.close();
+  });
+
+  const output = async () => {
+    const answer = await api(s.url, '/messenger/businesses/');
+    return answer.json.find((b: any) => b.id === 1).template_types.find((t: any) => t.id === 10).output as number;
+  };
+
+  it('lowers the output of the number’s pools, and an upgrade raises it again', async () => {
+    expect(await output()).toBe(3_000_000);
+    const down = await deliver(hook, qualityNotification({ display: '5511990000001', event: 'DOWNGRADE', oldLimit: 'TIER_10K', currentLimit: 'TIER_1K' }));
+    expect(down.status).toBe(200);
+    await waitFor(async () => (await output()) === 2_001_000, 'output lowered by the downgrade');
+    expect(s.server.sendpool.engine.numbers().find((n) => n.phone === '5511990000001')).toMatchObject({ messagingLimit24h: 1_000 });
+
+    // Formatted display numbers are read as their digits.
+    const up = await deliver(hook, qualityNotification({ display: '+55 11 99000-0001', event: 'UPGRADE', oldLimit: 'TIER_1K', currentLimit: 'TIER_10K' }));
+    expect(up.status).toBe(200);
+    await waitFor(async () => (await output()) === 2_010_000, 'output raised by the upgrade');
+
+    // A throughput upgrade adds no per-second window to a number the fleet gave none.
+    expect((await deliver(hook, qualityNotification({ display: '5511990000001', event: 'THROUGHPUT_UPGRADE', currentLimit: 'TIER_UNLIMITED' }))).status).toBe(200);
+    expect(await output()).toBe(2_010_000);
+  });
+});
