@@ -60,6 +60,8 @@ export interface SmppChannel extends Channel {
   stats(): SmppChannelStats;
   /** Resolves once bound (the first time, or again after a drop). */
   whenBound(): Promise<void>;
+  /** Unbinds and closes the connection. SMS not answered yet stay unanswered (see docs/channels.md). */
+  close(): Promise<void>;
 }
 
 interface Job {
@@ -68,6 +70,8 @@ interface Job {
   readonly tracked: TrackedSms | undefined;
   remaining: number;
   done: boolean;
+  /** Receipts that came before every part was answered: reported after the answer. */
+  held: ReceiptUpdate[] | undefined;
   resolve(result: SmsSendResult): void;
 }
 
@@ -134,7 +138,8 @@ class SmppChannelImpl implements SmppChannel {
 
   readonly #again = new PartQueue();
   readonly #fresh = new PartQueue();
-  readonly #jobs = new Set<Job>();
+  /** SMS not answered yet, by id, in deadline order. */
+  readonly #jobs = new Map<string, Job>();
   #ref = 0;
   #throttledUntil = 0;
   #throttleLevel = 0;
@@ -195,9 +200,10 @@ class SmppChannelImpl implements SmppChannel {
         tracked: this.#o.deliveryReceipts ? this.#inbound.track(sms.smsId, sms.parts) : undefined,
         remaining: built.shortMessages.length,
         done: false,
+        held: undefined,
         resolve,
       };
-      this.#jobs.add(job);
+      this.#jobs.set(sms.smsId, job);
       const o = this.#o;
       for (const shortMessage of built.shortMessages) {
         this.#fresh.push({
@@ -262,7 +268,7 @@ class SmppChannelImpl implements SmppChannel {
         const reason = e instanceof Error ? e.message : String(e);
         this.#closed = true;
         clearInterval(this.#tick);
-        for (const job of this.#jobs) this.#finish(job, { status: 'failed', reason });
+        for (const job of this.#jobs.values()) this.#finish(job, { status: 'failed', reason });
       },
     );
   }
@@ -351,7 +357,7 @@ class SmppChannelImpl implements SmppChannel {
   #onTick(): void {
     const now = Date.now();
     // SMS past their deadline are answered failed (whatever of them is still queued is skipped).
-    for (const job of this.#jobs) {
+    for (const job of this.#jobs.values()) {
       if (job.deadline > now) break; // jobs are in deadline order (one timeout for all)
       this.#finish(job, { status: 'failed', reason: `SMPP: the SMSC did not accept it within ${this.#o.sendTimeoutMs} ms${this.#bound ? '' : ' (not bound)'}` });
     }
@@ -467,10 +473,11 @@ class SmppChannelImpl implements SmppChannel {
   #finish(job: Job, result: SmsSendResult): void {
     if (job.done) return;
     job.done = true;
-    this.#jobs.delete(job);
+    if (this.#jobs.get(job.sms.smsId) === job) this.#jobs.delete(job.sms.smsId);
     if (result.status === 'sent') this.#c.smsSent++;
     else this.#c.smsFailed++;
     job.resolve(result);
+    for (const update of job.held ?? []) this.#report(update);
   }
 
   // --- receipts and replies -----------------------------------------------------------------
@@ -501,6 +508,12 @@ class SmppChannelImpl implements SmppChannel {
   }
 
   #report(update: ReceiptUpdate): void {
+    const job = this.#jobs.get(update.smsId);
+    if (job && !job.done) {
+      // A part's receipt before the last part's answer: the DLR follows the answer, never precedes it.
+      (job.held ??= []).push(update);
+      return;
+    }
     this.#later(() => this.#sink?.smsStatus(update));
   }
 
