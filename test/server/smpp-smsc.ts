@@ -51,6 +51,8 @@ export interface FakeSmsc {
   maxUnanswered: number;
   /** deliver_sm_resp read. */
   deliverResps: number;
+  /** enquire_link read. */
+  enquiries: number;
   /** Answer the next `n` submits with `status` (ESME_RTHROTTLED by default). */
   throttleNext(n: number, status?: number): void;
   /** Answer the next `n` submits with `status` for good (a refusal). */
@@ -146,7 +148,10 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
         session.send(pdu.response({ system_id: 'fake-smsc' }));
       } else session.send(pdu.response({ command_status: ESME_RINVPASWD }));
     });
-    session.on('enquire_link', (pdu: SmppPdu) => session.send(pdu.response()));
+    session.on('enquire_link', (pdu: SmppPdu) => {
+      fake.enquiries++;
+      session.send(pdu.response());
+    });
     session.on('unbind', (pdu: SmppPdu) => {
       session.send(pdu.response());
       session.close();
@@ -194,6 +199,7 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
     held: [],
     maxUnanswered: 0,
     deliverResps: 0,
+    enquiries: 0,
     get connections() {
       return connectionSeq;
     },
