@@ -10,6 +10,7 @@ import { formatDuration, parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
 import { readFailure } from './fleet-file.js';
 import type { Io } from './io.js';
+import { smsChannelFlags } from './smpp-flags.js';
 
 /** The flags `serve` accepts (besides `--help`). */
 export const SERVE_FLAGS: Options = {
@@ -29,6 +30,8 @@ export const SERVE_FLAGS: Options = {
   'request-timeout': { type: 'string' },
   'keep-alive-timeout': { type: 'string' },
   'idle-timeout': { type: 'string' },
+  'sms-channel': { type: 'string' },
+  'smpp-config': { type: 'string' },
   version: { type: 'boolean' },
 };
 
@@ -96,7 +99,7 @@ function reportKeyProblem(key: string): string | undefined {
 }
 
 /** Checks the flags and maps them to `runServer` options. */
-export function serveSettings(values: Parsed['values'], io: Io): ServeSettings {
+export function serveSettings(values: Parsed['values'], io: Io, env: Readonly<Record<string, string | undefined>> = process.env): ServeSettings {
   const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
   const options: Record<string, unknown> = {};
   const notes: string[] = [];
@@ -150,5 +153,7 @@ export function serveSettings(values: Parsed['values'], io: Io): ServeSettings {
     throw new UsageError(`--headers-timeout: expected at most the request timeout (${given === undefined ? `${formatDuration(requestMs)}, the default of --request-timeout` : `--request-timeout ${given}`}), got ${JSON.stringify(str('headers-timeout'))}`);
   }
   if (Object.keys(connections).length > 0) options['connections'] = connections;
+  const smpp = smsChannelFlags(io, str('sms-channel'), str('smpp-config'), env);
+  if (smpp !== undefined) options['smpp'] = smpp;
   return { options, notes };
 }

@@ -8,6 +8,8 @@ import { createEngine } from '../engine.js';
 import { snapshotFromRows } from '../core/rows.js';
 import { openSqliteStorage } from '../storage/sqlite-storage.js';
 import { buildServer, type SendpoolServer } from './build-server.js';
+import type { SmppChannelOptions } from './channels/smpp-options.js';
+import { smppServerChannel } from './channels/smpp-server.js';
 import type { BuildServerOptions } from './options.js';
 import { readSnapshotFile } from './snapshot-file.js';
 import { loadApiKeys, type ApiKeyEntry } from './tenants.js';
@@ -36,6 +38,12 @@ export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'a
   readonly env?: NodeJS.ProcessEnv;
   /** Close on SIGINT and SIGTERM. @default true */
   readonly handleSignals?: boolean;
+  /**
+   * Send SMS over SMPP with these options (the optional package `smpp` must be installed); template
+   * messages stay on `channel`. Connection events go to the log, never a credential. @default none:
+   * SMS go to `channel` (the simulated one by default)
+   */
+  readonly smpp?: SmppChannelOptions;
 }
 
 /** A running server. */
@@ -51,9 +59,11 @@ export interface RunningServer {
 }
 
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
-  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, env = process.env, handleSignals = true, ...rest } = options;
+  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, env = process.env, handleSignals = true, smpp, ...rest } = options;
   const fleet: unknown = JSON.parse(readFileSync(fleetFile, 'utf8'));
   const keys = [...loadApiKeys({ ...(keysFile === undefined ? {} : { file: keysFile }), env }), ...(options.apiKeys ?? [])];
+  let server: SendpoolServer | undefined;
+  const channel = smpp === undefined ? rest.channel : (await smppServerChannel(smpp, rest.channel, () => server?.log)).channel;
   const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir);
   const stored = storage?.load();
   // The store wins over a snapshot file: a snapshot is imported into an empty store once, never again.
@@ -62,13 +72,13 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   const engine = createEngine(fleet, { ...(snapshot !== undefined ? { snapshot } : {}), ...(storage ? { trackChanges: true } : {}) });
   const build = () => buildServer({
     ...rest,
+    ...(channel === undefined ? {} : { channel }),
     engine,
     apiKeys: keys,
     ...(saved ? { restore: saved.server } : {}),
     ...(snapshotFile === undefined ? {} : { snapshotFile }),
     ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
   });
-  let server: SendpoolServer;
   try {
     server = build();
   } catch (e) {

@@ -45,6 +45,12 @@ Options:
                                an idle keep-alive connection closes after it (default 5s;
                                behind a load balancer, set it above the balancer's idle timeout)
       --idle-timeout DURATION  a connection with no traffic either way closes after it (default 1m)
+      --sms-channel simulated|smpp
+                               where SMS go (default simulated). smpp needs the optional package
+                               smpp; its options come from --smpp-config and SENDPOOL_SMPP_*
+                               variables (docs/channels.md, "SMPP")
+      --smpp-config FILE       SMPP options (JSON: host, port, systemId, sourceAddr, window, …);
+                               SENDPOOL_SMPP_PASSWORD keeps the password out of the file
       --version                print the version of sendpool and exit
   -h, --help                   this help
 
