@@ -285,6 +285,8 @@ class SmppChannelImpl implements SmppChannel {
     }, o.bindTimeoutMs);
     let lastError = '';
     session.on(o.tls ? 'secureConnect' : 'connect', () => {
+      // PDUs are written in batches (cork/uncork): Nagle's delay would only hold answers back.
+      session.socket.setNoDelay(true);
       const bind = new this.#smpp!.PDU('bind_transceiver', { system_id: o.systemId, password: o.password, system_type: o.systemType });
       session.send(bind, (resp) => this.#onBound(session, resp));
     });
@@ -299,7 +301,7 @@ class SmppChannelImpl implements SmppChannel {
     });
     session.on('deliver_sm', (pdu: SmppPdu) => this.#onDeliver(session, pdu));
     session.on('data_sm', (pdu: SmppPdu) => this.#onDeliver(session, pdu));
-    session.on('enquire_link', (pdu: SmppPdu) => session.send(pdu.response()));
+    session.on('enquire_link', (pdu: SmppPdu) => this.#answer(session, pdu.response()));
     session.on('unbind', (pdu: SmppPdu) => {
       session.send(pdu.response());
       session.close();
@@ -483,8 +485,9 @@ class SmppChannelImpl implements SmppChannel {
   // --- receipts and replies -----------------------------------------------------------------
 
   #onDeliver(session: SmppSession, pdu: SmppPdu): void {
-    // Answer first: an SMSC resends what it is not answered, matched or not.
-    session.send(pdu.response());
+    // Answer first: an SMSC resends what it is not answered, matched or not. The answers to the
+    // PDUs of one read go out in one write.
+    this.#answer(session, pdu.response());
     const esmClass = typeof pdu['esm_class'] === 'number' ? pdu['esm_class'] : 0;
     const type = esmClass & ESM_TYPE_MASK;
     const content = (pdu['short_message'] as { message?: unknown; udh?: Uint8Array[] } | undefined) ?? undefined;
@@ -505,6 +508,13 @@ class SmppChannelImpl implements SmppChannel {
     if (!reply) return;
     this.#c.replies++;
     this.#later(() => this.#sink?.smsReply(reply));
+  }
+
+  #answer(session: SmppSession, pdu: SmppPdu): void {
+    const socket = session.socket;
+    socket.cork();
+    session.send(pdu);
+    process.nextTick(() => socket.uncork());
   }
 
   #report(update: ReceiptUpdate): void {
