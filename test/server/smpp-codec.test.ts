@@ -2,7 +2,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { gsm7Septets, smsSize } from '../../src/contract/sms-encoding.js';
-import { concatInfo, gsm7Octets, gsm7Text, submitParts, ucs2Octets, ucs2Text } from '../../src/server/channels/smpp-codec.js';
+import { concatInfo, encodeSubmitSm, gsm7Octets, gsm7Text, submitParts, ucs2Octets, ucs2Text } from '../../src/server/channels/smpp-codec.js';
+import { loadSmpp } from '../../src/server/channels/smpp-package.js';
 import { alternateIds, parseReceipt, receiptReason, RECEIPT_STATES } from '../../src/server/channels/smpp-receipt.js';
 
 const GSM_SAMPLE = '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCZÄÖÑÜ§¿abcxyzäöñüà^{}\\[~]|€\f';
@@ -61,6 +62,48 @@ describe('submitParts', () => {
     expect(concatInfo([Uint8Array.from([0x00, 3, 9, 2, 1])])).toEqual({ ref: 9, total: 2, seq: 1 });
     expect(concatInfo([Uint8Array.from([0x0a, 1, 0]), Uint8Array.from([0x08, 4, 1, 2, 3, 3])])).toEqual({ ref: 258, total: 3, seq: 3 });
     expect(concatInfo([])).toBeUndefined();
+  });
+});
+
+describe('encodeSubmitSm', () => {
+  it('writes a submit_sm the smpp package reads back field by field', async () => {
+    const smpp = await loadSmpp();
+    const built = submitParts(`Olá ${'ç'.repeat(80)}`, 'UCS-2', 2, 42);
+    if ('error' in built) throw new Error(built.error);
+    const octets = encodeSubmitSm({
+      sourceAddrTon: 5,
+      sourceAddrNpi: 0,
+      sourceAddr: 'SENDPOOL',
+      destAddrTon: 1,
+      destAddrNpi: 1,
+      destinationAddr: '5511987654321',
+      esmClass: built.esmClass,
+      registeredDelivery: 1,
+      dataCoding: built.dataCoding,
+      shortMessage: built.shortMessages[1]!,
+    });
+    octets.writeUInt32BE(7, 12);
+    const pdu = new (smpp.PDU as unknown as new (b: Buffer) => Record<string, unknown>)(octets);
+    expect(pdu).toMatchObject({
+      command: 'submit_sm',
+      command_length: octets.length,
+      sequence_number: 7,
+      service_type: '',
+      source_addr_ton: 5,
+      source_addr_npi: 0,
+      source_addr: 'SENDPOOL',
+      dest_addr_ton: 1,
+      dest_addr_npi: 1,
+      destination_addr: '5511987654321',
+      esm_class: 0x40,
+      protocol_id: 0,
+      priority_flag: 0,
+      registered_delivery: 1,
+      data_coding: 8,
+    });
+    const sm = pdu['short_message'] as { udh: Buffer[]; message: string };
+    expect([...sm.udh[0]!]).toEqual([0, 3, 42, 2, 2]);
+    expect(sm.message).toBe('ç'.repeat(17)); // 'Olá ' and 63 ç in part 1
   });
 });
 

@@ -20,7 +20,7 @@
  * `DELIVERED` never precedes its `SENT`).
  */
 import type { Channel, ChannelSink, OutgoingSms, SmsSendResult } from '../channel.js';
-import { concatInfo, submitParts } from './smpp-codec.js';
+import { concatInfo, encodeSubmitSm, submitParts } from './smpp-codec.js';
 import { SmppInbound, type ReceiptUpdate, type TrackedSms } from './smpp-inbound.js';
 import { resolveSmppOptions, smppOptionProblems, type BackoffRange, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
 import { loadSmpp, SMPP_STATUS, smppStatusText, type SmppModule, type SmppPdu, type SmppSession } from './smpp-package.js';
@@ -77,8 +77,32 @@ interface Job {
 
 interface Part {
   readonly job: Job;
-  readonly fields: Record<string, unknown>;
+  readonly pdu: EncodedSubmit;
   sentAt: number;
+}
+
+/**
+ * A `submit_sm` encoded once (smpp-codec.ts), handed to the package's `Session.send`, which numbers
+ * it, keeps the answer callback and writes `toBuffer()`.
+ */
+class EncodedSubmit {
+  readonly command = 'submit_sm';
+  readonly command_status = 0;
+  sequence_number = 0;
+  readonly #octets: Buffer;
+  constructor(octets: Buffer) {
+    this.#octets = octets;
+  }
+  isResponse(): boolean {
+    return false;
+  }
+  response(): never {
+    throw new Error('a submit_sm is answered by the SMSC');
+  }
+  toBuffer(): Buffer {
+    this.#octets.writeUInt32BE(this.sequence_number, 12);
+    return this.#octets;
+  }
 }
 
 /** A FIFO of parts that clears the slots it hands out. */
@@ -206,22 +230,19 @@ class SmppChannelImpl implements SmppChannel {
       this.#jobs.set(sms.smsId, job);
       const o = this.#o;
       for (const shortMessage of built.shortMessages) {
-        this.#fresh.push({
-          job,
-          sentAt: 0,
-          fields: {
-            source_addr_ton: o.sourceAddrTon,
-            source_addr_npi: o.sourceAddrNpi,
-            source_addr: o.sourceAddr,
-            dest_addr_ton: o.destAddrTon,
-            dest_addr_npi: o.destAddrNpi,
-            destination_addr: sms.phone,
-            esm_class: built.esmClass,
-            registered_delivery: o.deliveryReceipts ? 1 : 0,
-            data_coding: built.dataCoding,
-            short_message: shortMessage,
-          },
+        const octets = encodeSubmitSm({
+          sourceAddrTon: o.sourceAddrTon,
+          sourceAddrNpi: o.sourceAddrNpi,
+          sourceAddr: o.sourceAddr,
+          destAddrTon: o.destAddrTon,
+          destAddrNpi: o.destAddrNpi,
+          destinationAddr: sms.phone,
+          esmClass: built.esmClass,
+          registeredDelivery: o.deliveryReceipts ? 1 : 0,
+          dataCoding: built.dataCoding,
+          shortMessage,
         });
+        this.#fresh.push({ job, sentAt: 0, pdu: new EncodedSubmit(octets) });
       }
       this.#schedulePump();
     });
@@ -409,7 +430,6 @@ class SmppChannelImpl implements SmppChannel {
       }, this.#throttledUntil - now);
       return;
     }
-    const PDU = this.#smpp!.PDU;
     const window = this.#o.window;
     const socket = session.socket;
     socket.cork();
@@ -417,8 +437,9 @@ class SmppChannelImpl implements SmppChannel {
       while (this.#outstanding.size < window) {
         const part = this.#next();
         if (!part) break;
-        const pdu = new PDU('submit_sm', part.fields);
-        if (!session.send(pdu, (resp) => this.#onSubmitResp(session, part, resp))) {
+        const pdu = part.pdu;
+        pdu.sequence_number = 0; // numbered by this session (a part may go again on another)
+        if (!session.send(pdu as unknown as SmppPdu, (resp) => this.#onSubmitResp(session, part, resp))) {
           // Not writable: the connection is going; the part goes again after the next bind.
           this.#again.unshiftAll([part]);
           break;

@@ -138,3 +138,59 @@ export function concatInfo(elements: readonly Uint8Array[]): ConcatInfo | undefi
   }
   return undefined;
 }
+
+/** The fields of one `submit_sm` (SMPP 3.4, 4.4.1) sendpool sets; the others are 0 or empty. */
+export interface SubmitSmFields {
+  readonly sourceAddrTon: number;
+  readonly sourceAddrNpi: number;
+  readonly sourceAddr: string;
+  readonly destAddrTon: number;
+  readonly destAddrNpi: number;
+  readonly destinationAddr: string;
+  readonly esmClass: number;
+  readonly registeredDelivery: number;
+  readonly dataCoding: number;
+  readonly shortMessage: Uint8Array;
+}
+
+export const SUBMIT_SM = 0x00000004;
+const HEADER = 16;
+
+/**
+ * A whole `submit_sm` PDU (header and body) with sequence number 0: the channel writes the
+ * sequence number into octets 12–15 when it sends it. Built once per part, because the smpp
+ * package's generic encoder cost more CPU than the rest of a send (docs/decisions.md).
+ */
+export function encodeSubmitSm(f: SubmitSmFields): Buffer {
+  const source = Buffer.from(f.sourceAddr, 'latin1');
+  const dest = Buffer.from(f.destinationAddr, 'latin1');
+  // service_type(1) ton npi source\0 ton npi dest\0 esm pid prio sched(1) valid(1) reg replace dcs default_id sm_length
+  const length = HEADER + 1 + 2 + source.length + 1 + 2 + dest.length + 1 + 3 + 1 + 1 + 5 + f.shortMessage.length;
+  const b = Buffer.allocUnsafe(length);
+  b.writeUInt32BE(length, 0);
+  b.writeUInt32BE(SUBMIT_SM, 4);
+  b.writeUInt32BE(0, 8);
+  b.writeUInt32BE(0, 12);
+  let at = HEADER;
+  b[at++] = 0; // service_type: SMSC default
+  b[at++] = f.sourceAddrTon;
+  b[at++] = f.sourceAddrNpi;
+  at += source.copy(b, at);
+  b[at++] = 0;
+  b[at++] = f.destAddrTon;
+  b[at++] = f.destAddrNpi;
+  at += dest.copy(b, at);
+  b[at++] = 0;
+  b[at++] = f.esmClass;
+  b[at++] = 0; // protocol_id
+  b[at++] = 0; // priority_flag
+  b[at++] = 0; // schedule_delivery_time: now
+  b[at++] = 0; // validity_period: SMSC default
+  b[at++] = f.registeredDelivery;
+  b[at++] = 0; // replace_if_present_flag
+  b[at++] = f.dataCoding;
+  b[at++] = 0; // sm_default_msg_id
+  b[at++] = f.shortMessage.length;
+  b.set(f.shortMessage, at);
+  return b;
+}

@@ -36,9 +36,8 @@ const MAX_PARTIAL_REPLIES = 10_000;
 
 /** Sets `key` as the newest entry of `map`, forgetting the oldest past `max`. */
 function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
-  map.delete(key);
+  if (!map.delete(key) && map.size >= max) map.delete(map.keys().next().value as K);
   map.set(key, value);
-  while (map.size > max) map.delete(map.keys().next().value as K);
 }
 
 /** Digits only: `+55 11 98765-4321` and `5511987654321` are one phone. */
@@ -119,9 +118,9 @@ export class SmppInbound {
     return { smsId: t.smsId, status: r.outcome.status, reason: t.parts > 1 && reason !== null ? `part of ${t.parts}: ${reason}` : reason };
   }
 
-  /** An SMS went to `phone`: a reply from it belongs to this SMS until another is sent. */
+  /** An SMS went to `phone` (digits, as the contract gives it): a reply from it belongs to this SMS until another is sent. */
   sentTo(phone: string, smsId: string): void {
-    setBounded(this.#lastSmsTo, phoneDigits(phone), smsId, this.#maxReplies);
+    setBounded(this.#lastSmsTo, phone, smsId, this.#maxReplies);
   }
 
   /**
