@@ -148,6 +148,8 @@ class SmppChannelImpl implements SmppChannel {
   #sink: ChannelSink | undefined;
   #started = false;
   #closed = false;
+  /** Why nothing can be sent (the package could not load). */
+  #fatal: string | undefined;
 
   #session: SmppSession | undefined;
   readonly #dropReasons = new WeakMap<SmppSession, string>();
@@ -209,7 +211,7 @@ class SmppChannelImpl implements SmppChannel {
   }
 
   sendSms(sms: OutgoingSms): Promise<SmsSendResult> {
-    if (this.#closed) return Promise.resolve({ status: 'failed', reason: 'SMPP channel closed' });
+    if (this.#closed) return Promise.resolve({ status: 'failed', reason: this.#fatal ?? 'SMPP channel closed' });
     const ref = this.#ref++ & 0xff;
     const built = submitParts(sms.message, sms.encoding, sms.parts, ref);
     if ('error' in built) {
@@ -287,6 +289,7 @@ class SmppChannelImpl implements SmppChannel {
       (e: unknown) => {
         // Without the package nothing can be sent: answer every SMS at once.
         const reason = e instanceof Error ? e.message : String(e);
+        this.#fatal = reason;
         this.#closed = true;
         clearInterval(this.#tick);
         for (const job of this.#jobs.values()) this.#finish(job, { status: 'failed', reason });
