@@ -10,6 +10,7 @@ import { formatDuration, parseDuration } from './duration.js';
 import { UsageError } from './errors.js';
 import { readFailure } from './fleet-file.js';
 import type { Io } from './io.js';
+import { smsChannelFlags } from './smpp-flags.js';
 
 /** The flags `serve` accepts (besides `--help`). */
 export const SERVE_FLAGS: Options = {
@@ -33,6 +34,8 @@ export const SERVE_FLAGS: Options = {
   'whatsapp-credentials': { type: 'string' },
   'graph-url': { type: 'string' },
   'graph-api-version': { type: 'string' },
+  'sms-channel': { type: 'string' },
+  'smpp-config': { type: 'string' },
   version: { type: 'boolean' },
 };
 
@@ -220,5 +223,7 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
       ...(graphVersion !== undefined ? { apiVersion: graphVersion } : {}),
     };
   }
+  const smpp = smsChannelFlags(io, str('sms-channel'), str('smpp-config'), env);
+  if (smpp !== undefined) options['smpp'] = smpp;
   return { options, notes };
 }

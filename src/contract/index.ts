@@ -59,7 +59,7 @@ export { ERROR_STATUS, MAX_PROBLEMS_IN_BODY, SUCCESS_STATUS, errorResponse, send
 export type { HttpAnswer } from './responses.js';
 export { ContactSchema, SendRequestSchema, createSendRequestSchema } from './send-request-schema.js';
 export type { Contact, SendRequest } from './send-request-schema.js';
-export { GSM7_CONCATENATED, GSM7_SINGLE, UCS2_CONCATENATED, UCS2_SINGLE, gsm7Septets, smsSize } from './sms-encoding.js';
+export { GSM7_CONCATENATED, GSM7_SINGLE, UCS2_CONCATENATED, UCS2_SINGLE, gsm7Septets, smsPartTexts, smsSize } from './sms-encoding.js';
 export type { SmsEncoding, SmsSize } from './sms-encoding.js';
 export { SmsBatchSchema, SmsItemSchema, createSmsBatchSchema } from './sms-schema.js';
 export type { SmsBatch, SmsItem } from './sms-schema.js';

@@ -62,6 +62,35 @@ function countParts(text: string, total: number, single: number, perPart: number
 
 const utf16Units = (char: string): number => char.length;
 
+/**
+ * The texts of the parts an SMS is sent in, cut by the rule {@link smsSize} counts with (whole
+ * characters up to 153 septets or 67 UTF-16 units per part; one part when the text fits a single
+ * SMS), so a gateway sends exactly `smsSize(text).parts` parts. Empty text: no parts.
+ */
+export function smsPartTexts(text: string, encoding: SmsEncoding): string[] {
+  const [single, perPart, size] = encoding === 'GSM-7' ? [GSM7_SINGLE, GSM7_CONCATENATED, gsm7Septets] : [UCS2_SINGLE, UCS2_CONCATENATED, utf16Units];
+  let total = 0;
+  for (const char of text) total += size(char);
+  if (total === 0) return [];
+  if (total <= single) return [text];
+  const parts: string[] = [];
+  let used = 0;
+  let start = 0;
+  let at = 0;
+  for (const char of text) {
+    const n = size(char);
+    if (used + n > perPart) {
+      parts.push(text.slice(start, at));
+      start = at;
+      used = 0;
+    }
+    used += n;
+    at += char.length;
+  }
+  parts.push(text.slice(start));
+  return parts;
+}
+
 /** Detects the encoding of an SMS text and computes its size and number of parts. */
 export function smsSize(text: string): SmsSize {
   let total = 0;

@@ -36,6 +36,9 @@ export {
 } from './simulated-channel.js';
 export { composeChannels } from './channels/compose.js';
 export type { ComposedChannels } from './channels/compose.js';
+export { createSmppChannel, type SmppChannel, type SmppChannelStats } from './channels/smpp-channel.js';
+export type { SmppChannelOptions, SmppEvent, BackoffRange } from './channels/smpp-options.js';
+export { RECEIPT_STATES, type ReceiptOutcome } from './channels/smpp-receipt.js';
 
 // Keys and tenants
 export { API_KEYS_ENV, MIN_KEY_LENGTH, ApiKeysError, checkApiKeys, loadApiKeys, type ApiKeyEntry } from './tenants.js';

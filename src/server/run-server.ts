@@ -9,6 +9,8 @@ import { snapshotFromRows } from '../core/rows.js';
 import { openSqliteStorage } from '../storage/sqlite-storage.js';
 import { buildServer, type SendpoolServer } from './build-server.js';
 import type { Channel } from './channel.js';
+import type { SmppChannelOptions } from './channels/smpp-options.js';
+import { smppServerChannel } from './channels/smpp-server.js';
 import type { WhatsAppChannelOptions } from './channels/whatsapp/options.js';
 import type { BuildServerOptions } from './options.js';
 import { readSnapshotFile } from './snapshot-file.js';
@@ -44,6 +46,12 @@ export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'a
    * @default none: the simulated channel
    */
   readonly whatsapp?: Omit<WhatsAppChannelOptions, 'fleet'>;
+  /**
+   * Send SMS over SMPP with these options (the optional package `smpp` must be installed); template
+   * messages stay on `channel`. Connection events go to the log, never a credential. @default none:
+   * SMS go to `channel` (the simulated one by default)
+   */
+  readonly smpp?: SmppChannelOptions;
 }
 
 /** A running server. */
@@ -59,28 +67,31 @@ export interface RunningServer {
 }
 
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
-  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, env = process.env, handleSignals = true, whatsapp, ...rest } = options;
+  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, env = process.env, handleSignals = true, whatsapp, smpp, ...rest } = options;
   const fleet: unknown = JSON.parse(readFileSync(fleetFile, 'utf8'));
   // The channel's warnings go to the server's log once it exists.
   let warn: ((details: Readonly<Record<string, unknown>>, message: string) => void) | undefined;
-  const channel: Channel | undefined = rest.channel ?? (whatsapp ? await whatsAppChannel(fleet, whatsapp, (message, details) => warn?.(details, message)) : undefined);
+  const templates: Channel | undefined = rest.channel ?? (whatsapp ? await whatsAppChannel(fleet, whatsapp, (message, details) => warn?.(details, message)) : undefined);
   const keys = [...loadApiKeys({ ...(keysFile === undefined ? {} : { file: keysFile }), env }), ...(options.apiKeys ?? [])];
+  // SMS over SMPP: composed with the template channel (its connection events go to the server's log).
+  let logTo: SendpoolServer | undefined;
+  const channel = smpp === undefined ? templates : (await smppServerChannel(smpp, templates, () => logTo?.log)).channel;
   const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir);
   const stored = storage?.load();
   // The store wins over a snapshot file: a snapshot is imported into an empty store once, never again.
   const saved = snapshotFile === undefined || stored !== undefined ? undefined : readSnapshotFile(snapshotFile);
   const snapshot = stored !== undefined ? snapshotFromRows(stored.rows, Date.now()) : saved?.engine;
   const engine = createEngine(fleet, { ...(snapshot !== undefined ? { snapshot } : {}), ...(storage ? { trackChanges: true } : {}) });
+  let server: SendpoolServer;
   const build = () => buildServer({
     ...rest,
-    ...(channel ? { channel } : {}),
+    ...(channel === undefined ? {} : { channel }),
     engine,
     apiKeys: keys,
     ...(saved ? { restore: saved.server } : {}),
     ...(snapshotFile === undefined ? {} : { snapshotFile }),
     ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
   });
-  let server: SendpoolServer;
   try {
     server = build();
   } catch (e) {
@@ -89,6 +100,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     await channel?.close?.();
     throw e;
   }
+  logTo = server;
   warn = (details, message) => server.log.warn(details, message);
   await server.listen({ port, host });
   const addr = server.server.address();

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { gsm7Septets, smsSize } from '../../src/contract/index.js';
+import { gsm7Septets, smsPartTexts, smsSize } from '../../src/contract/index.js';
 
 describe('smsSize', () => {
   it('GSM-7: 160 characters in one part, 161 in two (153 per part)', () => {
@@ -52,5 +52,32 @@ describe('smsSize', () => {
         }
       }),
     );
+  });
+});
+
+describe('smsPartTexts', () => {
+  const unitsOf = (text: string, encoding: 'GSM-7' | 'UCS-2') => (encoding === 'GSM-7' ? [...text].reduce((n, c) => n + gsm7Septets(c), 0) : text.length);
+
+  it('cuts exactly as many parts as smsSize counts, in order, each within its size', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 0, maxLength: 1600, unit: fc.constantFrom('a', '€', '[', 'ç', '😀', ' ', 'é') }), (text) => {
+        const size = smsSize(text);
+        const parts = smsPartTexts(text, size.encoding);
+        expect(parts.length).toBe(size.parts);
+        expect(parts.join('')).toBe(text);
+        const limit = size.parts === 1 ? (size.encoding === 'GSM-7' ? 160 : 70) : size.encoding === 'GSM-7' ? 153 : 67;
+        for (const part of parts) {
+          expect(part.length).toBeGreaterThan(0);
+          expect(unitsOf(part, size.encoding)).toBeLessThanOrEqual(limit);
+        }
+      }),
+    );
+  });
+
+  it('keeps an extension character and a surrogate pair whole', () => {
+    const gsm = smsPartTexts(`${'a'.repeat(152)}€${'a'.repeat(152)}`, 'GSM-7');
+    expect(gsm).toEqual(['a'.repeat(152), `€${'a'.repeat(151)}`, 'a']);
+    const ucs = smsPartTexts(`${'ç'.repeat(66)}😀${'ç'.repeat(66)}`, 'UCS-2');
+    expect(ucs).toEqual(['ç'.repeat(66), `😀${'ç'.repeat(65)}`, 'ç']);
   });
 });

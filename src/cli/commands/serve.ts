@@ -55,6 +55,12 @@ Options:
                                Never logged
       --graph-url URL          origin of the Graph API (default https://graph.facebook.com)
       --graph-api-version V    Graph API version of the sends (default v23.0)
+      --sms-channel simulated|smpp
+                               where SMS go (default simulated). smpp needs the optional package
+                               smpp; its options come from --smpp-config and SENDPOOL_SMPP_*
+                               variables (docs/channels.md, "SMPP")
+      --smpp-config FILE       SMPP options (JSON: host, port, systemId, sourceAddr, window, …);
+                               SENDPOOL_SMPP_PASSWORD keeps the password out of the file
       --version                print the version of sendpool and exit
   -h, --help                   this help
 

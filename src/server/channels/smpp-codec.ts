@@ -1,0 +1,196 @@
+/**
+ * The octets of an SMS over SMPP: each part's `short_message` with the encoding the contract
+ * computed and, for a long text, the concatenation header (UDH) the handset joins the parts with.
+ * Pure: no I/O, no package.
+ *
+ * - GSM-7 goes as `data_coding` 0 (the SMSC's default alphabet, GSM 03.38), one octet per septet
+ *   (unpacked: the SMSC packs it for the air); an extension character is the escape 0x1B and its
+ *   code, as the contract counts it (two septets).
+ * - UCS-2 goes as `data_coding` 8, UTF-16 big-endian.
+ * - A text of more than one part: each part starts with the 6-octet UDH `05 00 03 ref total seq`
+ *   (8-bit reference), with `esm_class` UDHI (0x40). That header costs 7 septets in GSM-7 and 6
+ *   octets in UCS-2, which is why the contract allows 153 septets and 67 units per part. A 16-bit
+ *   reference would take one more octet and break those counts.
+ */
+import { smsPartTexts, type SmsEncoding } from '../../contract/sms-encoding.js';
+
+/** GSM 03.38 default alphabet by code (0x1B, the escape, is not a character). */
+const GSM7_TABLE =
+  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\u001bÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
+/** GSM 03.38 extension table: character → code after the escape. */
+const GSM7_EXTENSION: ReadonlyArray<readonly [string, number]> = [
+  ['\f', 0x0a],
+  ['^', 0x14],
+  ['{', 0x28],
+  ['}', 0x29],
+  ['\\', 0x2f],
+  ['[', 0x3c],
+  ['~', 0x3d],
+  [']', 0x3e],
+  ['|', 0x40],
+  ['€', 0x65],
+];
+export const GSM7_ESCAPE = 0x1b;
+
+const BASIC_CODE = new Map<string, number>();
+for (let code = 0; code < GSM7_TABLE.length; code++) if (code !== GSM7_ESCAPE) BASIC_CODE.set(GSM7_TABLE[code]!, code);
+const EXTENSION_CODE = new Map(GSM7_EXTENSION);
+const BASIC_CHAR = [...GSM7_TABLE];
+const EXTENSION_CHAR = new Map(GSM7_EXTENSION.map(([c, code]) => [code, c]));
+
+/** `data_coding` values (SMPP 3.4, 5.2.19). */
+export const DATA_CODING = { 'GSM-7': 0x00, 'UCS-2': 0x08 } as const satisfies Record<SmsEncoding, number>;
+/** `esm_class` with the UDH indicator (5.2.12). */
+export const ESM_CLASS_UDHI = 0x40;
+
+/** GSM-7 text as unpacked septets (one octet each); throws on a character outside GSM 03.38. */
+export function gsm7Octets(text: string): Buffer {
+  const out: number[] = [];
+  for (const char of text) {
+    const basic = BASIC_CODE.get(char);
+    if (basic !== undefined) {
+      out.push(basic);
+      continue;
+    }
+    const ext = EXTENSION_CODE.get(char);
+    if (ext === undefined) throw new Error(`gsm7Octets: expected a GSM 03.38 character, got ${JSON.stringify(char)} (U+${char.codePointAt(0)!.toString(16).toUpperCase()})`);
+    out.push(GSM7_ESCAPE, ext);
+  }
+  return Buffer.from(out);
+}
+
+/** Unpacked GSM-7 octets back to text (an unknown code reads as a space). */
+export function gsm7Text(octets: Uint8Array): string {
+  let text = '';
+  for (let i = 0; i < octets.length; i++) {
+    const code = octets[i]!;
+    if (code === GSM7_ESCAPE && i + 1 < octets.length) {
+      text += EXTENSION_CHAR.get(octets[++i]!) ?? ' ';
+    } else text += BASIC_CHAR[code] ?? ' ';
+  }
+  return text;
+}
+
+/** UCS-2 (UTF-16 big-endian) octets of a text. */
+export function ucs2Octets(text: string): Buffer {
+  return Buffer.from(text, 'utf16le').swap16();
+}
+
+/** UTF-16 big-endian octets back to text. */
+export function ucs2Text(octets: Uint8Array): string {
+  const copy = Buffer.from(octets.subarray(0, octets.length - (octets.length % 2)));
+  return copy.swap16().toString('utf16le');
+}
+
+/** The concatenation UDH of part `seq` (1-based) of `total`, 8-bit reference. */
+export function concatUdh(ref: number, total: number, seq: number): Buffer {
+  return Buffer.from([0x05, 0x00, 0x03, ref & 0xff, total, seq]);
+}
+
+/** The fields of the `submit_sm` PDUs of one SMS (besides the addresses). */
+export interface SubmitParts {
+  readonly dataCoding: number;
+  readonly esmClass: number;
+  /** `short_message` of each part, in order. */
+  readonly shortMessages: readonly Buffer[];
+}
+
+/**
+ * The parts of an SMS as `short_message` octets: exactly `parts` of them, cut by the contract's
+ * rule. `{ error }` when the text does not give the parts the contract reported (a text changed
+ * after it was counted) or has none, or has more than 255 (the UDH counts to 255).
+ */
+export function submitParts(text: string, encoding: SmsEncoding, parts: number, ref: number): SubmitParts | { readonly error: string } {
+  const texts = smsPartTexts(text, encoding);
+  if (texts.length !== parts) return { error: `the text makes ${texts.length} ${encoding} part(s), the contract counted ${parts}` };
+  if (parts === 0) return { error: 'empty message' };
+  if (parts > 255) return { error: `${parts} parts: at most 255 fit a concatenation header` };
+  const encode = encoding === 'GSM-7' ? gsm7Octets : ucs2Octets;
+  let octets: Buffer[];
+  try {
+    octets = texts.map(encode);
+  } catch (e) {
+    return { error: e instanceof Error ? e.message : String(e) };
+  }
+  if (parts === 1) return { dataCoding: DATA_CODING[encoding], esmClass: 0, shortMessages: octets };
+  return {
+    dataCoding: DATA_CODING[encoding],
+    esmClass: ESM_CLASS_UDHI,
+    shortMessages: octets.map((o, i) => Buffer.concat([concatUdh(ref, parts, i + 1), o])),
+  };
+}
+
+/** Where a part of a concatenated message sits: reference, parts in all, its 1-based place. */
+export interface ConcatInfo {
+  readonly ref: number;
+  readonly total: number;
+  readonly seq: number;
+}
+
+/**
+ * The concatenation information element among a UDH's elements (each `[iei, length, ...data]`, as
+ * the smpp package decodes them): 8-bit (IEI 0) or 16-bit (IEI 8) reference.
+ */
+export function concatInfo(elements: readonly Uint8Array[]): ConcatInfo | undefined {
+  for (const e of elements) {
+    if (e[0] === 0x00 && e[1] === 3 && e.length >= 5) return { ref: e[2]!, total: e[3]!, seq: e[4]! };
+    if (e[0] === 0x08 && e[1] === 4 && e.length >= 6) return { ref: (e[2]! << 8) | e[3]!, total: e[4]!, seq: e[5]! };
+  }
+  return undefined;
+}
+
+/** The fields of one `submit_sm` (SMPP 3.4, 4.4.1) sendpool sets; the others are 0 or empty. */
+export interface SubmitSmFields {
+  readonly sourceAddrTon: number;
+  readonly sourceAddrNpi: number;
+  readonly sourceAddr: string;
+  readonly destAddrTon: number;
+  readonly destAddrNpi: number;
+  readonly destinationAddr: string;
+  readonly esmClass: number;
+  readonly registeredDelivery: number;
+  readonly dataCoding: number;
+  readonly shortMessage: Uint8Array;
+}
+
+export const SUBMIT_SM = 0x00000004;
+const HEADER = 16;
+
+/**
+ * A whole `submit_sm` PDU (header and body) with sequence number 0: the channel writes the
+ * sequence number into octets 12–15 when it sends it. Built once per part, because the smpp
+ * package's generic encoder cost more CPU than the rest of a send (docs/decisions.md).
+ */
+export function encodeSubmitSm(f: SubmitSmFields): Buffer {
+  const source = Buffer.from(f.sourceAddr, 'latin1');
+  const dest = Buffer.from(f.destinationAddr, 'latin1');
+  // service_type(1) ton npi source\0 ton npi dest\0 esm pid prio sched(1) valid(1) reg replace dcs default_id sm_length
+  const length = HEADER + 1 + 2 + source.length + 1 + 2 + dest.length + 1 + 3 + 1 + 1 + 5 + f.shortMessage.length;
+  const b = Buffer.allocUnsafe(length);
+  b.writeUInt32BE(length, 0);
+  b.writeUInt32BE(SUBMIT_SM, 4);
+  b.writeUInt32BE(0, 8);
+  b.writeUInt32BE(0, 12);
+  let at = HEADER;
+  b[at++] = 0; // service_type: SMSC default
+  b[at++] = f.sourceAddrTon;
+  b[at++] = f.sourceAddrNpi;
+  at += source.copy(b, at);
+  b[at++] = 0;
+  b[at++] = f.destAddrTon;
+  b[at++] = f.destAddrNpi;
+  at += dest.copy(b, at);
+  b[at++] = 0;
+  b[at++] = f.esmClass;
+  b[at++] = 0; // protocol_id
+  b[at++] = 0; // priority_flag
+  b[at++] = 0; // schedule_delivery_time: now
+  b[at++] = 0; // validity_period: SMSC default
+  b[at++] = f.registeredDelivery;
+  b[at++] = 0; // replace_if_present_flag
+  b[at++] = f.dataCoding;
+  b[at++] = 0; // sm_default_msg_id
+  b[at++] = f.shortMessage.length;
+  b.set(f.shortMessage, at);
+  return b;
+}

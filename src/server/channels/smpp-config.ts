@@ -1,0 +1,84 @@
+/**
+ * The SMPP channel's options from a configuration file (JSON) and environment variables, for
+ * `sendpool serve --sms-channel smpp`. A variable wins over the file, so the password can stay out of
+ * the file. Pure: the command line reads the file and hands over its text and the environment.
+ * Problems name the file's JSON path or the variable; the password is never shown.
+ */
+import { problem, type Problem } from '../../core/problems.js';
+import { smppOptionProblems, type SmppChannelOptions } from './smpp-options.js';
+
+/** Environment variables read, and the option each sets. */
+export const SMPP_ENV = {
+  SENDPOOL_SMPP_HOST: 'host',
+  SENDPOOL_SMPP_PORT: 'port',
+  SENDPOOL_SMPP_TLS: 'tls',
+  SENDPOOL_SMPP_SYSTEM_ID: 'systemId',
+  SENDPOOL_SMPP_PASSWORD: 'password',
+  SENDPOOL_SMPP_SYSTEM_TYPE: 'systemType',
+  SENDPOOL_SMPP_SOURCE_ADDR: 'sourceAddr',
+  SENDPOOL_SMPP_WINDOW: 'window',
+} as const satisfies Record<string, keyof SmppChannelOptions>;
+
+const NUMERIC = new Set(['port', 'window']);
+const BOOLEAN = new Set(['tls']);
+
+/** Options a configuration file may set (every option but the event callback). */
+const FILE_KEYS = new Set<string>([
+  'host', 'port', 'tls', 'systemId', 'password', 'systemType', 'sourceAddr', 'sourceAddrTon', 'sourceAddrNpi', 'destAddrTon', 'destAddrNpi',
+  'deliveryReceipts', 'window', 'enquireLinkMs', 'responseTimeoutMs', 'bindTimeoutMs', 'reconnectBackoff', 'throttleBackoff', 'sendTimeoutMs',
+  'maxTrackedReceipts', 'maxTrackedReplies',
+]);
+
+export type SmppConfigResult = { readonly ok: true; readonly options: SmppChannelOptions } | { readonly ok: false; readonly problems: readonly Problem[] };
+
+/**
+ * Builds the options from a file's text (or none) and the environment. `fileName` names the file in
+ * problems (`smpp.json: $.window: …`).
+ */
+export function smppConfig(fileText: string | undefined, env: Readonly<Record<string, string | undefined>>, fileName = 'the SMPP configuration'): SmppConfigResult {
+  const problems: Problem[] = [];
+  const merged: Record<string, unknown> = {};
+  const from = new Map<string, string>(); // option → where it came from, for problem paths
+  if (fileText !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(fileText);
+    } catch (e) {
+      return { ok: false, problems: [plain(fileName, 'a JSON object', `not JSON (${e instanceof Error ? e.message : String(e)})`)] };
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { ok: false, problems: [problem(`${fileName}: $`, 'a JSON object of SMPP options', parsed)] };
+    for (const [k, v] of Object.entries(parsed)) {
+      if (!FILE_KEYS.has(k)) {
+        problems.push(plain(`${fileName}: $.${k}`, `one of the SMPP options (${[...FILE_KEYS].join(', ')})`, 'an option sendpool does not know'));
+        continue;
+      }
+      merged[k] = v;
+      from.set(k, `${fileName}: $.${k}`);
+    }
+  }
+  for (const [name, option] of Object.entries(SMPP_ENV)) {
+    const text = env[name];
+    if (text === undefined || text === '') continue;
+    from.set(option, name);
+    if (NUMERIC.has(option)) merged[option] = /^[0-9]+$/.test(text) ? Number(text) : text;
+    else if (BOOLEAN.has(option)) merged[option] = text === 'true' ? true : text === 'false' ? false : text;
+    else merged[option] = text;
+  }
+  for (const p of smppOptionProblems(merged, 'smpp')) {
+    const option = p.path.replace(/^smpp\./, '').split('.')[0]!;
+    const where = from.get(option);
+    const rest = p.path.slice(`smpp.${option}`.length);
+    const path = where ? `${where}${rest}` : `${fileName}: $.${option}${rest} (or ${envNameOf(option) ?? 'the file'})`;
+    problems.push({ ...p, path, message: p.message.replace(p.path, path) });
+  }
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, options: merged as unknown as SmppChannelOptions };
+}
+
+/** A problem whose `actual` is words, not a value. */
+function plain(path: string, expected: string, actual: string): Problem {
+  return { path, expected, actual, message: `${path}: expected ${expected}, got ${actual}` };
+}
+
+function envNameOf(option: string): string | undefined {
+  return Object.entries(SMPP_ENV).find(([, o]) => o === option)?.[0];
+}

@@ -1,0 +1,91 @@
+/**
+ * `sendpool serve --sms-channel smpp`: the SMPP options from a file and SENDPOOL_SMPP_* variables,
+ * checked before anything starts (the password never echoed), and a real server process sending
+ * SMS to a local SMSC.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { processIo, type Io } from '../../src/cli/io.js';
+import { serveSettings } from '../../src/cli/serve-flags.js';
+import { api, waitFor } from '../server/helpers.js';
+import { startFakeSmsc } from '../server/smpp-smsc.js';
+import { scratch, sendpool, startServe } from './helpers.js';
+
+const API_KEY = 'cli-serve-smpp-test-key-company-1';
+const PASSWORD = 'pw-9x7q';
+const fleet = 'examples/fleet.json';
+const dir = scratch({
+  'smpp.json': { host: '127.0.0.1', port: 1, systemId: 'sendpool', sourceAddr: 'SENDPOOL', window: 20 },
+  'bad.json': { host: 'a b', port: 70000, systemId: 'sendpool', sourceAddr: '', password: 'this-password-is-far-too-long-for-smpp-and-is-refused-by-the-check-0123', windw: 3 },
+  'not-json.json': '{ host: ',
+});
+
+const settings = (values: Record<string, string | boolean>, env: Record<string, string> = {}, io: Io = processIo) => serveSettings(values, io, env);
+
+describe('serve --sms-channel: flags and configuration', () => {
+  it('simulated by default; smpp takes the file and the variables, a variable winning', () => {
+    expect(settings({}).options['smpp']).toBeUndefined();
+    expect(settings({ 'sms-channel': 'simulated' }).options['smpp']).toBeUndefined();
+    const smpp = settings({ 'sms-channel': 'smpp', 'smpp-config': join(dir, 'smpp.json') }, { SENDPOOL_SMPP_PASSWORD: PASSWORD, SENDPOOL_SMPP_WINDOW: '64' }).options['smpp'];
+    expect(smpp).toEqual({ host: '127.0.0.1', port: 1, systemId: 'sendpool', sourceAddr: 'SENDPOOL', window: 64, password: PASSWORD });
+    // Everything from the environment, no file.
+    const env = { SENDPOOL_SMPP_HOST: 'smsc.example.net', SENDPOOL_SMPP_PORT: '2775', SENDPOOL_SMPP_SYSTEM_ID: 'acct', SENDPOOL_SMPP_PASSWORD: PASSWORD, SENDPOOL_SMPP_SOURCE_ADDR: '5511300000000', SENDPOOL_SMPP_TLS: 'true' };
+    expect(settings({ 'sms-channel': 'smpp' }, env).options['smpp']).toEqual({ host: 'smsc.example.net', port: 2775, systemId: 'acct', password: PASSWORD, sourceAddr: '5511300000000', tls: true });
+  });
+
+  it.each([
+    [{ 'sms-channel': 'whatsapp' }, {}, ['--sms-channel: expected one of simulated, smpp, got "whatsapp"']],
+    [{ 'smpp-config': 'x.json' }, {}, ['--smpp-config: needs --sms-channel smpp']],
+    [{ 'sms-channel': 'smpp' }, {}, ['the SMPP configuration: $.host (or SENDPOOL_SMPP_HOST): expected a string of 1 to 253', '$.password (or SENDPOOL_SMPP_PASSWORD): expected a string of 0 to 64 characters, got missing', 'variables read: SENDPOOL_SMPP_HOST']],
+    [{ 'sms-channel': 'smpp', 'smpp-config': join(dir, 'bad.json') }, {}, [
+      `${join(dir, 'bad.json')}: $.windw: expected one of the SMPP options`,
+      'got an option sendpool does not know',
+      `${join(dir, 'bad.json')}: $.host: expected a string of 1 to 253 characters without spaces or slashes, got "a b" (string)`,
+      `${join(dir, 'bad.json')}: $.port: expected an integer from 1 to 65535, got 70000 (number)`,
+      `${join(dir, 'bad.json')}: $.password: expected a string of 0 to 64 characters, got a string of 71 characters`,
+    ]],
+    [{ 'sms-channel': 'smpp', 'smpp-config': join(dir, 'smpp.json') }, { SENDPOOL_SMPP_PORT: 'abc', SENDPOOL_SMPP_PASSWORD: PASSWORD }, ['SENDPOOL_SMPP_PORT: expected an integer from 1 to 65535, got "abc" (string)']],
+    [{ 'sms-channel': 'smpp', 'smpp-config': join(dir, 'not-json.json') }, {}, [`${join(dir, 'not-json.json')}: expected a JSON object, got not JSON`]],
+    [{ 'sms-channel': 'smpp', 'smpp-config': join(dir, 'missing.json') }, {}, [`--smpp-config ${join(dir, 'missing.json')}: cannot read: no such file`]],
+  ])('%j is refused naming the flag, file path or variable', (values, env, parts) => {
+    let message = '';
+    try {
+      settings(values, env);
+    } catch (e) {
+      message = String(e);
+    }
+    for (const part of parts) expect(message).toContain(part);
+    expect(message).not.toContain('far-too-long');
+    expect(message).not.toContain(PASSWORD);
+  });
+
+  it('a bad configuration exits 2 before anything starts', () => {
+    const r = sendpool('serve', fleet, '--memory', '--sms-channel', 'smpp', '--smpp-config', join(dir, 'bad.json'));
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('$.port: expected an integer from 1 to 65535');
+    expect(r.stderr).not.toContain('far-too-long');
+  });
+});
+
+describe('sendpool serve --sms-channel smpp', () => {
+  it('sends the SMS of POST /sms/messages/ to the SMSC, bound with the password from the environment', async () => {
+    const smsc = await startFakeSmsc({ password: PASSWORD, autoReceipt: () => 'DELIVRD' });
+    const config = scratch({ 'smpp.json': { host: '127.0.0.1', port: smsc.port, systemId: 'sendpool', sourceAddr: 'SENDPOOL' } });
+    const serving = await startServe([fleet, '--port', '0', '--memory', '--sms-channel', 'smpp', '--smpp-config', join(config, 'smpp.json')], {
+      SENDPOOL_API_KEYS: `1:${API_KEY}`,
+      SENDPOOL_SMPP_PASSWORD: PASSWORD,
+    });
+    try {
+      const res = await api(serving.url, '/sms/messages/', { key: API_KEY, body: [{ message: 'Olá! Seu código é 4321', phone: '5511987654321' }, { message: 'x'.repeat(200), phone: '5511987654322' }] });
+      expect(res.status).toBe(202);
+      expect(res.json).toMatchObject({ accepted: 2, parts: 3 });
+      await waitFor(() => smsc.accepted.length === 3, 'three parts at the SMSC');
+      expect(smsc.binds).toEqual([{ systemId: 'sendpool', password: PASSWORD, ok: true }]);
+      expect(smsc.accepted.find((a) => a.destination === '5511987654321')).toMatchObject({ text: 'Olá! Seu código é 4321', dataCoding: 8 });
+      expect(serving.stderr()).not.toContain(PASSWORD);
+    } finally {
+      expect(await serving.stop()).toBe(0);
+      await smsc.close();
+    }
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * The SMPP channel when the connection fails: the window of unanswered PDUs, a connection dropped
+ * in the middle of a batch (what the SMSC had not answered goes again after the next bind, what it
+ * answered never does), a connection that stops answering, an SMSC that is not there.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { createSmppChannel, type SmppChannelOptions, type SmppEvent } from '../../src/server/index.js';
+import type { SmsSendResult } from '../../src/server/channel.js';
+import { waitFor } from './helpers.js';
+import { outgoingSms, recordingSink, startFakeSmsc, type FakeSmsc, type Submit } from './smpp-smsc.js';
+
+const cleanup: (() => Promise<unknown> | unknown)[] = [];
+afterEach(async () => {
+  for (const c of cleanup.splice(0).reverse()) await c();
+});
+
+async function setup(channelOptions: Partial<SmppChannelOptions> = {}) {
+  const smsc = await startFakeSmsc();
+  cleanup.push(() => smsc.close());
+  const events: SmppEvent[] = [];
+  const channel = createSmppChannel({
+    host: '127.0.0.1',
+    port: smsc.port,
+    systemId: 'sendpool',
+    password: 'secret1',
+    sourceAddr: 'SENDPOOL',
+    reconnectBackoff: { minMs: 5, maxMs: 50 },
+    onEvent: (e) => events.push(e),
+    ...channelOptions,
+  });
+  cleanup.push(() => channel.close());
+  channel.attach(recordingSink().sink);
+  await channel.whenBound();
+  return { smsc, channel, events };
+}
+
+/** One key per part of an SMS: a part accepted twice shows up as a repeated key. */
+const partKey = (s: Submit) => `${s.destination}#${s.concat?.[2] ?? 1}`;
+
+function expectEachPartAcceptedOnce(smsc: FakeSmsc, expectedParts: number): void {
+  const keys = smsc.accepted.map(partKey);
+  expect(new Set(keys).size).toBe(keys.length);
+  expect(keys.length).toBe(expectedParts);
+}
+
+describe('SMPP channel: window', () => {
+  it('keeps at most `window` submit_sm unanswered; the rest wait in the queue', async () => {
+    const { smsc, channel } = await setup({ window: 8 });
+    smsc.hold();
+    const sends = Array.from({ length: 30 }, (_, i) => channel.sendSms(outgoingSms(i, `SMS ${i}`)));
+    await waitFor(() => smsc.held.length === 8, 'a full window at the SMSC');
+    expect(channel.stats()).toMatchObject({ outstanding: 8, queued: 22, submitted: 8 });
+    smsc.release();
+    const results = await Promise.all(sends);
+    expect(results.every((r) => r.status === 'sent')).toBe(true);
+    expect(smsc.maxUnanswered).toBe(8);
+    expectEachPartAcceptedOnce(smsc, 30);
+  });
+});
+
+describe('SMPP channel: a dropped connection', () => {
+  it('mid-batch: unanswered PDUs go again after the next bind, answered ones never', async () => {
+    const { smsc, channel, events } = await setup({ window: 20 });
+    // 60 SMS, every third in 3 parts: 100 submit_sm.
+    const sms = Array.from({ length: 60 }, (_, i) => outgoingSms(i, i % 3 === 0 ? `${'long '.repeat(70)}${i}` : `short ${i}`));
+    const totalParts = sms.reduce((n, s) => n + s.parts, 0);
+    expect(totalParts).toBe(100);
+    const results: SmsSendResult[] = [];
+    smsc.holdAfter(37);
+    const sends = sms.map((s) => channel.sendSms(s).then((r) => results.push(r)));
+    // 37 answered and their answers read by the channel; a full window read and not answered.
+    await waitFor(() => channel.stats().accepted === 37 && smsc.held.length === 20, '37 answers read and 20 PDUs held');
+    const heldKeys = smsc.held.map(partKey);
+    smsc.kill();
+    await Promise.all(sends);
+
+    expect(results).toHaveLength(60);
+    expect(results.every((r) => r.status === 'sent')).toBe(true);
+    expectEachPartAcceptedOnce(smsc, totalParts);
+    // Exactly the held PDUs were read twice by the SMSC; nothing it answered came again.
+    const seen = new Map<string, number>();
+    for (const r of smsc.received) seen.set(partKey(r), (seen.get(partKey(r)) ?? 0) + 1);
+    expect([...seen].filter(([, n]) => n > 1).map(([k]) => k).sort()).toEqual([...heldKeys].sort());
+    expect(smsc.received.length).toBe(totalParts + 20);
+    expect(smsc.accepted.filter((a) => heldKeys.includes(partKey(a))).every((a) => a.connection === 2)).toBe(true);
+    expect(channel.stats()).toMatchObject({ resent: 20, binds: 2, disconnects: 1, smsSent: 60, smsFailed: 0, outstanding: 0, queued: 0 });
+    expect(events.find((e) => e.type === 'disconnected')).toMatchObject({ type: 'disconnected', requeued: 20 });
+    expect(smsc.connections).toBe(2);
+  });
+
+  it('a connection that stops answering is dropped after responseTimeoutMs and its PDUs go again', async () => {
+    const { smsc, channel, events } = await setup({ window: 5, responseTimeoutMs: 200 });
+    smsc.hold();
+    const sends = Array.from({ length: 12 }, (_, i) => channel.sendSms(outgoingSms(i, `SMS ${i}`)));
+    await waitFor(() => smsc.held.length === 5, 'a full window held');
+    smsc.stopHolding(); // the next connection is answered; this one never is
+    const results = await Promise.all(sends);
+    expect(results.every((r) => r.status === 'sent')).toBe(true);
+    expect(events).toContainEqual({ type: 'response-timeout', outstanding: 5 });
+    expectEachPartAcceptedOnce(smsc, 12);
+    expect(channel.stats()).toMatchObject({ resent: 5, binds: 2 });
+  });
+
+  it('enquire_link keeps a quiet connection checked', async () => {
+    const { smsc, channel } = await setup({ enquireLinkMs: 20 });
+    await waitFor(() => smsc.enquiries >= 3, 'three enquire_link');
+    expect(channel.stats()).toMatchObject({ binds: 1, disconnects: 0 });
+  });
+
+  it('an SMSC that is not there: SMS are answered failed after sendTimeoutMs, reconnects keep being tried', async () => {
+    const smsc = await startFakeSmsc();
+    const port = smsc.port;
+    await smsc.close();
+    const events: SmppEvent[] = [];
+    const channel = createSmppChannel({ host: '127.0.0.1', port, systemId: 'sendpool', password: 'secret1', sourceAddr: 'SENDPOOL', sendTimeoutMs: 150, reconnectBackoff: { minMs: 5, maxMs: 20 }, onEvent: (e) => events.push(e) });
+    cleanup.push(() => channel.close());
+    const result = await channel.sendSms(outgoingSms(0, 'hello'));
+    expect(result).toEqual({ status: 'failed', reason: 'SMPP: the SMSC did not accept it within 150 ms (not bound)' });
+    await waitFor(() => events.filter((e) => e.type === 'disconnected').length >= 2, 'two failed connections');
+    expect(events.find((e) => e.type === 'disconnected')).toMatchObject({ reason: 'ECONNREFUSED', requeued: 0 });
+  });
+});
