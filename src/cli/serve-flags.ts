@@ -154,6 +154,9 @@ export function serveSettings(values: Parsed['values'], io: Io, env: Readonly<Re
   }
   if (Object.keys(connections).length > 0) options['connections'] = connections;
   const smpp = smsChannelFlags(io, str('sms-channel'), str('smpp-config'), env);
-  if (smpp !== undefined) options['smpp'] = smpp;
+  if (smpp !== undefined) {
+    options['smpp'] = smpp;
+    notes.push(`SMS go over SMPP to ${smpp.host}:${smpp.port ?? (smpp.tls ? 3550 : 2775)}${smpp.tls ? ' (TLS)' : ''}; template messages to the simulated channel`);
+  }
   return { options, notes };
 }
