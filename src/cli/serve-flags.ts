@@ -156,7 +156,7 @@ export function serveSettings(values: Parsed['values'], io: Io, env: Readonly<Re
   const smpp = smsChannelFlags(io, str('sms-channel'), str('smpp-config'), env);
   if (smpp !== undefined) {
     options['smpp'] = smpp;
-    notes.push(`SMS go over SMPP to ${smpp.host}:${smpp.port ?? (smpp.tls ? 3550 : 2775)}${smpp.tls ? ' (TLS)' : ''}; template messages to the simulated channel`);
+    notes.push(`SMS go over SMPP to ${smpp.host}:${smpp.port ?? (smpp.tls ? 3550 : 2775)}${smpp.tls ? ' (TLS)' : ''}`);
   }
   return { options, notes };
 }
