@@ -224,6 +224,9 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
     };
   }
   const smpp = smsChannelFlags(io, str('sms-channel'), str('smpp-config'), env);
-  if (smpp !== undefined) options['smpp'] = smpp;
+  if (smpp !== undefined) {
+    options['smpp'] = smpp;
+    notes.push(`SMS go over SMPP to ${smpp.host}:${smpp.port ?? (smpp.tls ? 3550 : 2775)}${smpp.tls ? ' (TLS)' : ''}`);
+  }
   return { options, notes };
 }

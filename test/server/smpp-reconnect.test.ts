@@ -101,6 +101,23 @@ describe('SMPP channel: a dropped connection', () => {
     expect(channel.stats()).toMatchObject({ resent: 5, binds: 2 });
   });
 
+  it('an unbind from the SMSC is answered, and the channel binds again', async () => {
+    const { smsc, channel } = await setup();
+    smsc.unbind();
+    await waitFor(() => channel.stats().binds === 2, 'a second bind');
+    expect(await channel.sendSms(outgoingSms(0, 'after the unbind'))).toEqual({ status: 'sent' });
+    expect(smsc.accepted.map((a) => a.connection)).toEqual([2]);
+  });
+
+  it('ESME_RINVBNDSTS (the SMSC no longer counts the bind): bind again and send the part again', async () => {
+    const { smsc, channel } = await setup({ window: 1 });
+    smsc.refuseNext(1, 0x04);
+    expect(await channel.sendSms(outgoingSms(0, 'one'))).toEqual({ status: 'sent' });
+    expect(smsc.received.map((r) => r.connection)).toEqual([1, 2]);
+    expect(smsc.accepted).toHaveLength(1);
+    expect(channel.stats()).toMatchObject({ binds: 2, smsSent: 1, smsFailed: 0 });
+  });
+
   it('enquire_link keeps a quiet connection checked', async () => {
     const { smsc, channel } = await setup({ enquireLinkMs: 20 });
     await waitFor(() => smsc.enquiries >= 3, 'three enquire_link');

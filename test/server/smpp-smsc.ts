@@ -71,6 +71,8 @@ export interface FakeSmsc {
   stopHolding(): void;
   /** Destroys every connection (held submits stay unanswered) and stops holding. */
   kill(): void;
+  /** Asks every bound client to unbind (an SMSC going down for maintenance). */
+  unbind(): void;
   /** Sends a receipt for a message id. */
   receipt(messageId: string, stat: string, err?: string): void;
   /** Sends a reply (MO) from `from`; with `concat`, as part `seq` of `total`. */
@@ -241,6 +243,9 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
       holding = false;
       answerBeforeHold = Infinity;
       for (const s of sessions) s.destroy();
+    },
+    unbind() {
+      for (const s of bound) s.send(new smpp.PDU('unbind', {}));
     },
     receipt(messageId, stat, err) {
       anyBound()?.send(receiptPdu(messageId, stat, err));

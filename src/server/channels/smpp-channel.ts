@@ -21,7 +21,8 @@
  */
 import type { Channel, ChannelSink, OutgoingSms, SmsSendResult } from '../channel.js';
 import { concatInfo, encodeSubmitSm, submitParts } from './smpp-codec.js';
-import { SmppInbound, type ReceiptUpdate, type TrackedSms } from './smpp-inbound.js';
+import { SmppInbound, type ReceiptUpdate } from './smpp-inbound.js';
+import { EncodedSubmit, PartQueue, type Job, type Part } from './smpp-queue.js';
 import { resolveSmppOptions, smppOptionProblems, type BackoffRange, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
 import { loadSmpp, SMPP_STATUS, smppStatusText, type SmppModule, type SmppPdu, type SmppSession } from './smpp-package.js';
 import { ESM_TYPE_INTERMEDIATE, ESM_TYPE_MASK, ESM_TYPE_RECEIPT, parseReceipt } from './smpp-receipt.js';
@@ -62,73 +63,6 @@ export interface SmppChannel extends Channel {
   whenBound(): Promise<void>;
   /** Unbinds and closes the connection. SMS not answered yet stay unanswered (see docs/channels.md). */
   close(): Promise<void>;
-}
-
-interface Job {
-  readonly sms: OutgoingSms;
-  readonly deadline: number;
-  readonly tracked: TrackedSms | undefined;
-  remaining: number;
-  done: boolean;
-  /** Receipts that came before every part was answered: reported after the answer. */
-  held: ReceiptUpdate[] | undefined;
-  resolve(result: SmsSendResult): void;
-}
-
-interface Part {
-  readonly job: Job;
-  readonly pdu: EncodedSubmit;
-  sentAt: number;
-}
-
-/**
- * A `submit_sm` encoded once (smpp-codec.ts), handed to the package's `Session.send`, which numbers
- * it, keeps the answer callback and writes `toBuffer()`.
- */
-class EncodedSubmit {
-  readonly command = 'submit_sm';
-  readonly command_status = 0;
-  sequence_number = 0;
-  readonly #octets: Buffer;
-  constructor(octets: Buffer) {
-    this.#octets = octets;
-  }
-  isResponse(): boolean {
-    return false;
-  }
-  response(): never {
-    throw new Error('a submit_sm is answered by the SMSC');
-  }
-  toBuffer(): Buffer {
-    this.#octets.writeUInt32BE(this.sequence_number, 12);
-    return this.#octets;
-  }
-}
-
-/** A FIFO of parts that clears the slots it hands out. */
-class PartQueue {
-  #items: (Part | undefined)[] = [];
-  #head = 0;
-  get size(): number {
-    return this.#items.length - this.#head;
-  }
-  push(p: Part): void {
-    this.#items.push(p);
-  }
-  shift(): Part | undefined {
-    if (this.#head >= this.#items.length) return undefined;
-    const p = this.#items[this.#head];
-    this.#items[this.#head++] = undefined;
-    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
-      this.#items = this.#items.slice(this.#head);
-      this.#head = 0;
-    }
-    return p;
-  }
-  unshiftAll(parts: readonly Part[]): void {
-    this.#items = [...parts, ...this.#items.slice(this.#head)];
-    this.#head = 0;
-  }
 }
 
 const backoffMs = (range: BackoffRange, attempt: number) => Math.min(range.maxMs, range.minMs * 2 ** Math.min(attempt, 30));

@@ -62,7 +62,10 @@ export interface SmppChannelOptions {
    * resolves `{ status: 'failed' }`). @default 120_000
    */
   readonly sendTimeoutMs?: number;
-  /** SMSC message ids kept to match delivery receipts (oldest forgotten first). @default 1_000_000 */
+  /**
+   * SMSC message ids kept to match delivery receipts (oldest forgotten first), about 180 bytes
+   * each: size it for the send rate times how late receipts come. @default 1_000_000
+   */
   readonly maxTrackedReceipts?: number;
   /** Phones kept to match replies (MO) to the last SMS sent to them (oldest forgotten first). @default 1_000_000 */
   readonly maxTrackedReplies?: number;

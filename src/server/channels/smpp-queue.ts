@@ -1,0 +1,73 @@
+/**
+ * What waits in the SMPP channel: an SMS being sent (a job) and its parts, each a `submit_sm`
+ * encoded once, in FIFO queues.
+ */
+import type { OutgoingSms, SmsSendResult } from '../channel.js';
+import type { ReceiptUpdate, TrackedSms } from './smpp-inbound.js';
+
+export interface Job {
+  readonly sms: OutgoingSms;
+  readonly deadline: number;
+  readonly tracked: TrackedSms | undefined;
+  remaining: number;
+  done: boolean;
+  /** Receipts that came before every part was answered: reported after the answer. */
+  held: ReceiptUpdate[] | undefined;
+  resolve(result: SmsSendResult): void;
+}
+
+export interface Part {
+  readonly job: Job;
+  readonly pdu: EncodedSubmit;
+  sentAt: number;
+}
+
+/**
+ * A `submit_sm` encoded once (smpp-codec.ts), handed to the package's `Session.send`, which numbers
+ * it, keeps the answer callback and writes `toBuffer()`.
+ */
+export class EncodedSubmit {
+  readonly command = 'submit_sm';
+  readonly command_status = 0;
+  sequence_number = 0;
+  readonly #octets: Buffer;
+  constructor(octets: Buffer) {
+    this.#octets = octets;
+  }
+  isResponse(): boolean {
+    return false;
+  }
+  response(): never {
+    throw new Error('a submit_sm is answered by the SMSC');
+  }
+  toBuffer(): Buffer {
+    this.#octets.writeUInt32BE(this.sequence_number, 12);
+    return this.#octets;
+  }
+}
+
+/** A FIFO of parts that clears the slots it hands out. */
+export class PartQueue {
+  #items: (Part | undefined)[] = [];
+  #head = 0;
+  get size(): number {
+    return this.#items.length - this.#head;
+  }
+  push(p: Part): void {
+    this.#items.push(p);
+  }
+  shift(): Part | undefined {
+    if (this.#head >= this.#items.length) return undefined;
+    const p = this.#items[this.#head];
+    this.#items[this.#head++] = undefined;
+    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return p;
+  }
+  unshiftAll(parts: readonly Part[]): void {
+    this.#items = [...parts, ...this.#items.slice(this.#head)];
+    this.#head = 0;
+  }
+}
