@@ -41,7 +41,7 @@ export function testFleet(perSecond?: number) {
   };
 }
 
-/** Fast simulated channel: tiny delays, no random failures unless asked. */
+/** Fast simulated channel: tiny delays, no random failures and no opt-outs unless asked. */
 export function fastChannel(options: SimulatedChannelOptions = {}): SimulatedChannel {
   return createSimulatedChannel({
     record: true,
@@ -49,6 +49,8 @@ export function fastChannel(options: SimulatedChannelOptions = {}): SimulatedCha
     statusDelayMs: { min: 1, max: 5 },
     attendanceDurationMs: { min: 1, max: 5 },
     sendFailureProbability: 0,
+    // No opt-outs unless a test asks: an opt-out blocklists the phone, and tests send phones again.
+    blocklistProbability: 0,
     ...options,
   });
 }
