@@ -5,33 +5,17 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { smsSize } from '../../src/contract/sms-encoding.js';
-import { composeChannels, createSmppChannel, type SmppChannel, type SmppChannelOptions, type SmppEvent } from '../../src/server/index.js';
+import { composeChannels, createSmppChannel, type SmppChannel, type SmppChannelOptions } from '../../src/server/index.js';
 import { api, fastChannel, startReceiver, startServer, waitFor } from './helpers.js';
-import { outgoingSms, recordingSink, startFakeSmsc, type FakeSmsc } from './smpp-smsc.js';
+import { outgoingSms, smscAndChannel, startFakeSmsc, type Cleanup, type FakeSmsc } from './smpp-smsc.js';
 
-const cleanup: (() => Promise<unknown> | unknown)[] = [];
+const cleanup: Cleanup = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
 async function setup(smscOptions: Parameters<typeof startFakeSmsc>[0] = {}, channelOptions: Partial<SmppChannelOptions> = {}) {
-  const smsc = await startFakeSmsc(smscOptions);
-  cleanup.push(() => smsc.close());
-  const events: SmppEvent[] = [];
-  const channel = createSmppChannel({
-    host: '127.0.0.1',
-    port: smsc.port,
-    systemId: 'sendpool',
-    password: 'secret1',
-    sourceAddr: 'SENDPOOL',
-    reconnectBackoff: { minMs: 5, maxMs: 50 },
-    onEvent: (e) => events.push(e),
-    ...channelOptions,
-  });
-  cleanup.push(() => channel.close());
-  const rec = recordingSink();
-  channel.attach(rec.sink);
-  return { smsc, channel, events, rec };
+  return smscAndChannel(cleanup, smscOptions, channelOptions);
 }
 
 /** Texts of each SMS joined from the parts the SMSC accepted, by destination. */

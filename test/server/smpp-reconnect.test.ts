@@ -7,29 +7,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createSmppChannel, type SmppChannelOptions, type SmppEvent } from '../../src/server/index.js';
 import type { SmsSendResult } from '../../src/server/channel.js';
 import { waitFor } from './helpers.js';
-import { outgoingSms, recordingSink, startFakeSmsc, type FakeSmsc, type Submit } from './smpp-smsc.js';
+import { outgoingSms, smscAndChannel, startFakeSmsc, type Cleanup, type FakeSmsc, type Submit } from './smpp-smsc.js';
 
-const cleanup: (() => Promise<unknown> | unknown)[] = [];
+const cleanup: Cleanup = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0).reverse()) await c();
 });
 
 async function setup(channelOptions: Partial<SmppChannelOptions> = {}) {
-  const smsc = await startFakeSmsc();
-  cleanup.push(() => smsc.close());
-  const events: SmppEvent[] = [];
-  const channel = createSmppChannel({
-    host: '127.0.0.1',
-    port: smsc.port,
-    systemId: 'sendpool',
-    password: 'secret1',
-    sourceAddr: 'SENDPOOL',
-    reconnectBackoff: { minMs: 5, maxMs: 50 },
-    onEvent: (e) => events.push(e),
-    ...channelOptions,
-  });
-  cleanup.push(() => channel.close());
-  channel.attach(recordingSink().sink);
+  const { smsc, channel, events } = await smscAndChannel(cleanup, {}, channelOptions);
   await channel.whenBound();
   return { smsc, channel, events };
 }

@@ -5,6 +5,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { smsSize } from '../../src/contract/sms-encoding.js';
+import { createSmppChannel, type SmppChannel, type SmppChannelOptions, type SmppEvent } from '../../src/server/index.js';
 import { loadSmpp, type SmppModule, type SmppPdu, type SmppServer, type SmppSession } from '../../src/server/channels/smpp-package.js';
 
 /** A `submit_sm` as the SMSC read it. */
@@ -299,4 +300,36 @@ export function recordingSink(): RecordedSink {
 export function outgoingSms(index: number, message: string, phone = `55119${String(70_000_000 + index).padStart(8, '0')}`): import('../../src/server/channel.js').OutgoingSms {
   const size = smsSize(message);
   return { smsId: `req-1:${index}`, requestId: 'req-1', companyId: 1, index, phone, message, encoding: size.encoding, parts: size.parts, callbacks: {} };
+}
+
+/** Where a test registers what to close after it. */
+export type Cleanup = (() => Promise<unknown> | unknown)[];
+
+/**
+ * A local SMSC and an SMPP channel to it (fast reconnects, events recorded, a recording sink
+ * attached), both registered in `cleanup`. Not waited for the bind: tests that need it call
+ * `channel.whenBound()`.
+ */
+export async function smscAndChannel(
+  cleanup: Cleanup,
+  smscOptions: FakeSmscOptions = {},
+  channelOptions: Partial<SmppChannelOptions> = {},
+): Promise<{ smsc: FakeSmsc; channel: SmppChannel; events: SmppEvent[]; rec: RecordedSink }> {
+  const smsc = await startFakeSmsc(smscOptions);
+  cleanup.push(() => smsc.close());
+  const events: SmppEvent[] = [];
+  const channel = createSmppChannel({
+    host: '127.0.0.1',
+    port: smsc.port,
+    systemId: 'sendpool',
+    password: 'secret1',
+    sourceAddr: 'SENDPOOL',
+    reconnectBackoff: { minMs: 5, maxMs: 50 },
+    onEvent: (e) => events.push(e),
+    ...channelOptions,
+  });
+  cleanup.push(() => channel.close());
+  const rec = recordingSink();
+  channel.attach(rec.sink);
+  return { smsc, channel, events, rec };
 }
