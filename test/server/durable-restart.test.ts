@@ -9,8 +9,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runServer, type Channel, type ChannelSink } from '../../src/server/index.js';
-import { KEY_1, api, contacts, startReceiver, testFleet, waitFor } from './helpers.js';
+import { runServer } from '../../src/server/index.js';
+import { KEY_1, api, contacts, quietProvider, startReceiver, testFleet, waitFor } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sendpool-durable-restart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,27 +19,13 @@ describe('durable server restart', () => {
   it('keeps the webhook configuration and secret, reports and their links, contact ids, statistics and sent messages', async () => {
     const fleetFile = join(dir, 'fleet.json');
     writeFileSync(fleetFile, JSON.stringify(testFleet()));
-    // A provider that accepts every message and reports later statuses only when the test says.
-    const sent: string[] = [];
-    let sink: ChannelSink | undefined;
-    const fastChannel = (): Channel => ({
-      async send(m) {
-        sent.push(m.messageId);
-        return { status: 'sent' };
-      },
-      async sendSms() {
-        return { status: 'sent' };
-      },
-      attach(events) {
-        sink = events;
-      },
-    });
+    const provider = quietProvider();
     const options = (): Parameters<typeof runServer>[0] => ({
       fleetFile,
       port: 0,
       dataDir: join(dir, 'data'),
       apiKeys: [{ key: KEY_1, companyId: 1 }],
-      channel: fastChannel(),
+      channel: provider.channel(),
       logger: false,
       handleSignals: false,
       metrics: false,
@@ -65,7 +51,7 @@ describe('durable server restart', () => {
       expect((await api(first.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(3) } })).status).toBe(202);
       await waitFor(() => receiver.all('/hsm').filter((n) => n.status === 'SENT').length === 3, 'three SENT');
       expect((await api(first.address, '/operator/blocklist/', { body: { phones: [contacts(1, 9)[0]!.phone_number] } })).status).toBe(200);
-      sink?.messageStatus({ messageId: sent[1]!, status: 'READ' });
+      provider.sink().messageStatus({ messageId: provider.sent[1]!, status: 'READ' });
       await waitFor(() => lastCounts()?.count_read === 1, 'the READ counted');
     } finally {
       await first.close();
@@ -92,7 +78,7 @@ describe('durable server restart', () => {
       expect(again.json).toMatchObject({ accepted: 0, rejected: 2, rejections: [{ index: 0, reason: 'duplicated' }, { index: 1, reason: 'blocked' }] });
       // A later status of a message sent before the restart: notified, and counted on top of the
       // statistics kept (the campaign's 3 contacts from before, not only the new one).
-      sink?.messageStatus({ messageId: sent[0]!, status: 'DEVICE' });
+      provider.sink().messageStatus({ messageId: provider.sent[0]!, status: 'DEVICE' });
       await waitFor(() => receiver.all('/hsm').some((n) => n.status === 'DEVICE' && n.id === 1), 'DEVICE of contact 1');
       await waitFor(() => lastCounts()?.count_delivered === 2, 'the DEVICE counted');
       await waitFor(() => lastCounts()?.count_total === 6, 'the rejected contacts counted');

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createEngine } from '../../src/engine.js';
 import { verifyWebhook } from '../../src/events/index.js';
-import { buildServer, createSimulatedChannel, type BuildServerOptions, type SendpoolServer, type SimulatedChannel, type SimulatedChannelOptions } from '../../src/server/index.js';
+import { buildServer, createSimulatedChannel, type BuildServerOptions, type Channel, type ChannelSink, type SendpoolServer, type SimulatedChannel, type SimulatedChannelOptions } from '../../src/server/index.js';
 
 export const KEY_1 = 'test-key-company-one-0001';
 export const KEY_2 = 'test-key-company-two-0002';
@@ -189,4 +189,37 @@ export async function waitFor(condition: () => boolean | Promise<boolean>, what:
     if (Date.now() - start > WAIT_BOUND_MS) throw new Error(`timed out after ${WAIT_BOUND_MS} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * A provider that accepts every message and reports later events only when the test says: the
+ * message ids it was handed, in order, and the sink the server attached (a new channel per server,
+ * the same records across restarts).
+ */
+export function quietProvider() {
+  const sent: string[] = [];
+  const contactIds: number[] = [];
+  let sink: ChannelSink | undefined;
+  return {
+    sent,
+    /** The message id handed out for a contact (the HSM `id`). */
+    messageOf: (contactId: number) => sent[contactIds.lastIndexOf(contactId)],
+    sink: (): ChannelSink => {
+      if (!sink) throw new Error('no server attached to the channel yet');
+      return sink;
+    },
+    channel: (): Channel => ({
+      async send(m) {
+        sent.push(m.messageId);
+        contactIds.push((m.contact as unknown as { id: number }).id);
+        return { status: 'sent' };
+      },
+      async sendSms() {
+        return { status: 'sent' };
+      },
+      attach(events) {
+        sink = events;
+      },
+    }),
+  };
 }

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/engine.js';
-import { buildServer, isServerOptionsError, runServer, type Channel, type ChannelSink } from '../../src/server/index.js';
-import { KEY_1, KEY_2, api, contacts, fastChannel, startReceiver, startServer, testFleet, waitFor, type Receiver, type Started } from './helpers.js';
+import { buildServer, isServerOptionsError, runServer } from '../../src/server/index.js';
+import { KEY_1, KEY_2, api, contacts, fastChannel, quietProvider, startReceiver, startServer, testFleet, waitFor, type Receiver, type Started } from './helpers.js';
 
 /** RFC 4180 CSV (quoted cells may hold commas, quotes and line ends) as rows of cells. */
 function parseCsv(text: string): string[][] {
@@ -334,29 +334,13 @@ describe('durable restart', () => {
   it('reports the messages sent and attendances closed before the restart, and their later statuses after it', async () => {
     const fleetFile = join(dir, 'fleet.json');
     writeFileSync(fleetFile, JSON.stringify(testFleet()));
-    // A provider that accepts every message and reports later events only when the test says.
-    const sent: string[] = [];
-    const messageOf = new Map<string, string>();
-    let sink: ChannelSink | undefined;
-    const channel = (): Channel => ({
-      async send(m) {
-        sent.push(m.messageId);
-        messageOf.set(String((m.contact as unknown as { id: number }).id), m.messageId);
-        return { status: 'sent' };
-      },
-      async sendSms() {
-        return { status: 'sent' };
-      },
-      attach(events) {
-        sink = events;
-      },
-    });
+    const provider = quietProvider();
     const options = (): Parameters<typeof runServer>[0] => ({
       fleetFile,
       port: 0,
       dataDir: join(dir, 'data'),
       apiKeys: [{ key: KEY_1, companyId: 1 }],
-      channel: channel(),
+      channel: provider.channel(),
       logger: false,
       handleSignals: false,
       metrics: false,
@@ -366,12 +350,12 @@ describe('durable restart', () => {
     const first = await runServer(options());
     try {
       expect((await api(first.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 4, contacts: contacts(3) } })).status).toBe(202);
-      await waitFor(() => sent.length === 3 && first.server.sendpool.idle(), 'three sent');
-      sink!.messageStatus({ messageId: sent[0]!, status: 'READ' });
-      sink!.messageStatus({ messageId: sent[1]!, status: 'REPLIED', blocklistResponse: false });
+      await waitFor(() => provider.sent.length === 3 && first.server.sendpool.idle(), 'three sent');
+      provider.sink().messageStatus({ messageId: provider.sent[0]!, status: 'READ' });
+      provider.sink().messageStatus({ messageId: provider.sent[1]!, status: 'REPLIED', blocklistResponse: false });
       const now = Date.now();
-      sink!.attendanceClosed({
-        messageId: sent[1]!,
+      provider.sink().attendanceClosed({
+        messageId: provider.sent[1]!,
         attendanceId: 77,
         ticketId: 7007,
         ticketUuid: '9b2f4c1e-8a3d-4f6b-9c2e-1a2b3c4d5e6f',
@@ -399,8 +383,8 @@ describe('durable restart', () => {
       expect(history).toEqual([expect.objectContaining({ id: '77', ticket_id: '7007', campaign_id: '4', duration_seconds: '60', messages: '2', user_id: '', survey_status: '' })]);
       // A later status of a message sent before the restart moves its row.
       const third = rows.find((r) => r['status'] === 'SENT')!;
-      const messageId = messageOf.get(third['id']!)!;
-      sink!.messageStatus({ messageId, status: 'DEVICE' });
+      const messageId = provider.messageOf(Number(third['id']!))!;
+      provider.sink().messageStatus({ messageId, status: 'DEVICE' });
       const after = await rowsOf(second.address, 'official-messages');
       expect(after.find((r) => r['id'] === third['id'])).toMatchObject({ status: 'DEVICE', device_datetime: expect.stringMatching(/-03:00$/) });
     } finally {
