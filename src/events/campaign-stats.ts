@@ -150,7 +150,6 @@ export interface CampaignStatisticsChanges {
 }
 
 const ACCEPTED: ContactState = admitContact(EMPTY_CONTACT, 'accepted');
-const ACCEPTED_COUNTS: CampaignCounts = classifyContact(ACCEPTED);
 
 /** The integer a contact id spells in canonical decimal, or -1 (only such ids can be in a range). */
 function numericId(contactId: string): number {
@@ -264,7 +263,7 @@ export class CampaignStatistics {
     if (before && after.admissions === before.admissions && after.attempt === before.attempt && after.progress === before.progress) {
       return;
     }
-    if (before) addInto(c.counts, fromRange ? ACCEPTED_COUNTS : classifyContact(before), -1);
+    if (before) addInto(c.counts, classifyContact(before), -1);
     addInto(c.counts, classifyContact(after), 1);
     c.contacts.set(contactId, after);
     if (fromRange) c.unseen--;
@@ -317,8 +316,7 @@ export class CampaignStatistics {
     }
     const fresh = count - known.length;
     c.unseen += fresh;
-    c.counts.total += fresh * ACCEPTED_COUNTS.total;
-    c.counts.remaining += fresh * ACCEPTED_COUNTS.remaining;
+    addAccepted(c.counts, fresh);
     this.#markDirty(campaignId);
     this.#touch(campaignId);
   }
@@ -354,7 +352,7 @@ export class CampaignStatistics {
   recount(campaignId: number): CampaignCounts {
     const c = this.#campaign(campaignId, 'recount');
     const fresh = recount(c.contacts.values());
-    addInto(fresh, scaled(ACCEPTED_COUNTS, c.unseen), 1);
+    addAccepted(fresh, c.unseen);
     return c.base ? addCounts(c.base, fresh) : fresh;
   }
 
@@ -506,7 +504,7 @@ export class CampaignStatistics {
       }
       const unseen = accepted.size - covered;
       const counts = recount(contacts.values());
-      addInto(counts, scaled(ACCEPTED_COUNTS, unseen), 1);
+      addAccepted(counts, unseen);
       s.#campaigns.set(c.campaignId, {
         campaignId: c.campaignId,
         name: c.name,
@@ -543,10 +541,8 @@ export class CampaignStatistics {
   }
 }
 
-/** `counts` times `n` (a new object). */
-function scaled(counts: CampaignCounts, n: number): CampaignCounts {
-  const out = emptyCounts();
-  addInto(out, counts, 1);
-  for (const k of Object.keys(out) as (keyof CampaignCounts)[]) out[k] *= n;
-  return out;
+/** Adds `n` contacts admitted as accepted and reported nothing since: each is total and remaining. */
+function addAccepted(counts: CampaignCounts, n: number): void {
+  counts.total += n;
+  counts.remaining += n;
 }
