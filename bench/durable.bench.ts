@@ -39,6 +39,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { next, stop } from './child-ipc.js';
 
 type EngineModule = typeof import('../src/index.js');
 type ServerModule = typeof import('../src/server/index.js');
@@ -279,28 +280,6 @@ function startChild(role: string, args: Record<string, unknown>, profile: string
     });
   }
   return child;
-}
-
-function next<T>(child: ChildProcess, op: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: { op: string }) => {
-      if (m.op !== op) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(m as T);
-    };
-    const onExit = (code: number | null) => reject(new Error(`child exited (${code}) before "${op}"`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  if (child.connected) child.send({ op: 'exit' });
-  else child.kill('SIGKILL');
-  await exited;
 }
 
 interface ServeStats {

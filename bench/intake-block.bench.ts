@@ -51,6 +51,7 @@ import { fileURLToPath } from 'node:url';
 import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay } from 'node:perf_hooks';
 import { deserialize, serialize } from 'node:v8';
 import autocannon from 'autocannon';
+import { next, stop } from './child-ipc.js';
 
 type EngineModule = typeof import('../src/index.js');
 type ServerModule = typeof import('../src/server/index.js');
@@ -260,28 +261,6 @@ async function writerChild(o: { address: string; contacts: number; seconds: numb
 
 function startChild(role: string, args: Record<string, unknown> = {}): ChildProcess {
   return fork(here, [], { env: { ...env, SENDPOOL_INTAKE_BLOCK_CHILD: JSON.stringify({ role, ...args }) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-}
-
-function next<T>(child: ChildProcess, op: string): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (m: { op: string }) => {
-      if (m.op !== op) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(m as T);
-    };
-    const onExit = (code: number | null) => reject(new Error(`child exited (${code}) before "${op}"`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  if (child.connected) child.send({ op: 'exit' });
-  else child.kill('SIGKILL');
-  await exited;
 }
 
 interface GcStats {

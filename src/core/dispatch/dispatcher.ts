@@ -742,7 +742,7 @@ export class Dispatcher {
       const flying: number[] = [];
       for (let i = 0; i < n; i++) {
         const state = Number(s.state[i]);
-        if (state === IN_FLIGHT && record.handouts[i]! > 0) flying.push(i);
+        if (state === IN_FLIGHT) flying.push(i);
         // In flight at the snapshot: queued again (below, ahead of the rest).
         this.#enter(record, i, state === IN_FLIGHT ? QUEUED : state);
       }
