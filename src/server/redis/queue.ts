@@ -1,0 +1,244 @@
+/**
+ * The contact queue shared by every instance of the server on Redis: accepted contacts wait in
+ * Redis Streams, a stream per flow (a company's campaign, or a request without one), in chunks of a
+ * few dozen contacts; each instance claims chunks through one consumer group, sends them with its
+ * own engine, and records, before a message goes to the channel, the hand-out it makes, and, with
+ * each final outcome, that outcome and its notifications. A chunk whose every contact is final is
+ * acknowledged and deleted.
+ *
+ * Why this holds what a 202 promised when an instance dies: the chunk stays pending under the dead
+ * instance's name; a holder alive renews its chunks every third of the lease, so a chunk idle for
+ * the whole lease belongs to nobody and any instance takes it over (`XAUTOCLAIM`) with its progress:
+ * final contacts are not sent again, a contact handed out without an outcome goes again under the
+ * same message id (its hand-out count was written before it was sent), the rest go as queued.
+ *
+ * Why a stream per flow: `XREADGROUP` over many streams with `COUNT 1` takes a chunk from each, so
+ * a small campaign enqueued after a huge one is claimed in the same round, on any instance, instead
+ * of behind it (the engine then serves flows round-robin within the instance).
+ *
+ * Every key carries the hash tag of the prefix (`{queue}` by default): the scripts are atomic in one
+ * Redis Cluster slot. docs/scaling.md ("The server on Redis") has the picture and the failure table.
+ */
+import type { SubmissionContact } from '../../core/submission.js';
+import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
+import { ENQUEUE_SCRIPT, RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
+
+const ENQUEUE = script(ENQUEUE_SCRIPT);
+const STEP = script(STEP_SCRIPT);
+const RECLAIM = script(RECLAIM_SCRIPT);
+const RENEW = script(RENEW_SCRIPT);
+
+/** The commands the queue uses (an ioredis `Redis` or `Cluster`). */
+export interface QueueClient extends RedisScriptClient {
+  smembers(key: string): Promise<string[]>;
+  xreadgroup(...args: (string | number)[]): Promise<unknown>;
+}
+
+/** A contact as the queue keeps it: the engine's contact with the server's ids. */
+export interface QueuedContact extends SubmissionContact {
+  /** The contact id of the 202 (global: from the shared counter). */
+  readonly id: number;
+  readonly costCenterId: number;
+}
+
+/** A chunk of one request's contacts, with what the engine needs to send them. */
+export interface ChunkBody {
+  readonly requestId: string;
+  readonly companyId: number;
+  readonly businessId: number;
+  readonly typeId: number;
+  readonly campaignId?: number;
+  readonly queueId?: number;
+  readonly botId?: number;
+  readonly maxRetries: number;
+  /** Milliseconds. */
+  readonly retryInterval: number;
+  readonly deadline?: number;
+  readonly contacts: readonly QueuedContact[];
+}
+
+/** A chunk an instance holds, with the progress written for it so far. */
+export interface ClaimedChunk {
+  readonly stream: string;
+  readonly entryId: string;
+  readonly body: ChunkBody;
+  /** Hand-outs written per contact index (absent: never handed out). */
+  readonly handouts: ReadonlyMap<number, number>;
+  /** Final state per contact index, as recorded. */
+  readonly finals: ReadonlyMap<number, string>;
+}
+
+/** What one step records. */
+export interface QueueStep {
+  /** A contact's hand-out count (written before the message goes to the channel). */
+  readonly handouts?: readonly { readonly chunk: ClaimedChunk; readonly index: number; readonly count: number }[];
+  /** A contact's final state. */
+  readonly finals?: readonly { readonly chunk: ClaimedChunk; readonly index: number; readonly state: string }[];
+  /** Chunks whose every contact is final: acknowledged and deleted. */
+  readonly done?: readonly ClaimedChunk[];
+  /** Webhook events (JSON) written with the step. */
+  readonly events?: readonly string[];
+}
+
+/** Options of {@link ContactQueue}. */
+export interface ContactQueueOptions {
+  readonly client: QueueClient;
+  /** This instance's consumer name (unique per process). */
+  readonly consumer: string;
+  /**
+   * Key prefix; must contain the hash tag every queue key shares.
+   * @default 'sendpool:{queue}:'
+   */
+  readonly prefix?: string;
+  /**
+   * How long a chunk may go without its holder renewing it before another instance takes it over,
+   * in ms. Holders renew every third of it.
+   * @default 30_000
+   */
+  readonly leaseMs?: number;
+  /** Most streams read by one claim. @default 64 */
+  readonly streamsPerClaim?: number;
+}
+
+const GROUP = 'dispatch';
+const OUTBOX_GROUP = 'webhooks';
+
+export class ContactQueue {
+  readonly #client: QueueClient;
+  readonly #prefix: string;
+  readonly #consumer: string;
+  readonly leaseMs: number;
+  readonly #streamsPerClaim: number;
+  /** Where the next claim starts in the active streams (rotates, so every flow gets its turn). */
+  #offset = 0;
+
+  constructor(options: ContactQueueOptions) {
+    this.#client = options.client;
+    this.#prefix = options.prefix ?? 'sendpool:{queue}:';
+    if (!/\{[^}]+\}/.test(this.#prefix)) throw new Error(`ContactQueue: prefix ${JSON.stringify(this.#prefix)} has no hash tag ({…}); every queue key must share one`);
+    this.#consumer = options.consumer;
+    this.leaseMs = options.leaseMs ?? 30_000;
+    this.#streamsPerClaim = options.streamsPerClaim ?? 64;
+  }
+
+  get activeKey(): string {
+    return `${this.#prefix}active`;
+  }
+
+  get outboxKey(): string {
+    return `${this.#prefix}outbox`;
+  }
+
+  /** The stream of a flow: a campaign of a company, or a request without a campaign. */
+  streamOf(body: Pick<ChunkBody, 'companyId' | 'campaignId' | 'requestId'>): string {
+    return `${this.#prefix}s:${body.campaignId !== undefined ? `c${body.companyId}.${body.campaignId}` : `r${body.requestId}`}`;
+  }
+
+  progressKey(chunk: Pick<ClaimedChunk, 'stream' | 'entryId'>): string {
+    return `${this.#prefix}p:${chunk.stream.slice(this.#prefix.length + 2)}:${chunk.entryId}`;
+  }
+
+  /** Writes chunks and their events in one script: all of them, or (it throws) none. */
+  async enqueue(chunks: readonly ChunkBody[], events: readonly string[] = []): Promise<string[]> {
+    const streams: string[] = [];
+    const index = new Map<string, number>();
+    const args: (string | number)[] = [GROUP, OUTBOX_GROUP, chunks.length];
+    for (const c of chunks) {
+      const stream = this.streamOf(c);
+      let i = index.get(stream);
+      if (i === undefined) {
+        i = streams.push(stream);
+        index.set(stream, i);
+      }
+      args.push(i, JSON.stringify(c));
+    }
+    for (const e of events) args.push(e);
+    return (await runScript(this.#client, ENQUEUE, [this.activeKey, this.outboxKey, ...streams], args)) as string[];
+  }
+
+  /** Claims new chunks: at most one from each of up to `streamsPerClaim` flows, in rotation. */
+  async claim(): Promise<ClaimedChunk[]> {
+    const active = (await this.#client.smembers(this.activeKey)).sort();
+    if (active.length === 0) return [];
+    const n = Math.min(active.length, this.#streamsPerClaim);
+    const start = this.#offset % active.length;
+    this.#offset = start + n;
+    const picked: string[] = [];
+    for (let i = 0; i < n; i++) picked.push(active[(start + i) % active.length]!);
+    let reply: unknown;
+    try {
+      reply = await this.#client.xreadgroup('GROUP', GROUP, this.#consumer, 'COUNT', 1, 'STREAMS', ...picked, ...picked.map(() => '>'));
+    } catch (e) {
+      // A stream deleted between SMEMBERS and here lost its group with it: nothing to claim there.
+      if (e instanceof Error && e.message.startsWith('NOGROUP')) return [];
+      throw e;
+    }
+    const out: ClaimedChunk[] = [];
+    for (const [stream, entries] of (reply ?? []) as [string, [string, string[]][]][]) {
+      for (const [entryId, fields] of entries) out.push(chunkOf(stream, entryId, fields[1]!, []));
+    }
+    return out;
+  }
+
+  /** Takes over chunks whose holder stopped renewing them for the lease, with their progress. */
+  async reclaim(max = 64): Promise<ClaimedChunk[]> {
+    const active = await this.#client.smembers(this.activeKey);
+    if (active.length === 0) return [];
+    const flat = (await runScript(this.#client, RECLAIM, active, [GROUP, this.#consumer, this.leaseMs, max, this.#prefix])) as (string | string[])[];
+    const out: ClaimedChunk[] = [];
+    for (let i = 0; i < flat.length; i += 4) out.push(chunkOf(flat[i] as string, flat[i + 1] as string, flat[i + 2] as string, flat[i + 3] as string[]));
+    return out;
+  }
+
+  /** Renews the chunks held (by stream); answers those another instance took over meanwhile. */
+  async renew(held: readonly ClaimedChunk[]): Promise<ClaimedChunk[]> {
+    const byStream = new Map<string, ClaimedChunk[]>();
+    for (const c of held) {
+      const list = byStream.get(c.stream);
+      if (list) list.push(c);
+      else byStream.set(c.stream, [c]);
+    }
+    const lost: ClaimedChunk[] = [];
+    await Promise.all(
+      [...byStream].map(async ([stream, chunks]) => {
+        const ids = new Set((await runScript(this.#client, RENEW, [stream], [GROUP, this.#consumer, ...chunks.map((c) => c.entryId)])) as string[]);
+        for (const c of chunks) if (ids.has(c.entryId)) lost.push(c);
+      }),
+    );
+    return lost;
+  }
+
+  /** Records one step in one script: all of it, or (it throws) nothing. */
+  async step(step: QueueStep): Promise<void> {
+    const keys = [this.activeKey, this.outboxKey];
+    const at = new Map<string, number>();
+    const key = (k: string) => {
+      let i = at.get(k);
+      if (i === undefined) {
+        i = keys.push(k);
+        at.set(k, i);
+      }
+      return i;
+    };
+    const marks: (string | number)[] = [];
+    for (const h of step.handouts ?? []) marks.push(key(this.progressKey(h.chunk)), `h${h.index}`, h.count);
+    for (const f of step.finals ?? []) marks.push(key(this.progressKey(f.chunk)), `f${f.index}`, f.state);
+    const done: (string | number)[] = [];
+    for (const c of step.done ?? []) done.push(key(c.stream), c.entryId, key(this.progressKey(c)));
+    const args: (string | number)[] = [GROUP, OUTBOX_GROUP, marks.length / 3, ...marks, done.length / 3, ...done, ...(step.events ?? [])];
+    if (marks.length === 0 && done.length === 0 && (step.events ?? []).length === 0) return;
+    await runScript(this.#client, STEP, keys, args);
+  }
+}
+
+function chunkOf(stream: string, entryId: string, body: string, progress: readonly string[]): ClaimedChunk {
+  const handouts = new Map<number, number>();
+  const finals = new Map<number, string>();
+  for (let i = 0; i + 1 < progress.length; i += 2) {
+    const field = progress[i]!;
+    const index = Number(field.slice(1));
+    if (field[0] === 'h') handouts.set(index, Number(progress[i + 1]));
+    else if (field[0] === 'f') finals.set(index, progress[i + 1]!);
+  }
+  return { stream, entryId, body: JSON.parse(body) as ChunkBody, handouts, finals };
+}
