@@ -31,7 +31,8 @@ const RENEW = script(RENEW_SCRIPT);
 /** The commands the queue uses (an ioredis `Redis` or `Cluster`). */
 export interface QueueClient extends RedisScriptClient {
   smembers(key: string): Promise<string[]>;
-  xreadgroup(...args: (string | number)[]): Promise<unknown>;
+  /** Any command (ioredis' `call`): `XREADGROUP`'s typings are too narrow for a variable list of streams. */
+  call(command: string, ...args: (string | number)[]): Promise<unknown>;
 }
 
 /** A contact as the queue keeps it: the engine's contact with the server's ids. */
@@ -167,7 +168,7 @@ export class ContactQueue {
     for (let i = 0; i < n; i++) picked.push(active[(start + i) % active.length]!);
     let reply: unknown;
     try {
-      reply = await this.#client.xreadgroup('GROUP', GROUP, this.#consumer, 'COUNT', 1, 'STREAMS', ...picked, ...picked.map(() => '>'));
+      reply = await this.#client.call('XREADGROUP', 'GROUP', GROUP, this.#consumer, 'COUNT', 1, 'STREAMS', ...picked, ...picked.map(() => '>'));
     } catch (e) {
       // A stream deleted between SMEMBERS and here lost its group with it: nothing to claim there.
       if (e instanceof Error && e.message.startsWith('NOGROUP')) return [];
