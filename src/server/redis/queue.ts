@@ -175,7 +175,7 @@ export class ContactQueue {
       throw e;
     }
     const out: ClaimedChunk[] = [];
-    for (const [stream, entries] of (reply ?? []) as [string, [string, string[]][]][]) {
+    for (const [stream, entries] of streamsOf(reply)) {
       for (const [entryId, fields] of entries) out.push(chunkOf(stream, entryId, fields[1]!, []));
     }
     return out;
@@ -230,6 +230,17 @@ export class ContactQueue {
     if (marks.length === 0 && done.length === 0 && (step.events ?? []).length === 0) return;
     await runScript(this.#client, STEP, keys, args);
   }
+}
+
+type StreamEntries = [string, [string, string[]][]];
+
+/** `XREADGROUP`'s answer: a list of [stream, entries] (RESP2), or a map given flat as stream, entries, … (RESP3). */
+function streamsOf(reply: unknown): StreamEntries[] {
+  if (!Array.isArray(reply) || reply.length === 0) return [];
+  if (Array.isArray(reply[0])) return reply as StreamEntries[];
+  const out: StreamEntries[] = [];
+  for (let i = 0; i + 1 < reply.length; i += 2) out.push([reply[i] as string, reply[i + 1] as StreamEntries[1]]);
+  return out;
 }
 
 function chunkOf(stream: string, entryId: string, body: string, progress: readonly string[]): ClaimedChunk {
