@@ -9,7 +9,8 @@
  *   <p>s:<flow>           a stream per flow (a campaign of a company, or a request without one);
  *                         an entry is a chunk of contacts, field `b` its JSON body
  *   <p>p:<flow>:<entry>   a chunk's progress hash: `h<i>` hand-outs of contact i written before it
- *                         went to the channel, `f<i>` its final state
+ *                         went to the channel, `e<i>` hand-outs whose attempt ended without a
+ *                         final (a retry to come), `f<i>` its final state
  *   <p>outbox             stream of webhook events, written with the step that made them
  */
 

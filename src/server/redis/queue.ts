@@ -65,6 +65,8 @@ export interface ClaimedChunk {
   readonly body: ChunkBody;
   /** Hand-outs written per contact index (absent: never handed out). */
   readonly handouts: ReadonlyMap<number, number>;
+  /** Hand-outs per contact index whose attempt ended without a final (a retry to come). */
+  readonly ended: ReadonlyMap<number, number>;
   /** Final state per contact index, as recorded. */
   readonly finals: ReadonlyMap<number, string>;
 }
@@ -73,6 +75,8 @@ export interface ClaimedChunk {
 export interface QueueStep {
   /** A contact's hand-out count (written before the message goes to the channel). */
   readonly handouts?: readonly { readonly chunk: ClaimedChunk; readonly index: number; readonly count: number }[];
+  /** Hand-outs of a contact whose attempts ended without a final (a failure with a retry to come). */
+  readonly ended?: readonly { readonly chunk: ClaimedChunk; readonly index: number; readonly count: number }[];
   /** A contact's final state. */
   readonly finals?: readonly { readonly chunk: ClaimedChunk; readonly index: number; readonly state: string }[];
   /** Chunks whose every contact is final: acknowledged and deleted. */
@@ -223,6 +227,7 @@ export class ContactQueue {
     };
     const marks: (string | number)[] = [];
     for (const h of step.handouts ?? []) marks.push(key(this.progressKey(h.chunk)), `h${h.index}`, h.count);
+    for (const e of step.ended ?? []) marks.push(key(this.progressKey(e.chunk)), `e${e.index}`, e.count);
     for (const f of step.finals ?? []) marks.push(key(this.progressKey(f.chunk)), `f${f.index}`, f.state);
     const done: (string | number)[] = [];
     for (const c of step.done ?? []) done.push(key(c.stream), c.entryId, key(this.progressKey(c)));
@@ -245,12 +250,14 @@ function streamsOf(reply: unknown): StreamEntries[] {
 
 function chunkOf(stream: string, entryId: string, body: string, progress: readonly string[]): ClaimedChunk {
   const handouts = new Map<number, number>();
+  const ended = new Map<number, number>();
   const finals = new Map<number, string>();
   for (let i = 0; i + 1 < progress.length; i += 2) {
     const field = progress[i]!;
     const index = Number(field.slice(1));
     if (field[0] === 'h') handouts.set(index, Number(progress[i + 1]));
+    else if (field[0] === 'e') ended.set(index, Number(progress[i + 1]));
     else if (field[0] === 'f') finals.set(index, progress[i + 1]!);
   }
-  return { stream, entryId, body: JSON.parse(body) as ChunkBody, handouts, finals };
+  return { stream, entryId, body: JSON.parse(body) as ChunkBody, handouts, ended, finals };
 }

@@ -1,0 +1,229 @@
+/**
+ * An instance's side of the shared queue (queue.ts): it claims chunks into its own engine (which is
+ * not durable itself: the queue is), names each message for the channel by its contact's global id,
+ * and gathers what must be written before it is acted on — hand-outs before the channel sees them,
+ * finals with their notifications, chunks done — into one queue step.
+ *
+ * Message ids: the engine names a message `<submission>.<index>.<hand-out>` in this process only.
+ * The channel sees `<contact id>.<hand-out>`, where the contact id is the 202's (global) and the
+ * hand-out counts across instances: a chunk taken over after a crash continues from the hand-outs
+ * written for it, and a contact handed out without an outcome goes again under the id it had
+ * (the provider's idempotency key), so a crash sends at most what was in flight, twice.
+ */
+import type { Engine } from '../../core/engine.js';
+import type { ContactOutcome, OutgoingMessage } from '../../core/dispatch/types.js';
+import type { ChunkBody, ClaimedChunk, ContactQueue, QueuedContact } from './queue.js';
+
+/** Where a contact of the engine came from. */
+interface Origin {
+  readonly held: Held;
+  readonly index: number;
+  /** Global hand-out of the engine's first hand-out of it here. */
+  readonly base: number;
+  /** Retries it used before it came here (the engine here counts from 0). */
+  readonly used: number;
+}
+
+/** A chunk this instance holds. */
+interface Held {
+  readonly chunk: ClaimedChunk;
+  /** Contacts not final yet. */
+  open: number;
+  /** Another instance took it over: its messages are not sent from here any more. */
+  lost: boolean;
+}
+
+/** Options of {@link SharedDispatch}. */
+export interface SharedDispatchOptions {
+  /**
+   * Contacts this instance keeps claimed (queued, in flight or waiting for a retry in its engine);
+   * it claims more when it holds fewer. Small keeps work in Redis for any instance; large keeps
+   * the engine fed between claims.
+   * @default 2_000
+   */
+  readonly prefetchContacts?: number;
+}
+
+export class SharedDispatch {
+  readonly #queue: ContactQueue;
+  readonly #engine: Engine;
+  readonly #prefetch: number;
+  readonly #origins = new WeakMap<object, Origin>();
+  readonly #held = new Map<string, Held>();
+  #handouts: { chunk: ClaimedChunk; index: number; count: number }[] = [];
+  #ended: { chunk: ClaimedChunk; index: number; count: number }[] = [];
+  #finals: { chunk: ClaimedChunk; index: number; state: string }[] = [];
+  #done: ClaimedChunk[] = [];
+  #events: string[] = [];
+  /** Contacts claimed and not final: what the prefetch bound counts. */
+  #open = 0;
+
+  constructor(queue: ContactQueue, engine: Engine, options: SharedDispatchOptions = {}) {
+    this.#queue = queue;
+    this.#engine = engine;
+    this.#prefetch = options.prefetchContacts ?? 2_000;
+  }
+
+  /** Contacts claimed here and not final. */
+  get open(): number {
+    return this.#open;
+  }
+
+  /** Chunks held here. */
+  get held(): number {
+    return this.#held.size;
+  }
+
+  /**
+   * Takes work into the engine: chunks whose holder stopped renewing them first, then new chunks
+   * (one a flow per round) while fewer than `prefetchContacts` are open. Answers the contacts taken.
+   */
+  async feed(): Promise<number> {
+    let taken = 0;
+    for (const c of await this.#queue.reclaim()) taken += this.#take(c);
+    while (this.#open < this.#prefetch) {
+      const chunks = await this.#queue.claim();
+      if (chunks.length === 0) break;
+      for (const c of chunks) taken += this.#take(c);
+    }
+    return taken;
+  }
+
+  #take(chunk: ClaimedChunk): number {
+    if (this.#held.has(chunk.entryId)) return 0;
+    const held: Held = { chunk, open: 0, lost: false };
+    // Contacts grouped by the retries they used: a submission per group, with what is left of them.
+    const groups = new Map<number, { contacts: QueuedContact[]; base: number[] }>();
+    chunk.body.contacts.forEach((contact, index) => {
+      if (chunk.finals.has(index)) return;
+      const written = chunk.handouts.get(index) ?? 0;
+      // The last hand-out written may have reached the provider (no answer recorded for it): it
+      // goes again under its id. One whose attempt ended (a failure with a retry to come) does not.
+      const base = (chunk.ended.get(index) ?? 0) >= written ? written : written - 1;
+      const used = Math.min(base, chunk.body.maxRetries);
+      let g = groups.get(used);
+      if (!g) groups.set(used, (g = { contacts: [], base: [] }));
+      // A copy per claim: the engine's contact object is this instance's handle on the origin.
+      const own = { ...contact };
+      this.#origins.set(own, { held, index, base, used });
+      g.contacts.push(own);
+      held.open++;
+    });
+    if (held.open === 0) {
+      // Everything was final (a holder died between its finals and its acknowledgement).
+      this.#done.push(chunk);
+      return 0;
+    }
+    this.#held.set(chunk.entryId, held);
+    this.#open += held.open;
+    for (const [used, g] of groups) this.#engine.submit(submissionOf(chunk.body, g.contacts, chunk.body.maxRetries - used));
+    return held.open;
+  }
+
+  /**
+   * The message as the channel sees it: its contact's global id and hand-out. Undefined when the
+   * chunk was taken over by another instance (it is not sent from here).
+   */
+  forChannel(m: OutgoingMessage): OutgoingMessage | undefined {
+    const origin = this.#origins.get(m.contact);
+    if (!origin) return m;
+    if (origin.held.lost) return undefined;
+    const handout = origin.base + localHandout(m.messageId);
+    return { ...m, messageId: `${(m.contact as QueuedContact).id}.${handout}`, retryIndex: globalRetry(m.retryIndex, origin.used) };
+  }
+
+  /** An outcome's attempt as counted across instances. */
+  retryIndexOf(o: ContactOutcome): number | null {
+    const origin = this.#origins.get(o.contact);
+    return origin ? globalRetry(o.retryIndex, origin.used) : o.retryIndex;
+  }
+
+  /** An attempt ended without a final (a failure with a retry to come, a failover): recorded, so a takeover does not repeat its id. */
+  ended(m: OutgoingMessage): void {
+    const origin = this.#origins.get(m.contact);
+    if (!origin || origin.held.lost) return;
+    this.#ended.push({ chunk: origin.held.chunk, index: origin.index, count: origin.base + localHandout(m.messageId) + 1 });
+  }
+
+  /** Messages handed out: their hand-out counts go in the next step (before they are sent). */
+  handedOut(messages: readonly OutgoingMessage[]): void {
+    for (const m of messages) {
+      const origin = this.#origins.get(m.contact);
+      if (!origin || origin.held.lost) continue;
+      this.#handouts.push({ chunk: origin.held.chunk, index: origin.index, count: origin.base + localHandout(m.messageId) + 1 });
+    }
+  }
+
+  /** Final outcomes: recorded with the step; a chunk whose contacts are all final is done. */
+  outcomes(outcomes: readonly ContactOutcome[]): void {
+    for (const o of outcomes) {
+      const origin = this.#origins.get(o.contact);
+      if (!origin) continue;
+      const { held } = origin;
+      this.#finals.push({ chunk: held.chunk, index: origin.index, state: o.state });
+      this.#open--;
+      if (--held.open === 0) {
+        this.#held.delete(held.chunk.entryId);
+        if (!held.lost) this.#done.push(held.chunk);
+      }
+    }
+  }
+
+  /** A webhook event (JSON) to write with the next step. */
+  stage(event: string): void {
+    this.#events.push(event);
+  }
+
+  /** Whether a step has something to write. */
+  get dirty(): boolean {
+    return this.#handouts.length + this.#ended.length + this.#finals.length + this.#done.length + this.#events.length > 0;
+  }
+
+  /** Writes what was gathered in one step; on failure nothing of it is written (and it is kept to retry). */
+  async flush(): Promise<void> {
+    if (!this.dirty) return;
+    const step = { handouts: this.#handouts, ended: this.#ended, finals: this.#finals, done: this.#done, events: this.#events };
+    this.#handouts = [];
+    this.#ended = [];
+    this.#finals = [];
+    this.#done = [];
+    this.#events = [];
+    await this.#queue.step(step);
+  }
+
+  /** Renews the chunks held; those another instance took over are not sent from here any more. */
+  async renew(): Promise<number> {
+    if (this.#held.size === 0) return 0;
+    const lost = await this.#queue.renew([...this.#held.values()].map((h) => h.chunk));
+    for (const c of lost) {
+      const held = this.#held.get(c.entryId);
+      if (held) held.lost = true;
+    }
+    return lost.length;
+  }
+}
+
+/** The engine's retry index here, counted with the retries used before the contact came here. */
+function globalRetry(local: number | null, used: number): number | null {
+  if (local !== null) return local + used;
+  return used > 0 ? used - 1 : null;
+}
+
+/** The engine's hand-out number: the last part of its message id `<submission>.<index>.<hand-out>`. */
+function localHandout(messageId: string): number {
+  return Number(messageId.slice(messageId.lastIndexOf('.') + 1));
+}
+
+function submissionOf(body: ChunkBody, contacts: QueuedContact[], maxRetries: number) {
+  return {
+    businessId: body.businessId,
+    typeId: body.typeId,
+    ...(body.campaignId !== undefined ? { campaignId: body.campaignId } : {}),
+    ...(body.queueId !== undefined ? { queueId: body.queueId } : {}),
+    ...(body.botId !== undefined ? { botId: body.botId } : {}),
+    maxRetries,
+    retryInterval: body.retryInterval,
+    ...(body.deadline !== undefined ? { deadline: body.deadline } : {}),
+    contacts,
+  };
+}
