@@ -1,8 +1,8 @@
 /**
  * Lua scripts of the shared contact queue (queue.ts). Every key of the queue carries one hash tag,
  * so each script touches one Redis Cluster slot and runs atomically: what a 202 promised (the
- * chunks and their ENQUEUED events), what a step decided (hand-outs, finals, their notifications,
- * the chunks done) is written whole or not at all.
+ * chunks and their ENQUEUED events) and what a step decided (hand-outs, finals, their
+ * notifications, the chunks done, the events delivered) is written whole or not at all.
  *
  * Keys (`<p>` is the prefix with its tag, e.g. `sendpool:{queue}:`):
  *   <p>active             set of the streams that may hold work
@@ -15,70 +15,87 @@
  */
 
 /**
- * Enqueues chunks (and the events that announce them) at once.
- * KEYS: [1] active set, [2] outbox stream, [3..] the chunks' streams (each once).
- * ARGV: [1] dispatch group, [2] outbox group, [3] chunk count n, then n pairs (stream index in
- *       KEYS from 3, body), then the events' JSON.
- * Returns the chunks' entry ids.
- */
-export const ENQUEUE_SCRIPT = `
-local group = ARGV[1]
-for i = 3, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 0 then
-    redis.call('XGROUP', 'CREATE', KEYS[i], group, '0', 'MKSTREAM')
-  end
-  redis.call('SADD', KEYS[1], KEYS[i])
-end
-local n = tonumber(ARGV[3])
-local ids = {}
-for j = 0, n - 1 do
-  local at = 4 + 2 * j
-  ids[#ids + 1] = redis.call('XADD', KEYS[tonumber(ARGV[at]) + 2], '*', 'b', ARGV[at + 1])
-end
-local first = 4 + 2 * n
-if first <= #ARGV and redis.call('EXISTS', KEYS[2]) == 0 then
-  redis.call('XGROUP', 'CREATE', KEYS[2], ARGV[2], '0', 'MKSTREAM')
-end
-for j = first, #ARGV do
-  redis.call('XADD', KEYS[2], '*', 'e', ARGV[j])
-end
-return ids
-`;
-
-/**
- * One step of an instance: hand-outs and finals recorded, events written, chunks that are done
- * acknowledged and deleted with their progress; a stream left empty leaves the active set.
+ * One step of an instance, whole or not at all: chunks enqueued (a 202's contacts), hand-outs and
+ * finals recorded, webhook events written, chunks that are done acknowledged and deleted with their
+ * progress (a stream left empty leaves the active set), events delivered acknowledged and deleted.
+ * Progress is recorded only for chunks this consumer still holds: a chunk another instance took
+ * over (this one stalled past the lease) is the new holder's to finish, so a contact gets one final.
  * KEYS: [1] active set, [2] outbox stream, then the streams and progress hashes named below.
- * ARGV: [1] dispatch group, [2] outbox group, [3] marks count m, then m triples (progress key
- *       index, field, value), then [..] done count d and d triples (stream key index, entry id,
- *       progress key index), then the events' JSON.
- * Returns the number of streams removed.
+ * ARGV: [1] dispatch group, [2] outbox group, [3] this consumer,
+ *       [4] chunk count n, then n pairs (stream key index, body),
+ *       then the count of chunks with progress, and for each: stream key index, entry id,
+ *       progress key index, done (1 or 0), field count f, then f pairs (field, value), event
+ *       count v, then v events (the notifications of its contacts: written only while held),
+ *       then delivered count k and k outbox entry ids,
+ *       then the events' JSON.
+ * Returns { entry ids of the chunks enqueued, entry ids of the chunks no longer held }.
  */
 export const STEP_SCRIPT = `
 local group = ARGV[1]
-local m = tonumber(ARGV[3])
+local me = ARGV[3]
 local at = 4
-for j = 1, m do
-  redis.call('HSET', KEYS[tonumber(ARGV[at])], ARGV[at + 1], ARGV[at + 2])
-  at = at + 3
-end
-local d = tonumber(ARGV[at])
+local n = tonumber(ARGV[at])
 at = at + 1
-local removed = 0
-for j = 1, d do
+local ids = {}
+for j = 1, n do
   local stream = KEYS[tonumber(ARGV[at])]
-  redis.call('XACK', stream, group, ARGV[at + 1])
-  redis.call('XDEL', stream, ARGV[at + 1])
-  redis.call('DEL', KEYS[tonumber(ARGV[at + 2])])
-  if redis.call('XLEN', stream) == 0 then
-    local pending = redis.call('XPENDING', stream, group)
-    if tonumber(pending[1]) == 0 then
-      redis.call('DEL', stream)
-      redis.call('SREM', KEYS[1], stream)
-      removed = removed + 1
-    end
+  if redis.call('EXISTS', stream) == 0 then
+    redis.call('XGROUP', 'CREATE', stream, group, '0', 'MKSTREAM')
   end
-  at = at + 3
+  redis.call('SADD', KEYS[1], stream)
+  ids[#ids + 1] = redis.call('XADD', stream, '*', 'b', ARGV[at + 1])
+  at = at + 2
+end
+local lost = {}
+local c = tonumber(ARGV[at])
+at = at + 1
+for j = 1, c do
+  local stream = KEYS[tonumber(ARGV[at])]
+  local id = ARGV[at + 1]
+  local progress = KEYS[tonumber(ARGV[at + 2])]
+  local done = ARGV[at + 3] == '1'
+  local f = tonumber(ARGV[at + 4])
+  local first = at + 5
+  local v = tonumber(ARGV[first + 2 * f])
+  local firstEvent = first + 2 * f + 1
+  at = firstEvent + v
+  local held = false
+  if redis.call('EXISTS', stream) == 1 then
+    local p = redis.call('XPENDING', stream, group, id, id, 1)
+    held = p[1] ~= nil and p[1][2] == me
+  end
+  if not held then
+    lost[#lost + 1] = id
+  else
+    if v > 0 and redis.call('EXISTS', KEYS[2]) == 0 then
+      redis.call('XGROUP', 'CREATE', KEYS[2], ARGV[2], '0', 'MKSTREAM')
+    end
+    for q = firstEvent, firstEvent + v - 1 do redis.call('XADD', KEYS[2], '*', 'e', ARGV[q]) end
+  end
+  if not held then
+  elseif done then
+    redis.call('XACK', stream, group, id)
+    redis.call('XDEL', stream, id)
+    redis.call('DEL', progress)
+    if redis.call('XLEN', stream) == 0 then
+      local pending = redis.call('XPENDING', stream, group)
+      if tonumber(pending[1]) == 0 then
+        redis.call('DEL', stream)
+        redis.call('SREM', KEYS[1], stream)
+      end
+    end
+  elseif f > 0 then
+    local fields = {}
+    for q = first, first + 2 * f - 1 do fields[#fields + 1] = ARGV[q] end
+    redis.call('HSET', progress, unpack(fields))
+  end
+end
+local k = tonumber(ARGV[at])
+at = at + 1
+for j = 1, k do
+  redis.call('XACK', KEYS[2], ARGV[2], ARGV[at])
+  redis.call('XDEL', KEYS[2], ARGV[at])
+  at = at + 1
 end
 if at <= #ARGV and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('XGROUP', 'CREATE', KEYS[2], ARGV[2], '0', 'MKSTREAM')
@@ -86,14 +103,15 @@ end
 for j = at, #ARGV do
   redis.call('XADD', KEYS[2], '*', 'e', ARGV[j])
 end
-return removed
+return { ids, lost }
 `;
 
 /**
  * Takes over chunks whose holder went quiet: entries pending longer than the lease, from any
  * consumer (a holder alive renews its entries well within it), with their progress.
  * KEYS: [1..n] streams.
- * ARGV: [1] group, [2] this consumer, [3] lease in ms, [4] most entries, [5] progress prefix.
+ * ARGV: [1] group, [2] this consumer, [3] lease in ms, [4] most entries, [5] the key prefix, or ''
+ *       for entries without progress (the outbox's events).
  * Returns a flat list: stream, entry id, body, progress (a flat field/value list), … Entries
  * deleted meanwhile are acknowledged and skipped.
  */
@@ -105,11 +123,15 @@ for i = 1, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then
     local r = redis.call('XAUTOCLAIM', KEYS[i], ARGV[1], ARGV[2], ARGV[3], '0-0', 'COUNT', left)
     for _, e in ipairs(r[2]) do
-      local flow = string.sub(KEYS[i], string.len(ARGV[5]) + 3)
       out[#out + 1] = KEYS[i]
       out[#out + 1] = e[1]
       out[#out + 1] = e[2][2]
-      out[#out + 1] = redis.call('HGETALL', ARGV[5] .. 'p:' .. flow .. ':' .. e[1])
+      if ARGV[5] == '' then
+        out[#out + 1] = {}
+      else
+        local flow = string.sub(KEYS[i], string.len(ARGV[5]) + 3)
+        out[#out + 1] = redis.call('HGETALL', ARGV[5] .. 'p:' .. flow .. ':' .. e[1])
+      end
       left = left - 1
     end
     for _, id in ipairs(r[3] or {}) do

@@ -21,9 +21,8 @@
  */
 import type { SubmissionContact } from '../../core/submission.js';
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
-import { ENQUEUE_SCRIPT, RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
+import { RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
 
-const ENQUEUE = script(ENQUEUE_SCRIPT);
 const STEP = script(STEP_SCRIPT);
 const RECLAIM = script(RECLAIM_SCRIPT);
 const RENEW = script(RENEW_SCRIPT);
@@ -71,8 +70,16 @@ export interface ClaimedChunk {
   readonly finals: ReadonlyMap<number, string>;
 }
 
+/** A webhook event an instance holds for delivery. */
+export interface ClaimedEvent {
+  readonly entryId: string;
+  readonly json: string;
+}
+
 /** What one step records. */
 export interface QueueStep {
+  /** Chunks of contacts accepted (a 202 waits for them). */
+  readonly chunks?: readonly ChunkBody[];
   /** A contact's hand-out count (written before the message goes to the channel). */
   readonly handouts?: readonly { readonly chunk: ClaimedChunk; readonly index: number; readonly count: number }[];
   /** Hand-outs of a contact whose attempts ended without a final (a failure with a retry to come). */
@@ -83,6 +90,10 @@ export interface QueueStep {
   readonly done?: readonly ClaimedChunk[];
   /** Webhook events (JSON) written with the step. */
   readonly events?: readonly string[];
+  /** Notifications of a chunk's contacts: written only while this instance holds the chunk. */
+  readonly chunkEvents?: readonly { readonly chunk: ClaimedChunk; readonly json: string }[];
+  /** Outbox entries delivered (or given up): acknowledged and deleted. */
+  readonly delivered?: readonly string[];
 }
 
 /** Options of {@link ContactQueue}. */
@@ -145,20 +156,7 @@ export class ContactQueue {
 
   /** Writes chunks and their events in one script: all of them, or (it throws) none. */
   async enqueue(chunks: readonly ChunkBody[], events: readonly string[] = []): Promise<string[]> {
-    const streams: string[] = [];
-    const index = new Map<string, number>();
-    const args: (string | number)[] = [GROUP, OUTBOX_GROUP, chunks.length];
-    for (const c of chunks) {
-      const stream = this.streamOf(c);
-      let i = index.get(stream);
-      if (i === undefined) {
-        i = streams.push(stream);
-        index.set(stream, i);
-      }
-      args.push(i, JSON.stringify(c));
-    }
-    for (const e of events) args.push(e);
-    return (await runScript(this.#client, ENQUEUE, [this.activeKey, this.outboxKey, ...streams], args)) as string[];
+    return (await this.step({ chunks, events })).ids;
   }
 
   /** Claims new chunks: at most one from each of up to `streamsPerClaim` flows, in rotation. */
@@ -213,8 +211,12 @@ export class ContactQueue {
     return lost;
   }
 
-  /** Records one step in one script: all of it, or (it throws) nothing. */
-  async step(step: QueueStep): Promise<void> {
+  /**
+   * Records one step in one script: all of it, or (it throws) nothing. Progress of a chunk this
+   * instance no longer holds is not recorded (its new holder finishes it): such chunks are answered
+   * in `lost`, with the new chunks' entry ids.
+   */
+  async step(step: QueueStep): Promise<{ readonly ids: string[]; readonly lost: string[] }> {
     const keys = [this.activeKey, this.outboxKey];
     const at = new Map<string, number>();
     const key = (k: string) => {
@@ -225,15 +227,57 @@ export class ContactQueue {
       }
       return i;
     };
-    const marks: (string | number)[] = [];
-    for (const h of step.handouts ?? []) marks.push(key(this.progressKey(h.chunk)), `h${h.index}`, h.count);
-    for (const e of step.ended ?? []) marks.push(key(this.progressKey(e.chunk)), `e${e.index}`, e.count);
-    for (const f of step.finals ?? []) marks.push(key(this.progressKey(f.chunk)), `f${f.index}`, f.state);
-    const done: (string | number)[] = [];
-    for (const c of step.done ?? []) done.push(key(c.stream), c.entryId, key(this.progressKey(c)));
-    const args: (string | number)[] = [GROUP, OUTBOX_GROUP, marks.length / 3, ...marks, done.length / 3, ...done, ...(step.events ?? [])];
-    if (marks.length === 0 && done.length === 0 && (step.events ?? []).length === 0) return;
-    await runScript(this.#client, STEP, keys, args);
+    const chunks: (string | number)[] = [];
+    for (const c of step.chunks ?? []) chunks.push(key(this.streamOf(c)), JSON.stringify(c));
+    // Progress by chunk: its fields, and whether it is done.
+    const touched = new Map<ClaimedChunk, { fields: (string | number)[]; events: string[] }>();
+    const of = (c: ClaimedChunk) => {
+      let t = touched.get(c);
+      if (!t) touched.set(c, (t = { fields: [], events: [] }));
+      return t;
+    };
+    const fields = (c: ClaimedChunk) => of(c).fields;
+    for (const h of step.handouts ?? []) fields(h.chunk).push(`h${h.index}`, h.count);
+    for (const e of step.ended ?? []) fields(e.chunk).push(`e${e.index}`, e.count);
+    for (const f of step.finals ?? []) fields(f.chunk).push(`f${f.index}`, f.state);
+    const done = new Set(step.done ?? []);
+    for (const c of done) fields(c);
+    for (const e of step.chunkEvents ?? []) of(e.chunk).events.push(e.json);
+    const progress: (string | number)[] = [];
+    for (const [c, t] of touched) progress.push(key(c.stream), c.entryId, key(this.progressKey(c)), done.has(c) ? 1 : 0, t.fields.length / 2, ...t.fields, t.events.length, ...t.events);
+    const delivered = step.delivered ?? [];
+    const events = step.events ?? [];
+    if (chunks.length + touched.size + delivered.length + events.length === 0) return { ids: [], lost: [] };
+    const args = [GROUP, OUTBOX_GROUP, this.#consumer, chunks.length / 2, ...chunks, touched.size, ...progress, delivered.length, ...delivered, ...events];
+    const [ids, lost] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[]];
+    return { ids, lost };
+  }
+
+  /** Claims up to `count` webhook events not claimed by anyone yet. */
+  async claimEvents(count: number): Promise<ClaimedEvent[]> {
+    let reply: unknown;
+    try {
+      reply = await this.#client.call('XREADGROUP', 'GROUP', OUTBOX_GROUP, this.#consumer, 'COUNT', count, 'STREAMS', this.outboxKey, '>');
+    } catch (e) {
+      // No event was ever written: no stream, no group.
+      if (e instanceof Error && e.message.startsWith('NOGROUP')) return [];
+      throw e;
+    }
+    return streamsOf(reply).flatMap(([, entries]) => entries.map(([entryId, fields]) => ({ entryId, json: fields[1]! })));
+  }
+
+  /** Takes over events whose holder stopped renewing them for the lease. */
+  async reclaimEvents(max = 1000): Promise<ClaimedEvent[]> {
+    const flat = (await runScript(this.#client, RECLAIM, [this.outboxKey], [OUTBOX_GROUP, this.#consumer, this.leaseMs, max, ''])) as (string | string[])[];
+    const out: ClaimedEvent[] = [];
+    for (let i = 0; i < flat.length; i += 4) out.push({ entryId: flat[i + 1] as string, json: flat[i + 2] as string });
+    return out;
+  }
+
+  /** Renews the events held; answers the entry ids another instance took over meanwhile. */
+  async renewEvents(entryIds: readonly string[]): Promise<string[]> {
+    if (entryIds.length === 0) return [];
+    return (await runScript(this.#client, RENEW, [this.outboxKey], [OUTBOX_GROUP, this.#consumer, ...entryIds])) as string[];
   }
 }
 

@@ -55,8 +55,10 @@ export class SharedDispatch {
   #finals: { chunk: ClaimedChunk; index: number; state: string }[] = [];
   #done: ClaimedChunk[] = [];
   #events: string[] = [];
+  #chunkEvents: { chunk: ClaimedChunk; json: string }[] = [];
   /** Contacts claimed and not final: what the prefetch bound counts. */
   #open = 0;
+  #lost = 0;
 
   constructor(queue: ContactQueue, engine: Engine, options: SharedDispatchOptions = {}) {
     this.#queue = queue;
@@ -160,7 +162,8 @@ export class SharedDispatch {
       const origin = this.#origins.get(o.contact);
       if (!origin) continue;
       const { held } = origin;
-      this.#finals.push({ chunk: held.chunk, index: origin.index, state: o.state });
+      // A chunk another instance took over: its new holder records the contact's final.
+      if (!held.lost) this.#finals.push({ chunk: held.chunk, index: origin.index, state: o.state });
       this.#open--;
       if (--held.open === 0) {
         this.#held.delete(held.chunk.entryId);
@@ -169,36 +172,60 @@ export class SharedDispatch {
     }
   }
 
-  /** A webhook event (JSON) to write with the next step. */
-  stage(event: string): void {
-    this.#events.push(event);
+  /**
+   * A webhook event (JSON) to write with the next step. An event about a contact of a chunk held
+   * here is written only while this instance holds the chunk (with the contact's final), so a
+   * contact taken over is notified by its new holder alone.
+   */
+  stage(event: string, contact?: object): void {
+    const origin = contact === undefined ? undefined : this.#origins.get(contact);
+    if (!origin) this.#events.push(event);
+    else if (!origin.held.lost) this.#chunkEvents.push({ chunk: origin.held.chunk, json: event });
+  }
+
+  /** Whether a contact's chunk was taken over by another instance (nothing of it is recorded here). */
+  isLost(contact: object): boolean {
+    return this.#origins.get(contact)?.held.lost === true;
   }
 
   /** Whether a step has something to write. */
   get dirty(): boolean {
-    return this.#handouts.length + this.#ended.length + this.#finals.length + this.#done.length + this.#events.length > 0;
+    return this.#handouts.length + this.#ended.length + this.#finals.length + this.#done.length + this.#events.length + this.#chunkEvents.length > 0;
   }
 
   /** Writes what was gathered in one step; on failure nothing of it is written (and it is kept to retry). */
   async flush(): Promise<void> {
     if (!this.dirty) return;
-    const step = { handouts: this.#handouts, ended: this.#ended, finals: this.#finals, done: this.#done, events: this.#events };
+    const step = { handouts: this.#handouts, ended: this.#ended, finals: this.#finals, done: this.#done, events: this.#events, chunkEvents: this.#chunkEvents };
+    this.#chunkEvents = [];
     this.#handouts = [];
     this.#ended = [];
     this.#finals = [];
     this.#done = [];
     this.#events = [];
-    await this.#queue.step(step);
+    const { lost } = await this.#queue.step(step);
+    this.#lose(lost);
+  }
+
+  #lose(entryIds: readonly string[]): void {
+    for (const id of entryIds) {
+      const held = this.#held.get(id);
+      if (!held || held.lost) continue;
+      held.lost = true;
+      this.#lost++;
+    }
+  }
+
+  /** Chunks this instance lost to another (it stalled past the lease): they are not sent from here. */
+  get lost(): number {
+    return this.#lost;
   }
 
   /** Renews the chunks held; those another instance took over are not sent from here any more. */
   async renew(): Promise<number> {
     if (this.#held.size === 0) return 0;
-    const lost = await this.#queue.renew([...this.#held.values()].map((h) => h.chunk));
-    for (const c of lost) {
-      const held = this.#held.get(c.entryId);
-      if (held) held.lost = true;
-    }
+    const lost = await this.#queue.renew([...this.#held.values()].filter((h) => !h.lost).map((h) => h.chunk));
+    this.#lose(lost.map((c) => c.entryId));
     return lost.length;
   }
 }
