@@ -13,19 +13,24 @@
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { systemClock } from '../runtime/system-clock.js';
 import type { Engine } from '../core/engine.js';
-import type { DispatchCounts } from '../core/dispatch/types.js';
+import type { DispatchCounts, OutgoingMessage, ReportResult, SendOutcome } from '../core/dispatch/types.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../contract/limits.js';
 import { Outbox, type OutboxEvent } from '../events/outbox.js';
 import { uuidV4 } from '../events/uuid.js';
 import { ActivityLog } from './activity-log.js';
 import type { Channel, OutgoingSms } from './channel.js';
-import { serverContact } from './contacts.js';
+import { serverContact, type ServerContact } from './contacts.js';
 import type { ServerContext } from './context.js';
 import { cryptoRandom } from './crypto-random.js';
 import { Blocklist } from './blocklist.js';
 import { CampaignPhones } from './campaign-phones.js';
 import { DispatchWorker } from './dispatch-worker.js';
 import { Durability } from './durability.js';
+import type { Persistence } from './persistence.js';
+import { ContactIdBlocks } from './redis/contact-ids.js';
+import { ContactQueue } from './redis/queue.js';
+import { RedisPersistence } from './redis/redis-persistence.js';
+import { SharedDispatch } from './redis/shared-dispatch.js';
 import { installErrorHandlers } from './http-errors.js';
 import { installJsonBodyParser } from './body-parser.js';
 import { installAuth } from './auth.js';
@@ -34,7 +39,7 @@ import { serveMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { fastifyConnectionOptions } from './connections.js';
 import { resolveServerOptions } from './resolve-options.js';
 import { type CompanyWebhooks, Notifier } from './notifier.js';
-import type { BuildServerOptions } from './options.js';
+import type { BuildServerOptions, RedisServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
 import { channelSteering } from './channel-steering.js';
 import { blocklistRoutes } from './routes/blocklist.js';
@@ -118,7 +123,13 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   // The key signing download links outlives restarts when the server has a store.
   const reportTokenKey = options.reportTokenKey ?? (typeof storedKey === 'string' ? Buffer.from(storedKey, 'base64') : random.randomBytes(32));
   const storage = options.storage;
-  let durability: Durability | undefined;
+  if (storage && options.redis) throw new Error('buildServer: `storage` and `redis` exclude each other (one keeps state in a file, the other in Redis)');
+  let durability: Persistence | undefined;
+  // The server on Redis: the shared queue and this instance's side of it (docs/scaling.md).
+  const onRedis = options.redis ? sharedQueueParts(options.redis, engine) : undefined;
+  let redisPersistence: RedisPersistence | undefined;
+  /** Runs the notifier for a contact: on Redis its notifications are written with its chunk. */
+  const about = <T>(contact: object, fn: () => T): T => (redisPersistence ? redisPersistence.about(contact, fn) : fn());
   /** Reports changed since the last step: written then (with their files), not at every step. */
   let reportsChanged = false;
 
@@ -191,6 +202,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       secrets: options.webhookSecrets ?? {},
       onEvent: (family) => metrics?.webhookEvents.inc({ family }),
       ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event), trackChanges: true } : {}),
+      ...(onRedis ? { stage: (event: OutboxEvent) => durability!.stage(event) } : {}),
       onOptOut: (companyId, phone, at) => {
         if (blocklist.add(companyId, phone, at, 'reply')) durability?.schedule();
       },
@@ -205,8 +217,11 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       engine,
       channel,
       clock,
-      ...(storage ? { beforeSend: () => durability!.commit() } : {}),
+      ...(storage || onRedis ? { beforeSend: () => durability!.commit() } : {}),
+      ...(onRedis ? { messageForChannel: (m: OutgoingMessage) => onRedis.shared.forChannel(m) } : {}),
       onHandOut: (messages) => {
+        // On Redis, hand-outs are written (with the step `beforeSend` waits for) before any is sent.
+        onRedis?.shared.handedOut(messages);
         if (!metrics) return;
         for (const m of messages) metrics.assignments.inc({ number: m.phone });
       },
@@ -216,56 +231,67 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
         metrics?.sends.inc({ number: m.phone, outcome: result.ok ? result.effect : 'ignored' });
         if (!result.ok) return;
         const contact = serverContact(m.contact);
-        const campaignId = m.campaignId ?? 0;
-        const now = clock.now();
-        switch (result.effect) {
-          case 'sent':
-            contact.final = 1;
-            notifier.sent(m, campaignId);
-            break;
-          case 'failed':
-          case 'retry-scheduled': {
-            if (result.effect === 'failed') contact.final = 1;
-            else notifier.retryPending(contact, campaignId, m.retryIndex === null ? 0 : m.retryIndex + 1);
-            const code = outcome.status === 'failed' ? outcome.code : undefined;
-            const reason = outcome.status === 'failed' ? outcome.reason : undefined;
-            notifier.hsm(
-              contact,
-              campaignId,
-              m.retryIndex,
-              now,
-              { status: 'FAILED', from: m.phone, message: m.text, failure: code !== undefined ? { code } : { reason: `Channel, 0, ${reason ?? 'Unknown error'}` } },
-              code === undefined ? {} : { failureCode: code },
-            );
-            break;
-          }
-          case 'expired':
-            contact.final = 1;
-            notifier.hsm(contact, campaignId, m.retryIndex, now, { status: 'EXPIRED', from: m.phone, message: m.text });
-            break;
-          default:
-            // failover and requeued: the message goes again on another pair; not the contact's failure.
-            break;
-        }
+        if (onRedis && result.effect !== 'sent' && result.effect !== 'failed' && result.effect !== 'expired') onRedis.shared.ended(m);
+        about(contact, () => resultNotifications(m, outcome, result, contact));
       },
       onOutcomes: (outcomes) => {
+        onRedis?.shared.outcomes(outcomes);
         const now = clock.now();
         for (const o of outcomes) {
           const contact = serverContact(o.contact);
           if (contact.final === 1 || contact.id === undefined) continue;
           contact.final = 1;
           const campaignId = o.campaignId ?? 0;
-          // The attempt that ended: a retry that expired while it waited is the retry's outcome.
-          if (o.state === 'expired') notifier.hsm(contact, campaignId, o.retryIndex, now, { status: 'EXPIRED', from: null, message: null });
-          else if (o.state === 'failed') {
-            const failure = o.code !== undefined ? { code: o.code } : { reason: o.reason && o.reason.length > 0 ? o.reason : 'Channel, 0, Unknown error' };
-            notifier.hsm(contact, campaignId, o.retryIndex, now, { status: 'FAILED', from: null, message: null, failure }, o.code === undefined ? {} : { failureCode: o.code });
-          } else if (o.state === 'rejected') notifier.reject(contact.companyId, campaignId, contact.id, 'invalid-phone');
+          const retryIndex = onRedis ? onRedis.shared.retryIndexOf(o) : o.retryIndex;
+          about(contact, () => {
+            // The attempt that ended: a retry that expired while it waited is the retry's outcome.
+            if (o.state === 'expired') notifier.hsm(contact, campaignId, retryIndex, now, { status: 'EXPIRED', from: null, message: null });
+            else if (o.state === 'failed') {
+              const failure = o.code !== undefined ? { code: o.code } : { reason: o.reason && o.reason.length > 0 ? o.reason : 'Channel, 0, Unknown error' };
+              notifier.hsm(contact, campaignId, retryIndex, now, { status: 'FAILED', from: null, message: null, failure }, o.code === undefined ? {} : { failureCode: o.code });
+            } else if (o.state === 'rejected') notifier.reject(contact.companyId, campaignId, contact.id, 'invalid-phone');
+          });
         }
+        // Room in the engine: more work from the shared queue.
+        if (onRedis && onRedis.shared.open < onRedis.prefetch / 2) redisPersistence?.kick();
       },
     },
     options.dispatch,
   );
+  /** The notifications of one send's result (the channel's message `m`). */
+  function resultNotifications(m: OutgoingMessage, outcome: SendOutcome, result: Extract<ReportResult, { ok: true }>, contact: ServerContact): void {
+    const campaignId = m.campaignId ?? 0;
+    const now = clock.now();
+    switch (result.effect) {
+      case 'sent':
+        contact.final = 1;
+        notifier.sent(m, campaignId);
+        break;
+      case 'failed':
+      case 'retry-scheduled': {
+        if (result.effect === 'failed') contact.final = 1;
+        else notifier.retryPending(contact, campaignId, m.retryIndex === null ? 0 : m.retryIndex + 1);
+        const code = outcome.status === 'failed' ? outcome.code : undefined;
+        const reason = outcome.status === 'failed' ? outcome.reason : undefined;
+        notifier.hsm(
+          contact,
+          campaignId,
+          m.retryIndex,
+          now,
+          { status: 'FAILED', from: m.phone, message: m.text, failure: code !== undefined ? { code } : { reason: `Channel, 0, ${reason ?? 'Unknown error'}` } },
+          code === undefined ? {} : { failureCode: code },
+        );
+        break;
+      }
+      case 'expired':
+        contact.final = 1;
+        notifier.hsm(contact, campaignId, m.retryIndex, now, { status: 'EXPIRED', from: m.phone, message: m.text });
+        break;
+      default:
+        // failover and requeued: the message goes again on another pair; not the contact's failure.
+        break;
+    }
+  }
   const storedWebhooks = stored?.get('webhooks');
   if (Array.isArray(storedWebhooks)) notifier.loadWebhooks(storedWebhooks as CompanyWebhooks[]);
   // Events written but not known delivered go out (again): at least once, deduplicable by id.
@@ -293,6 +319,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     maxPendingWebhooks: options.maxPendingWebhooks ?? 1_000_000,
     reportTokenKey,
     durability: undefined,
+    redis: undefined,
     nextContactId: restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1),
     closing: false,
   };
@@ -328,7 +355,23 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       },
       full: options.storeEverything === true,
     });
-    (ctx as { durability: Durability | undefined }).durability = durability;
+    (ctx as { durability: Persistence | undefined }).durability = durability;
+  } else if (onRedis) {
+    const persistence = new RedisPersistence({
+      queue: onRedis.queue,
+      shared: onRedis.shared,
+      takeOutcomes: () => dispatch.takeOutcomes(),
+      deliver: (events) => {
+        const now = clock.now();
+        for (const e of events) outbox.enqueue(e, now);
+        delivery.kick();
+      },
+      onFed: () => dispatch.kick(),
+      onWriteError: (e) => app.log.warn({ err: e }, 'Redis step not written: trying again (intake and sending wait)'),
+    });
+    redisPersistence = durability = persistence;
+    (ctx as { durability: Persistence | undefined }).durability = persistence;
+    (ctx as { redis: ServerContext['redis'] }).redis = { ids: onRedis.ids, persistence };
   }
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
   (ctx as { reports: ReportService }).reports = new ReportService(
@@ -447,7 +490,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     notifier.flushCampaigns();
     await delivery.stop(Math.min(drainMs, 2000));
     // The results of the drained sends, written before the host closes the store.
-    durability?.flush();
+    redisPersistence?.stop();
+    await durability?.flush();
     if (options.snapshotFile !== undefined) {
       writeSnapshotFile(options.snapshotFile, snapshot());
       app.log.info({ file: options.snapshotFile }, 'snapshot written');
@@ -458,6 +502,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     dispatch.kick();
     delivery.kick();
   } else if (engine.nextWakeAt() !== null) dispatch.kick();
+  // On Redis: work waiting in the shared queue (and any dead instance's) starts at once.
+  redisPersistence?.start();
 
   const control: SendpoolControl = {
     engine,
@@ -467,7 +513,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     stats: () => ({ dispatch: engine.stats(), webhooksPending: outbox.size, webhooksDelivered: counters.delivered, webhooksDeadLettered: counters.deadLettered, smsQueued: sms.queued, smsInFlight: sms.inFlight }),
     idle: () => {
       const s = engine.stats();
-      return s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && sms.inFlight === 0 && outbox.size === 0;
+      const shared = onRedis === undefined || (onRedis.shared.open === 0 && redisPersistence!.heldEvents === 0);
+      return shared && s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && sms.inFlight === 0 && outbox.size === 0;
     },
     flushCampaignStatistics: () => notifier.flushCampaigns(),
     wake: () => dispatch.kick(),
@@ -483,4 +530,17 @@ function listenOrigin(app: FastifyInstance): string {
   if (address === null || typeof address === 'string') return 'http://127.0.0.1';
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
+}
+
+/** The shared queue's parts of an instance of the server on Redis. */
+function sharedQueueParts(options: RedisServerOptions, engine: Engine) {
+  const prefix = options.prefix ?? 'sendpool:{queue}:';
+  const queue = new ContactQueue({
+    client: options.client,
+    consumer: options.consumer ?? uuidV4(cryptoRandom),
+    prefix,
+    ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
+  });
+  const prefetch = options.prefetchContacts ?? 2_000;
+  return { queue, prefetch, shared: new SharedDispatch(queue, engine, { prefetchContacts: prefetch }), ids: new ContactIdBlocks(options.client, `${prefix}contact-id`) };
 }

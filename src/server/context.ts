@@ -10,9 +10,11 @@ import type { Blocklist } from './blocklist.js';
 import type { CampaignPhones } from './campaign-phones.js';
 import type { Channel } from './channel.js';
 import type { DispatchWorker } from './dispatch-worker.js';
-import type { Durability } from './durability.js';
 import type { ServerMetrics } from './metrics.js';
 import type { Notifier } from './notifier.js';
+import type { Persistence } from './persistence.js';
+import type { ContactIdBlocks } from './redis/contact-ids.js';
+import type { RedisPersistence } from './redis/redis-persistence.js';
 import type { ReportService } from './report-service.js';
 import type { SmsWorker } from './sms-worker.js';
 import type { Tenants } from './tenants.js';
@@ -38,9 +40,11 @@ export interface ServerContext {
   readonly maxQueuedContacts: number;
   readonly maxPendingWebhooks: number;
   readonly reportTokenKey: SecretKey;
-  /** The durable server's group commit; undefined when state is kept in memory only. */
-  readonly durability: Durability | undefined;
-  /** Next contact id (HSM `id`), advanced by each send request. */
+  /** The durable server's group commit (embedded database or Redis); undefined when state is kept in memory only. */
+  readonly durability: Persistence | undefined;
+  /** The server on Redis: the shared contact ids and queue; undefined for one process. */
+  readonly redis: { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence } | undefined;
+  /** Next contact id (HSM `id`), advanced by each send request (one process; on Redis, `redis.ids`). */
   nextContactId: number;
   /** Set when the server is shutting down: intake answers 503. */
   closing: boolean;

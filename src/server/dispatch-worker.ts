@@ -33,6 +33,13 @@ interface Deps {
    * channel only then, and never when it rejects (the durable server). @default none: send at once
    */
   readonly beforeSend?: () => Promise<void>;
+  /**
+   * The message as the channel sees it (the server on Redis names it by its global contact id), or
+   * undefined when it must not be sent from this instance any more (its work was taken over): the
+   * engine is then told it went, and nothing else is. `onResult` gets the channel's message.
+   * @default the engine's message
+   */
+  readonly messageForChannel?: (message: OutgoingMessage) => OutgoingMessage | undefined;
 }
 
 /** Longest a timer is set for: time may be changed under the engine (a paused number resumed by an operator). */
@@ -104,15 +111,20 @@ export class DispatchWorker {
   #send(m: OutgoingMessage): Promise<void> {
     this.#inFlight++;
     const run = (async () => {
+      const out = this.#deps.messageForChannel ? this.#deps.messageForChannel(m) : m;
+      if (out === undefined) {
+        this.#deps.engine.report(m.messageId, { status: 'sent' });
+        return;
+      }
       let outcome: SendOutcome;
       try {
-        outcome = await this.#deps.channel.send(m);
+        outcome = await this.#deps.channel.send(out);
       } catch (e) {
         // An unknown failure is a contact retry (the engine's table), never a lost message.
         outcome = { status: 'failed', reason: e instanceof Error ? e.message.slice(0, 200) : 'channel error' };
       }
       const result = this.#deps.engine.report(m.messageId, outcome);
-      this.#deps.onResult(m, outcome, result);
+      this.#deps.onResult(out, outcome, result);
     })().finally(() => {
       this.#inFlight--;
       this.#running.delete(run);

@@ -12,6 +12,7 @@
 import type { Engine } from '../core/engine.js';
 import type { OutboxEvent } from '../events/outbox.js';
 import type { OutgoingSms } from './channel.js';
+import type { Persistence } from './persistence.js';
 import type { ServerStorage, StorageStep } from '../storage/sqlite-storage.js';
 
 interface Deps {
@@ -35,7 +36,7 @@ interface Deps {
   readonly onWritten: (events: readonly OutboxEvent[]) => void;
 }
 
-export class Durability {
+export class Durability implements Persistence {
   readonly #deps: Deps;
   #waiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   /** A write is due on the next turn (someone waits). */

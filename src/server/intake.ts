@@ -13,6 +13,7 @@ import { errorResponse, sendResponse, type HttpAnswer } from '../contract/respon
 import type { Admission } from '../events/campaign-counts.js';
 import type { ServerContext } from './context.js';
 import type { ServerContact } from './contacts.js';
+import { chunksOf } from './redis/chunks.js';
 import { screenContacts } from './screening.js';
 
 /** An answer and its extra headers (Retry-After). */
@@ -85,9 +86,10 @@ export function intakeSend(
   const { request, accepted, rejected } = screened;
 
   // The intake bound: contacts waiting in the engine, and webhook events waiting in the outbox.
+  // (On Redis the contacts wait in the shared queue, not in this engine: docs/scaling.md.)
   const s = engine.stats();
   const waiting = s.queued + s.waitingRetry + s.inFlight;
-  if (waiting + accepted.length > ctx.maxQueuedContacts) {
+  if (!ctx.redis && waiting + accepted.length > ctx.maxQueuedContacts) {
     const seconds = retryAfterSeconds(ctx, request.business_id, request.template_type_id, waiting + accepted.length - ctx.maxQueuedContacts);
     return {
       answer: errorResponse('rate_limited', [], `The intake queue is full (${waiting} contacts waiting, bound ${ctx.maxQueuedContacts}); retry after ${seconds} s.`),
@@ -102,13 +104,18 @@ export function intakeSend(
   }
 
   const submission = toSubmission(screened);
-  const base = ctx.nextContactId;
-  ctx.nextContactId += request.contacts.length;
+  // On Redis the ids come from the counter every instance shares (reserved before: the route's ensure).
+  const base = ctx.redis ? ctx.redis.ids.take(request.contacts.length) : ctx.nextContactId;
+  if (!ctx.redis) ctx.nextContactId += request.contacts.length;
   const costCenterId = request.queue_id ?? 0;
   for (let i = 0; i < submission.contacts.length; i++) {
     Object.assign(submission.contacts[i] as object, { id: base + accepted[i]!.index, requestId, companyId, costCenterId });
   }
-  if (submission.contacts.length > 0) engine.submit(submission);
+  if (submission.contacts.length > 0) {
+    // On Redis the contacts go to the shared queue (with the step the 202 waits for); any instance sends them.
+    if (ctx.redis) ctx.redis.persistence.stageChunks(chunksOf(submission, requestId, companyId));
+    else engine.submit(submission);
+  }
   ctx.campaignPhones.remember(companyId, campaignId, submission.contacts.map((c) => c.phone));
 
   // Statistics: the request's ids as ranges of accepted contacts, the rejections apart.

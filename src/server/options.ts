@@ -12,6 +12,7 @@ import type { MetricsOptions } from './metrics-access.js';
 import type { DispatchOptions } from './dispatch-worker.js';
 import type { ReportGenerator } from './report-service.js';
 import type { ServerStateSnapshot } from './snapshot-file.js';
+import type { QueueClient } from './redis/queue.js';
 import type { ServerStorage, StoredState } from '../storage/sqlite-storage.js';
 import type { SmsOptions } from './sms-worker.js';
 import type { ApiKeyEntry } from './tenants.js';
@@ -134,6 +135,14 @@ export interface BuildServerOptions {
    * snapshot file into an empty store). @default false
    */
   readonly storeEverything?: boolean;
+  /**
+   * Run as one of many instances on Redis: accepted contacts wait in a queue every instance shares
+   * (Redis Streams), any instance dispatches them, and a dead instance's work is taken over by the
+   * others after the lease (docs/scaling.md, "The server on Redis"). The engine should share its
+   * numbers' capacity through `sendpool/redis` (`RedisStore`); `runServer({ redis })` does both.
+   * Exclusive with `storage`. @default none: one process
+   */
+  readonly redis?: RedisServerOptions;
   /** Where {@link SendpoolControl.snapshot} is written on close (atomically). @default none: state is lost on exit */
   readonly snapshotFile?: string;
   /** Longest wait, on close, for sends and webhook deliveries in flight. @default 10_000 */
@@ -163,4 +172,28 @@ export interface BuildServerOptions {
   readonly processMetrics?: boolean;
   /** Called with webhook events that could not be delivered within the outbox's maximum age. @default none (they are logged) */
   readonly onDeadLetter?: (outcome: DeliveryOutcome) => void;
+}
+
+/** Options of the server on Redis ({@link BuildServerOptions.redis}). */
+export interface RedisServerOptions {
+  /** The connection (an ioredis `Redis` or `Cluster`). The server does not close it. */
+  readonly client: QueueClient & { incrby(key: string, by: number): Promise<number> };
+  /** This instance's name among the consumers of the queue. @default a random UUID */
+  readonly consumer?: string;
+  /**
+   * Prefix of the shared queue's keys; must contain a hash tag (one Redis Cluster slot).
+   * @default 'sendpool:{queue}:'
+   */
+  readonly prefix?: string;
+  /**
+   * How long an instance may go without renewing the work it holds before another takes it over,
+   * in ms: the bound on how long a dead instance's contacts wait.
+   * @default 30_000
+   */
+  readonly leaseMs?: number;
+  /**
+   * Contacts an instance keeps claimed in its engine; the rest wait in Redis for any instance.
+   * @default 2_000
+   */
+  readonly prefetchContacts?: number;
 }

@@ -21,8 +21,9 @@
  * Progress is recorded only for chunks this consumer still holds: a chunk another instance took
  * over (this one stalled past the lease) is the new holder's to finish, so a contact gets one final.
  * KEYS: [1] active set, [2] outbox stream, then the streams and progress hashes named below.
- * ARGV: [1] dispatch group, [2] outbox group, [3] this consumer,
- *       [4] chunk count n, then n pairs (stream key index, body),
+ * ARGV: [1] dispatch group, [2] outbox group, [3] this consumer, [4] the step's id (a step sent
+ *       again after a lost reply is not applied twice: its id is remembered for an hour),
+ *       [5] chunk count n, then n pairs (stream key index, body),
  *       then the count of chunks with progress, and for each: stream key index, entry id,
  *       progress key index, done (1 or 0), field count f, then f pairs (field, value), event
  *       count v, then v events (the notifications of its contacts: written only while held),
@@ -33,7 +34,11 @@
 export const STEP_SCRIPT = `
 local group = ARGV[1]
 local me = ARGV[3]
-local at = 4
+local applied = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'step:' .. ARGV[4]
+if not redis.call('SET', applied, '1', 'NX', 'PX', 3600000) then
+  return { {}, {} }
+end
+local at = 5
 local n = tonumber(ARGV[at])
 at = at + 1
 local ids = {}

@@ -19,6 +19,7 @@
  * Every key carries the hash tag of the prefix (`{queue}` by default): the scripts are atomic in one
  * Redis Cluster slot. docs/scaling.md ("The server on Redis") has the picture and the failure table.
  */
+import { randomUUID } from 'node:crypto';
 import type { SubmissionContact } from '../../core/submission.js';
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
 import { RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
@@ -78,6 +79,8 @@ export interface ClaimedEvent {
 
 /** What one step records. */
 export interface QueueStep {
+  /** The step's id: a step sent again with the same id (its reply was lost) is applied once. @default a new one */
+  readonly id?: string;
   /** Chunks of contacts accepted (a 202 waits for them). */
   readonly chunks?: readonly ChunkBody[];
   /** A contact's hand-out count (written before the message goes to the channel). */
@@ -248,7 +251,7 @@ export class ContactQueue {
     const delivered = step.delivered ?? [];
     const events = step.events ?? [];
     if (chunks.length + touched.size + delivered.length + events.length === 0) return { ids: [], lost: [] };
-    const args = [GROUP, OUTBOX_GROUP, this.#consumer, chunks.length / 2, ...chunks, touched.size, ...progress, delivered.length, ...delivered, ...events];
+    const args = [GROUP, OUTBOX_GROUP, this.#consumer, step.id ?? randomUUID(), chunks.length / 2, ...chunks, touched.size, ...progress, delivered.length, ...delivered, ...events];
     const [ids, lost] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[]];
     return { ids, lost };
   }

@@ -12,7 +12,7 @@
  */
 import type { Engine } from '../../core/engine.js';
 import type { ContactOutcome, OutgoingMessage } from '../../core/dispatch/types.js';
-import type { ChunkBody, ClaimedChunk, ContactQueue, QueuedContact } from './queue.js';
+import type { ChunkBody, ClaimedChunk, ContactQueue, QueueStep, QueuedContact } from './queue.js';
 
 /** Where a contact of the engine came from. */
 interface Origin {
@@ -140,11 +140,14 @@ export class SharedDispatch {
     return origin ? globalRetry(o.retryIndex, origin.used) : o.retryIndex;
   }
 
-  /** An attempt ended without a final (a failure with a retry to come, a failover): recorded, so a takeover does not repeat its id. */
+  /**
+   * An attempt ended without a final (a failure with a retry to come, a failover): recorded, so a
+   * takeover does not repeat its id. `m` is the channel's message (`forChannel`).
+   */
   ended(m: OutgoingMessage): void {
     const origin = this.#origins.get(m.contact);
     if (!origin || origin.held.lost) return;
-    this.#ended.push({ chunk: origin.held.chunk, index: origin.index, count: origin.base + localHandout(m.messageId) + 1 });
+    this.#ended.push({ chunk: origin.held.chunk, index: origin.index, count: localHandout(m.messageId) + 1 });
   }
 
   /** Messages handed out: their hand-out counts go in the next step (before they are sent). */
@@ -193,17 +196,27 @@ export class SharedDispatch {
     return this.#handouts.length + this.#ended.length + this.#finals.length + this.#done.length + this.#events.length + this.#chunkEvents.length > 0;
   }
 
-  /** Writes what was gathered in one step; on failure nothing of it is written (and it is kept to retry). */
-  async flush(): Promise<void> {
-    if (!this.dirty) return;
+  /** Takes what was gathered for one step (the caller writes it, then hands the answer to `settle`). */
+  takeStep(): QueueStep {
     const step = { handouts: this.#handouts, ended: this.#ended, finals: this.#finals, done: this.#done, events: this.#events, chunkEvents: this.#chunkEvents };
-    this.#chunkEvents = [];
     this.#handouts = [];
     this.#ended = [];
     this.#finals = [];
     this.#done = [];
     this.#events = [];
-    const { lost } = await this.#queue.step(step);
+    this.#chunkEvents = [];
+    return step;
+  }
+
+  /** A step was written: chunks it found taken over are not sent from here any more. */
+  settle(lost: readonly string[]): void {
+    this.#lose(lost);
+  }
+
+  /** Writes what was gathered in one step. */
+  async flush(): Promise<void> {
+    if (!this.dirty) return;
+    const { lost } = await this.#queue.step(this.takeStep());
     this.#lose(lost);
   }
 

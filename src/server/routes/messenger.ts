@@ -22,6 +22,8 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
       // A large body is checked in slices first (other requests are answered meanwhile); the bound
       // and the submission then run in one piece in intakeSend.
       const parsed = ctx.closing ? undefined : await parseSendInSlices(ctx, request.companyId, request.body);
+      // On Redis: enough contact ids reserved from the shared counter before the intake runs.
+      if (ctx.redis && parsed?.ok) await ctx.redis.ids.ensure(parsed.value.request.contacts.length);
       const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed);
       // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).
       if (ctx.durability && result.answer.status === 202) {

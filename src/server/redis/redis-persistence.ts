@@ -1,0 +1,259 @@
+/**
+ * The server's persistence on Redis (persistence.ts): every instance writes to the shared queue
+ * (queue.ts) instead of a database of its own. A step is one script: the chunks of the 202s waiting
+ * for it, the hand-outs of the messages waiting to be sent, finals with their notifications, the
+ * chunks done, the events delivered. Steps go one at a time; whoever waits (`commit`) shares the
+ * next one.
+ *
+ * Redis unreachable is an outage, not the end: a step that fails is kept and written again (with
+ * what gathered meanwhile) after a pause; 202s and sends wait for it; the step's id makes a step
+ * whose reply was lost count once. Nothing is answered or sent that is not in Redis.
+ *
+ * It also feeds the instance: chunks into the engine (SharedDispatch.feed), webhook events from
+ * the shared outbox into the local delivery queue, and it renews what the instance holds, every
+ * third of the lease.
+ */
+import { randomUUID } from 'node:crypto';
+import type { OutboxEvent } from '../../events/outbox.js';
+import type { OutgoingSms } from '../channel.js';
+import type { Persistence } from '../persistence.js';
+import type { ChunkBody, ClaimedEvent, ContactQueue, QueueStep } from './queue.js';
+import type { SharedDispatch } from './shared-dispatch.js';
+
+interface Deps {
+  readonly queue: ContactQueue;
+  readonly shared: SharedDispatch;
+  /** Handles the engine's outcomes due so far (the dispatch worker's), before a step is taken. */
+  readonly takeOutcomes: () => void;
+  /** Events claimed from the shared outbox: deliver them. */
+  readonly deliver: (events: readonly OutboxEvent[]) => void;
+  /** Work was taken into the engine: dispatch it. */
+  readonly onFed: () => void;
+  /** A step could not be written (it is written again later). */
+  readonly onWriteError: (error: unknown) => void;
+  /**
+   * Most webhook events this instance holds for delivery at once.
+   * @default 1_000
+   */
+  readonly maxHeldEvents?: number;
+  /** How long changes nobody waits for may gather, in ms. @default 25 */
+  readonly lazyMs?: number;
+}
+
+/** Pause before a failed step is written again, growing to the last. */
+const RETRY_MS = [50, 100, 250, 500, 1000];
+
+export class RedisPersistence implements Persistence {
+  readonly #deps: Deps;
+  #waiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+  #writing = false;
+  #lazy: NodeJS.Timeout | undefined;
+  #scheduled = false;
+  #writes = 0;
+  #failures = 0;
+  /** A step that failed, written again (the same step, same id) before anything newer, with its waiters. */
+  #retry: { step: QueueStep; waiters: { resolve: () => void; reject: (e: unknown) => void }[] } | undefined;
+  #chunks: ChunkBody[] = [];
+  #delivered: string[] = [];
+  /** The contact whose notifications are being staged (tied to its chunk). */
+  #about: object | undefined;
+  /** Webhook events held: event id -> outbox entry id. */
+  readonly #events = new Map<string, string>();
+  #timer: NodeJS.Timeout | undefined;
+  #feeding = false;
+  #closed = false;
+  #lastRenew = 0;
+
+  constructor(deps: Deps) {
+    this.#deps = deps;
+  }
+
+  get writes(): number {
+    return this.#writes;
+  }
+
+  /** Never set: a failed write is written again, not the end of the server. */
+  get failed(): boolean {
+    return false;
+  }
+
+  /** Consecutive failed writes (0 when Redis answers). */
+  get failures(): number {
+    return this.#failures;
+  }
+
+  /** Webhook events held here for delivery. */
+  get heldEvents(): number {
+    return this.#events.size;
+  }
+
+  commit(): Promise<void> {
+    const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => void this.#write());
+    }
+    return done;
+  }
+
+  schedule(): void {
+    if (this.#scheduled || this.#lazy !== undefined) return;
+    this.#lazy = setTimeout(() => {
+      this.#lazy = undefined;
+      void this.#write();
+    }, this.#deps.lazyMs ?? 25);
+  }
+
+  /** A 202's contacts, written with the next step. */
+  stageChunks(chunks: readonly ChunkBody[]): void {
+    for (const c of chunks) this.#chunks.push(c);
+  }
+
+  /** Runs `fn` with the notifications it stages tied to `contact`'s chunk. */
+  about<T>(contact: object, fn: () => T): T {
+    this.#about = contact;
+    try {
+      return fn();
+    } finally {
+      this.#about = undefined;
+    }
+  }
+
+  stage(event: OutboxEvent): void {
+    this.#deps.shared.stage(JSON.stringify(event), this.#about);
+    this.schedule();
+  }
+
+  /** SMS are kept by the instance that took them (docs/scaling.md says what that means). */
+  stageSms(_items: readonly OutgoingSms[]): void {}
+
+  smsAnswered(_smsId: string): void {}
+
+  delivered(ids: readonly string[]): void {
+    for (const id of ids) {
+      const entry = this.#events.get(id);
+      if (entry === undefined) continue;
+      this.#events.delete(id);
+      this.#delivered.push(entry);
+    }
+    this.schedule();
+    // Room for more events.
+    this.kick();
+  }
+
+  flush(): Promise<void> {
+    return this.commit();
+  }
+
+  async #write(): Promise<void> {
+    if (this.#writing) return; // the running write starts another when it ends
+    this.#scheduled = false;
+    if (this.#lazy !== undefined) clearTimeout(this.#lazy);
+    this.#lazy = undefined;
+    this.#writing = true;
+    let step: QueueStep;
+    let waiters: { resolve: () => void; reject: (e: unknown) => void }[];
+    if (this.#retry) {
+      ({ step, waiters } = this.#retry);
+      this.#retry = undefined;
+    } else {
+      waiters = this.#waiters;
+      this.#waiters = [];
+      this.#deps.takeOutcomes();
+      const chunks = this.#chunks;
+      const delivered = this.#delivered;
+      this.#chunks = [];
+      this.#delivered = [];
+      step = { id: randomUUID(), ...this.#deps.shared.takeStep(), chunks, delivered };
+    }
+    let ok = false;
+    try {
+      const { lost } = await this.#deps.queue.step(step);
+      this.#deps.shared.settle(lost);
+      this.#writes++;
+      this.#failures = 0;
+      ok = true;
+    } catch (e) {
+      this.#failures++;
+      // Written again as it is (a 202 is answered only once it is in Redis); what gathers meanwhile
+      // goes in the step after it.
+      this.#retry = { step, waiters };
+      this.#deps.onWriteError(e);
+    }
+    this.#writing = false;
+    if (ok) {
+      for (const w of waiters) w.resolve();
+      if ((step.events?.length ?? 0) + (step.chunkEvents?.length ?? 0) > 0) this.kick();
+      if (this.#waiters.length > 0 || this.#chunks.length > 0 || this.#deps.shared.dirty || this.#delivered.length > 0) {
+        if (this.#waiters.length > 0) void this.#write();
+        else this.schedule();
+      }
+      return;
+    }
+    if (this.#closed && this.#failures > RETRY_MS.length) {
+      const error = new Error('Redis unreachable at shutdown: the last steps were not written');
+      for (const w of [...waiters, ...this.#waiters.splice(0)]) w.reject(error);
+      this.#retry = undefined;
+      return;
+    }
+    const pause = RETRY_MS[Math.min(this.#failures, RETRY_MS.length) - 1]!;
+    setTimeout(() => void this.#write(), pause).unref();
+  }
+
+  /** Starts feeding the instance (and renewing what it holds). */
+  start(): void {
+    this.kick();
+  }
+
+  /** Feeds now (after a step with events, a finished send, room in the engine). Feeds coalesce. */
+  kick(): void {
+    if (this.#closed || this.#feeding) return;
+    this.#feeding = true;
+    void this.#feed().finally(() => {
+      this.#feeding = false;
+      if (this.#closed) return;
+      if (this.#timer) clearTimeout(this.#timer);
+      // Renewals and takeovers run every third of the lease; a feed also looks for new work then.
+      this.#timer = setTimeout(() => this.kick(), Math.max(10, Math.min(1000, Math.floor(this.#deps.queue.leaseMs / 3))));
+      this.#timer.unref();
+    });
+  }
+
+  async #feed(): Promise<void> {
+    const { queue, shared } = this.#deps;
+    try {
+      const now = Date.now();
+      if (now - this.#lastRenew >= queue.leaseMs / 3) {
+        this.#lastRenew = now;
+        await shared.renew();
+        const lost = new Set(await queue.renewEvents([...this.#events.values()]));
+        if (lost.size > 0) for (const [id, entry] of this.#events) if (lost.has(entry)) this.#events.delete(id);
+        this.#take(await queue.reclaimEvents(Math.max(0, (this.#deps.maxHeldEvents ?? 1000) - this.#events.size)));
+      }
+      if ((await shared.feed()) > 0) this.#deps.onFed();
+      const room = (this.#deps.maxHeldEvents ?? 1000) - this.#events.size;
+      if (room > 0) this.#take(await queue.claimEvents(room));
+    } catch (e) {
+      // Redis away: the next feed tries again.
+      this.#deps.onWriteError(e);
+    }
+  }
+
+  #take(claimed: readonly ClaimedEvent[]): void {
+    if (claimed.length === 0) return;
+    const events: OutboxEvent[] = [];
+    for (const c of claimed) {
+      const event = JSON.parse(c.json) as OutboxEvent;
+      if (this.#events.has(event.id)) continue;
+      this.#events.set(event.id, c.entryId);
+      events.push(event);
+    }
+    if (events.length > 0) this.#deps.deliver(events);
+  }
+
+  /** Stops feeding; the last step is written by `flush`. */
+  stop(): void {
+    this.#closed = true;
+    if (this.#timer) clearTimeout(this.#timer);
+  }
+}

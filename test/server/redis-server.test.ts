@@ -1,0 +1,58 @@
+/**
+ * The server on Redis, two instances in this process sharing one queue: contacts posted to either
+ * are sent by both (any instance dispatches), each once, and every contact's notifications reach
+ * the receiver whichever instance sent it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Redis } from 'ioredis';
+import { REDIS_URL, SKIP_REASON, cleanup, connect, testPrefix } from '../redis/helpers.js';
+import { api, contacts, fastChannel, startReceiver, startServer, waitFor, type Receiver, type Started } from './helpers.js';
+
+const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+
+describe.skipIf(REDIS_URL === undefined)('the server on Redis: instances share the queue', () => {
+  let client: Redis;
+  let base: string;
+  let a: Started;
+  let b: Started;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    client = connect();
+    base = testPrefix('server');
+    const redis = { client, prefix: `${base}{queue}:`, prefetchContacts: 150 };
+    a = await startServer({ redis: { ...redis, consumer: 'a' }, webhookSecrets: { 1: SECRET }, channel: fastChannel({ seed: 1 }) });
+    b = await startServer({ redis: { ...redis, consumer: 'b' }, webhookSecrets: { 1: SECRET }, channel: fastChannel({ seed: 2 }) });
+    receiver = await startReceiver(() => SECRET);
+  });
+  afterAll(async () => {
+    await a?.server.close();
+    await b?.server.close();
+    await receiver?.close();
+    await cleanup(client, base);
+    client.disconnect();
+  });
+
+  it('sends what either accepted from both, each contact once, with its notifications', async () => {
+    for (const s of [a, b]) expect((await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm` } })).status).toBe(200);
+    const one = await api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 5, contacts: contacts(600) } });
+    const two = await api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 5, contacts: contacts(600, 600) } });
+    expect([one.status, two.status]).toEqual([202, 202]);
+    // Ids from the shared counter: no contact id repeats across instances.
+    const sent = () => receiver.all('/hsm').filter((e) => e.status === 'SENT');
+    await waitFor(() => new Set(sent().map((e) => e.id)).size === 1200, '1,200 contacts sent');
+    const ids = sent().map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Both instances sent: the channels of both recorded sends (A's request went out from B too).
+    expect(a.channel.sends.length).toBeGreaterThan(0);
+    expect(b.channel.sends.length).toBeGreaterThan(0);
+    expect(a.channel.sends.length + b.channel.sends.length).toBe(1200);
+    // Message ids are the contacts' global ids.
+    const messageIds = [...a.channel.sends, ...b.channel.sends].map((s) => s.messageId);
+    expect(new Set(messageIds).size).toBe(1200);
+    await waitFor(() => a.server.sendpool.idle() && b.server.sendpool.idle(), 'both idle');
+    expect(await client.scard(`${base}{queue}:active`)).toBe(0);
+  });
+});
+
+if (REDIS_URL === undefined) describe('the server on Redis: instances share the queue', () => it.skip(SKIP_REASON, () => {}));
