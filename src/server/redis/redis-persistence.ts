@@ -61,6 +61,7 @@ export class RedisPersistence implements Persistence {
   readonly #events = new Map<string, string>();
   #timer: NodeJS.Timeout | undefined;
   #feeding = false;
+  #again = false;
   #closed = false;
   #lastRenew = 0;
 
@@ -207,11 +208,18 @@ export class RedisPersistence implements Persistence {
 
   /** Feeds now (after a step with events, a finished send, room in the engine). Feeds coalesce. */
   kick(): void {
-    if (this.#closed || this.#feeding) return;
+    if (this.#closed) return;
+    if (this.#feeding) {
+      this.#again = true;
+      return;
+    }
     this.#feeding = true;
+    this.#again = false;
     void this.#feed().finally(() => {
       this.#feeding = false;
       if (this.#closed) return;
+      // Asked again while feeding: feed again at once.
+      if (this.#again) return this.kick();
       if (this.#timer) clearTimeout(this.#timer);
       // Renewals and takeovers run every third of the lease; a feed also looks for new work then.
       this.#timer = setTimeout(() => this.kick(), Math.max(10, Math.min(1000, Math.floor(this.#deps.queue.leaseMs / 3))));
