@@ -20,6 +20,7 @@ export const SERVE_FLAGS: Options = {
   snapshot: { type: 'string' },
   'data-dir': { type: 'string' },
   memory: { type: 'boolean' },
+  redis: { type: 'string' },
   'public-base-url': { type: 'string' },
   'report-token-key-file': { type: 'string' },
   'allow-private-webhook-targets': { type: 'boolean' },
@@ -163,7 +164,13 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
   if (str('keys') !== undefined) options['keysFile'] = str('keys');
   if (str('snapshot') !== undefined) options['snapshotFile'] = str('snapshot');
   // Durable by default: a 202 is a promise (docs/decisions.md, "The server is durable by default").
-  if (values['memory'] === true) {
+  const redis = str('redis');
+  if (redis !== undefined) {
+    // One of many instances: the state is in Redis, not in a directory of this one.
+    if (str('data-dir') !== undefined || values['memory'] === true) throw new UsageError('--redis: the state is kept in Redis; give no --data-dir or --memory with it');
+    if (!/^rediss?:\/\/[^\s]+$/.test(redis)) throw new UsageError(`--redis: expected a redis:// or rediss:// URL, got ${JSON.stringify(redis.replace(/\/\/[^@/]*@/, '//***@'))}`);
+    options['redis'] = { url: redis };
+  } else if (values['memory'] === true) {
     if (str('data-dir') !== undefined) throw new UsageError('--memory and --data-dir: give one or the other');
   } else options['dataDir'] = str('data-dir') ?? 'sendpool-data';
 

@@ -12,12 +12,12 @@ import type { Channel } from './channel.js';
 import type { SmppChannelOptions } from './channels/smpp-options.js';
 import { smppServerChannel } from './channels/smpp-server.js';
 import type { WhatsAppChannelOptions } from './channels/whatsapp/options.js';
-import type { BuildServerOptions } from './options.js';
+import type { BuildServerOptions, RedisServerOptions } from './options.js';
 import { readSnapshotFile } from './snapshot-file.js';
 import { loadApiKeys, type ApiKeyEntry } from './tenants.js';
 
 /** Options of {@link runServer}. */
-export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'apiKeys' | 'restore' | 'snapshotFile' | 'storage' | 'stored' | 'storeEverything'> {
+export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'apiKeys' | 'restore' | 'snapshotFile' | 'storage' | 'stored' | 'storeEverything' | 'redis'> {
   /** Path of the fleet description (JSON). */
   readonly fleetFile: string;
   /** @default 3000 */
@@ -36,6 +36,12 @@ export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'a
    * yet and a snapshot file exists, the snapshot is imported once. @default none: state in memory
    */
   readonly dataDir?: string;
+  /**
+   * Run as one of many instances on Redis (the optional package `ioredis`): the contact queue, the
+   * numbers' capacity (`RedisStore`) and their statuses (`FleetSync`) are shared. Exclusive with
+   * `dataDir` and `snapshotFile`. @default none: one process
+   */
+  readonly redis?: { readonly url: string } & Omit<RedisServerOptions, 'client'>;
   /** Environment to read `SENDPOOL_API_KEYS` from. @default process.env */
   readonly env?: NodeJS.ProcessEnv;
   /** Close on SIGINT and SIGTERM. @default true */
@@ -67,7 +73,8 @@ export interface RunningServer {
 }
 
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
-  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, env = process.env, handleSignals = true, whatsapp, smpp, ...rest } = options;
+  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, env = process.env, handleSignals = true, whatsapp, smpp, redis, ...rest } = options;
+  if (redis !== undefined && (dataDir !== undefined || snapshotFile !== undefined)) throw new Error('runServer: `redis` keeps the state in Redis; give no `dataDir` or `snapshotFile` with it');
   const fleet: unknown = JSON.parse(readFileSync(fleetFile, 'utf8'));
   // The channel's warnings go to the server's log once it exists.
   let warn: ((details: Readonly<Record<string, unknown>>, message: string) => void) | undefined;
@@ -76,13 +83,14 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   // SMS over SMPP: composed with the template channel (its connection events go to the server's log).
   let logTo: SendpoolServer | undefined;
   const channel = smpp === undefined ? templates : (await smppServerChannel(smpp, templates, () => logTo?.log)).channel;
+  const shared = redis === undefined ? undefined : await redisFleet(redis.url, fleet, () => server?.sendpool.wake());
   const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir);
   const stored = storage?.load();
   // The store wins over a snapshot file: a snapshot is imported into an empty store once, never again.
   const saved = snapshotFile === undefined || stored !== undefined ? undefined : readSnapshotFile(snapshotFile);
   const snapshot = stored !== undefined ? snapshotFromRows(stored.rows, Date.now()) : saved?.engine;
-  const engine = createEngine(fleet, { ...(snapshot !== undefined ? { snapshot } : {}), ...(storage ? { trackChanges: true } : {}) });
-  let server: SendpoolServer;
+  const engine = shared?.engine ?? createEngine(fleet, { ...(snapshot !== undefined ? { snapshot } : {}), ...(storage ? { trackChanges: true } : {}) });
+  let server: SendpoolServer | undefined;
   const build = () => buildServer({
     ...rest,
     ...(channel === undefined ? {} : { channel }),
@@ -91,33 +99,39 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     ...(saved ? { restore: saved.server } : {}),
     ...(snapshotFile === undefined ? {} : { snapshotFile }),
     ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
+    ...(shared && redis ? { redis: { ...redis, client: shared.client } } : {}),
   });
   try {
     server = build();
   } catch (e) {
     // Bad options: nothing listens, and the store opened above must not stay open.
     storage?.close();
+    await shared?.close();
     await channel?.close?.();
     throw e;
   }
+  const running: SendpoolServer = server;
   logTo = server;
-  warn = (details, message) => server.log.warn(details, message);
-  await server.listen({ port, host });
-  const addr = server.server.address();
+  warn = (details, message) => running.log.warn(details, message);
+  await running.listen({ port, host });
+  const addr = running.server.address();
   const actualPort = typeof addr === 'object' && addr !== null ? addr.port : port;
   const address = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   let closing: Promise<void> | undefined;
   // The store closes after the server's last write (its onClose hook writes the drained results).
-  const close = () => (closing ??= server.close().then(() => storage?.close()));
+  const close = () => (closing ??= running.close().then(async () => {
+    storage?.close();
+    await shared?.close();
+  }));
   if (handleSignals) {
     const onSignal = (signal: NodeJS.Signals) => {
-      server.log.info({ signal }, 'shutting down');
+      running.log.info({ signal }, 'shutting down');
       void close().then(() => process.exit(0));
     };
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
   }
-  return { server, address, metricsAddress: server.sendpool.metricsAddress(), restored: saved !== undefined || stored !== undefined, close };
+  return { server: running, address, metricsAddress: running.sendpool.metricsAddress(), restored: saved !== undefined || stored !== undefined, close };
 }
 
 /** The WhatsApp channel, loaded only when asked for: its optional package (undici) stays off the default path. */
@@ -130,4 +144,40 @@ async function whatsAppChannel(fleet: unknown, options: Omit<WhatsAppChannelOpti
     throw new Error(/Cannot find (?:package|module) 'undici/.test(text) ? 'the WhatsApp channel needs the optional package undici: npm install undici' : text);
   }
   return mod.createWhatsAppChannel({ onWarning, ...options, fleet });
+}
+
+/**
+ * The engine of an instance on Redis: its numbers' capacity leased from Redis (`RedisStore`), their
+ * statuses shared (`FleetSync`); loaded only when asked for, so `ioredis` stays off the default path.
+ */
+async function redisFleet(url: string, fleet: unknown, onCapacity: () => void) {
+  let Redis: typeof import('ioredis').Redis;
+  try {
+    ({ Redis } = await import('ioredis'));
+  } catch (e) {
+    const text = e instanceof Error ? e.message : String(e);
+    throw new Error(/Cannot find (?:package|module) 'ioredis/.test(text) ? 'the server on Redis needs the optional package ioredis: npm install ioredis' : text);
+  }
+  const { RedisStore, FleetSync } = await import('../redis/index.js');
+  const client = new Redis(url, { maxRetriesPerRequest: null });
+  const subscriber = client.duplicate();
+  // Connection errors are reported by the parts that use them (a step not written, a lease not
+  // granted); ioredis reconnects by itself. Without listeners they would be unhandled.
+  client.on('error', () => {});
+  subscriber.on('error', () => {});
+  let sync: InstanceType<typeof FleetSync> | undefined;
+  const store = new RedisStore({ client, onCapacity, instances: () => sync?.activeInstances() ?? 1 });
+  const engine = createEngine(fleet, { store });
+  sync = new FleetSync({ client, subscriber, engine });
+  await sync.start();
+  return {
+    client,
+    engine,
+    async close() {
+      await sync?.stop();
+      await store.close();
+      client.disconnect();
+      subscriber.disconnect();
+    },
+  };
 }

@@ -26,6 +26,8 @@ Options:
       --data-dir DIR           where durable state is kept (SQLite; default ./sendpool-data):
                                what was answered 202 survives kill -9 (docs/server.md)
       --memory                 keep state in memory only (lost on a crash; for trying things out)
+      --redis URL              one of many instances on Redis: a shared queue, shared capacity
+                               (docs/scaling.md); needs the optional package ioredis
       --public-base-url URL    origin of report download links, e.g. https://api.example.com
                                (default: the address the server listens on)
       --report-token-key-file FILE
