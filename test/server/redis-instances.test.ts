@@ -1,0 +1,220 @@
+/**
+ * Three server processes on one Redis (its own, with AOF, started by this test): 20,000 contacts
+ * posted to all three, one instance killed with SIGKILL mid-run and never restarted, Redis killed
+ * and restarted from its AOF mid-run. From the channel's own log (written by each child before it
+ * answers) and the webhook receiver in this process:
+ * - every contact that got a 202 reached its final outcome, and its final HSM notification came
+ *   exactly once, whichever instance sent it (the survivors finished the dead one's work);
+ * - no number exceeded its hour, 24 h or per-second window, all instances together;
+ * - contacts sent twice are at most what was in flight at the kill, each under one message id.
+ * Waits are for conditions, never for times.
+ */
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { windowViolation } from '../core/window-check.js';
+import { REDIS_URL, SKIP_REASON } from '../redis/helpers.js';
+import { startReceiver, waitFor } from './helpers.js';
+
+const KEY = 'redis-instances-key-0123456789abcdef';
+const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+const dir = mkdtempSync(join(tmpdir(), 'sendpool-instances-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const NUMBERS = [
+  { phone: '5511990000001', throughputPerHour: 100_000, messagingLimit24h: 100_000, messagesPerSecond: 300 },
+  { phone: '5511990000002', throughputPerHour: 100_000, messagingLimit24h: 100_000, messagesPerSecond: 300 },
+  { phone: '5511990000003', throughputPerHour: 100_000, messagingLimit24h: 100_000, messagesPerSecond: 300 },
+];
+const fleet = {
+  businesses: [{ id: 1, name: 'Acme', companyId: 1, numbers: NUMBERS.map((n) => ({ ...n, status: 'active' })), templateTypes: [{ id: 10, name: 'billing', templateIds: [100, 101] }] }],
+  templates: [
+    { id: 100, name: 'bill', text: 'Hi {{1}}', businessIds: [1], status: 'active' },
+    { id: 101, name: 'bill_b', text: 'Hello {{1}}', businessIds: [1], status: 'active' },
+  ],
+};
+
+interface Logged {
+  at: number;
+  phone: string;
+  ref: string;
+  id: string;
+  by: string;
+  ok: boolean;
+}
+
+function logReader(file: string): () => Logged[] {
+  const entries: Logged[] = [];
+  let offset = 0;
+  let partial = '';
+  const buffer = Buffer.alloc(1 << 20);
+  return () => {
+    if (!existsSync(file)) return entries;
+    const fd = openSync(file, 'r');
+    try {
+      for (let n = readSync(fd, buffer, 0, buffer.length, offset); n > 0; n = readSync(fd, buffer, 0, buffer.length, offset)) {
+        offset += n;
+        const lines = (partial + buffer.toString('utf8', 0, n)).split('\n');
+        partial = lines.pop()!;
+        for (const l of lines) if (l.endsWith('}')) entries.push(JSON.parse(l) as Logged);
+      }
+    } finally {
+      closeSync(fd);
+    }
+    return entries;
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A redis-server of this test's own, with AOF fsynced at every write, in `dir`. */
+function startRedis(port: number): ChildProcess {
+  return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], { stdio: 'ignore' });
+}
+
+function redisUp(port: number): boolean {
+  try {
+    return execFileSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() === 'PONG';
+  } catch {
+    return false;
+  }
+}
+
+function kill(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}
+
+const api = (url: string, path: string, body?: unknown) =>
+  fetch(`${url}${path}`, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key-id': KEY },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+
+describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, Redis restarted', () => {
+  it('every 202 reaches one final notification, no window exceeded, re-sends bounded', { timeout: 600_000 }, async () => {
+    const port = await freePort();
+    let redis = startRedis(port);
+    await waitFor(() => redisUp(port), 'redis-server up');
+    const fleetFile = join(dir, 'fleet.json');
+    const logFile = join(dir, 'sends.log');
+    writeFileSync(fleetFile, JSON.stringify(fleet));
+    const readLog = logReader(logFile);
+    const names = ['i0', 'i1', 'i2'];
+    const children: ChildProcess[] = [];
+    const urls: string[] = [];
+    const receiver = await startReceiver(() => SECRET);
+    try {
+      for (const name of names) {
+        const cfg = { fleetFile, redisUrl: `redis://127.0.0.1:${port}`, prefix: 'sendpool:{queue}:', log: logFile, key: KEY, name, secret: SECRET, leaseMs: 2000 };
+        children.push(
+          fork(join(import.meta.dirname, 'redis-child.ts'), [], {
+            execArgv: ['--import', 'tsx'],
+            env: { ...process.env, SENDPOOL_REDIS_CHILD: JSON.stringify(cfg) },
+            stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+          }),
+        );
+        const address = `${logFile}.${name}.address`;
+        await waitFor(() => existsSync(address) && readFileSync(address, 'utf8').length > 0, `${name} listening`);
+        urls.push(readFileSync(address, 'utf8'));
+      }
+      // Webhook configurations are each instance's own (docs/scaling.md): every one is told.
+      for (const url of urls) expect((await api(url, '/messenger/config/', { url_hsm_callback: `${receiver.url}/hsm` })).status).toBe(200);
+
+      const alive = new Set([0, 1, 2]);
+      const accepted = new Set<string>();
+      const requests = 40;
+      let posted = 0;
+      const poster = (async () => {
+        for (let r = 0; r < requests; r++) {
+          const contacts = Array.from({ length: 500 }, (_, i) => ({ phone_number: `55219${String(80000000 + r * 1000 + i)}`, template_variables: ['x'], data: { ref: `r${r}c${i}` } }));
+          for (let attempt = 0; ; attempt++) {
+            const target = [...alive][(r + attempt) % alive.size]!;
+            try {
+              const res = await api(urls[target]!, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 1, max_retries: 2, retry_interval: 0, contacts });
+              if (res.status === 202) for (const c of contacts) accepted.add(c.data.ref);
+              if (res.status === 202 || res.status === 422) break;
+            } catch {
+              // The instance died mid-request: nothing promised; another one takes it.
+            }
+          }
+          posted++;
+        }
+      })();
+
+      // Instance 1 dies once sending is well under way; Redis dies and comes back later.
+      await waitFor(() => readLog().length >= 3000, '3,000 sends before the kill');
+      const inFlightBound = 1000; // the dispatch worker's maxInFlight
+      await kill(children[1]!);
+      alive.delete(1);
+      await waitFor(() => readLog().length >= 7000, '7,000 sends before Redis restarts');
+      await kill(redis);
+      await waitFor(() => !redisUp(port), 'redis-server down');
+      redis = startRedis(port);
+      await waitFor(() => redisUp(port), 'redis-server back (from its AOF)');
+      await poster;
+      expect(posted).toBe(requests);
+
+      const final = new Map<string, number>();
+      let seen = 0;
+      const finals = () => {
+        const hsm = receiver.all('/hsm') as { status: string; data?: { ref?: string } }[];
+        for (; seen < hsm.length; seen++) {
+          const n = hsm[seen]!;
+          const ref = n.data?.ref;
+          if (ref !== undefined && (ref.endsWith('3') ? n.status === 'FAILED' : n.status === 'SENT')) final.set(ref, (final.get(ref) ?? 0) + 1);
+        }
+        let count = 0;
+        for (const ref of accepted) if (final.has(ref)) count++;
+        return count;
+      };
+      await waitFor(() => finals() === accepted.size, 'a final notification for every accepted contact');
+      expect(accepted.size).toBeGreaterThanOrEqual(20_000);
+
+      const log = readLog();
+      // The final notification came once per contact (a FAILED of a first attempt that is retried is
+      // not final: the contacts ending in 3 fail every attempt, and are counted at their last).
+      const twice = [...final].filter(([ref, n]) => n > 1 && !ref.endsWith('3')).map(([ref]) => ref);
+      expect(twice, 'contacts with two SENT notifications').toEqual([]);
+      // Sent twice: at most what was in flight at the kill, each under one message id.
+      const okSends = new Map<string, string[]>();
+      for (const l of log) if (l.ok) okSends.set(l.ref, [...(okSends.get(l.ref) ?? []), l.id]);
+      const resent = [...okSends.values()].filter((ids) => ids.length > 1);
+      expect(resent.filter((ids) => new Set(ids).size > 1), 'contacts sent under two message ids').toEqual([]);
+      expect(resent.length).toBeLessThanOrEqual(inFlightBound);
+      for (const ref of accepted) if (!ref.endsWith('3')) expect(okSends.has(ref), ref).toBe(true);
+      // The survivors sent what the dead instance had taken.
+      const byDead = new Set(log.filter((l) => l.by === 'i1').map((l) => l.ref));
+      expect(byDead.size).toBeGreaterThan(0);
+      for (const n of NUMBERS) {
+        const sends = log.filter((l) => l.phone === n.phone).map((l) => ({ at: l.at, count: 1 }));
+        expect(windowViolation(sends, { perHour: n.throughputPerHour, per24h: n.messagingLimit24h, perSecond: n.messagesPerSecond }), n.phone).toBeUndefined();
+      }
+      console.log(
+        `3 instances on Redis, one killed, Redis restarted: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications`,
+      );
+    } finally {
+      for (const c of children) await kill(c);
+      await kill(redis);
+      await receiver.close();
+    }
+  });
+});
+
+if (REDIS_URL === undefined) describe('three instances on Redis: one killed, Redis restarted', () => it.skip(SKIP_REASON, () => {}));
