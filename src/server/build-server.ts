@@ -31,6 +31,7 @@ import { ContactIdBlocks } from './redis/contact-ids.js';
 import { ContactQueue } from './redis/queue.js';
 import { RedisPersistence } from './redis/redis-persistence.js';
 import { SharedDispatch } from './redis/shared-dispatch.js';
+import { SharedWebhooks } from './redis/shared-webhooks.js';
 import { installErrorHandlers } from './http-errors.js';
 import { installJsonBodyParser } from './body-parser.js';
 import { installAuth } from './auth.js';
@@ -357,9 +358,13 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     });
     (ctx as { durability: Persistence | undefined }).durability = durability;
   } else if (onRedis) {
+    const webhooks = new SharedWebhooks(options.redis!.client, `${onRedis.root}{config}:`, notifier, options.webhookSecrets ?? {});
     const persistence = new RedisPersistence({
       queue: onRedis.queue,
       shared: onRedis.shared,
+      // Notifications for a company go to its shared configuration, signed with its shared secret.
+      prepare: (companyIds) => webhooks.ensure(companyIds),
+      periodic: () => webhooks.refresh(),
       takeOutcomes: () => dispatch.takeOutcomes(),
       deliver: (events) => {
         const now = clock.now();
@@ -371,7 +376,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     });
     redisPersistence = durability = persistence;
     (ctx as { durability: Persistence | undefined }).durability = persistence;
-    (ctx as { redis: ServerContext['redis'] }).redis = { ids: onRedis.ids, persistence };
+    (ctx as { redis: ServerContext['redis'] }).redis = { ids: onRedis.ids, persistence, webhooks };
   }
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
   (ctx as { reports: ReportService }).reports = new ReportService(
@@ -534,7 +539,8 @@ function listenOrigin(app: FastifyInstance): string {
 
 /** The shared queue's parts of an instance of the server on Redis. */
 function sharedQueueParts(options: RedisServerOptions, engine: Engine) {
-  const prefix = options.prefix ?? 'sendpool:{queue}:';
+  const root = options.prefix ?? 'sendpool:';
+  const prefix = `${root}{queue}:`;
   const queue = new ContactQueue({
     client: options.client,
     consumer: options.consumer ?? uuidV4(cryptoRandom),
@@ -542,5 +548,5 @@ function sharedQueueParts(options: RedisServerOptions, engine: Engine) {
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
   });
   const prefetch = options.prefetchContacts ?? 2_000;
-  return { queue, prefetch, shared: new SharedDispatch(queue, engine, { prefetchContacts: prefetch }), ids: new ContactIdBlocks(options.client, `${prefix}contact-id`) };
+  return { queue, prefetch, root, shared: new SharedDispatch(queue, engine, { prefetchContacts: prefetch }), ids: new ContactIdBlocks(options.client, `${prefix}contact-id`) };
 }

@@ -12,7 +12,9 @@ import type { MetricsOptions } from './metrics-access.js';
 import type { DispatchOptions } from './dispatch-worker.js';
 import type { ReportGenerator } from './report-service.js';
 import type { ServerStateSnapshot } from './snapshot-file.js';
+import type { ContactIdClient } from './redis/contact-ids.js';
 import type { QueueClient } from './redis/queue.js';
+import type { SharedWebhooksClient } from './redis/shared-webhooks.js';
 import type { ServerStorage, StoredState } from '../storage/sqlite-storage.js';
 import type { SmsOptions } from './sms-worker.js';
 import type { ApiKeyEntry } from './tenants.js';
@@ -177,12 +179,13 @@ export interface BuildServerOptions {
 /** Options of the server on Redis ({@link BuildServerOptions.redis}). */
 export interface RedisServerOptions {
   /** The connection (an ioredis `Redis` or `Cluster`). The server does not close it. */
-  readonly client: QueueClient & { incrby(key: string, by: number): Promise<number> };
+  readonly client: QueueClient & ContactIdClient & SharedWebhooksClient;
   /** This instance's name among the consumers of the queue. @default a random UUID */
   readonly consumer?: string;
   /**
-   * Prefix of the shared queue's keys; must contain a hash tag (one Redis Cluster slot).
-   * @default 'sendpool:{queue}:'
+   * Prefix of every key; the queue's keys continue with the hash tag `{queue}` (one Redis Cluster
+   * slot), the webhook configurations' with `{config}`.
+   * @default 'sendpool:'
    */
   readonly prefix?: string;
   /**

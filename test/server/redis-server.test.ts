@@ -8,7 +8,6 @@ import type { Redis } from 'ioredis';
 import { REDIS_URL, SKIP_REASON, cleanup, connect, testPrefix } from '../redis/helpers.js';
 import { api, contacts, fastChannel, startReceiver, startServer, waitFor, type Receiver, type Started } from './helpers.js';
 
-const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 
 describe.skipIf(REDIS_URL === undefined)('the server on Redis: instances share the queue', () => {
   let client: Redis;
@@ -16,14 +15,15 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: instances share t
   let a: Started;
   let b: Started;
   let receiver: Receiver;
+  let secret = '';
 
   beforeAll(async () => {
     client = connect();
     base = testPrefix('server');
-    const redis = { client, prefix: `${base}{queue}:`, prefetchContacts: 150 };
-    a = await startServer({ redis: { ...redis, consumer: 'a' }, webhookSecrets: { 1: SECRET }, channel: fastChannel({ seed: 1 }) });
-    b = await startServer({ redis: { ...redis, consumer: 'b' }, webhookSecrets: { 1: SECRET }, channel: fastChannel({ seed: 2 }) });
-    receiver = await startReceiver(() => SECRET);
+    const redis = { client, prefix: base, prefetchContacts: 150 };
+    a = await startServer({ redis: { ...redis, consumer: 'a' }, channel: fastChannel({ seed: 1 }) });
+    b = await startServer({ redis: { ...redis, consumer: 'b' }, channel: fastChannel({ seed: 2 }) });
+    receiver = await startReceiver(() => secret);
   });
   afterAll(async () => {
     await a?.server.close();
@@ -33,8 +33,17 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: instances share t
     client.disconnect();
   });
 
+  it('one configuration and one secret for every instance', async () => {
+    // Configured on A only; B reads it back, and both show the same signing secret.
+    expect((await api(a.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm` } })).status).toBe(200);
+    expect((await api(b.url, '/messenger/config/')).json).toMatchObject({ url_hsm_callback: `${receiver.url}/hsm` });
+    const [one, two] = await Promise.all([api(a.url, '/messenger/config/secret/'), api(b.url, '/messenger/config/secret/')]);
+    expect(one.json.webhook_secret).toMatch(/^whsec_/);
+    expect(two.json.webhook_secret).toBe(one.json.webhook_secret);
+    secret = one.json.webhook_secret;
+  });
+
   it('sends what either accepted from both, each contact once, with its notifications', async () => {
-    for (const s of [a, b]) expect((await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm` } })).status).toBe(200);
     const one = await api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 5, contacts: contacts(600) } });
     const two = await api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 5, contacts: contacts(600, 600) } });
     expect([one.status, two.status]).toEqual([202, 202]);

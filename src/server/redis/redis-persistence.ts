@@ -25,6 +25,10 @@ interface Deps {
   readonly shared: SharedDispatch;
   /** Handles the engine's outcomes due so far (the dispatch worker's), before a step is taken. */
   readonly takeOutcomes: () => void;
+  /** Readies what notifying and signing for these companies needs (before their chunks and events are taken). */
+  readonly prepare?: (companyIds: readonly number[]) => Promise<void>;
+  /** Runs with the renewals, every third of the lease (at most every second). */
+  readonly periodic?: () => Promise<void>;
   /** Events claimed from the shared outbox: deliver them. */
   readonly deliver: (events: readonly OutboxEvent[]) => void;
   /** Work was taken into the engine: dispatch it. */
@@ -234,20 +238,21 @@ export class RedisPersistence implements Persistence {
       if (now - this.#lastRenew >= queue.leaseMs / 3) {
         this.#lastRenew = now;
         await shared.renew();
+        await this.#deps.periodic?.();
         const lost = new Set(await queue.renewEvents([...this.#events.values()]));
         if (lost.size > 0) for (const [id, entry] of this.#events) if (lost.has(entry)) this.#events.delete(id);
-        this.#take(await queue.reclaimEvents(Math.max(0, (this.#deps.maxHeldEvents ?? 1000) - this.#events.size)));
+        await this.#take(await queue.reclaimEvents(Math.max(0, (this.#deps.maxHeldEvents ?? 1000) - this.#events.size)));
       }
-      if ((await shared.feed()) > 0) this.#deps.onFed();
+      if ((await shared.feed(this.#deps.prepare)) > 0) this.#deps.onFed();
       const room = (this.#deps.maxHeldEvents ?? 1000) - this.#events.size;
-      if (room > 0) this.#take(await queue.claimEvents(room));
+      if (room > 0) await this.#take(await queue.claimEvents(room));
     } catch (e) {
       // Redis away: the next feed tries again.
       this.#deps.onWriteError(e);
     }
   }
 
-  #take(claimed: readonly ClaimedEvent[]): void {
+  async #take(claimed: readonly ClaimedEvent[]): Promise<void> {
     if (claimed.length === 0) return;
     const events: OutboxEvent[] = [];
     for (const c of claimed) {
@@ -256,7 +261,9 @@ export class RedisPersistence implements Persistence {
       this.#events.set(event.id, c.entryId);
       events.push(event);
     }
-    if (events.length > 0) this.#deps.deliver(events);
+    if (events.length === 0) return;
+    await this.#deps.prepare?.(events.map((e) => e.companyId));
+    this.#deps.deliver(events);
   }
 
   /** Stops feeding; the last step is written by `flush`. */

@@ -78,15 +78,20 @@ export class SharedDispatch {
 
   /**
    * Takes work into the engine: chunks whose holder stopped renewing them first, then new chunks
-   * (one a flow per round) while fewer than `prefetchContacts` are open. Answers the contacts taken.
+   * (one a flow per round) while fewer than `prefetchContacts` are open. `prepare` readies what
+   * their companies need before they go into the engine. Answers the contacts taken.
    */
-  async feed(): Promise<number> {
+  async feed(prepare?: (companyIds: readonly number[]) => Promise<void>): Promise<number> {
     let taken = 0;
-    for (const c of await this.#queue.reclaim()) taken += this.#take(c);
+    const take = async (chunks: readonly ClaimedChunk[]) => {
+      if (chunks.length > 0) await prepare?.(chunks.map((c) => c.body.companyId));
+      for (const c of chunks) taken += this.#take(c);
+    };
+    await take(await this.#queue.reclaim());
     while (this.#open < this.#prefetch) {
       const chunks = await this.#queue.claim();
       if (chunks.length === 0) break;
-      for (const c of chunks) taken += this.#take(c);
+      await take(chunks);
     }
     return taken;
   }

@@ -12,18 +12,32 @@ import { answer } from '../http-errors.js';
 import { written } from './written.js';
 
 export function configRoutes(app: FastifyInstance, ctx: ServerContext): void {
-  app.get('/messenger/config/', { schema: { response: { 200: WebhookConfigSchema } } }, async (request) => ctx.notifier.config(request.companyId));
+  app.get('/messenger/config/', { schema: { response: { 200: WebhookConfigSchema } } }, async (request) => {
+    await ctx.redis?.webhooks.ensure([request.companyId]);
+    return ctx.notifier.config(request.companyId);
+  });
 
   app.post('/messenger/config/', { schema: { body: ConfigUpdateSchema, response: { 200: WebhookConfigSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
     const parsed = parseConfig(request.body, { urlPolicy: ctx.urlPolicy });
     if (!parsed.ok) return answer(reply, errorResponse('invalid_body', parsed.problems));
+    // On Redis the configuration is every instance's: changed from the shared one, written there.
+    await ctx.redis?.webhooks.ensure([request.companyId]);
     const next = mergeConfig(ctx.notifier.config(request.companyId), parsed.value);
     ctx.notifier.setConfig(request.companyId, next);
+    if (ctx.redis) {
+      try {
+        await ctx.redis.webhooks.save(request.companyId);
+      } catch {
+        return answer(reply, errorResponse('unavailable', [], 'The configuration could not be written to Redis; send it again later.'));
+      }
+      return next;
+    }
     if (!(await written(ctx))) return answer(reply, errorResponse('unavailable', [], 'The server could not write the configuration durably; send it again later.'));
     return next;
   });
 
   app.get('/messenger/config/secret/', async (request, reply) => {
+    await ctx.redis?.webhooks.ensure([request.companyId]);
     const secret = ctx.notifier.secretOf(request.companyId);
     // A secret shown once must be the one that signs after a restart.
     if (!(await written(ctx))) return answer(reply, errorResponse('unavailable', [], 'The server could not write the secret durably; ask again later.'));

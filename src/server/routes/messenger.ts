@@ -23,7 +23,11 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
       // and the submission then run in one piece in intakeSend.
       const parsed = ctx.closing ? undefined : await parseSendInSlices(ctx, request.companyId, request.body);
       // On Redis: enough contact ids reserved from the shared counter before the intake runs.
-      if (ctx.redis && parsed?.ok) await ctx.redis.ids.ensure(parsed.value.request.contacts.length);
+      if (ctx.redis && parsed?.ok) {
+        await ctx.redis.ids.ensure(parsed.value.request.contacts.length);
+        // Its ENQUEUED notifications go to the company's shared configuration.
+        await ctx.redis.webhooks.ensure([request.companyId]);
+      }
       const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed);
       // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).
       if (ctx.durability && result.answer.status === 202) {
