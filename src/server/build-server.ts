@@ -299,7 +299,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   for (const [, event] of storedState?.outbox ?? []) outbox.enqueue(event as OutboxEvent, clock.now());
   // SMS written and not answered by the gateway go (again): at least once.
   const storedSms = (storedState?.sms ?? []).map(([, item]) => item as OutgoingSms);
-  const sms = new SmsWorker(channel, notifier, options.sms, [...(restore?.sms ?? []), ...storedSms], storage ? (id) => durability!.smsAnswered(id) : undefined);
+  const sms = new SmsWorker(channel, notifier, options.sms, [...(restore?.sms ?? []), ...storedSms], storage || onRedis ? (id) => durability!.smsAnswered(id) : undefined);
   const ctx: ServerContext = {
     engine,
     channel,
@@ -372,6 +372,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
         delivery.kick();
       },
       onFed: () => dispatch.kick(),
+      sendSms: (items) => sms.enqueue(items),
+      smsRoom: () => Math.max(0, Math.min(1000, sms.maxQueued - sms.queued - sms.inFlight)),
       onWriteError: (e) => app.log.warn({ err: e }, 'Redis step not written: trying again (intake and sending wait)'),
     });
     redisPersistence = durability = persistence;

@@ -139,10 +139,25 @@ describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, 
 
       const alive = new Set([0, 1, 2]);
       const accepted = new Set<string>();
+      const smsAccepted = new Set<string>();
       const requests = 40;
       let posted = 0;
       const poster = (async () => {
         for (let r = 0; r < requests; r++) {
+          if (r % 4 === 0) {
+            // An SMS batch too, to any instance: promised only with a 202, whatever dies after.
+            const items = Array.from({ length: 50 }, (_, i) => ({ message: `SMS ${i}`, phone: `55119${String(70000000 + r * 100 + i)}`, reference: `s${r}i${i}`, url_callback_dlr: `${receiver.url}/dlr` }));
+            for (let attempt = 0; ; attempt++) {
+              const target = [...alive][(r + attempt) % alive.size]!;
+              try {
+                const res = await api(urls[target]!, '/sms/messages/', items);
+                if (res.status === 202) for (const it of items) smsAccepted.add(it.reference);
+                if (res.status === 202 || res.status === 422) break;
+              } catch {
+                // Died mid-request: nothing promised.
+              }
+            }
+          }
           const contacts = Array.from({ length: 500 }, (_, i) => ({ phone_number: `55219${String(80000000 + r * 1000 + i)}`, template_variables: ['x'], data: { ref: `r${r}c${i}` } }));
           for (let attempt = 0; ; attempt++) {
             const target = [...alive][(r + attempt) % alive.size]!;
@@ -185,6 +200,9 @@ describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, 
         return count;
       };
       await waitFor(() => finals() === accepted.size, 'a final notification for every accepted contact');
+      const dlrFor = () => new Set((receiver.all('/dlr') as { reference: string | null; status: string }[]).filter((d) => d.status === 'SENT').map((d) => d.reference));
+      await waitFor(() => [...smsAccepted].every((ref) => dlrFor().has(ref)), 'a DLR for every accepted SMS');
+      expect(smsAccepted.size).toBe(500);
       expect(accepted.size).toBeGreaterThanOrEqual(20_000);
 
       const log = readLog();

@@ -59,7 +59,12 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: instances share t
     // Message ids are the contacts' global ids.
     const messageIds = [...a.channel.sends, ...b.channel.sends].map((s) => s.messageId);
     expect(new Set(messageIds).size).toBe(1200);
+    // SMS accepted by A are sent by whichever instance takes them; their DLR callbacks come.
+    const items = Array.from({ length: 30 }, (_, i) => ({ message: `SMS ${i}`, phone: `55119${String(70000000 + i)}`, reference: `s${i}`, url_callback_dlr: `${receiver.url}/dlr` }));
+    expect((await api(a.url, '/sms/messages/', { body: items })).status).toBe(202);
+    await waitFor(() => new Set(receiver.all('/dlr').filter((d) => d.status === 'SENT').map((d) => d.reference)).size === 30, '30 SMS delivery reports');
     await waitFor(() => a.server.sendpool.idle() && b.server.sendpool.idle(), 'both idle');
+    expect(await client.xlen(`${base}{queue}:sms`)).toBe(0);
     expect(await client.scard(`${base}{queue}:active`)).toBe(0);
   });
 });

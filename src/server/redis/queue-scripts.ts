@@ -20,7 +20,8 @@
  * progress (a stream left empty leaves the active set), events delivered acknowledged and deleted.
  * Progress is recorded only for chunks this consumer still holds: a chunk another instance took
  * over (this one stalled past the lease) is the new holder's to finish, so a contact gets one final.
- * KEYS: [1] active set, [2] outbox stream, then the streams and progress hashes named below.
+ * KEYS: [1] active set, [2] outbox stream, [3] SMS stream, then the streams and progress hashes
+ *       named below.
  * ARGV: [1] dispatch group, [2] outbox group, [3] this consumer, [4] the step's id (a step sent
  *       again after a lost reply is not applied twice: its id is remembered for an hour),
  *       [5] chunk count n, then n pairs (stream key index, body),
@@ -28,6 +29,8 @@
  *       progress key index, done (1 or 0), field count f, then f pairs (field, value), event
  *       count v, then v events (the notifications of its contacts: written only while held),
  *       then delivered count k and k outbox entry ids,
+ *       then SMS count q and q SMS (JSON: accepted, to be sent by any instance),
+ *       then answered count a and a SMS entry ids (the gateway answered them),
  *       then the events' JSON.
  * Returns { entry ids of the chunks enqueued, entry ids of the chunks no longer held }.
  */
@@ -100,6 +103,22 @@ at = at + 1
 for j = 1, k do
   redis.call('XACK', KEYS[2], ARGV[2], ARGV[at])
   redis.call('XDEL', KEYS[2], ARGV[at])
+  at = at + 1
+end
+local q = tonumber(ARGV[at])
+at = at + 1
+if q > 0 and redis.call('EXISTS', KEYS[3]) == 0 then
+  redis.call('XGROUP', 'CREATE', KEYS[3], 'sms', '0', 'MKSTREAM')
+end
+for j = 1, q do
+  redis.call('XADD', KEYS[3], '*', 'e', ARGV[at])
+  at = at + 1
+end
+local a = tonumber(ARGV[at])
+at = at + 1
+for j = 1, a do
+  redis.call('XACK', KEYS[3], 'sms', ARGV[at])
+  redis.call('XDEL', KEYS[3], ARGV[at])
   at = at + 1
 end
 if at <= #ARGV and redis.call('EXISTS', KEYS[2]) == 0 then

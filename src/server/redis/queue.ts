@@ -71,7 +71,7 @@ export interface ClaimedChunk {
   readonly finals: ReadonlyMap<number, string>;
 }
 
-/** A webhook event an instance holds for delivery. */
+/** A webhook event (or an SMS) an instance holds. */
 export interface ClaimedEvent {
   readonly entryId: string;
   readonly json: string;
@@ -97,6 +97,10 @@ export interface QueueStep {
   readonly chunkEvents?: readonly { readonly chunk: ClaimedChunk; readonly json: string }[];
   /** Outbox entries delivered (or given up): acknowledged and deleted. */
   readonly delivered?: readonly string[];
+  /** SMS accepted (JSON), for any instance to send. */
+  readonly sms?: readonly string[];
+  /** SMS entries the gateway answered: acknowledged and deleted. */
+  readonly smsAnswered?: readonly string[];
 }
 
 /** Options of {@link ContactQueue}. */
@@ -121,6 +125,10 @@ export interface ContactQueueOptions {
 
 const GROUP = 'dispatch';
 const OUTBOX_GROUP = 'webhooks';
+const SMS_GROUP = 'sms';
+
+/** The shared work besides contacts: webhook events to deliver, SMS to send. */
+export type WorkKind = 'events' | 'sms';
 
 export class ContactQueue {
   readonly #client: QueueClient;
@@ -146,6 +154,14 @@ export class ContactQueue {
 
   get outboxKey(): string {
     return `${this.#prefix}outbox`;
+  }
+
+  get smsKey(): string {
+    return `${this.#prefix}sms`;
+  }
+
+  #work(kind: WorkKind): { key: string; group: string } {
+    return kind === 'events' ? { key: this.outboxKey, group: OUTBOX_GROUP } : { key: this.smsKey, group: SMS_GROUP };
   }
 
   /** The stream of a flow: a campaign of a company, or a request without a campaign. */
@@ -220,7 +236,7 @@ export class ContactQueue {
    * in `lost`, with the new chunks' entry ids.
    */
   async step(step: QueueStep): Promise<{ readonly ids: string[]; readonly lost: string[] }> {
-    const keys = [this.activeKey, this.outboxKey];
+    const keys = [this.activeKey, this.outboxKey, this.smsKey];
     const at = new Map<string, number>();
     const key = (k: string) => {
       let i = at.get(k);
@@ -250,37 +266,43 @@ export class ContactQueue {
     for (const [c, t] of touched) progress.push(key(c.stream), c.entryId, key(this.progressKey(c)), done.has(c) ? 1 : 0, t.fields.length / 2, ...t.fields, t.events.length, ...t.events);
     const delivered = step.delivered ?? [];
     const events = step.events ?? [];
-    if (chunks.length + touched.size + delivered.length + events.length === 0) return { ids: [], lost: [] };
-    const args = [GROUP, OUTBOX_GROUP, this.#consumer, step.id ?? randomUUID(), chunks.length / 2, ...chunks, touched.size, ...progress, delivered.length, ...delivered, ...events];
+    const sms = step.sms ?? [];
+    const answered = step.smsAnswered ?? [];
+    if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length === 0) return { ids: [], lost: [] };
+    const args = [GROUP, OUTBOX_GROUP, this.#consumer, step.id ?? randomUUID(), chunks.length / 2, ...chunks, touched.size, ...progress, delivered.length, ...delivered, sms.length, ...sms, answered.length, ...answered, ...events];
     const [ids, lost] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[]];
     return { ids, lost };
   }
 
-  /** Claims up to `count` webhook events not claimed by anyone yet. */
-  async claimEvents(count: number): Promise<ClaimedEvent[]> {
+  /** Claims up to `count` webhook events (or SMS) not claimed by anyone yet. */
+  async claimWork(kind: WorkKind, count: number): Promise<ClaimedEvent[]> {
+    const { key, group } = this.#work(kind);
     let reply: unknown;
     try {
-      reply = await this.#client.call('XREADGROUP', 'GROUP', OUTBOX_GROUP, this.#consumer, 'COUNT', count, 'STREAMS', this.outboxKey, '>');
+      reply = await this.#client.call('XREADGROUP', 'GROUP', group, this.#consumer, 'COUNT', count, 'STREAMS', key, '>');
     } catch (e) {
-      // No event was ever written: no stream, no group.
+      // Nothing was ever written there: no stream, no group.
       if (e instanceof Error && e.message.startsWith('NOGROUP')) return [];
       throw e;
     }
     return streamsOf(reply).flatMap(([, entries]) => entries.map(([entryId, fields]) => ({ entryId, json: fields[1]! })));
   }
 
-  /** Takes over events whose holder stopped renewing them for the lease. */
-  async reclaimEvents(max = 1000): Promise<ClaimedEvent[]> {
-    const flat = (await runScript(this.#client, RECLAIM, [this.outboxKey], [OUTBOX_GROUP, this.#consumer, this.leaseMs, max, ''])) as (string | string[])[];
+  /** Takes over events (or SMS) whose holder stopped renewing them for the lease. */
+  async reclaimWork(kind: WorkKind, max = 1000): Promise<ClaimedEvent[]> {
+    if (max <= 0) return [];
+    const { key, group } = this.#work(kind);
+    const flat = (await runScript(this.#client, RECLAIM, [key], [group, this.#consumer, this.leaseMs, max, ''])) as (string | string[])[];
     const out: ClaimedEvent[] = [];
     for (let i = 0; i < flat.length; i += 4) out.push({ entryId: flat[i + 1] as string, json: flat[i + 2] as string });
     return out;
   }
 
-  /** Renews the events held; answers the entry ids another instance took over meanwhile. */
-  async renewEvents(entryIds: readonly string[]): Promise<string[]> {
+  /** Renews the events (or SMS) held; answers the entry ids another instance took over meanwhile. */
+  async renewWork(kind: WorkKind, entryIds: readonly string[]): Promise<string[]> {
     if (entryIds.length === 0) return [];
-    return (await runScript(this.#client, RENEW, [this.outboxKey], [OUTBOX_GROUP, this.#consumer, ...entryIds])) as string[];
+    const { key, group } = this.#work(kind);
+    return (await runScript(this.#client, RENEW, [key], [group, this.#consumer, ...entryIds])) as string[];
   }
 }
 

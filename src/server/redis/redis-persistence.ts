@@ -17,7 +17,7 @@ import { randomUUID } from 'node:crypto';
 import type { OutboxEvent } from '../../events/outbox.js';
 import type { OutgoingSms } from '../channel.js';
 import type { Persistence } from '../persistence.js';
-import type { ChunkBody, ClaimedEvent, ContactQueue, QueueStep } from './queue.js';
+import type { ChunkBody, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
 import type { SharedDispatch } from './shared-dispatch.js';
 
 interface Deps {
@@ -31,6 +31,10 @@ interface Deps {
   readonly periodic?: () => Promise<void>;
   /** Events claimed from the shared outbox: deliver them. */
   readonly deliver: (events: readonly OutboxEvent[]) => void;
+  /** SMS claimed from the shared queue: send them. */
+  readonly sendSms: (items: readonly OutgoingSms[]) => void;
+  /** SMS this instance may take now (its SMS queue's room). */
+  readonly smsRoom: () => number;
   /** Work was taken into the engine: dispatch it. */
   readonly onFed: () => void;
   /** A step could not be written (it is written again later). */
@@ -61,8 +65,10 @@ export class RedisPersistence implements Persistence {
   #delivered: string[] = [];
   /** The contact whose notifications are being staged (tied to its chunk). */
   #about: object | undefined;
-  /** Webhook events held: event id -> outbox entry id. */
-  readonly #events = new Map<string, string>();
+  /** Webhook events and SMS held: event id (SMS id) -> stream entry id. */
+  readonly #held: Record<WorkKind, Map<string, string>> = { events: new Map(), sms: new Map() };
+  #sms: string[] = [];
+  #smsAnswered: string[] = [];
   #timer: NodeJS.Timeout | undefined;
   #feeding = false;
   #again = false;
@@ -89,7 +95,7 @@ export class RedisPersistence implements Persistence {
 
   /** Webhook events held here for delivery. */
   get heldEvents(): number {
-    return this.#events.size;
+    return this.#held.events.size + this.#held.sms.size;
   }
 
   commit(): Promise<void> {
@@ -129,16 +135,25 @@ export class RedisPersistence implements Persistence {
     this.schedule();
   }
 
-  /** SMS are kept by the instance that took them (docs/scaling.md says what that means). */
-  stageSms(_items: readonly OutgoingSms[]): void {}
+  /** SMS accepted: written with the next step (their 202 waits for it); any instance sends them. */
+  stageSms(items: readonly OutgoingSms[]): void {
+    for (const s of items) this.#sms.push(JSON.stringify(s));
+  }
 
-  smsAnswered(_smsId: string): void {}
+  smsAnswered(smsId: string): void {
+    const entry = this.#held.sms.get(smsId);
+    if (entry === undefined) return;
+    this.#held.sms.delete(smsId);
+    this.#smsAnswered.push(entry);
+    this.schedule();
+    this.kick();
+  }
 
   delivered(ids: readonly string[]): void {
     for (const id of ids) {
-      const entry = this.#events.get(id);
+      const entry = this.#held.events.get(id);
       if (entry === undefined) continue;
-      this.#events.delete(id);
+      this.#held.events.delete(id);
       this.#delivered.push(entry);
     }
     this.schedule();
@@ -167,9 +182,13 @@ export class RedisPersistence implements Persistence {
       this.#deps.takeOutcomes();
       const chunks = this.#chunks;
       const delivered = this.#delivered;
+      const sms = this.#sms;
+      const smsAnswered = this.#smsAnswered;
       this.#chunks = [];
       this.#delivered = [];
-      step = { id: randomUUID(), ...this.#deps.shared.takeStep(), chunks, delivered };
+      this.#sms = [];
+      this.#smsAnswered = [];
+      step = { id: randomUUID(), ...this.#deps.shared.takeStep(), chunks, delivered, sms, smsAnswered };
     }
     let ok = false;
     try {
@@ -188,8 +207,8 @@ export class RedisPersistence implements Persistence {
     this.#writing = false;
     if (ok) {
       for (const w of waiters) w.resolve();
-      if ((step.events?.length ?? 0) + (step.chunkEvents?.length ?? 0) > 0) this.kick();
-      if (this.#waiters.length > 0 || this.#chunks.length > 0 || this.#deps.shared.dirty || this.#delivered.length > 0) {
+      if ((step.events?.length ?? 0) + (step.chunkEvents?.length ?? 0) + (step.sms?.length ?? 0) > 0) this.kick();
+      if (this.#waiters.length > 0 || this.#chunks.length > 0 || this.#deps.shared.dirty || this.#delivered.length + this.#sms.length + this.#smsAnswered.length > 0) {
         if (this.#waiters.length > 0) void this.#write();
         else this.schedule();
       }
@@ -239,31 +258,44 @@ export class RedisPersistence implements Persistence {
         this.#lastRenew = now;
         await shared.renew();
         await this.#deps.periodic?.();
-        const lost = new Set(await queue.renewEvents([...this.#events.values()]));
-        if (lost.size > 0) for (const [id, entry] of this.#events) if (lost.has(entry)) this.#events.delete(id);
-        await this.#take(await queue.reclaimEvents(Math.max(0, (this.#deps.maxHeldEvents ?? 1000) - this.#events.size)));
+        for (const kind of ['events', 'sms'] as const) {
+          const held = this.#held[kind];
+          const lost = new Set(await queue.renewWork(kind, [...held.values()]));
+          if (lost.size > 0) for (const [id, entry] of held) if (lost.has(entry)) held.delete(id);
+          await this.#take(kind, await queue.reclaimWork(kind, this.#room(kind)));
+        }
       }
       if ((await shared.feed(this.#deps.prepare)) > 0) this.#deps.onFed();
-      const room = (this.#deps.maxHeldEvents ?? 1000) - this.#events.size;
-      if (room > 0) await this.#take(await queue.claimEvents(room));
+      for (const kind of ['events', 'sms'] as const) {
+        const room = this.#room(kind);
+        if (room > 0) await this.#take(kind, await queue.claimWork(kind, room));
+      }
     } catch (e) {
       // Redis away: the next feed tries again.
       this.#deps.onWriteError(e);
     }
   }
 
-  async #take(claimed: readonly ClaimedEvent[]): Promise<void> {
+  #room(kind: WorkKind): number {
+    return kind === 'events' ? (this.#deps.maxHeldEvents ?? 1000) - this.#held.events.size : this.#deps.smsRoom();
+  }
+
+  async #take(kind: WorkKind, claimed: readonly ClaimedEvent[]): Promise<void> {
     if (claimed.length === 0) return;
-    const events: OutboxEvent[] = [];
+    const held = this.#held[kind];
+    const items: (OutboxEvent | OutgoingSms)[] = [];
     for (const c of claimed) {
-      const event = JSON.parse(c.json) as OutboxEvent;
-      if (this.#events.has(event.id)) continue;
-      this.#events.set(event.id, c.entryId);
-      events.push(event);
+      const item = JSON.parse(c.json) as OutboxEvent | OutgoingSms;
+      const id = 'smsId' in item ? item.smsId : item.id;
+      if (held.has(id)) continue;
+      held.set(id, c.entryId);
+      items.push(item);
     }
-    if (events.length === 0) return;
-    await this.#deps.prepare?.(events.map((e) => e.companyId));
-    this.#deps.deliver(events);
+    if (items.length === 0) return;
+    // Their notifications and callbacks are signed with the companies' shared secrets.
+    await this.#deps.prepare?.(items.map((e) => e.companyId));
+    if (kind === 'events') this.#deps.deliver(items as OutboxEvent[]);
+    else this.#deps.sendSms(items as OutgoingSms[]);
   }
 
   /** Stops feeding; the last step is written by `flush`. */

@@ -50,7 +50,8 @@ export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
         return answer(reply, errorResponse('unavailable', [], 'The server could not write the SMS durably; nothing was accepted. Send them again later.'));
       }
     }
-    ctx.sms.enqueue(items);
+    // On Redis the SMS wait in the shared queue: any instance takes and sends them.
+    if (!ctx.redis) ctx.sms.enqueue(items);
     ctx.metrics?.contactsAccepted.inc({ kind: 'sms' }, sends.length);
     return answer(reply, smsResponse(parsed.value, requestId));
   });
