@@ -86,10 +86,10 @@ export function intakeSend(
   const { request, accepted, rejected } = screened;
 
   // The intake bound: contacts waiting in the engine, and webhook events waiting in the outbox.
-  // (On Redis the contacts wait in the shared queue, not in this engine: docs/scaling.md.)
+  // On Redis the contacts wait in the shared queue: the bound is the fleet's backlog there.
   const s = engine.stats();
-  const waiting = s.queued + s.waitingRetry + s.inFlight;
-  if (!ctx.redis && waiting + accepted.length > ctx.maxQueuedContacts) {
+  const waiting = ctx.redis ? ctx.redis.persistence.backlog : s.queued + s.waitingRetry + s.inFlight;
+  if (waiting + accepted.length > ctx.maxQueuedContacts) {
     const seconds = retryAfterSeconds(ctx, request.business_id, request.template_type_id, waiting + accepted.length - ctx.maxQueuedContacts);
     return {
       answer: errorResponse('rate_limited', [], `The intake queue is full (${waiting} contacts waiting, bound ${ctx.maxQueuedContacts}); retry after ${seconds} s.`),

@@ -53,6 +53,8 @@ describe.skipIf(REDIS_URL === undefined)('shared contact queue (Redis)', () => {
   it('records hand-outs and finals; a chunk taken over comes with them, and its old holder learns it lost it', async () => {
     const a = queue('a');
     const [id] = await a.enqueue([chunk(3, 1, 4)]);
+    // The fleet's backlog counts the chunk's contacts until it is done.
+    expect(await a.backlog()).toBe(4);
     const [held] = await a.claim();
     expect(held?.entryId).toBe(id);
     await a.step({
@@ -81,6 +83,7 @@ describe.skipIf(REDIS_URL === undefined)('shared contact queue (Redis)', () => {
     const b = queue('b');
     await b.step({ finals: [1, 2, 3].map((index) => ({ chunk: taken!, index, state: 'sent' })), done: [taken!] });
     expect(await client.exists(b.progressKey(taken!))).toBe(0);
+    expect(await b.backlog()).toBe(0);
     expect(await client.exists(taken!.stream)).toBe(0);
     expect(await client.sismember(b.activeKey, taken!.stream)).toBe(0);
   });

@@ -67,6 +67,21 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: instances share t
     expect(await client.xlen(`${base}{queue}:sms`)).toBe(0);
     expect(await client.scard(`${base}{queue}:active`)).toBe(0);
   });
+
+  it('bounds intake by the fleet-wide backlog in Redis', async () => {
+    // An instance that dispatches nothing (a paused fleet would too): what it accepts stays queued.
+    const c = await startServer({ redis: { client, prefix: `${base}bound:`, consumer: 'c', prefetchContacts: 0 }, maxQueuedContacts: 250 });
+    try {
+      const post = (n: number, offset: number) => api(c.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 9, contacts: contacts(n, offset) } });
+      expect((await post(200, 5000)).status).toBe(202);
+      const refused = await post(100, 6000);
+      expect(refused.status).toBe(429);
+      expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+      expect((await post(50, 7000)).status).toBe(202);
+    } finally {
+      await c.server.close();
+    }
+  });
 });
 
 if (REDIS_URL === undefined) describe('the server on Redis: instances share the queue', () => it.skip(SKIP_REASON, () => {}));

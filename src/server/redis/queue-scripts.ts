@@ -24,14 +24,15 @@
  *       named below.
  * ARGV: [1] dispatch group, [2] outbox group, [3] this consumer, [4] the step's id (a step sent
  *       again after a lost reply is not applied twice: its id is remembered for an hour),
- *       [5] chunk count n, then n pairs (stream key index, body),
+ *       [5] chunk count n, then n triples (stream key index, body, contacts in it),
  *       then the count of chunks with progress, and for each: stream key index, entry id,
- *       progress key index, done (1 or 0), field count f, then f pairs (field, value), event
+ *       progress key index, done (1 or 0), its contacts, field count f, then f pairs (field, value), event
  *       count v, then v events (the notifications of its contacts: written only while held),
  *       then delivered count k and k outbox entry ids,
  *       then SMS count q and q SMS (JSON: accepted, to be sent by any instance),
  *       then answered count a and a SMS entry ids (the gateway answered them),
  *       then the events' JSON.
+ * `<p>backlog` counts the contacts of the chunks not done (the intake bound of every instance).
  * Returns { entry ids of the chunks enqueued, entry ids of the chunks no longer held }.
  */
 export const STEP_SCRIPT = `
@@ -41,6 +42,7 @@ local applied = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'step:' .. AR
 if not redis.call('SET', applied, '1', 'NX', 'PX', 3600000) then
   return { {}, {} }
 end
+local backlog = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'backlog'
 local at = 5
 local n = tonumber(ARGV[at])
 at = at + 1
@@ -52,7 +54,8 @@ for j = 1, n do
   end
   redis.call('SADD', KEYS[1], stream)
   ids[#ids + 1] = redis.call('XADD', stream, '*', 'b', ARGV[at + 1])
-  at = at + 2
+  redis.call('INCRBY', backlog, ARGV[at + 2])
+  at = at + 3
 end
 local lost = {}
 local c = tonumber(ARGV[at])
@@ -62,8 +65,9 @@ for j = 1, c do
   local id = ARGV[at + 1]
   local progress = KEYS[tonumber(ARGV[at + 2])]
   local done = ARGV[at + 3] == '1'
-  local f = tonumber(ARGV[at + 4])
-  local first = at + 5
+  local size = tonumber(ARGV[at + 4])
+  local f = tonumber(ARGV[at + 5])
+  local first = at + 6
   local v = tonumber(ARGV[first + 2 * f])
   local firstEvent = first + 2 * f + 1
   at = firstEvent + v
@@ -82,6 +86,7 @@ for j = 1, c do
   end
   if not held then
   elseif done then
+    redis.call('DECRBY', backlog, size)
     redis.call('XACK', stream, group, id)
     redis.call('XDEL', stream, id)
     redis.call('DEL', progress)

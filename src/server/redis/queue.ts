@@ -178,6 +178,11 @@ export class ContactQueue {
     return (await this.step({ chunks, events })).ids;
   }
 
+  /** Contacts accepted fleet-wide whose chunks are not done yet. */
+  async backlog(): Promise<number> {
+    return Number((await this.#client.call('GET', `${this.#prefix}backlog`)) ?? 0);
+  }
+
   /** Claims new chunks: at most one from each of up to `streamsPerClaim` flows, in rotation. */
   async claim(): Promise<ClaimedChunk[]> {
     const active = (await this.#client.smembers(this.activeKey)).sort();
@@ -247,7 +252,7 @@ export class ContactQueue {
       return i;
     };
     const chunks: (string | number)[] = [];
-    for (const c of step.chunks ?? []) chunks.push(key(this.streamOf(c)), JSON.stringify(c));
+    for (const c of step.chunks ?? []) chunks.push(key(this.streamOf(c)), JSON.stringify(c), c.contacts.length);
     // Progress by chunk: its fields, and whether it is done.
     const touched = new Map<ClaimedChunk, { fields: (string | number)[]; events: string[] }>();
     const of = (c: ClaimedChunk) => {
@@ -263,13 +268,13 @@ export class ContactQueue {
     for (const c of done) fields(c);
     for (const e of step.chunkEvents ?? []) of(e.chunk).events.push(e.json);
     const progress: (string | number)[] = [];
-    for (const [c, t] of touched) progress.push(key(c.stream), c.entryId, key(this.progressKey(c)), done.has(c) ? 1 : 0, t.fields.length / 2, ...t.fields, t.events.length, ...t.events);
+    for (const [c, t] of touched) progress.push(key(c.stream), c.entryId, key(this.progressKey(c)), done.has(c) ? 1 : 0, c.body.contacts.length, t.fields.length / 2, ...t.fields, t.events.length, ...t.events);
     const delivered = step.delivered ?? [];
     const events = step.events ?? [];
     const sms = step.sms ?? [];
     const answered = step.smsAnswered ?? [];
     if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length === 0) return { ids: [], lost: [] };
-    const args = [GROUP, OUTBOX_GROUP, this.#consumer, step.id ?? randomUUID(), chunks.length / 2, ...chunks, touched.size, ...progress, delivered.length, ...delivered, sms.length, ...sms, answered.length, ...answered, ...events];
+    const args = [GROUP, OUTBOX_GROUP, this.#consumer, step.id ?? randomUUID(), chunks.length / 3, ...chunks, touched.size, ...progress, delivered.length, ...delivered, sms.length, ...sms, answered.length, ...answered, ...events];
     const [ids, lost] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[]];
     return { ids, lost };
   }

@@ -68,6 +68,8 @@ export class RedisPersistence implements Persistence {
   /** Webhook events and SMS held: event id (SMS id) -> stream entry id. */
   readonly #held: Record<WorkKind, Map<string, string>> = { events: new Map(), sms: new Map() };
   #sms: string[] = [];
+  /** The fleet's backlog as last read (every renewal period), plus what this instance staged since. */
+  #backlog = 0;
   #smsAnswered: string[] = [];
   #timer: NodeJS.Timeout | undefined;
   #feeding = false;
@@ -117,7 +119,18 @@ export class RedisPersistence implements Persistence {
 
   /** A 202's contacts, written with the next step. */
   stageChunks(chunks: readonly ChunkBody[]): void {
-    for (const c of chunks) this.#chunks.push(c);
+    for (const c of chunks) {
+      this.#chunks.push(c);
+      this.#backlog += c.contacts.length;
+    }
+  }
+
+  /**
+   * Contacts accepted by every instance and not finished, as last read from Redis (at most one
+   * renewal period old) plus what this instance accepted since: the intake bound's measure.
+   */
+  get backlog(): number {
+    return this.#backlog;
   }
 
   /** Runs `fn` with the notifications it stages tied to `contact`'s chunk. */
@@ -258,6 +271,7 @@ export class RedisPersistence implements Persistence {
         this.#lastRenew = now;
         await shared.renew();
         await this.#deps.periodic?.();
+        this.#backlog = await queue.backlog();
         for (const kind of ['events', 'sms'] as const) {
           const held = this.#held[kind];
           const lost = new Set(await queue.renewWork(kind, [...held.values()]));
