@@ -8,14 +8,14 @@
  * from dist/, a channel that answers "sent" at once) posts 1,000-contact requests from this process
  * (4 at a time per instance) for BENCH_SECONDS and reports:
  * - contacts accepted per second (202s), per instance and in all;
- * - contacts dispatched per second (the channels' sends), per instance and in all, while intake runs
- *   and until the backlog is sent;
+ * - contacts dispatched per second (the channels' sends), per instance and in all, over intake and
+ *   drain, and during the drain alone (after intake stopped: dispatch has the CPUs);
  * - Redis commands per 1,000 sends (`total_commands_processed`; a script is one command).
  * Two fleets: "ample" (10 numbers of 1,000,000/h: the CPUs bind) and "realistic" (100 numbers at
  * 80 messages/s: the numbers bind, 8,000/s in all).
  *
  * Options (environment): BENCH_SECONDS (10), BENCH_FLEETS ("ample,realistic"), BENCH_INSTANCES
- * ("1,3"). The machine's load is printed beside the figures; docs/benchmarks.md has the latest.
+ * ("1,3"), BENCH_TRACE (print the drain rate every second). The machine's load is printed beside the figures; docs/benchmarks.md has the latest.
  */
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -161,7 +161,17 @@ async function run(port: number, kind: 'ample' | 'realistic', count: number, dir
   const sentDuringIntake = instances.map((i) => i.sent);
   const total = accepted.reduce((a, b) => a + b, 0);
   // The backlog drains (the "realistic" fleet sends 8,000/s: bounded wait).
-  while (instances.reduce((a, i) => a + i.sent, 0) < total && performance.now() - started < 600_000) await sleep(100);
+  let lastSent = 0;
+  let lastAt = performance.now();
+  while (instances.reduce((a, i) => a + i.sent, 0) < total && performance.now() - started < 600_000) {
+    await sleep(100);
+    if (process.env['BENCH_TRACE'] && performance.now() - lastAt >= 1000) {
+      const s = instances.reduce((a, i) => a + i.sent, 0);
+      console.log(`drain: ${Math.round((s - lastSent) / ((performance.now() - lastAt) / 1000))}/s`);
+      lastSent = s;
+      lastAt = performance.now();
+    }
+  }
   const drainedMs = performance.now() - started;
   const sent = instances.reduce((a, i) => a + i.sent, 0);
   const commands = commandsProcessed(port) - commandsBefore;
@@ -173,6 +183,8 @@ async function run(port: number, kind: 'ample' | 'realistic', count: number, dir
     acceptedPerInstance: accepted.map((a) => Math.round(a / (acceptedMs / 1000))),
     dispatchedPerSecondDuringIntake: Math.round(sentDuringIntake.reduce((a, b) => a + b, 0) / (acceptedMs / 1000)),
     dispatchedPerSecond: Math.round(sent / (drainedMs / 1000)),
+    // After intake stopped: what the instances send when dispatch has the CPUs to itself.
+    drainPerSecond: Math.round((sent - sentDuringIntake.reduce((a, b) => a + b, 0)) / Math.max(0.001, (drainedMs - acceptedMs) / 1000)),
     dispatchedPerInstance: instances.map((i) => Math.round(i.sent / (drainedMs / 1000))),
     commandsPer1000Sends: Math.round((commands / Math.max(1, sent)) * 1000 * 10) / 10,
     contacts: total,
