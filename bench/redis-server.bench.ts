@@ -19,10 +19,10 @@
  */
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/server/send-log.js';
 
 const KEY = 'bench-key-0123456789abcdef';
 const here = fileURLToPath(import.meta.url);
@@ -79,17 +79,6 @@ async function child(): Promise<void> {
 
 // ---------------------------------------------------------------------------------------------
 // Parent.
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const cli = (port: number, ...args: string[]) => execFileSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
 

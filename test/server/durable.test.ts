@@ -10,12 +10,13 @@
  * Waits are for conditions (what the log and the receiver show), never for times.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { windowViolation } from '../core/window-check.js';
 import { startReceiver, waitFor } from './helpers.js';
+import { keyed, kill, logReader } from './send-log.js';
 
 const KEY = 'durable-test-key-0123456789abcdef';
 const dir = mkdtempSync(join(tmpdir(), 'sendpool-durable-'));
@@ -52,28 +53,6 @@ interface Logged {
   /** An SMS handed to the gateway (not a chat-channel send). */
   sms?: boolean;
 }
-/** The channel's log, read on from where the last read stopped (the test waits on it often). */
-function logReader(file: string): () => Logged[] {
-  const entries: Logged[] = [];
-  let offset = 0;
-  let partial = '';
-  const buffer = Buffer.alloc(1 << 20);
-  return () => {
-    if (!existsSync(file)) return entries;
-    const fd = openSync(file, 'r');
-    try {
-      for (let n = readSync(fd, buffer, 0, buffer.length, offset); n > 0; n = readSync(fd, buffer, 0, buffer.length, offset)) {
-        offset += n;
-        const lines = (partial + buffer.toString('utf8', 0, n)).split('\n');
-        partial = lines.pop()!;
-        for (const l of lines) if (l.endsWith('}')) entries.push(JSON.parse(l) as Logged);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    return entries;
-  };
-}
 
 async function start(cfg: object, logFile: string): Promise<{ child: ChildProcess; url: string }> {
   rmSync(`${logFile}.address`, { force: true });
@@ -86,20 +65,8 @@ async function start(cfg: object, logFile: string): Promise<{ child: ChildProces
   return { child, url: readFileSync(`${logFile}.address`, 'utf8') };
 }
 
-function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
 
-const api = (url: string, path: string, body?: unknown) =>
-  fetch(`${url}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key-id': KEY },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+const api = keyed(KEY);
 
 describe('durable server under kill -9', () => {
   it('20 kills: every 202 reaches its outcome and notification, no window exceeded, re-sends bounded', { timeout: 600_000 }, async () => {
@@ -107,7 +74,7 @@ describe('durable server under kill -9', () => {
     const logFile = join(dir, 'sends.log');
     writeFileSync(fleetFile, JSON.stringify(fleet));
     const cfg = { fleetFile, dataDir: join(dir, 'data'), log: logFile, key: KEY };
-    const readLog = logReader(logFile);
+    const readLog = logReader<Logged>(logFile);
     let server = await start(cfg, logFile);
     let secret = '';
     const receiver = await startReceiver(() => secret);

@@ -10,14 +10,14 @@
  * Waits are for conditions, never for times.
  */
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { windowViolation } from '../core/window-check.js';
 import { REDIS_URL, SKIP_REASON } from '../redis/helpers.js';
 import { startReceiver, waitFor } from './helpers.js';
+import { freePort, keyed, kill, logReader } from './send-log.js';
 
 const KEY = 'redis-instances-key-0123456789abcdef';
 const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
@@ -46,38 +46,6 @@ interface Logged {
   ok: boolean;
 }
 
-function logReader(file: string): () => Logged[] {
-  const entries: Logged[] = [];
-  let offset = 0;
-  let partial = '';
-  const buffer = Buffer.alloc(1 << 20);
-  return () => {
-    if (!existsSync(file)) return entries;
-    const fd = openSync(file, 'r');
-    try {
-      for (let n = readSync(fd, buffer, 0, buffer.length, offset); n > 0; n = readSync(fd, buffer, 0, buffer.length, offset)) {
-        offset += n;
-        const lines = (partial + buffer.toString('utf8', 0, n)).split('\n');
-        partial = lines.pop()!;
-        for (const l of lines) if (l.endsWith('}')) entries.push(JSON.parse(l) as Logged);
-      }
-    } finally {
-      closeSync(fd);
-    }
-    return entries;
-  };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** A redis-server of this test's own, with AOF fsynced at every write, in `dir`. */
 function startRedis(port: number): ChildProcess {
@@ -92,20 +60,8 @@ function redisUp(port: number): boolean {
   }
 }
 
-function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-  });
-}
 
-const api = (url: string, path: string, body?: unknown) =>
-  fetch(`${url}${path}`, {
-    method: body === undefined ? 'GET' : 'POST',
-    headers: { 'content-type': 'application/json', 'x-api-key-id': KEY },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
+const api = keyed(KEY);
 
 describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, Redis restarted', () => {
   it('every 202 reaches one final notification, no window exceeded, re-sends bounded', { timeout: 600_000 }, async () => {
@@ -115,7 +71,7 @@ describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, 
     const fleetFile = join(dir, 'fleet.json');
     const logFile = join(dir, 'sends.log');
     writeFileSync(fleetFile, JSON.stringify(fleet));
-    const readLog = logReader(logFile);
+    const readLog = logReader<Logged>(logFile);
     const names = ['i0', 'i1', 'i2'];
     const children: ChildProcess[] = [];
     const urls: string[] = [];

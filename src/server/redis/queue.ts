@@ -20,7 +20,7 @@
  * Redis Cluster slot. docs/scaling.md ("The server on Redis") has the picture and the failure table.
  */
 import { randomUUID } from 'node:crypto';
-import type { SubmissionContact } from '../../core/submission.js';
+import type { Submission, SubmissionContact } from '../../core/submission.js';
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
 import { RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
 
@@ -42,19 +42,13 @@ export interface QueuedContact extends SubmissionContact {
   readonly costCenterId: number;
 }
 
-/** A chunk of one request's contacts, with what the engine needs to send them. */
-export interface ChunkBody {
+/** A chunk of one request's contacts, with what the engine needs to send them (a submission's options). */
+export interface ChunkBody extends Omit<Submission, 'contacts' | 'weight' | 'maxRetries' | 'retryInterval'> {
   readonly requestId: string;
   readonly companyId: number;
-  readonly businessId: number;
-  readonly typeId: number;
-  readonly campaignId?: number;
-  readonly queueId?: number;
-  readonly botId?: number;
   readonly maxRetries: number;
   /** Milliseconds. */
   readonly retryInterval: number;
-  readonly deadline?: number;
   readonly contacts: readonly QueuedContact[];
 }
 
