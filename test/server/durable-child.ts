@@ -3,8 +3,9 @@
  * appends every attempt (with its charge time) to a log file before answering (the independent record the test reads:
  * what a provider would have received). Contacts whose ref ends in 7 fail their first attempt
  * (131000, a contact retry), in 5 are throttled once (130429, the number rests), in 3 are
- * undeliverable (131026, final), in 9 find template 100 paused by the provider (132015: the template
- * is paused for 3 hours and the contact fails over to template 101). Prints its address once
+ * undeliverable (131026, final), in 8 or 9 find template 100 paused by the provider (132015: the
+ * template is paused for 3 hours and the contact fails over to template 101; two endings, one even
+ * and one odd, so that the rotation of templates over contacts cannot keep them all off 100). Prints its address once
  * listening.
  */
 import { openSync, writeFileSync, writeSync } from 'node:fs';
@@ -22,7 +23,7 @@ const channel: Channel = {
         ? 131000
         : ref.endsWith('5') && m.messageId.endsWith('.0')
           ? 130429
-          : ref.endsWith('9') && m.templateId === 100
+          : (ref.endsWith('8') || ref.endsWith('9')) && m.templateId === 100
             ? 132015
             : undefined;
     // The charge time (when the engine took the number's capacity), which the windows are about.
