@@ -499,6 +499,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     // The results of the drained sends, written before the host closes the store.
     redisPersistence?.stop();
     await durability?.flush();
+    await redisPersistence?.release();
     if (options.snapshotFile !== undefined) {
       writeSnapshotFile(options.snapshotFile, snapshot());
       app.log.info({ file: options.snapshotFile }, 'snapshot written');

@@ -68,6 +68,23 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: instances share t
     expect(await client.scard(`${base}{queue}:active`)).toBe(0);
   });
 
+  it('an instance shutting down gives its work to the others at once, not after the lease', async () => {
+    // Leases of 10 minutes: only a release lets the second instance have the work within the test.
+    const shared = { client, prefix: `${base}release:`, leaseMs: 600_000 };
+    const d = await startServer({ redis: { ...shared, consumer: 'd', prefetchContacts: 300 }, dispatch: { maxInFlight: 0 } });
+    expect((await api(d.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 3, contacts: contacts(250, 9000) } })).status).toBe(202);
+    // D holds the contacts (it claims them) but sends none.
+    await waitFor(async () => (await client.xpending(`${base}release:{queue}:s:c1.3`, 'dispatch'))[0] === 3, 'D holds the three chunks');
+    await d.server.close();
+    const e = await startServer({ redis: { ...shared, consumer: 'e' } });
+    try {
+      await waitFor(() => e.channel.sends.length === 250, 'E sent what D held');
+      expect(d.channel.sends.length).toBe(0);
+    } finally {
+      await e.server.close();
+    }
+  });
+
   it('bounds intake by the fleet-wide backlog in Redis', async () => {
     // An instance that dispatches nothing (a paused fleet would too): what it accepts stays queued.
     const c = await startServer({ redis: { client, prefix: `${base}bound:`, consumer: 'c', prefetchContacts: 0 }, maxQueuedContacts: 250 });

@@ -172,19 +172,22 @@ return out
 `;
 
 /**
- * Renews the entries this consumer still holds (resets their idle time, so nobody takes them over);
+ * Renews the entries this consumer still holds (sets their idle time to ARGV[3]: 0 renews them, so
+ * nobody takes them over; the lease releases them, so the next instance that looks takes them);
  * an entry another consumer took meanwhile is not taken back.
- * KEYS: [1] a stream. ARGV: [1] group, [2] this consumer, then entry ids.
+ * KEYS: [1] a stream. ARGV: [1] group, [2] this consumer, [3] idle time in ms, then entry ids.
  * Returns the ids this consumer no longer holds.
  */
 export const RENEW_SCRIPT = `
 local lost = {}
 local claim = { KEYS[1], ARGV[1], ARGV[2], '0' }
-for j = 3, #ARGV do
+for j = 4, #ARGV do
   local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[j], ARGV[j], 1)
   if p[1] and p[1][2] == ARGV[2] then claim[#claim + 1] = ARGV[j] else lost[#lost + 1] = ARGV[j] end
 end
 if #claim > 4 then
+  claim[#claim + 1] = 'IDLE'
+  claim[#claim + 1] = ARGV[3]
   claim[#claim + 1] = 'JUSTID'
   redis.call('XCLAIM', unpack(claim))
 end

@@ -211,8 +211,12 @@ export class ContactQueue {
     return out;
   }
 
-  /** Renews the chunks held (by stream); answers those another instance took over meanwhile. */
-  async renew(held: readonly ClaimedChunk[]): Promise<ClaimedChunk[]> {
+  /**
+   * Renews the chunks held (by stream); answers those another instance took over meanwhile. With
+   * `release`, gives them up instead: they look idle for the whole lease, so the next instance that
+   * looks takes them over (an orderly shutdown).
+   */
+  async renew(held: readonly ClaimedChunk[], release = false): Promise<ClaimedChunk[]> {
     const byStream = new Map<string, ClaimedChunk[]>();
     for (const c of held) {
       const list = byStream.get(c.stream);
@@ -222,7 +226,7 @@ export class ContactQueue {
     const lost: ClaimedChunk[] = [];
     await Promise.all(
       [...byStream].map(async ([stream, chunks]) => {
-        const ids = new Set((await runScript(this.#client, RENEW, [stream], [GROUP, this.#consumer, ...chunks.map((c) => c.entryId)])) as string[]);
+        const ids = new Set((await runScript(this.#client, RENEW, [stream], [GROUP, this.#consumer, release ? this.leaseMs : 0, ...chunks.map((c) => c.entryId)])) as string[]);
         for (const c of chunks) if (ids.has(c.entryId)) lost.push(c);
       }),
     );
@@ -297,11 +301,11 @@ export class ContactQueue {
     return out;
   }
 
-  /** Renews the events (or SMS) held; answers the entry ids another instance took over meanwhile. */
-  async renewWork(kind: WorkKind, entryIds: readonly string[]): Promise<string[]> {
+  /** Renews (or, with `release`, gives up) the events or SMS held; answers the entry ids another instance took over meanwhile. */
+  async renewWork(kind: WorkKind, entryIds: readonly string[], release = false): Promise<string[]> {
     if (entryIds.length === 0) return [];
     const { key, group } = this.#work(kind);
-    return (await runScript(this.#client, RENEW, [key], [group, this.#consumer, ...entryIds])) as string[];
+    return (await runScript(this.#client, RENEW, [key], [group, this.#consumer, release ? this.leaseMs : 0, ...entryIds])) as string[];
   }
 }
 

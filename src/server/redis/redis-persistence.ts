@@ -312,9 +312,23 @@ export class RedisPersistence implements Persistence {
     else this.#deps.sendSms(items as OutgoingSms[]);
   }
 
-  /** Stops feeding; the last step is written by `flush`. */
+  /** Stops feeding; the last step is written by `flush`, then `release` gives up what is held. */
   stop(): void {
     this.#closed = true;
     if (this.#timer) clearTimeout(this.#timer);
+  }
+
+  /**
+   * Gives up what this instance still holds (contacts not sent yet, events not delivered, SMS not
+   * sent) so the others take it at once rather than after the lease: an orderly shutdown, after
+   * the last step is written. Best effort: if Redis does not answer, the lease hands them over.
+   */
+  async release(): Promise<void> {
+    try {
+      await this.#deps.shared.renew(true);
+      for (const kind of ['events', 'sms'] as const) await this.#deps.queue.renewWork(kind, [...this.#held[kind].values()], true);
+    } catch {
+      // The lease does it.
+    }
   }
 }

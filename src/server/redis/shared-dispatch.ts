@@ -239,10 +239,13 @@ export class SharedDispatch {
     return this.#lost;
   }
 
-  /** Renews the chunks held; those another instance took over are not sent from here any more. */
-  async renew(): Promise<number> {
+  /**
+   * Renews the chunks held; those another instance took over are not sent from here any more. With
+   * `release` (shutdown, after the last sends were answered and written) gives them up to the others.
+   */
+  async renew(release = false): Promise<number> {
     if (this.#held.size === 0) return 0;
-    const lost = await this.#queue.renew([...this.#held.values()].filter((h) => !h.lost).map((h) => h.chunk));
+    const lost = await this.#queue.renew([...this.#held.values()].filter((h) => !h.lost).map((h) => h.chunk), release);
     this.#lose(lost.map((c) => c.entryId));
     return lost.length;
   }
