@@ -3,6 +3,7 @@
  * snapshot file (if any), builds the engine and the server, listens, and closes gracefully on
  * SIGINT/SIGTERM (stop intake, drain, snapshot).
  */
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createEngine } from '../engine.js';
 import { snapshotFromRows } from '../core/rows.js';
@@ -83,7 +84,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   // SMS over SMPP: composed with the template channel (its connection events go to the server's log).
   let logTo: SendpoolServer | undefined;
   const channel = smpp === undefined ? templates : (await smppServerChannel(smpp, templates, () => logTo?.log)).channel;
-  const shared = redis === undefined ? undefined : await redisFleet(redis.url, fleet, () => server?.sendpool.wake());
+  const shared = redis === undefined ? undefined : await redisFleet(redis.url, redis.prefix ?? 'sendpool:', fleet, () => server?.sendpool.wake());
   const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir);
   const stored = storage?.load();
   // The store wins over a snapshot file: a snapshot is imported into an empty store once, never again.
@@ -99,7 +100,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     ...(saved ? { restore: saved.server } : {}),
     ...(snapshotFile === undefined ? {} : { snapshotFile }),
     ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
-    ...(shared && redis ? { redis: { ...redis, client: shared.client } } : {}),
+    ...(shared && redis ? { redis: { ...redis, client: shared.client }, ...(rest.reportTokenKey === undefined ? { reportTokenKey: shared.reportTokenKey } : {}) } : {}),
   });
   try {
     server = build();
@@ -150,7 +151,7 @@ async function whatsAppChannel(fleet: unknown, options: Omit<WhatsAppChannelOpti
  * The engine of an instance on Redis: its numbers' capacity leased from Redis (`RedisStore`), their
  * statuses shared (`FleetSync`); loaded only when asked for, so `ioredis` stays off the default path.
  */
-async function redisFleet(url: string, fleet: unknown, onCapacity: () => void) {
+async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacity: () => void) {
   let Redis: typeof import('ioredis').Redis;
   try {
     ({ Redis } = await import('ioredis'));
@@ -170,9 +171,14 @@ async function redisFleet(url: string, fleet: unknown, onCapacity: () => void) {
   const engine = createEngine(fleet, { store });
   sync = new FleetSync({ client, subscriber, engine });
   await sync.start();
+  // The key signing report download links is every instance's: a link made by one works on all.
+  const keyField = `${prefix}{config}:report-token-key`;
+  await client.set(keyField, randomBytes(32).toString('base64'), 'NX');
+  const reportTokenKey = Buffer.from((await client.get(keyField)) ?? '', 'base64');
   return {
     client,
     engine,
+    reportTokenKey,
     async close() {
       await sync?.stop();
       await store.close();

@@ -133,12 +133,14 @@ describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, 
       await waitFor(() => readLog().length >= 3000, '3,000 sends before the kill');
       const inFlightBound = 1000; // the dispatch worker's maxInFlight
       await kill(children[1]!);
+      const killedAt = Date.now();
       alive.delete(1);
       await waitFor(() => readLog().length >= 7000, '7,000 sends before Redis restarts');
       await kill(redis);
       await waitFor(() => !redisUp(port), 'redis-server down');
       redis = startRedis(port);
       await waitFor(() => redisUp(port), 'redis-server back (from its AOF)');
+      const redisBackAt = Date.now();
       await poster;
       expect(posted).toBe(requests);
 
@@ -180,8 +182,12 @@ describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, 
         const sends = log.filter((l) => l.phone === n.phone).map((l) => ({ at: l.at, count: 1 }));
         expect(windowViolation(sends, { perHour: n.throughputPerHour, per24h: n.messagingLimit24h, perSecond: n.messagesPerSecond }), n.phone).toBeUndefined();
       }
+      // Recovery, from the log: the first send by a survivor of a contact the dead instance had
+      // sent (its chunk taken over after the lease), and the first send after Redis was back.
+      const takeover = log.find((l) => l.at >= killedAt && l.by !== 'i1' && byDead.has(l.ref));
+      const resumed = log.find((l) => l.at >= redisBackAt);
       console.log(
-        `3 instances on Redis, one killed, Redis restarted: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications`,
+        `3 instances on Redis, one killed, Redis restarted: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications; the dead instance's contacts sent again ${takeover ? takeover.at - killedAt : 'n/a'} ms after the kill (lease 2,000 ms), sends resumed ${resumed ? resumed.at - redisBackAt : 'n/a'} ms after Redis was back`,
       );
     } finally {
       for (const c of children) await kill(c);
