@@ -26,6 +26,7 @@ export const SERVE_FLAGS: Options = {
   'metrics-port': { type: 'string' },
   'metrics-host': { type: 'string' },
   'metrics-key-file': { type: 'string' },
+  'no-metrics': { type: 'boolean' },
   'headers-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
   'keep-alive-timeout': { type: 'string' },
@@ -184,10 +185,15 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
   const metricsHost = str('metrics-host');
   const metricsKeyFile = str('metrics-key-file');
   if (metricsHost !== undefined && metricsPort === undefined) throw new UsageError('--metrics-host: needs --metrics-port (the port of the metrics listener)');
+  const noMetrics = values['no-metrics'] === true;
+  if (noMetrics && (metricsPort ?? metricsKeyFile) !== undefined) {
+    throw new UsageError(`--no-metrics: serves no /metrics, so ${metricsPort !== undefined ? '--metrics-port' : '--metrics-key-file'} has nothing to configure`);
+  }
   const metrics: Record<string, unknown> = {};
   if (metricsPort !== undefined) metrics['listen'] = { port: portFlag('metrics-port', metricsPort), host: metricsHost === undefined ? '127.0.0.1' : hostFlag('metrics-host', metricsHost) };
   if (metricsKeyFile !== undefined) metrics['key'] = keyFromFile(io, 'metrics-key-file', metricsKeyFile, metricsKeyProblem);
-  if (Object.keys(metrics).length > 0) options['metrics'] = metrics;
+  if (noMetrics) options['metrics'] = false;
+  else if (Object.keys(metrics).length > 0) options['metrics'] = metrics;
   else if (!LOOPBACK.test(host ?? '127.0.0.1')) {
     notes.push(`GET /metrics is open without a key on ${host ?? ''}; give --metrics-key-file or --metrics-port (docs/server.md, "Metrics")`);
   }
