@@ -178,7 +178,7 @@ export function renderChart(input: ChartInput): string {
   phones.forEach((phone, i) => {
     const ly = TOP + 10 + i * 20;
     if (ly > TOP + plotH - 60) return;
-    const sent = perNumber[i]?.[perNumber[i]!.length - 1] ?? 0;
+    const sent = perNumber[i]?.[perNumber[i].length - 1] ?? 0;
     out.push(`<rect x="${lx}" y="${ly - 10}" width="14" height="12" fill="${PALETTE[i % PALETTE.length]}"/>`);
     out.push(`<text x="${lx + 20}" y="${ly}">${esc(phone)} (${count(sent)})</text>`);
   });

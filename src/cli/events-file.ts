@@ -140,7 +140,7 @@ function readAction(r: Reader, action: Action, value: unknown, path: string, at:
       const per24h = o['messagingLimit24h'] === undefined ? undefined : r.limit(o['messagingLimit24h'], `${path}.messagingLimit24h`, MAX_MESSAGING_LIMIT_24H);
       const perSecond =
         o['messagesPerSecond'] === undefined || o['messagesPerSecond'] === null
-          ? (o['messagesPerSecond'] as null | undefined)
+          ? o['messagesPerSecond']
           : r.limit(o['messagesPerSecond'], `${path}.messagesPerSecond`, MAX_MESSAGES_PER_SECOND);
       if (o['throughputPerHour'] === undefined && o['messagingLimit24h'] === undefined && o['messagesPerSecond'] === undefined) {
         r.report(path, 'at least one of throughputPerHour, messagingLimit24h, messagesPerSecond', 'none');

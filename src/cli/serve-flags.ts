@@ -41,7 +41,7 @@ export const SERVE_FLAGS: Options = {
 };
 
 /** Environment variables of the WhatsApp channel's secrets, by option. */
-export const WHATSAPP_ENV = Object.freeze({
+const WHATSAPP_ENV = Object.freeze({
   accessToken: 'SENDPOOL_WHATSAPP_ACCESS_TOKEN',
   appSecret: 'SENDPOOL_WHATSAPP_APP_SECRET',
   verifyToken: 'SENDPOOL_WHATSAPP_VERIFY_TOKEN',
@@ -153,7 +153,7 @@ function whatsAppSecrets(io: Io, file: string | undefined, env: NodeJS.ProcessEn
 
 /** Checks the flags and maps them to `runServer` options. */
 export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.ProcessEnv = process.env): ServeSettings {
-  const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const str = (k: string) => (typeof values[k] === 'string' ? values[k] : undefined);
   const options: Record<string, unknown> = {};
   const notes: string[] = [];
 

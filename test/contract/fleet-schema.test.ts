@@ -172,7 +172,7 @@ const validFleetArb: fc.Arbitrary<Json> = fc
       let s = 0;
       const pick = () => seed[s++ % seed.length]!;
       const fleetBusinesses = bs.map((b) => {
-        const mine = ts.filter((t) => (t.businessIds as number[]).includes(b.id));
+        const mine = ts.filter((t) => t.businessIds.includes(b.id));
         const types = Array.from({ length: b.typeCount }, (_, k) => {
           // A type links templates of its business taking one placeholder count.
           const count = mine[pick() % Math.max(1, mine.length)]?.count;

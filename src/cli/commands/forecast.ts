@@ -29,7 +29,7 @@ ${POOL_HELP}`;
 /** Most rows of the schedule; longer runs group hours (2, 3, 4, 6, 12, 24 per row). */
 const MAX_ROWS = 48;
 
-export function forecastJson(req: PoolRequest, f: Forecast): ForecastJson {
+function forecastJson(req: PoolRequest, f: Forecast): ForecastJson {
   const numbers = req.fleet.businesses.find((b) => b.id === req.pool.businessId)!.numbers;
   return {
     command: 'forecast',
@@ -99,7 +99,7 @@ function schedule(f: Forecast): string {
   )}`;
 }
 
-export function renderForecast(json: ForecastJson, f: Forecast, req: PoolRequest): string {
+function renderForecast(json: ForecastJson, f: Forecast, req: PoolRequest): string {
   const lines: string[] = [];
   lines.push(`Forecast: ${count(json.messages)} messages for ${json.businessName} (business ${json.businessId}) / ${json.typeName} (type ${json.typeId}), fleet ${json.fleet}`);
   lines.push(`Pool at the start: ${json.numbers.length} number(s), throughput ${count(json.throughputPerHour)}/h, output ${count(json.outputAtStart)} at once`);

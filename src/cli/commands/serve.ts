@@ -120,7 +120,8 @@ export const serveCommand: Command = {
     }
     for (const note of notes) io.err(`sendpool serve: note: ${note}\n`);
     const metrics = running.metricsAddress ? `, metrics on ${running.metricsAddress}/metrics` : '';
-    io.err(`sendpool serve: listening on ${running.address}${metrics}${options['dataDir'] === undefined ? ' (state in memory only)' : `, state in ${String(options['dataDir'])}`}\n`);
+    const dataDir = options['dataDir'];
+    io.err(`sendpool serve: listening on ${running.address}${metrics}${typeof dataDir === 'string' ? `, state in ${dataDir}` : ' (state in memory only)'}\n`);
     if (options['whatsapp'] !== undefined) io.err(`sendpool serve: channel whatsapp; Meta's webhooks at ${running.address}/whatsapp/webhook\n`);
     // The server keeps the process alive and closes on SIGINT/SIGTERM.
     return EXIT_OK;

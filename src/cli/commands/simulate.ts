@@ -125,7 +125,7 @@ function at(ms: number | null): string {
   return ms === null ? '-' : formatDuration(ms);
 }
 
-export function renderSimulation(json: SimulateJson, req: PoolRequest, endMs: number): string {
+function renderSimulation(json: SimulateJson, req: PoolRequest, endMs: number): string {
   const lines: string[] = [];
   lines.push(`Simulation: ${count(json.messages)} messages for ${json.businessName} (business ${json.businessId}) / ${json.typeName} (type ${json.typeId}), fleet ${json.fleet}`);
   lines.push(`Pool at the start: throughput ${count(json.throughputPerHour)}/h`);
