@@ -5,21 +5,20 @@
  * contact's data, never a key.
  */
 import { createRequire } from 'node:module';
+import type * as PromClient from 'prom-client';
 import type { Counter, Histogram, Registry } from 'prom-client';
 import type { Engine } from '../core/engine.js';
-
-type PromClient = typeof import('prom-client');
 
 /**
  * prom-client (an optional peer) is loaded when a server turns metrics on, so a host that runs
  * with `metrics: false` need not install it. Loaded with `require`, not `import()`: `buildServer`
  * is synchronous, and prom-client is CommonJS.
  */
-function loadPromClient(): PromClient {
+function loadPromClient(): typeof PromClient {
   try {
-    return createRequire(import.meta.url)('prom-client') as PromClient;
+    return createRequire(import.meta.url)('prom-client') as typeof PromClient;
   } catch (e) {
-    throw new Error(`Server metrics need the optional package "prom-client" (npm i prom-client), or metrics: false: ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(`Server metrics need the optional package "prom-client" (npm i prom-client), or metrics: false: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
 }
 
