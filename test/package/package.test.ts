@@ -5,7 +5,7 @@
  * nor prom-client (the server loads it only for metrics).
  * Needs the build (`npm test` runs it first).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -166,6 +166,10 @@ describe('the published package', () => {
     expect(JSON.parse(execFileSync('node', ['--input-type=module', '-e', load(false)], { cwd, encoding: 'utf8' }))).toEqual({ status: 200, metrics: 404 });
     const on = JSON.parse(execFileSync('node', ['--input-type=module', '-e', load(true)], { cwd, encoding: 'utf8' })) as { error: string };
     expect(on.error).toContain('Server metrics need the optional package "prom-client"');
+    // The command line says what to do, and exits 2 before listening.
+    const serve = spawnSync('node', [join(cwd, 'node_modules', 'sendpool', 'dist', 'cli.js'), 'serve', 'fleet.json', '--memory', '--port', '0'], { cwd, encoding: 'utf8', env: { ...process.env, SENDPOOL_API_KEYS: '1:package-test-key-0123' } });
+    expect(serve.status, serve.stderr).toBe(2);
+    expect(serve.stderr).toContain('sendpool serve: GET /metrics needs the optional package prom-client: npm install prom-client, or give --no-metrics');
   });
 
   it('ships the fleet JSON Schema as sendpool/fleet.schema.json', () => {
