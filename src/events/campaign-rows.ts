@@ -4,7 +4,7 @@
  * from them, its counts recounted rather than trusted.
  */
 import { addCounts, recount, type ContactState } from './campaign-counts.js';
-import { addAccepted, numericId, type CampaignEntry } from './campaign-entry.js';
+import { addAccepted, newCampaignEntry, numericId, type CampaignEntry } from './campaign-entry.js';
 import type { CampaignRow, CampaignStatisticsSnapshot, ContactRow, SnapshotContact } from './campaign-stats-types.js';
 import { IdRanges } from './id-ranges.js';
 
@@ -49,9 +49,7 @@ export function entryFromRow(row: CampaignRow, rows: readonly SnapshotContact[])
   const counts = recount(contacts.values());
   addAccepted(counts, unseen);
   return {
-    campaignId: row.campaignId,
-    name: row.name,
-    createdAt: row.createdAt,
+    ...newCampaignEntry(row.campaignId, row.name, row.createdAt),
     contacts,
     accepted,
     unseen,
@@ -60,8 +58,6 @@ export function entryFromRow(row: CampaignRow, rows: readonly SnapshotContact[])
     counts: row.settledCounts ? addCounts(row.settledCounts, counts) : counts,
     lastSent: row.lastSent ?? undefined,
     lastChangeAt: row.lastChangeAt ?? row.createdAt,
-    changes: 0,
-    seen: 0,
     settled: row.settledCounts !== undefined,
     base: row.settledCounts ? { ...row.settledCounts } : undefined,
   };
