@@ -1,4 +1,35 @@
-import { defineConfig } from 'tsup';
+import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
+import { defineConfig, type Options } from 'tsup';
+
+type Plugin = NonNullable<Options['esbuildPlugins']>[number];
+
+/**
+ * mnemonist's only ESM way in is its root, which loads every structure it has (about 93 % of
+ * `import('sendpool')`'s time went there) for the one heap sendpool uses. Its heap module is
+ * CommonJS that ESM may not import by path, so the build bundles it instead: `import { Heap } from
+ * 'mnemonist'` in the sources becomes its heap module and the few helpers that needs, and nothing
+ * else of mnemonist is loaded (docs/decisions.md, "mnemonist: the heap is bundled").
+ */
+const mnemonistHeapOnly: Plugin = {
+  name: 'mnemonist-heap-only',
+  setup(build) {
+    // Resolved as `require` would: the path is exported to CommonJS only.
+    const heap = createRequire(import.meta.url).resolve('mnemonist/heap.js');
+    build.onResolve({ filter: /^mnemonist$/ }, () => ({ path: 'mnemonist-heap', namespace: 'mnemonist-heap' }));
+    build.onLoad({ filter: /.*/, namespace: 'mnemonist-heap' }, () => ({
+      // The copy's notice travels with it (and mnemonist stays a dependency, so its LICENSE.txt too).
+      contents: [
+        '/*! mnemonist heap (with its helpers and obliterator/foreach): MIT License, Copyright (c) 2016-2021 Guillaume Plique (Yomguithereal) */',
+        `export { default as Heap } from ${JSON.stringify(heap)};`,
+      ].join('\n'),
+      resolveDir: dirname(heap),
+      loader: 'js',
+    }));
+  },
+};
+/** What both builds share to load only mnemonist's heap. */
+const heapOnly = { noExternal: ['mnemonist'], esbuildPlugins: [mnemonistHeapOnly] } satisfies Options;
 
 export default defineConfig([
   {
@@ -21,6 +52,7 @@ export default defineConfig([
     platform: 'node',
     splitting: true,
     treeshake: true,
+    ...heapOnly,
   },
   {
     // The `sendpool` command: ESM only, no declarations.
@@ -31,5 +63,6 @@ export default defineConfig([
     platform: 'node',
     splitting: false,
     banner: { js: '#!/usr/bin/env node' },
+    ...heapOnly,
   },
 ]);

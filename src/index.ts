@@ -1,6 +1,9 @@
 /**
- * sendpool: an embeddable dispatch engine for bulk template and SMS messaging.
- * This is the package's whole public surface; everything else is internal.
+ * `sendpool`, the package's main entry: the engine, the fleet description, the ports (`Clock`,
+ * `Store`), the dispatch loop, the capacity forecast, the channel error table and the typed errors.
+ * The other entries are listed in package.json `exports`: `sendpool/contract` (the HTTP contract),
+ * `sendpool/events` (webhook payloads, statistics, signing), `sendpool/server`, `sendpool/redis`
+ * and `sendpool/whatsapp`. What no entry exports is internal.
  */
 
 // Engine

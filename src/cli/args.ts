@@ -22,7 +22,7 @@ export function parse(command: string, argv: readonly string[], options: Options
       allowPositionals: true,
       strict: true,
     });
-    return { values: values as Parsed['values'], positionals };
+    return { values, positionals };
   } catch (e) {
     throw new UsageError(`${describeParseError(e)} (see sendpool ${command} --help)`);
   }

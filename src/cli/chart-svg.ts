@@ -6,6 +6,7 @@
  *
  * Each number's band is `<path class="series" data-phone="…">`; the throughput line is
  * `<path class="throughput">`; markers are `<g class="marker" data-kind="pause|resume|template|limits">`.
+ * Event labels are laid out in rows so that none overlaps another ({@link layoutLabels}).
  */
 import { formatDuration } from './duration.js';
 import { count } from './format.js';
@@ -29,6 +30,12 @@ const TOP = 50;
 const BOTTOM = 60;
 const PALETTE = ['#4e79a7', '#f28e2b', '#59a14f', '#e15759', '#76b7b2', '#edc948', '#b07aa1', '#ff9da7', '#9c755f', '#bab0ac'];
 const MARKER_COLORS: Record<string, string> = { pause: '#d62728', resume: '#2ca02c', template: '#ff7f0e', limits: '#1f77b4' };
+/** Width of a label character at the chart's 12 px font, on the generous side: labels never touch. */
+export const LABEL_CHAR_PX = 7;
+/** Height of a row of labels. */
+const LABEL_ROW_PX = 14;
+/** Space kept between two labels of a row. */
+const LABEL_GAP_PX = 6;
 const TIME_STEPS = [1, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800].map((s) => s * 1000);
 
 function esc(text: string): string {
@@ -44,6 +51,32 @@ function niceStep(max: number, ticks: number): number {
 
 function f(n: number): string {
   return (Math.round(n * 10) / 10).toString();
+}
+
+/** Where a label goes: its anchor point, text-anchor, and its row (null: no room, marker only). */
+export interface LabelPlace {
+  readonly x: number;
+  readonly anchor: 'start' | 'end';
+  readonly row: number | null;
+}
+
+/**
+ * Lays out labels, given in order of their markers' `x`: each goes right of its marker (left of it
+ * when it would cross `right`), in the first row where it clears the labels already there; past
+ * `maxRows` rows a label is left out (its marker stays, with the text as its tooltip).
+ */
+export function layoutLabels(items: readonly { readonly x: number; readonly text: string }[], right: number, maxRows: number): LabelPlace[] {
+  const rowEnds: number[] = [];
+  return items.map(({ x, text }) => {
+    const width = text.length * LABEL_CHAR_PX;
+    const anchor = x + 4 + width > right ? 'end' : 'start';
+    const from = anchor === 'start' ? x + 4 : x - 4 - width;
+    let row = rowEnds.findIndex((end) => end + LABEL_GAP_PX <= from);
+    if (row < 0 && rowEnds.length < maxRows) row = rowEnds.push(-Infinity) - 1;
+    if (row < 0) return { x, anchor, row: null };
+    rowEnds[row] = from + width;
+    return { x: anchor === 'start' ? x + 4 : x - 4, anchor, row };
+  });
 }
 
 export function renderChart(input: ChartInput): string {
@@ -116,16 +149,25 @@ export function renderChart(input: ChartInput): string {
     `<path class="throughput" d="M${line.map(([tm, v]) => `${f(x(tm))},${f(y(v))}`).join(' L')}" fill="none" stroke="#222222" stroke-width="2" stroke-dasharray="6 4"><title>pool throughput</title></path>`,
   );
 
-  // Event markers.
+  // Event markers, their labels in rows that keep them apart (a white halo keeps them legible).
   out.push('<g class="markers">');
-  input.events.forEach((e, k) => {
-    if (e.atMs > endMs) return;
+  const shown = input.events.filter((e) => e.atMs <= endMs);
+  const texts = shown.map((e) => `${formatDuration(e.atMs)} ${e.label}`);
+  const places = layoutLabels(
+    shown.map((e, k) => ({ x: x(e.atMs), text: texts[k]! })),
+    LEFT + plotW,
+    Math.floor((plotH - LABEL_ROW_PX) / LABEL_ROW_PX),
+  );
+  shown.forEach((e, k) => {
     const color = MARKER_COLORS[e.kind] ?? '#555555';
     const mx = f(x(e.atMs));
-    const ly = TOP + 14 + (k % 4) * 14;
+    const place = places[k]!;
+    const label =
+      place.row === null
+        ? ''
+        : `<text x="${f(place.x)}" y="${TOP + LABEL_ROW_PX + place.row * LABEL_ROW_PX}" text-anchor="${place.anchor}" fill="${color}" stroke="#ffffff" stroke-width="3" paint-order="stroke">${esc(texts[k]!)}</text>`;
     out.push(
-      `<g class="marker" data-kind="${esc(e.kind)}"><line x1="${mx}" y1="${TOP}" x2="${mx}" y2="${TOP + plotH}" stroke="${color}" stroke-width="1.5" stroke-dasharray="3 3"/>` +
-        `<text x="${f(x(e.atMs) + 4)}" y="${ly}" fill="${color}">${esc(`${formatDuration(e.atMs)} ${e.label}`)}</text></g>`,
+      `<g class="marker" data-kind="${esc(e.kind)}"><title>${esc(texts[k]!)}</title><line x1="${mx}" y1="${TOP}" x2="${mx}" y2="${TOP + plotH}" stroke="${color}" stroke-width="1.5" stroke-dasharray="3 3"/>${label}</g>`,
     );
   });
   out.push('</g>');
@@ -136,7 +178,7 @@ export function renderChart(input: ChartInput): string {
   phones.forEach((phone, i) => {
     const ly = TOP + 10 + i * 20;
     if (ly > TOP + plotH - 60) return;
-    const sent = perNumber[i]?.[perNumber[i]!.length - 1] ?? 0;
+    const sent = perNumber[i]?.[perNumber[i].length - 1] ?? 0;
     out.push(`<rect x="${lx}" y="${ly - 10}" width="14" height="12" fill="${PALETTE[i % PALETTE.length]}"/>`);
     out.push(`<text x="${lx + 20}" y="${ly}">${esc(phone)} (${count(sent)})</text>`);
   });

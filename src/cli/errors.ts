@@ -1,11 +1,14 @@
 /**
- * Errors of the command line. A `UsageError` is the user's to fix (a bad flag, a bad file, an
- * unknown business): one message, exit code 2, nothing written. Anything else is a bug: exit 1.
+ * Errors and exit codes of the command line. A `UsageError` is the user's to fix (a bad flag, a bad
+ * file, an unknown business): one message, exit code 2, nothing written. Anything else is a bug:
+ * exit 1. A forecast or simulation that ran but did not send every message exits 3, its output
+ * written in full, so a script can tell "not done by the horizon" from "done".
  */
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
+export const EXIT_INCOMPLETE = 3;
 
 const USAGE = Symbol.for('sendpool.cli.UsageError');
 
@@ -22,11 +25,6 @@ export class UsageError extends Error {
 
 export function isUsageError(e: unknown): e is UsageError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[USAGE] === true;
-}
-
-/** One problem of a file, in the form every CLI message uses: `FILE: $.path: expected …, got …`. */
-export function fileProblem(file: string, path: string, expected: string, actual: string): string {
-  return `${file}: ${path}: expected ${expected}, got ${actual}`;
 }
 
 /** Several problems of one file as one message: a count, then one line per problem. */

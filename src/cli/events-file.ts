@@ -9,18 +9,19 @@
  *   { "at": "2h",  "resumeNumber": "5511990000001" }
  *   { "at": "1h",  "pauseTemplate": 101 }   | "disableTemplate" | "resumeTemplate"
  *   { "at": "3h",  "setLimit": { "phone": "5511990000001", "messagingLimit24h": 100000 } }
- * plus an optional "note" (free text).
+ * plus an optional "note" (free text). The same change given twice counts once.
  */
 import type { Fleet } from '../index.js';
 import type { FleetChange } from '../core/forecast.js';
 import { MAX_MESSAGES_PER_SECOND, MAX_MESSAGING_LIMIT_24H, MAX_THROUGHPUT_PER_HOUR, describeValue } from '../index.js';
-import { DURATION_SYNTAX, formatDuration, parseDuration } from './duration.js';
+import { DURATION_SYNTAX, parseDuration } from './duration.js';
 import { UsageError, fileProblems } from './errors.js';
+import { count } from './format.js';
 
 /** One event, ready to apply, with words for tables and the chart. */
 export interface TimedEvent {
   readonly change: FleetChange;
-  /** `pause 5511990000001`, `disable template 101`, `limits of 5511990000001: 24h 100,000`. */
+  /** `pause 5511990000001`, `disable template 101`, `limits of 5511990000001: 100,000/24h`. */
   readonly label: string;
   /** Where it came from: `events.json $[2]` or `--pause-number`. */
   readonly source: string;
@@ -139,16 +140,16 @@ function readAction(r: Reader, action: Action, value: unknown, path: string, at:
       const per24h = o['messagingLimit24h'] === undefined ? undefined : r.limit(o['messagingLimit24h'], `${path}.messagingLimit24h`, MAX_MESSAGING_LIMIT_24H);
       const perSecond =
         o['messagesPerSecond'] === undefined || o['messagesPerSecond'] === null
-          ? (o['messagesPerSecond'] as null | undefined)
+          ? o['messagesPerSecond']
           : r.limit(o['messagesPerSecond'], `${path}.messagesPerSecond`, MAX_MESSAGES_PER_SECOND);
       if (o['throughputPerHour'] === undefined && o['messagingLimit24h'] === undefined && o['messagesPerSecond'] === undefined) {
         r.report(path, 'at least one of throughputPerHour, messagingLimit24h, messagesPerSecond', 'none');
       }
       if (phone === undefined) return undefined;
       const parts = [
-        perHour !== undefined ? `${perHour}/h` : '',
-        per24h !== undefined ? `${per24h}/24h` : '',
-        perSecond === null ? 'no per-second' : perSecond !== undefined ? `${perSecond}/s` : '',
+        perHour !== undefined ? `${count(perHour)}/h` : '',
+        per24h !== undefined ? `${count(per24h)}/24h` : '',
+        perSecond === null ? 'no per-second' : perSecond !== undefined ? `${count(perSecond)}/s` : '',
       ].filter(Boolean);
       return {
         change: {
@@ -218,12 +219,17 @@ export function readShortcuts(values: Partial<Record<ShortcutFlag, readonly stri
   return events;
 }
 
-/** Events in time order (stable: same time keeps file order, then flags). */
+/**
+ * Events in time order (stable: same time keeps file order, then flags), each once: the same
+ * change given twice (in the file and as a flag, say) is one event, listed and applied once.
+ */
 export function ordered(events: readonly TimedEvent[]): TimedEvent[] {
-  return events.map((e, i) => [e, i] as const).sort((a, b) => a[0].change.at - b[0].change.at || a[1] - b[1]).map(([e]) => e);
-}
-
-/** `30m pause 5511990000001`. */
-export function describeEvent(e: TimedEvent): string {
-  return `${formatDuration(e.change.at)} ${e.label}`;
+  const seen = new Set<string>();
+  const once = events.filter((e) => {
+    const key = JSON.stringify(e.change);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return once.map((e, i) => [e, i] as const).sort((a, b) => a[0].change.at - b[0].change.at || a[1] - b[1]).map(([e]) => e);
 }

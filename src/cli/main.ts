@@ -1,13 +1,14 @@
 /**
  * The `sendpool` command line: capacity planning from a fleet description.
  * Exit codes: 0 ok, 2 usage or input error (one message on standard error, nothing written),
- * 1 unexpected failure.
+ * 3 a forecast or simulation that did not send every message (output written), 1 unexpected failure.
  */
 import { businessesCommand } from './commands/businesses.js';
 import { forecastCommand } from './commands/forecast.js';
 import { serveCommand } from './commands/serve.js';
 import { simulateCommand } from './commands/simulate.js';
 import type { Command } from './commands/types.js';
+import { docsFolder } from './docs-path.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, isUsageError } from './errors.js';
 import { processIo, type Io } from './io.js';
 import { VERSION } from './version.js';
@@ -23,9 +24,10 @@ Capacity planning for sendpool fleets.
 Commands:
 ${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
-Run \`sendpool COMMAND --help\` for a command's options, \`sendpool --version\` for the version.
-Documentation: docs/cli.md.
-Exit codes: 0 ok, 2 usage or input error, 1 unexpected failure.`;
+Run \`sendpool COMMAND --help\` for a command's options, \`sendpool --version\` (-v) for the version.
+Documentation: ${docsFolder()} (this command line: cli.md; the docs/… named in the help are there).
+Exit codes: 0 ok, 2 usage or input error, 3 not every message sent (forecast, simulate),
+1 unexpected failure.`;
 }
 
 export async function main(argv: readonly string[], io: Io): Promise<number> {
@@ -34,7 +36,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     io[name === undefined ? 'err' : 'out'](`${usage()}\n`);
     return name === undefined ? EXIT_USAGE : EXIT_OK;
   }
-  if (name === '--version') {
+  if (name === '--version' || name === '-v') {
     io.out(`${VERSION}\n`);
     return EXIT_OK;
   }

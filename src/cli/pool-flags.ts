@@ -19,7 +19,7 @@ export const POOL_OPTIONS: Options = {
   ...Object.fromEntries(Object.keys(SHORTCUTS).map((k) => [k, { type: 'string', multiple: true }])),
 };
 
-export const DEFAULT_HORIZON_MS = 30 * 86_400_000;
+const DEFAULT_HORIZON_MS = 30 * 86_400_000;
 
 export const POOL_HELP = `  -b, --business ID        business (BM) id in the fleet (required)
   -t, --type ID            template type id of that business (required)

@@ -27,6 +27,7 @@ export const SERVE_FLAGS: Options = {
   'metrics-port': { type: 'string' },
   'metrics-host': { type: 'string' },
   'metrics-key-file': { type: 'string' },
+  'no-metrics': { type: 'boolean' },
   'headers-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
   'keep-alive-timeout': { type: 'string' },
@@ -41,7 +42,7 @@ export const SERVE_FLAGS: Options = {
 };
 
 /** Environment variables of the WhatsApp channel's secrets, by option. */
-export const WHATSAPP_ENV = Object.freeze({
+const WHATSAPP_ENV = Object.freeze({
   accessToken: 'SENDPOOL_WHATSAPP_ACCESS_TOKEN',
   appSecret: 'SENDPOOL_WHATSAPP_APP_SECRET',
   verifyToken: 'SENDPOOL_WHATSAPP_VERIFY_TOKEN',
@@ -153,7 +154,7 @@ function whatsAppSecrets(io: Io, file: string | undefined, env: NodeJS.ProcessEn
 
 /** Checks the flags and maps them to `runServer` options. */
 export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.ProcessEnv = process.env): ServeSettings {
-  const str = (k: string) => (typeof values[k] === 'string' ? (values[k] as string) : undefined);
+  const str = (k: string) => (typeof values[k] === 'string' ? values[k] : undefined);
   const options: Record<string, unknown> = {};
   const notes: string[] = [];
 
@@ -191,10 +192,15 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
   const metricsHost = str('metrics-host');
   const metricsKeyFile = str('metrics-key-file');
   if (metricsHost !== undefined && metricsPort === undefined) throw new UsageError('--metrics-host: needs --metrics-port (the port of the metrics listener)');
+  const noMetrics = values['no-metrics'] === true;
+  if (noMetrics && (metricsPort ?? metricsKeyFile) !== undefined) {
+    throw new UsageError(`--no-metrics: serves no /metrics, so ${metricsPort !== undefined ? '--metrics-port' : '--metrics-key-file'} has nothing to configure`);
+  }
   const metrics: Record<string, unknown> = {};
   if (metricsPort !== undefined) metrics['listen'] = { port: portFlag('metrics-port', metricsPort), host: metricsHost === undefined ? '127.0.0.1' : hostFlag('metrics-host', metricsHost) };
   if (metricsKeyFile !== undefined) metrics['key'] = keyFromFile(io, 'metrics-key-file', metricsKeyFile, metricsKeyProblem);
-  if (Object.keys(metrics).length > 0) options['metrics'] = metrics;
+  if (noMetrics) options['metrics'] = false;
+  else if (Object.keys(metrics).length > 0) options['metrics'] = metrics;
   else if (!LOOPBACK.test(host ?? '127.0.0.1')) {
     notes.push(`GET /metrics is open without a key on ${host ?? ''}; give --metrics-key-file or --metrics-port (docs/server.md, "Metrics")`);
   }

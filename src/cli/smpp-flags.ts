@@ -9,7 +9,7 @@ import { UsageError } from './errors.js';
 import { readFailure } from './fleet-file.js';
 import type { Io } from './io.js';
 
-export const SMS_CHANNELS = ['simulated', 'smpp'] as const;
+const SMS_CHANNELS = ['simulated', 'smpp'] as const;
 
 /** The SMPP options `serve` hands to `runServer`, or undefined for the simulated channel. */
 export function smsChannelFlags(io: Io, channel: string | undefined, configFile: string | undefined, env: Readonly<Record<string, string | undefined>>): SmppChannelOptions | undefined {

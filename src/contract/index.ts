@@ -11,6 +11,7 @@ export type { FieldCheck, ParseResult } from './check.js';
 export { ConfigUpdateSchema, EMPTY_WEBHOOK_CONFIG, WEBHOOK_URL_KEYS, WebhookConfigSchema } from './config-schema.js';
 export type { ConfigUpdate, WebhookConfig, WebhookUrlKey } from './config-schema.js';
 export { isValidCnpj, isValidCpf, normaliseDocument } from './document.js';
+export { FleetSchema } from './fleet-schema.js';
 export type { DocumentKind } from './document.js';
 export { isJsonContentType, parseJsonBody, utf8Length } from './json-body.js';
 export { startJsonBody } from './json-slices.js';
@@ -20,7 +21,7 @@ export {
   DEFAULT_MAX_BODY_BYTES,
   DEFAULT_MAX_CONTACTS,
   DEFAULT_MAX_SMS_ITEMS,
-  MAX_RETRIES,
+  MAX_REQUEST_RETRIES,
   MAX_RETRY_INTERVAL_MINUTES,
   MAX_SMS_MESSAGE_LENGTH,
   MAX_URL_LENGTH,
@@ -64,6 +65,6 @@ export type { SmsEncoding, SmsSize } from './sms-encoding.js';
 export { SmsBatchSchema, SmsItemSchema, createSmsBatchSchema } from './sms-schema.js';
 export type { SmsBatch, SmsItem } from './sms-schema.js';
 export { checkVariableCount, checkVariableValue, describeTemplate, describeTemplateType } from './template-fields.js';
-export type { DescribeTemplateOptions, TemplateDescription, TemplateTypeDescription } from './template-fields.js';
+export type { DescribeTemplateOptions, TemplateFields, TemplateTypeFields } from './template-fields.js';
 export { checkUrl, classifyHost } from './url-policy.js';
 export type { HostClass, UrlPolicy } from './url-policy.js';

@@ -18,8 +18,11 @@ export const DEFAULT_MAX_CONTACTS = 10_000;
 export const DEFAULT_MAX_SMS_ITEMS = 10_000;
 export const DEFAULT_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
-/** Largest `max_retries` (HTTP contract). */
-export const MAX_RETRIES = 10;
+/**
+ * Largest `max_retries` of a request (HTTP contract). The engine bounds a submission's `maxRetries`
+ * higher (100), for hosts whose own contract allows more; this is the service's limit.
+ */
+export const MAX_REQUEST_RETRIES = 10;
 /** Largest `retry_interval`, in minutes: one week. */
 export const MAX_RETRY_INTERVAL_MINUTES = 10_080;
 /** Milliseconds per minute: `retry_interval` is in minutes on the wire, the engine counts ms. */

@@ -59,7 +59,7 @@ function numberRange(min: number | undefined, max: number | undefined): string {
 }
 
 /** The value a schema wants, in words: `an integer from 0 to 10`, `a URL or null`. */
-export function expectedOf(schema: Schema): string {
+function expectedOf(schema: Schema): string {
   if (hasOwn(schema, 'const')) return JSON.stringify(schema['const']);
   const anyOf = schema['anyOf'];
   if (Array.isArray(anyOf)) {
@@ -314,7 +314,7 @@ export function createProblemSink(limit = Infinity): ProblemSink {
 
 /** Walks `value` at `path` into `sink` (no compiled check first: call it on a value the compiled check refused). */
 export function walkSchema(schema: TSchema, value: unknown, path: string, sink: ProblemSink): void {
-  walk(schema as unknown as Schema, value, path, sink as Sink);
+  walk(schema, value, path, sink as Sink);
 }
 
 /** The problems of a sink, capped as {@link schemaProblems} caps them. */

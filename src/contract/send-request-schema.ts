@@ -13,7 +13,7 @@ import {
   MAX_DOCUMENT_LENGTH,
   MAX_ID,
   MAX_PHONE_LENGTH,
-  MAX_RETRIES,
+  MAX_REQUEST_RETRIES,
   MAX_RETRY_INTERVAL_MINUTES,
   MAX_TEXT_LENGTH,
   MAX_VARIABLES,
@@ -62,7 +62,7 @@ export function createSendRequestSchema(maxContacts: number = DEFAULT_MAX_CONTAC
       queue_id: Type.Optional(Id),
       bot_id: Type.Optional(Id),
       max_retries: Type.Optional(
-        Type.Integer({ minimum: 0, maximum: MAX_RETRIES, description: 'retries of a failed contact; default 0' }),
+        Type.Integer({ minimum: 0, maximum: MAX_REQUEST_RETRIES, description: 'retries of a failed contact; default 0' }),
       ),
       retry_interval: Type.Optional(
         Type.Integer({

@@ -7,9 +7,12 @@
  * so a contact is checked once against the type, whichever template the engine later picks.
  */
 import type { FieldCheck } from './check.js';
-import type { TemplateVariable } from './business-schema.js';
 import { scanPlaceholders } from '../core/template-text.js';
-import { templateFields, templateTypeFields } from '../core/template-fields.js';
+import { templateFields, templateTypeFields, type TemplateFields, type TemplateTypeFields } from '../core/template-fields.js';
+
+// The derived fields are the engine's types: one name for `{ data, example, variables }` in every
+// entry (`TemplateDescription` is the fleet's template, in `sendpool`).
+export type { TemplateFields, TemplateTypeFields } from '../core/template-fields.js';
 
 const PLACEHOLDER = /\{\{\s*\d+\s*\}\}/;
 const NON_SPACE = /\S/;
@@ -31,16 +34,6 @@ export function checkVariableCount(count: number, placeholders: number): string 
   return `exactly ${placeholders} template_variables, one per placeholder {{1}}..{{${placeholders}}}`;
 }
 
-/** The under-implementation fields of one template. */
-export interface TemplateDescription {
-  /** The template text with its `{{1}}`, `{{2}}`… placeholders (the spec's `data`). */
-  readonly data: string;
-  /** The text with the sample values filled in. */
-  readonly example: string;
-  /** One entry per placeholder, in order of first appearance in the text. */
-  readonly variables: readonly TemplateVariable[];
-}
-
 /** Names and samples for {@link describeTemplate}. */
 export interface DescribeTemplateOptions {
   /** Name of placeholder `{{k}}` at `names[k - 1]`. @default "{{k}}" */
@@ -55,7 +48,7 @@ export interface DescribeTemplateOptions {
  * `[{ name: "{{1}}", index: 0 }, { name: "{{2}}", index: 1 }]`. The engine derives the fields of
  * GET /messenger/businesses/ the same way from the fleet.
  */
-export function describeTemplate(text: string, options: DescribeTemplateOptions = {}): FieldCheck<TemplateDescription> {
+export function describeTemplate(text: string, options: DescribeTemplateOptions = {}): FieldCheck<TemplateFields> {
   const scan = scanPlaceholders(text);
   if (!scan.ok) return { ok: false, expected: scan.expected };
   // A sample that could not be sent (blank, holding a placeholder) is shown as [name] instead.
@@ -63,23 +56,12 @@ export function describeTemplate(text: string, options: DescribeTemplateOptions 
   return { ok: true, value: templateFields({ text, ...(options.names ? { names: options.names } : {}), ...(samples ? { samples } : {}) }) };
 }
 
-/**
- * The under-implementation fields of a template type: `data` and `example` of its first template,
- * one `variables` list per template.
- */
-export interface TemplateTypeDescription {
-  readonly data: string;
-  readonly example: string;
-  /** One list per template of the type, in the order given. */
-  readonly variables: readonly (readonly TemplateVariable[])[];
-}
-
 /** Derives `data`, `example`, `variables` of a template type from the texts of its templates. */
 export function describeTemplateType(
   texts: readonly string[],
   options: DescribeTemplateOptions = {},
-): FieldCheck<TemplateTypeDescription> {
-  const described: TemplateDescription[] = [];
+): FieldCheck<TemplateTypeFields> {
+  const described: TemplateFields[] = [];
   for (const text of texts) {
     const one = describeTemplate(text, options);
     if (!one.ok) return one;

@@ -75,7 +75,7 @@ const NUMBER_KEYS = ['phone', 'throughputPerHour', 'messagingLimit24h', 'message
 const TYPE_KEYS = ['id', 'name', 'templateIds', 'meta'];
 const BUSINESS_KEYS = ['id', 'name', 'companyId', 'numbers', 'templateTypes', 'whatsapp', 'meta'];
 const TEMPLATE_KEYS = ['id', 'name', 'text', 'businessIds', 'status', 'pausedUntil', 'account', 'example', 'variables', 'whatsapp', 'meta'];
-const FLEET_KEYS = ['businesses', 'templates', 'meta'];
+const FLEET_KEYS = ['$schema', 'businesses', 'templates', 'meta'];
 /** What a template's `example` must be (spec 2.2: the text with sample values filled in). */
 const EXAMPLE = 'a non-empty string: the text with sample values in place of its {{k}} placeholders';
 const PLACEHOLDER_IN_EXAMPLE = /\{\{\s*\d+\s*\}\}/;

@@ -15,6 +15,7 @@
  * template of the type; numbers of account A only templates without an account or of account A.
  * With no accounts there is one class, one cursor, and template counts differ by at most one.
  */
+import { ArgumentError } from './errors.js';
 import { TimedHeap } from './timed-heap.js';
 
 /** What a pool needs to know of templates, owned by the engine's model. */
@@ -85,7 +86,7 @@ export class Pool {
     this.members = members;
     this.firstSlot = members.length > 0 ? members[0]! : 0;
     for (let m = 0; m < members.length; m++) {
-      if (members[m] !== this.firstSlot + m) throw new Error(`Pool: members must be consecutive slots (member ${m} is slot ${members[m]})`);
+      if (members[m] !== this.firstSlot + m) throw new ArgumentError('Pool(members)', 'consecutive slots', `member ${m} at slot ${members[m]}`);
     }
     this.classOf = classOf;
     this.classAccounts = classAccounts;

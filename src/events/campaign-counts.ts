@@ -134,13 +134,6 @@ export function contactStatus(state: ContactState, attempt: number, o: Parameter
   return { ...state, attempt, progress: observe(base, o) };
 }
 
-/** Joins two states of the same contact (commutative, associative, idempotent). */
-export function mergeContact(a: ContactState, b: ContactState): ContactState {
-  const admissions = a.admissions | b.admissions;
-  if (a.attempt !== b.attempt) return { ...(a.attempt > b.attempt ? a : b), admissions };
-  return { admissions, attempt: a.attempt, progress: a.progress | b.progress };
-}
-
 /** The counts one contact contributes (each contact: total 1, one bucket, and funnel flags). */
 export function classifyContact(state: ContactState): CampaignCounts {
   const c = emptyCounts();
@@ -219,7 +212,7 @@ export function countProblems(c: CampaignCounts, path = '$'): Problem[] {
 }
 
 /** The campaign status: RUNNING while contacts remain (or none were admitted yet); FINISHED after. */
-export function campaignStatus(c: CampaignCounts): CampaignStatus {
+function campaignStatus(c: CampaignCounts): CampaignStatus {
   return c.total > 0 && c.remaining === 0 ? 'FINISHED' : 'RUNNING';
 }
 

@@ -81,7 +81,7 @@ export type HsmStatusInput =
 export type HsmNotificationInput = HsmCommonInput & HsmStatusInput;
 
 /** Statuses that carry `bsuid` and `username` (spec 6.3, conditional key 1). */
-export function carriesRecipientIds(status: HsmStatus): boolean {
+function carriesRecipientIds(status: HsmStatus): boolean {
   return status === 'SERVER' || status === 'DEVICE' || status === 'READ' || status === 'FAILED' || status === 'REPLIED';
 }
 

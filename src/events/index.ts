@@ -1,35 +1,27 @@
 /**
- * The events subsystem (spec parts 3, 5.3, 6, 7): webhook payloads and their schemas, status
- * merge, campaign statistics, reports and download tokens, Standard Webhooks signing, and the
- * delivery outbox. Pure: time is passed in, randomness comes from a {@link RandomSource}.
+ * `sendpool/events`, the events subsystem (spec parts 3, 5.3, 6, 7): webhook payloads and their
+ * schemas, status merge, campaign statistics, reports and download tokens, Standard Webhooks
+ * signing, and the delivery outbox. Pure: time is passed in, randomness comes from a
+ * {@link RandomSource}.
+ *
+ * This list is the entry's surface (docs/events.md describes it); the building blocks behind it
+ * (sub-schemas, the bit-mask status merge, per-contact counting, id and date helpers) stay internal,
+ * so they can change without a breaking release.
  */
 
-// Ports and primitives
+// Ports
 export type { RandomSource } from './random.js';
-export { randomUnit } from './random.js';
-export { uuidV4, isUuidV4, UUID_V4_PATTERN } from './uuid.js';
-export { formatUtcMinus3, parseDateTime, DATE_TIME_PATTERN } from './datetime.js';
 export type { SecretKey } from './hmac.js';
 
 // Schemas
-export { EventIdSchema, DateTimeSchema, ContactDataSchema, Nullable } from './schemas/common.js';
-export { registerEventFormats } from './schemas/formats.js';
 export {
   REPORT_TYPES,
-  ReportTypeSchema,
   ReportReadySchema,
   ReportErrorSchema,
   ReportEventSchema,
 } from './schemas/report.js';
 export type { ReportType, ReportReadyPayload, ReportErrorPayload, ReportEventPayload } from './schemas/report.js';
-export {
-  ATTENDANCE_MESSAGE_TYPES,
-  SURVEY_STATUSES,
-  AttendanceMessageSchema,
-  SurveyAnswerSchema,
-  SurveySchema,
-  AttendanceNotificationSchema,
-} from './schemas/attendance.js';
+export { ATTENDANCE_MESSAGE_TYPES, SURVEY_STATUSES, AttendanceNotificationSchema } from './schemas/attendance.js';
 export type {
   AttendanceMessageType,
   SurveyStatus,
@@ -38,19 +30,9 @@ export type {
   SurveyPayload,
   AttendanceNotificationPayload,
 } from './schemas/attendance.js';
-export {
-  HSM_STATUSES,
-  STATUSES_WITH_RECIPIENT_IDS,
-  STATUSES_WITH_NULLABLE_MESSAGE,
-  HsmNotificationSchema,
-} from './schemas/hsm.js';
+export { HSM_STATUSES, HsmNotificationSchema } from './schemas/hsm.js';
 export type { HsmStatus, HsmNotificationPayload } from './schemas/hsm.js';
-export {
-  CAMPAIGN_STATUSES,
-  CAMPAIGN_COUNT_KEYS,
-  CampaignStatisticsSchema,
-  CampaignBatchSchema,
-} from './schemas/campaign.js';
+export { CAMPAIGN_STATUSES, CAMPAIGN_COUNT_KEYS, CampaignBatchSchema } from './schemas/campaign.js';
 export type {
   CampaignStatus,
   CampaignCountKey,
@@ -60,11 +42,11 @@ export type {
 export { validatePayload } from './validate.js';
 
 // Builders
-export { buildHsmNotification, carriesRecipientIds } from './hsm.js';
+export { buildHsmNotification } from './hsm.js';
 export type { HsmNotificationInput, HsmCommonInput, HsmStatusInput } from './hsm.js';
 export { reasonFor, parseFailureReason } from './failure-reason.js';
 export type { SendFailure } from './failure-reason.js';
-export { buildAttendanceNotification, attendanceProblems, messagePattern } from './attendance.js';
+export { buildAttendanceNotification } from './attendance.js';
 export type {
   AttendanceInput,
   AttendanceMessageInput,
@@ -74,22 +56,7 @@ export type {
 } from './attendance.js';
 
 // Status merge and statistics
-export {
-  PROGRESS_ORDER,
-  ENDING_STATUSES,
-  NO_PROGRESS,
-  observe,
-  mergeProgress,
-  hasObserved,
-  highestProgress,
-  reached,
-  currentStatus,
-  statusRank,
-  failedAsDoesNotExist,
-  repliedAsBlocklist,
-  attemptKey,
-  StatusMerger,
-} from './status-merge.js';
+export { StatusMerger, attemptKey, reached } from './status-merge.js';
 export type {
   ProgressStatus,
   MessageProgress,
@@ -97,19 +64,8 @@ export type {
   StatusNotification,
   MergeOutcome,
 } from './status-merge.js';
-export {
-  ADMISSIONS,
-  emptyCounts,
-  admitContact,
-  contactStatus,
-  mergeContact,
-  classifyContact,
-  recount,
-  countProblems,
-  campaignStatus,
-  campaignStatisticsPayload,
-} from './campaign-counts.js';
-export type { Admission, CampaignCounts, ContactState } from './campaign-counts.js';
+export { ADMISSIONS, countProblems } from './campaign-counts.js';
+export type { Admission, CampaignCounts } from './campaign-counts.js';
 export { CampaignStatistics } from './campaign-stats.js';
 export type {
   ContactStatusChange,
@@ -122,7 +78,7 @@ export type {
 
 // Reports
 export { ReportTracker, buildReportReady, buildReportError, isReportType, parseReportType } from './reports.js';
-export type { ReportRequest, ReportResult, ReportEvent, FinishOutcome, ReportTrackerOptions } from './reports.js';
+export type { ReportRequest, ReportCompletion, ReportEvent, FinishOutcome, ReportTrackerOptions } from './reports.js';
 export { REPORT_TOKEN_TTL_MS, issueReportToken, verifyReportToken, reportDownloadUrl } from './report-token.js';
 export type {
   IssueReportTokenOptions,

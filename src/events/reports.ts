@@ -37,8 +37,8 @@ export interface ReportRequest {
   readonly createdAt: number;
 }
 
-/** How processing ended. */
-export type ReportResult =
+/** How a report's processing ended (the dispatch loop's `ReportResult` is the answer to a send's report). */
+export type ReportCompletion =
   | { readonly ok: true }
   | {
       readonly ok: false;
@@ -161,7 +161,7 @@ export class ReportTracker {
   }
 
   /** Ends a report's processing at `now` and returns its event; refused when unknown or already ended. */
-  finish(reportId: number, result: ReportResult, now: number): FinishOutcome {
+  finish(reportId: number, result: ReportCompletion, now: number): FinishOutcome {
     const done = this.#finished.get(reportId);
     if (done) return { ok: false, reason: 'already-finished', status: done };
     const report = this.#processing.get(reportId);

@@ -21,11 +21,8 @@
 import type { HsmStatus } from './schemas/hsm.js';
 
 /** The progress chain, lowest first (spec 3 meanings: queued, sent, at server, at device, read, replied). */
-export const PROGRESS_ORDER = ['ENQUEUED', 'SENT', 'SERVER', 'DEVICE', 'READ', 'REPLIED'] as const;
+const PROGRESS_ORDER = ['ENQUEUED', 'SENT', 'SERVER', 'DEVICE', 'READ', 'REPLIED'] as const;
 export type ProgressStatus = (typeof PROGRESS_ORDER)[number];
-
-/** The statuses that end a message. */
-export const ENDING_STATUSES = ['FAILED', 'EXPIRED'] as const;
 
 const BIT: Readonly<Record<HsmStatus, number>> = {
   ENQUEUED: 1 << 0,
@@ -68,18 +65,13 @@ export function observe(progress: MessageProgress, o: StatusObservation): Messag
   return next;
 }
 
-/** Joins two progresses of the same message (what either one saw). */
-export function mergeProgress(a: MessageProgress, b: MessageProgress): MessageProgress {
-  return a | b;
-}
-
 /** True when the status itself was observed (no fill-in). */
 export function hasObserved(progress: MessageProgress, status: HsmStatus): boolean {
   return (progress & BIT[status]) !== 0;
 }
 
 /** The highest progress status observed, or null (ending statuses are not progress). */
-export function highestProgress(progress: MessageProgress): ProgressStatus | null {
+function highestProgress(progress: MessageProgress): ProgressStatus | null {
   for (let i = PROGRESS_ORDER.length - 1; i >= 0; i--) {
     const s = PROGRESS_ORDER[i] as ProgressStatus;
     if ((progress & BIT[s]) !== 0) return s;

@@ -7,20 +7,12 @@
  *
  * A campaign's keys share the hash tag `{camp:<id>}` (one Redis Cluster slot per campaign).
  */
-import {
-  ADMISSIONS,
-  NO_PROGRESS,
-  campaignStatisticsPayload,
-  emptyCounts,
-  observe,
-  uuidV4,
-  type Admission,
-  type CampaignBatchPayload,
-  type CampaignCounts,
-  type CampaignStatisticsPayload,
-  type ContactStatusChange,
-  type RandomSource,
-} from '../events/index.js';
+import { ADMISSIONS, campaignStatisticsPayload, emptyCounts, type Admission, type CampaignCounts } from '../events/campaign-counts.js';
+import type { ContactStatusChange } from '../events/campaign-stats-types.js';
+import type { RandomSource } from '../events/random.js';
+import type { CampaignBatchPayload, CampaignStatisticsPayload } from '../events/schemas/campaign.js';
+import { NO_PROGRESS, observe } from '../events/status-merge.js';
+import { uuidV4 } from '../events/uuid.js';
 import { ArgumentError } from '../core/errors.js';
 import { formatTime } from '../events/datetime.js';
 import { requireBoolean, requireInteger, requireOneOf, requireString } from '../events/ids.js';

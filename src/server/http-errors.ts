@@ -19,14 +19,25 @@ export function fail(reply: FastifyReply, code: ErrorCode, problems: readonly Pr
   return answer(reply, errorResponse(code, problems, message));
 }
 
+const CONTRACT_HTTP = Symbol.for('sendpool.ContractHttpError');
+
 /** An error a content-type parser raises, carrying the contract's code and problems. */
 export class ContractHttpError extends Error {
-  constructor(
-    readonly code: ErrorCode,
-    readonly problems: readonly Problem[],
-  ) {
+  readonly [CONTRACT_HTTP] = true;
+  readonly code: ErrorCode;
+  readonly problems: readonly Problem[];
+
+  constructor(code: ErrorCode, problems: readonly Problem[]) {
     super(code);
+    this.name = 'ContractHttpError';
+    this.code = code;
+    this.problems = problems;
   }
+}
+
+/** True when `e` is a {@link ContractHttpError}, from this copy of sendpool or another. */
+export function isContractHttpError(e: unknown): e is ContractHttpError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[CONTRACT_HTTP] === true;
 }
 
 const FASTIFY_CODES: Readonly<Record<string, ErrorCode>> = {
@@ -40,7 +51,7 @@ const FASTIFY_CODES: Readonly<Record<string, ErrorCode>> = {
 /** Installs the error and not-found handlers. `knownPaths` answer 405 for other methods. */
 export function installErrorHandlers(app: FastifyInstance, knownPaths: () => ReadonlyMap<string, readonly string[]>): void {
   app.setErrorHandler((error: FastifyError | ContractHttpError, request, reply) => {
-    if (error instanceof ContractHttpError) return fail(reply, error.code, error.problems);
+    if (isContractHttpError(error)) return fail(reply, error.code, error.problems);
     const code = FASTIFY_CODES[error.code ?? ''];
     if (code !== undefined) return fail(reply, code);
     if (error.statusCode === 400) return fail(reply, 'invalid_json', [], error.message);

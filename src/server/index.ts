@@ -41,7 +41,7 @@ export type { SmppChannelOptions, SmppEvent, BackoffRange } from './channels/smp
 export { RECEIPT_STATES, type ReceiptOutcome } from './channels/smpp-receipt.js';
 
 // Keys and tenants
-export { API_KEYS_ENV, MIN_KEY_LENGTH, ApiKeysError, checkApiKeys, loadApiKeys, type ApiKeyEntry } from './tenants.js';
+export { API_KEYS_ENV, MIN_KEY_LENGTH, ApiKeysError, checkApiKeys, isApiKeysError, loadApiKeys, type ApiKeyEntry } from './tenants.js';
 
 // Reports, snapshots, worker options
 export { BUILTIN_REPORTS, type ReportContext, type ReportFile, type ReportGenerator } from './report-service.js';
@@ -51,6 +51,7 @@ export {
   SERVER_SNAPSHOT_FORMAT,
   SERVER_SNAPSHOT_VERSION,
   SnapshotFileError,
+  isSnapshotFileError,
   readSnapshotFile,
   writeSnapshotFile,
   type ServerStateSnapshot,

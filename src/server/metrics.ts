@@ -4,8 +4,23 @@
  * scrape time. Labels are sending numbers, business and type ids, families and outcomes: never a
  * contact's data, never a key.
  */
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { createRequire } from 'node:module';
+import type * as PromClient from 'prom-client';
+import type { Counter, Histogram, Registry } from 'prom-client';
 import type { Engine } from '../core/engine.js';
+
+/**
+ * prom-client (an optional peer) is loaded when a server turns metrics on, so a host that runs
+ * with `metrics: false` need not install it. Loaded with `require`, not `import()`: `buildServer`
+ * is synchronous, and prom-client is CommonJS.
+ */
+function loadPromClient(): typeof PromClient {
+  try {
+    return createRequire(import.meta.url)('prom-client') as typeof PromClient;
+  } catch (e) {
+    throw new Error(`Server metrics need the optional package "prom-client" (npm i prom-client), or metrics: false: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
+  }
+}
 
 /** Namespace of every metric of the server, prom-client's process and Node.js metrics included. */
 export const METRIC_PREFIX = 'sendpool_';
@@ -22,6 +37,7 @@ export interface ServerMetrics {
 }
 
 export function createMetrics(engine: Engine, extra: { outboxSize: () => number; smsQueued: () => number }, defaults: boolean): ServerMetrics {
+  const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
   const registry = new Registry();
   // prom-client's names already start with their family (`process_cpu_seconds_total`,
   // `nodejs_eventloop_lag_seconds`): the prefix is the namespace only, so nothing stutters.

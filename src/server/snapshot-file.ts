@@ -46,13 +46,24 @@ export interface SnapshotFile {
   readonly server: ServerStateSnapshot;
 }
 
+const SNAPSHOT_FILE = Symbol.for('sendpool.SnapshotFileError');
+
 /** Thrown for a file that is not a server snapshot of a known version. */
 export class SnapshotFileError extends Error {
-  readonly isSnapshotFileError = true;
+  readonly [SNAPSHOT_FILE] = true;
+  /** The file at fault. */
+  readonly path: string;
+
   constructor(path: string, detail: string) {
     super(`Snapshot file ${path}: ${detail}`);
     this.name = 'SnapshotFileError';
+    this.path = path;
   }
+}
+
+/** True when `e` is a {@link SnapshotFileError}, from this copy of sendpool or another. */
+export function isSnapshotFileError(e: unknown): e is SnapshotFileError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[SNAPSHOT_FILE] === true;
 }
 
 /** Reads a snapshot file; undefined when it does not exist (a first start). */

@@ -26,13 +26,24 @@ export const API_KEYS_ENV = 'SENDPOOL_API_KEYS';
 /** Shortest accepted key: a guessable key is no key. */
 export const MIN_KEY_LENGTH = 16;
 
+const API_KEYS = Symbol.for('sendpool.ApiKeysError');
+
 /** Thrown for a keys file or variable that cannot be used; `problems` lists every problem. */
 export class ApiKeysError extends Error {
-  readonly isApiKeysError = true;
-  constructor(readonly problems: readonly string[]) {
+  readonly [API_KEYS] = true;
+  /** Every problem, each naming the entry (`keys[2].companyId`), expected and actual. */
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
     super(`API keys: ${problems.length} problem${problems.length === 1 ? '' : 's'}: ${problems.join('; ')}`);
     this.name = 'ApiKeysError';
+    this.problems = problems;
   }
+}
+
+/** True when `e` is an {@link ApiKeysError}, from this copy of sendpool or another. */
+export function isApiKeysError(e: unknown): e is ApiKeysError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[API_KEYS] === true;
 }
 
 /** Checks a list of key entries; throws {@link ApiKeysError} with every problem. */

@@ -21,10 +21,18 @@ const dir = scratch({ 'report.key': `${REPORT_KEY}\n`, 'metrics.key': `${METRICS
 const fleet = 'examples/fleet.json';
 
 describe('sendpool --version', () => {
-  it.each([['--version'], ['serve', '--version']])('%s prints the package version', (...args) => {
+  it.each([['--version'], ['-v'], ['serve', '--version']])('%s prints the package version', (...args) => {
     const r = sendpool(...args);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${VERSION}\n`);
+  });
+
+  it('--help names the documentation folder of this copy of sendpool, which holds cli.md', () => {
+    const r = sendpool('--help');
+    expect(r.code).toBe(0);
+    const folder = /^Documentation: (\S+) \(this command line: cli\.md/m.exec(r.stdout)?.[1];
+    expect(folder).toBe(join(ROOT, 'docs/'));
+    expect(readFileSync(join(folder!, 'cli.md'), 'utf8')).toContain('# The `sendpool` command line');
   });
 
   it('serve --help lists the operator flags and says private targets are for local development only', () => {
@@ -55,6 +63,7 @@ describe('serve flags: a bad one exits 2 naming the flag, the expectation and th
     [['--headers-timeout', '2m'], '--headers-timeout: expected at most the request timeout (1m, the default of --request-timeout), got "2m"'],
     [['--headers-timeout', '20s', '--request-timeout', '10s'], '--headers-timeout: expected at most the request timeout (--request-timeout 10s), got "20s"'],
     [['--allow-private-webhook-targets=yes'], 'flag --allow-private-webhook-targets takes no value'],
+    [['--no-metrics', '--metrics-port', '9464'], '--no-metrics: serves no /metrics, so --metrics-port has nothing to configure'],
   ])('%j', (flags, ...parts) => {
     const r = sendpool('serve', fleet, '--memory', ...flags);
     expect(r.code).toBe(2);
@@ -154,6 +163,16 @@ describe('sendpool serve with the operator flags', () => {
       expect(config.status).toBe(422);
       expect(config.json.error.problems[0].path).toBe('$.url_hsm_callback');
       expect((await api(serving.url, '/metrics', { key: null })).status).toBe(200);
+    } finally {
+      expect(await serving.stop()).toBe(0);
+    }
+  });
+
+  it('--no-metrics serves no /metrics', async () => {
+    const serving = await startServe([fleet, '--port', '0', '--memory', '--no-metrics'], { SENDPOOL_API_KEYS: `1:${API_KEY}` });
+    try {
+      expect((await api(serving.url, '/metrics', { key: null })).status).toBe(404);
+      expect((await api(serving.url, '/messenger/businesses/', { key: API_KEY })).status).toBe(200);
     } finally {
       expect(await serving.stop()).toBe(0);
     }

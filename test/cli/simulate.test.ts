@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { json, sendpool } from './helpers.js';
+import { json, scratch, sendpool } from './helpers.js';
 
 describe('sendpool simulate', () => {
   it('prints aligned tables per number and template, and no progress bar when stderr is not a terminal', () => {
@@ -31,15 +31,54 @@ describe('sendpool simulate', () => {
     expect(s.templates[0]).toMatchObject({ id: 300, sent: 1000, ranOutAtMs: null });
   });
 
-  it('stops with the reason when the pool can never finish', () => {
-    const s = json('simulate', 'examples/fleet.json', '-b', '1', '-t', '20', '-n', '5000', '--pause-template', '200@10m');
+  it('stops with the reason when the pool can never finish, and exits 3 with its output written', () => {
+    const args = ['examples/fleet.json', '-b', '1', '-t', '20', '-n', '5000', '--pause-template', '200@10m'];
+    const rs = sendpool('simulate', ...args, '--json');
+    expect(rs.code, rs.stderr).toBe(3);
+    const s = JSON.parse(rs.stdout);
     expect(s.completed).toBe(false);
     expect(s.stoppedBy).toBe('no-template');
     expect(s.sent).toBeLessThan(5000);
-    const f = json('forecast', 'examples/fleet.json', '-b', '1', '-t', '20', '-n', '5000', '--pause-template', '200@10m');
+    const rf = sendpool('forecast', ...args, '--json');
+    expect(rf.code, rf.stderr).toBe(3);
+    const f = JSON.parse(rf.stdout);
     expect(f.completed).toBe(false);
     expect(f.stoppedBy).toBe('no-template');
     expect(f.sent).toBe(s.sent);
+    // The tables too, with the reason.
+    const text = sendpool('simulate', ...args);
+    expect(text.code).toBe(3);
+    expect(text.stdout).toContain('Not completed: ');
+    expect(text.stdout).toContain('stopped by no-template');
+  });
+
+  it('exits 3 when not done by --horizon', () => {
+    const r = sendpool('simulate', 'examples/fleet.json', '-b', '1', '-t', '10', '-n', '30000', '--horizon', '1h', '--json');
+    expect(r.code, r.stderr).toBe(3);
+    expect(JSON.parse(r.stdout)).toMatchObject({ completed: false, stoppedBy: 'horizon' });
+  });
+
+  it('lists an event given in the file and as a flag once, and applies it once', () => {
+    const dir = scratch({ 'events.json': [{ at: '30m', pauseNumber: '5511990000001' }, { at: '2h', resumeNumber: '5511990000001' }] });
+    const pool = ['examples/fleet.json', '-b', '1', '-t', '10', '-n', '30000', '--events', `${dir}/events.json`];
+    const once = json('simulate', ...pool);
+    const twice = json('simulate', ...pool, '--pause-number', '5511990000001@30m', '--resume-number', '5511990000001@2h');
+    expect(twice.events.map((e: { event: string }) => e.event)).toEqual(['pause 5511990000001', 'resume 5511990000001']);
+    expect(twice.completionMs).toBe(once.completionMs);
+    const f = json('forecast', ...pool, '--pause-number', '5511990000001@30m');
+    expect(f.events).toHaveLength(2);
+  });
+
+  it('shows a limit a setLimit event changed as "before → after", with thousands separators', () => {
+    for (const command of ['simulate', 'forecast']) {
+      const r = sendpool(command, 'examples/fleet.json', '-b', '1', '-t', '10', '-n', '30000', '--events', 'examples/events-what-if.json');
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('limits of 5511990000002: 100,000/24h');
+      const row = (phone: string) => r.stdout.split('\n').find((l) => l.startsWith(phone))!;
+      expect(row('5511990000002')).toMatch(/^5511990000002 +1,000 +10,000 → 100,000 /);
+      // Numbers no event changed show the fleet's limit alone.
+      expect(row('5511990000003')).toMatch(/^5511990000003 +1,000 +10,000 /);
+    }
   });
 
   // Its speed (issue 9: under 5 s) is a benchmark figure, not a test: `npm run bench -- --filter cli`.

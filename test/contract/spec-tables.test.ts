@@ -25,12 +25,12 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const specPath = `${root}../shared/spec/service.md`;
 
 const SCHEMA_OF: Record<string, Json> = {
-  '2.1': BusinessSchema as unknown as Json,
-  '2.2': TemplateTypeSchema as unknown as Json,
-  '2.3': ContactSchema as unknown as Json,
-  '2.4': SmsItemSchema as unknown as Json,
-  '2.5': ConfigUpdateSchema as unknown as Json,
-  '4.2': SendRequestSchema as unknown as Json,
+  '2.1': BusinessSchema,
+  '2.2': TemplateTypeSchema,
+  '2.3': ContactSchema,
+  '2.4': SmsItemSchema,
+  '2.5': ConfigUpdateSchema,
+  '4.2': SendRequestSchema,
 };
 
 /** Fields the contract decided may be null (docs/decisions.md, the HTTP contract): `null` clears a config URL. */
@@ -50,7 +50,7 @@ function matchesSpecType(schema: Json, type: string): boolean {
   if (array) {
     const items = schema['items'] as Json | undefined;
     if (schema['type'] !== 'array' || items === undefined) return false;
-    const named: Record<string, Json> = { 'template type': TemplateTypeSchema as unknown as Json, contact: ContactSchema as unknown as Json };
+    const named: Record<string, Json> = { 'template type': TemplateTypeSchema, contact: ContactSchema };
     const target = named[array[1]!];
     if (target !== undefined) return items['title'] === target['title'];
     return matchesSpecType(items, array[1]!);

@@ -13,4 +13,4 @@ const seed =
       ? 20261123
       : (Date.now() ^ (Math.random() * 0x100000000)) | 0;
 
-fc.configureGlobal({ seed, numRuns: process.env['CI'] ? 100 : 100 });
+fc.configureGlobal({ seed, numRuns: 100 });

@@ -6,10 +6,11 @@
 import { forecast, type Forecast } from '../../core/forecast.js';
 import { parse } from '../args.js';
 import { formatDuration } from '../duration.js';
-import { EXIT_OK } from '../errors.js';
+import { EXIT_INCOMPLETE, EXIT_OK } from '../errors.js';
 import { count, percent, share } from '../format.js';
 import type { Io } from '../io.js';
 import type { ForecastJson } from '../json-output.js';
+import { limitCell, limitsAfter } from '../number-limits.js';
 import { describePhases } from '../phases.js';
 import { POOL_HELP, POOL_OPTIONS, readPoolRequest, type PoolRequest } from '../pool-flags.js';
 import { renderTable } from '../table.js';
@@ -20,6 +21,7 @@ const HELP = `Usage: sendpool forecast FLEET --business ID --type ID --messages 
 Computes from the numbers' limits when N messages of the template type would be sent: hour by
 hour, with the 24 h messaging limits, and which limit holds each number back (per-second, hourly,
 24 h, paused) and when. Exact for the engine's windows; agrees with \`sendpool simulate\`.
+Exits 3 when not every message would be sent (by --horizon, or ever).
 
 Options:
 ${POOL_HELP}`;
@@ -27,7 +29,7 @@ ${POOL_HELP}`;
 /** Most rows of the schedule; longer runs group hours (2, 3, 4, 6, 12, 24 per row). */
 const MAX_ROWS = 48;
 
-export function forecastJson(req: PoolRequest, f: Forecast): ForecastJson {
+function forecastJson(req: PoolRequest, f: Forecast): ForecastJson {
   const numbers = req.fleet.businesses.find((b) => b.id === req.pool.businessId)!.numbers;
   return {
     command: 'forecast',
@@ -97,7 +99,7 @@ function schedule(f: Forecast): string {
   )}`;
 }
 
-export function renderForecast(json: ForecastJson, f: Forecast): string {
+function renderForecast(json: ForecastJson, f: Forecast, req: PoolRequest): string {
   const lines: string[] = [];
   lines.push(`Forecast: ${count(json.messages)} messages for ${json.businessName} (business ${json.businessId}) / ${json.typeName} (type ${json.typeId}), fleet ${json.fleet}`);
   lines.push(`Pool at the start: ${json.numbers.length} number(s), throughput ${count(json.throughputPerHour)}/h, output ${count(json.outputAtStart)} at once`);
@@ -122,16 +124,19 @@ export function renderForecast(json: ForecastJson, f: Forecast): string {
         { header: '24h used up at', align: 'right' },
         { header: 'held back by' },
       ],
-      json.numbers.map((n) => [
-        n.phone,
-        count(n.throughputPerHour),
-        count(n.messagingLimit24h),
-        n.messagesPerSecond === null ? '-' : count(n.messagesPerSecond),
-        count(n.sent),
-        percent(n.sent, json.messages),
-        n.ranOutAtMs === null ? '-' : formatDuration(n.ranOutAtMs),
-        describePhases(n.phases, json.completionMs),
-      ]),
+      json.numbers.map((n) => {
+        const after = limitsAfter(n.phone, n, req.events, json.completionMs ?? req.horizonMs);
+        return [
+          n.phone,
+          limitCell(n.throughputPerHour, after.throughputPerHour),
+          limitCell(n.messagingLimit24h, after.messagingLimit24h),
+          limitCell(n.messagesPerSecond, after.messagesPerSecond),
+          count(n.sent),
+          percent(n.sent, json.messages),
+          n.ranOutAtMs === null ? '-' : formatDuration(n.ranOutAtMs),
+          describePhases(n.phases, json.completionMs),
+        ];
+      }),
     ),
   );
   return `${lines.join('\n')}`;
@@ -150,8 +155,8 @@ export const forecastCommand: Command = {
     const req = readPoolRequest('forecast', io, args, 1e12);
     const f = runForecast(req);
     const json = forecastJson(req, f);
-    io.out(req.json ? `${JSON.stringify(json, null, 2)}\n` : renderForecast(json, f));
-    return EXIT_OK;
+    io.out(req.json ? `${JSON.stringify(json, null, 2)}\n` : renderForecast(json, f, req));
+    return json.completed ? EXIT_OK : EXIT_INCOMPLETE;
   },
 };
 

@@ -1,9 +1,9 @@
 /**
  * `sendpool serve FLEET`: the reference server (src/server). Its entry (dist/server.js) is loaded at
  * run time, so the other commands never load fastify; the flags are handed to `runServer` and the
- * process serves until SIGINT/SIGTERM. When the server cannot load (the optional packages fastify
- * and prom-client are not installed), the command says why and exits 2. The server's own options
- * and behaviour are documented with the server.
+ * process serves until SIGINT/SIGTERM. When the server cannot load (the optional package fastify is
+ * not installed; prom-client too, unless --no-metrics), the command says why and exits 2. The
+ * server's own options and behaviour are documented with the server.
  */
 import { fleetArgument, parse } from '../args.js';
 import { EXIT_OK, EXIT_USAGE, UsageError } from '../errors.js';
@@ -16,7 +16,7 @@ import type { Command } from './types.js';
 const HELP = `Usage: sendpool serve FLEET [options]
 
 Runs the reference HTTP server of the service (sendpool/server) on the fleet description FLEET,
-until SIGINT or SIGTERM. It needs the optional packages fastify and prom-client.
+until SIGINT or SIGTERM. It needs the optional package fastify, and prom-client for GET /metrics.
 
 Options:
       --port N                 port to listen on (default 3000)
@@ -39,6 +39,7 @@ Options:
       --metrics-port N         serve GET /metrics on this port only (the API port answers 404)
       --metrics-host HOST      address of the metrics port (default 127.0.0.1)
       --metrics-key-file FILE  scrapes must send Authorization: Bearer <the file's key>
+      --no-metrics             serve no GET /metrics (prom-client is then not needed)
       --headers-timeout DURATION
                                a request's headers must arrive within it (default 10s)
       --request-timeout DURATION
@@ -80,8 +81,8 @@ async function loadRunServer(): Promise<{ readonly run: RunServer } | { readonly
   } catch (error) {
     const text = error instanceof Error ? error.message : String(error);
     // The usual cause: the optional peer packages are not installed.
-    const missing = /Cannot find (?:package|module) '(fastify|prom-client)[^']*'/.exec(text)?.[1];
-    return { error: missing ? `it needs the optional package ${missing}: npm install fastify prom-client` : text };
+    const missing = /Cannot find (?:package|module) '(fastify)[^']*'/.exec(text)?.[1];
+    return { error: missing ? `it needs the optional package ${missing}: npm install fastify (and prom-client for /metrics)` : text };
   }
 }
 
@@ -113,11 +114,16 @@ export const serveCommand: Command = {
       running = await loaded.run({ fleetFile, ...options });
     } catch (e) {
       // Configuration the user must fix (keys, snapshot, address in use) is theirs: exit 2.
-      throw new UsageError(e instanceof Error ? e.message : String(e));
+      const text = e instanceof Error ? e.message : String(e);
+      if (/Cannot find (?:package|module) 'prom-client'/.test(text)) {
+        throw new UsageError('GET /metrics needs the optional package prom-client: npm install prom-client, or give --no-metrics');
+      }
+      throw new UsageError(text);
     }
     for (const note of notes) io.err(`sendpool serve: note: ${note}\n`);
     const metrics = running.metricsAddress ? `, metrics on ${running.metricsAddress}/metrics` : '';
-    io.err(`sendpool serve: listening on ${running.address}${metrics}${options['dataDir'] === undefined ? ' (state in memory only)' : `, state in ${String(options['dataDir'])}`}\n`);
+    const dataDir = options['dataDir'];
+    io.err(`sendpool serve: listening on ${running.address}${metrics}${typeof dataDir === 'string' ? `, state in ${dataDir}` : ' (state in memory only)'}\n`);
     if (options['whatsapp'] !== undefined) io.err(`sendpool serve: channel whatsapp; Meta's webhooks at ${running.address}/whatsapp/webhook\n`);
     // The server keeps the process alive and closes on SIGINT/SIGTERM.
     return EXIT_OK;

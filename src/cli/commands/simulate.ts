@@ -6,11 +6,12 @@
 import { parse } from '../args.js';
 import { renderChart } from '../chart-svg.js';
 import { formatDuration } from '../duration.js';
-import { EXIT_OK, UsageError } from '../errors.js';
+import { EXIT_INCOMPLETE, EXIT_OK, UsageError } from '../errors.js';
 import { count, percent, share } from '../format.js';
 import type { Io } from '../io.js';
 import type { SimulateJson } from '../json-output.js';
-import { POOL_HELP, POOL_OPTIONS, readPoolRequest } from '../pool-flags.js';
+import { limitCell, limitsAfter } from '../number-limits.js';
+import { POOL_HELP, POOL_OPTIONS, readPoolRequest, type PoolRequest } from '../pool-flags.js';
 import { noProgress, progressBar } from '../progress.js';
 import { simulate } from '../simulation.js';
 import { renderTable } from '../table.js';
@@ -24,7 +25,8 @@ every message sent, and moves the clock to the engine's next wake-up, applying t
 the clock reaches them. Prints per number and per template what was sent, its share and when it
 ran out, the completion time (and the forecast's, for comparison), and writes an SVG chart.
 
-A progress bar is drawn on standard error when it is a terminal (never with --json).
+A progress bar is drawn on standard error when it is a terminal (never with --json). Exits 3
+when not every message was sent (stopped by --horizon, or nothing left that can send).
 
 Options:
       --chart FILE.svg     write the chart: messages sent over time per number, the pool
@@ -114,8 +116,8 @@ export const simulateCommand: Command = {
       }
     }
 
-    io.out(req.json ? `${JSON.stringify(json, null, 2)}\n` : renderSimulation(json));
-    return EXIT_OK;
+    io.out(req.json ? `${JSON.stringify(json, null, 2)}\n` : renderSimulation(json, req, result.endMs));
+    return json.completed ? EXIT_OK : EXIT_INCOMPLETE;
   },
 };
 
@@ -123,7 +125,7 @@ function at(ms: number | null): string {
   return ms === null ? '-' : formatDuration(ms);
 }
 
-export function renderSimulation(json: SimulateJson): string {
+function renderSimulation(json: SimulateJson, req: PoolRequest, endMs: number): string {
   const lines: string[] = [];
   lines.push(`Simulation: ${count(json.messages)} messages for ${json.businessName} (business ${json.businessId}) / ${json.typeName} (type ${json.typeId}), fleet ${json.fleet}`);
   lines.push(`Pool at the start: throughput ${count(json.throughputPerHour)}/h`);
@@ -158,7 +160,10 @@ export function renderSimulation(json: SimulateJson): string {
         { header: 'share', align: 'right' },
         { header: '24h used up at', align: 'right' },
       ],
-      json.numbers.map((n) => [n.phone, count(n.throughputPerHour), count(n.messagingLimit24h), count(n.sent), percent(n.sent, json.sent), at(n.ranOutAtMs)]),
+      json.numbers.map((n) => {
+        const after = limitsAfter(n.phone, n, req.events, endMs);
+        return [n.phone, limitCell(n.throughputPerHour, after.throughputPerHour), limitCell(n.messagingLimit24h, after.messagingLimit24h), count(n.sent), percent(n.sent, json.sent), at(n.ranOutAtMs)];
+      }),
     ),
   );
   lines.push('Templates:');

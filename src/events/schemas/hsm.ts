@@ -18,12 +18,6 @@ import { CLOSED, ContactDataSchema, DateTimeSchema, EventIdSchema, Nullable } fr
 export const HSM_STATUSES = ['ENQUEUED', 'SENT', 'SERVER', 'DEVICE', 'READ', 'REPLIED', 'EXPIRED', 'FAILED'] as const;
 export type HsmStatus = (typeof HSM_STATUSES)[number];
 
-/** Statuses whose notification carries the `bsuid` and `username` keys (spec 6.3, conditional key 1). */
-export const STATUSES_WITH_RECIPIENT_IDS = ['SERVER', 'DEVICE', 'READ', 'FAILED', 'REPLIED'] as const;
-
-/** Statuses whose `from` and `message` may be null (spec 6.3, conditional key 4). */
-export const STATUSES_WITH_NULLABLE_MESSAGE = ['ENQUEUED', 'EXPIRED', 'FAILED'] as const;
-
 const common = {
   event_id: EventIdSchema,
   id: Nullable(Type.Integer()),

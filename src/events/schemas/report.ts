@@ -6,7 +6,7 @@ import { CLOSED, DateTimeSchema, EventIdSchema } from './common.js';
 export { REPORT_TYPES, type ReportType };
 
 /** `report_type`: one of {@link REPORT_TYPES}. */
-export const ReportTypeSchema = Type.Union(REPORT_TYPES.map((t) => Type.Literal(t)));
+const ReportTypeSchema = Type.Union(REPORT_TYPES.map((t) => Type.Literal(t)));
 
 /** `report.ready`: the report was processed and can be downloaded from `file_url` for 24 hours. */
 export const ReportReadySchema = Type.Object(

@@ -1,0 +1,43 @@
+// ESLint for sendpool (`npm run lint`): typescript-eslint's type-checked recommended rules over the
+// sources, tests, benchmarks and scripts, the types coming from tsconfig.json (project service).
+// Formatting is not checked here. Where a rule is tuned, the reason is beside it.
+import js from '@eslint/js';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'bench/.build/', 'node_modules/', '.ci/', 'coverage/'] },
+  js.configs.recommended,
+  tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      globals: globals.node,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // `_` marks a parameter a signature needs and the body does not (a port's method, a callback).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+      // Types-only imports are `import type` (verbatimModuleSyntax needs it for emit anyway).
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  {
+    // Plain JavaScript (this file, the busy-loop script, examples): no type information.
+    files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+  {
+    // Tests read JSON answers and child-process output as `any` on purpose: asserting their shape
+    // is the test. The unsafe-any rules would ask for a cast at every `expect`.
+    files: ['test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-explicit-any': 'off',
+    },
+  },
+);

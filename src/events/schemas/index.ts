@@ -1,1 +1,0 @@
-export { Nullable, EventIdSchema, DateTimeSchema, ContactDataSchema } from './common.js';
