@@ -6,6 +6,7 @@
 import type { Clock } from './clock.js';
 import { ChangeMarks } from './change-marks.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
+import { MessageBatch } from './dispatch/message-batch.js';
 import type {
   ContactOutcome,
   DispatchAnomaly,
@@ -120,10 +121,7 @@ export class Engine {
       probe: (pool, now) => this.#probe(pool, now),
       phoneAt: (slot) => this.#t.phones[slot]!,
       templateText: (id) => this.#t.templates[this.#t.templateIndex.get(id)!]!.text,
-      pauseNumber: (phone, until) => {
-        const slot = this.#t.numberIndex.get(phone);
-        if (slot !== undefined) this.#setNumber(slot, false, until, 'failover');
-      },
+      pauseNumber: (slot, until) => this.#setNumber(slot, false, until, 'failover'),
       setTemplate: (id, status, until) => {
         const t = this.#t.templateIndex.get(id);
         if (t !== undefined) this.#setTemplate(t, status, until, 'failover');
@@ -383,8 +381,10 @@ export class Engine {
     const validation = validateFleet(fleet);
     if (!validation.ok) throw new FleetValidationError(validation.problems);
     const now = this.#tick();
+    const before = this.#t;
     this.#load(validation.fleet);
-    this.#dispatch.fleetChanged(now);
+    const after = this.#t;
+    this.#dispatch.fleetChanged(now, (slot) => after.numberIndex.get(before.phones[slot]!) ?? -1);
   }
 
   // ---------------------------------------------------------------- dispatch loop
@@ -401,6 +401,30 @@ export class Engine {
   /** The messages that may go now, with their pairs and rendered text; capacity is charged. */
   poll(options?: PollOptions): OutgoingMessage[] {
     return this.#dispatch.poll(options);
+  }
+
+  /**
+   * A reusable batch for {@link pollInto}: rows of typed arrays (number slot, template id, contact
+   * position) instead of one object per message; ids, texts and contacts are built per row on
+   * demand (docs/dispatch-loop.md, "Batches").
+   * @param capacity most messages one `pollInto` hands out. @default 10000
+   */
+  createMessageBatch(capacity = 10_000): MessageBatch {
+    return new MessageBatch(capacity);
+  }
+
+  /**
+   * `poll` into a batch from {@link createMessageBatch}, overwriting its rows: the same messages,
+   * charged the same way, without building their objects. Answers the rows filled (`batch.count`).
+   * @param limit most messages handed out. @default batch.capacity
+   */
+  pollInto(batch: MessageBatch, limit?: number): number {
+    return this.#dispatch.pollInto(batch, limit);
+  }
+
+  /** `report` for row `i` of a batch filled by {@link pollInto} (no message id to build or parse). */
+  reportAt(batch: MessageBatch, i: number, outcome: SendOutcome): ReportResult {
+    return this.#dispatch.reportAt(batch, i, outcome);
   }
 
   /**

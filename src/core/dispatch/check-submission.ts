@@ -4,7 +4,11 @@ import { type Problem, problem } from '../problems.js';
 import type { Submission, SubmissionContact } from '../submission.js';
 import type { ContactRejection } from './types.js';
 
-export const MAX_RETRIES = 100;
+/**
+ * Retries of a contact the engine accepts (its counter is a byte). The HTTP contract allows fewer
+ * (`MAX_RETRIES` of sendpool/contract); other hosts may ask for up to this many.
+ */
+export const ENGINE_MAX_RETRIES = 100;
 export const MAX_RETRY_INTERVAL = 30 * 86_400_000;
 export const MAX_WEIGHT = 1000;
 /** Contacts of one submission at most: a contact's index must fit the message id and typed arrays. */
@@ -24,7 +28,7 @@ export function checkSubmission(input: Submission): Problem[] {
   int('campaignId', 0, Number.MAX_SAFE_INTEGER, false, 'a campaign id (an integer, 0 or more)');
   int('queueId', 0, Number.MAX_SAFE_INTEGER, false, 'a queue id (an integer, 0 or more)');
   int('botId', 0, Number.MAX_SAFE_INTEGER, false, 'a bot id (an integer, 0 or more)');
-  int('maxRetries', 0, MAX_RETRIES, false, `an integer from 0 to ${MAX_RETRIES}`);
+  int('maxRetries', 0, ENGINE_MAX_RETRIES, false, `an integer from 0 to ${ENGINE_MAX_RETRIES}`);
   int('retryInterval', 0, MAX_RETRY_INTERVAL, false, `milliseconds from 0 to ${MAX_RETRY_INTERVAL} (30 days)`);
   int('deadline', 0, Number.MAX_SAFE_INTEGER, false, 'a clock time in milliseconds');
   int('weight', 1, MAX_WEIGHT, false, `an integer from 1 to ${MAX_WEIGHT}`);
