@@ -32,3 +32,9 @@ export function checkUntil(api: string, status: string, until: number | undefine
   }
   return until;
 }
+
+/** `createEngine(options.packContactsFrom)`: a count of queued contacts, or Infinity. */
+export function packFrom(value: number | undefined): number | undefined {
+  if (value === undefined || value === Infinity || (Number.isSafeInteger(value) && value >= 0)) return value;
+  throw new ArgumentError('createEngine(options.packContactsFrom)', 'a whole number, 0 or more, or Infinity', describeValue(value));
+}

@@ -126,6 +126,15 @@ export interface CoreEngineOptions {
   readonly store?: Store;
   /** State to resume from, as written by {@link Engine.snapshot}. */
   readonly snapshot?: unknown;
+  /**
+   * Queued contacts from which a new submission's contacts are kept packed (phones as numbers,
+   * values in one string: a quarter of the memory of the caller's objects once the caller drops
+   * them), instead of as the caller's objects. Packed contacts come back in messages and outcomes
+   * as new objects with the same values; a contact with fields of its own is never packed.
+   * 0 packs every submission; `Infinity` none (docs/dispatch-loop.md, "Memory").
+   * @default 10000
+   */
+  readonly packContactsFrom?: number;
   /** Keep a list of what changes, for {@link Engine.takeChanges}. @default false */
   readonly trackChanges?: boolean;
 }

@@ -7,6 +7,7 @@ import type { Clock } from './clock.js';
 import { ChangeMarks } from './change-marks.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { MessageBatch } from './dispatch/message-batch.js';
+import { OutcomeBatch } from './dispatch/outcome-batch.js';
 import type {
   ContactOutcome,
   DispatchAnomaly,
@@ -19,7 +20,7 @@ import type {
   SubmissionStatus,
   SubmitTicket,
 } from './dispatch/types.js';
-import { checkCount, checkNumberStatus, checkTemplateStatus, checkUntil } from './engine-args.js';
+import { checkCount, checkNumberStatus, checkTemplateStatus, checkUntil, packFrom } from './engine-args.js';
 import { engineSnapshot, numberStatusOf, restoreRotations, templateStatusOf } from './engine-snapshot.js';
 import type {
   AssignReason,
@@ -115,7 +116,12 @@ export class Engine {
         const index = this.#t.businessIndex.get(b);
         return index === undefined ? undefined : this.#t.businesses[index]!.poolByType.get(t);
       },
-      placeholders: (b, t) => this.templateType(b, t)?.placeholders,
+      placeholders: (b, t) => {
+        const pool = this.#t.pool(b, t);
+        if (pool === undefined) return undefined;
+        const first = pool.templates[0];
+        return first === undefined ? 0 : this.#t.templates[first]!.placeholders;
+      },
       fill: (pool, count, now, numbers, templates) => this.#fill(pool, count, now, numbers, templates),
       shortfall: (pool) => this.#shortfall(pool),
       probe: (pool, now) => this.#probe(pool, now),
@@ -132,7 +138,7 @@ export class Engine {
         const anomaly = { at: this.#lastNow, message };
         for (const listener of this.#anomalyListeners) listener(anomaly);
       },
-    });
+    }, packFrom(options.packContactsFrom));
     const validation = validateFleet(fleet);
     if (!validation.ok) throw new FleetValidationError(validation.problems);
     this.#load(validation.fleet);
@@ -187,8 +193,7 @@ export class Engine {
 
   /** The template type as the contract needs it, or undefined when the business has no such type. */
   templateType(businessId: number, typeId: number): TemplateTypeInfo | undefined {
-    const b = this.#t.businessIndex.get(businessId);
-    const pool = b === undefined ? undefined : this.#t.businesses[b]!.poolByType.get(typeId);
+    const pool = this.#t.pool(businessId, typeId);
     if (!pool) return undefined;
     const templateIds = Array.from(pool.templates, (t) => this.#t.templateIds[t]!);
     const first = pool.templates[0];
@@ -501,6 +506,24 @@ export class Engine {
   /** Terminal outcomes (sent, failed, expired, rejected) since the last call, each exactly once. */
   takeOutcomes(): ContactOutcome[] {
     return this.#dispatch.takeOutcomes();
+  }
+
+  /**
+   * A reusable batch for {@link takeOutcomesInto}: outcomes as rows (state, contact position, time)
+   * instead of objects; ids and contacts are built per row on demand.
+   * @param capacity rows before it first grows. @default 1024
+   */
+  createOutcomeBatch(capacity = 1024): OutcomeBatch {
+    return new OutcomeBatch(capacity);
+  }
+
+  /**
+   * `takeOutcomes` into a batch from {@link createOutcomeBatch}: the same outcomes, each exactly
+   * once, handed over as rows without building objects (the batch's earlier rows are dropped).
+   * Answers the rows (`batch.count`).
+   */
+  takeOutcomesInto(batch: OutcomeBatch): number {
+    return this.#dispatch.takeOutcomesInto(batch);
   }
 
   // ---------------------------------------------------------------- changes for a durable host

@@ -5,7 +5,7 @@
  */
 import type { NumberStatus, TemplateStatus } from './fleet.js';
 import { validateNumberLimits } from './number-limits.js';
-import { PHONE_EXPECTED, PHONE_PATTERN } from './phone.js';
+import { PHONE_EXPECTED, isPhone } from './phone.js';
 import { type Problem, pathIndex, pathKey, problem } from './problems.js';
 import { MAX_PLACEHOLDERS, scanPlaceholders } from './template-text.js';
 
@@ -168,7 +168,7 @@ function readNumber(r: Reader, value: unknown, path: string): FleetNumber | unde
   if (!o) return undefined;
   const before = r.problems.length;
   const phone = r.string(o['phone'], `${path}.phone`, PHONE_EXPECTED);
-  if (phone !== undefined && !PHONE_PATTERN.test(phone)) r.report(`${path}.phone`, PHONE_EXPECTED, phone);
+  if (phone !== undefined && !isPhone(phone)) r.report(`${path}.phone`, PHONE_EXPECTED, phone);
   const limits = { throughputPerHour: o['throughputPerHour'], messagingLimit24h: o['messagingLimit24h'], messagesPerSecond: o['messagesPerSecond'] };
   r.problems.push(...validateNumberLimits(limits, path));
   const throughputPerHour = limits.throughputPerHour as number;

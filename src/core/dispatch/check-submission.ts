@@ -1,5 +1,5 @@
 /** Checks of what `submit` is given: the submission's own fields, then each contact against its type. */
-import { PHONE_EXPECTED, PHONE_PATTERN } from '../phone.js';
+import { PHONE_EXPECTED, isPhone } from '../phone.js';
 import { type Problem, problem } from '../problems.js';
 import type { Submission, SubmissionContact } from '../submission.js';
 import type { ContactRejection } from './types.js';
@@ -41,7 +41,7 @@ export function checkSubmission(input: Submission): Problem[] {
 export function checkContact(contact: SubmissionContact | undefined, placeholders: number, index: number): ContactRejection | undefined {
   const path = `$.contacts[${index}]`;
   if (typeof contact !== 'object' || contact === null) return { index, reason: 'invalid_phone', problem: problem(path, 'a contact object', contact) };
-  if (typeof contact.phone !== 'string' || !PHONE_PATTERN.test(contact.phone)) {
+  if (!isPhone(contact.phone)) {
     return { index, reason: 'invalid_phone', problem: problem(`${path}.phone`, PHONE_EXPECTED, contact.phone) };
   }
   const values = contact.variables ?? [];

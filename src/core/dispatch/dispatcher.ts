@@ -30,6 +30,7 @@ import { type ContactList, ObjectContacts, PackedContacts, packable } from './co
 import { type DispatchSnapshot, type SubmissionChange, checkDispatchSnapshot, dispatchSnapshot, recordToChange } from './dispatch-snapshot.js';
 import { restoreDispatch } from './dispatch-restore.js';
 import { type BatchSource, MessageBatch } from './message-batch.js';
+import { OutcomeBatch } from './outcome-batch.js';
 import { PoolQueue } from './pool-queue.js';
 import {
   type Counts,
@@ -41,8 +42,8 @@ import {
   REJECTED,
   type RetryTimer,
   SENT,
+  SUBMITTED,
   type SubmissionRecord,
-  TERMINAL_NAMES,
   WAITING,
   countsView,
   createRecord,
@@ -63,7 +64,6 @@ import type {
   SendOutcome,
   SubmissionStatus,
   SubmitTicket,
-  TerminalState,
 } from './types.js';
 
 export type { DispatchSnapshot } from './dispatch-snapshot.js';
@@ -139,7 +139,8 @@ export class Dispatcher {
   readonly #compiled = new Map<number, CompiledTemplate>();
   readonly #retries = new Heap<RetryTimer>((a, b) => a.at - b.at || a.seq - b.seq || a.index - b.index);
   readonly #deadlines = new Heap<DeadlineTimer>((a, b) => a.at - b.at || a.seq - b.seq);
-  #outcomes: ContactOutcome[] = [];
+  /** Final outcomes not taken yet, as rows (outcome-batch.ts). */
+  #outcomes = new OutcomeBatch();
   #scratchNumbers = new Int32Array(256);
   #scratchTemplates = new Float64Array(256);
   /** The batch `poll()` fills before it builds its objects. */
@@ -149,8 +150,12 @@ export class Dispatcher {
   #dirty: SubmissionRecord[] = [];
   #finishedSince: SubmissionStatus[] = [];
 
-  constructor(host: DispatchHost) {
+  readonly #packFrom: number;
+
+  /** @param packFrom queued contacts from which submissions are kept packed (see `CoreEngineOptions.packContactsFrom`) */
+  constructor(host: DispatchHost, packFrom = PACK_FROM_QUEUED) {
     this.#host = host;
+    this.#packFrom = packFrom;
     this.#source = { phoneAt: (slot) => host.phoneAt(slot), template: (id) => this.#template(id) };
   }
 
@@ -208,11 +213,11 @@ export class Dispatcher {
       const why = checkContact(given[i], placeholders, i);
       if (why) rejected.push(why);
     }
-    const pack = this.#counts[QUEUED]! >= PACK_FROM_QUEUED && rejected.length === 0 && packable(given);
+    const pack = this.#counts[QUEUED]! >= this.#packFrom && rejected.length === 0 && packable(given);
     const contacts: ContactList = pack ? new PackedContacts(given, placeholders) : new ObjectContacts(given);
     const record = createRecord(this.#nextSeq++, input, contacts, this.#queue(input.businessId, input.typeId));
     this.#bySeq.set(record.seq, record);
-    this.#counts[7]! += n;
+    this.#counts[SUBMITTED]! += n;
     const expiredAlready = record.deadline !== undefined && record.deadline <= now;
     const accepted = expiredAlready ? 0 : n - rejected.length;
     if (rejected.length > 0 || expiredAlready) {
@@ -597,9 +602,16 @@ export class Dispatcher {
 
   /** Final outcomes reached since the last call, each reported exactly once. */
   takeOutcomes(): ContactOutcome[] {
-    const out = this.#outcomes;
-    this.#outcomes = [];
+    const out = this.#outcomes.outcomes();
+    this.#outcomes.clear();
     return out;
+  }
+
+  /** `takeOutcomes` as rows: the batch receives them (its earlier rows are dropped). Answers how many. */
+  takeOutcomesInto(batch: OutcomeBatch): number {
+    if (!(batch instanceof OutcomeBatch)) throw new ArgumentError('takeOutcomesInto(batch)', 'an OutcomeBatch', describeValue(batch));
+    this.#outcomes.swap(batch);
+    return batch.count;
   }
 
   /** Clock time the earliest contact waiting for its retry falls due; undefined when none waits. */
@@ -679,24 +691,7 @@ export class Dispatcher {
   }
 
   #emit(record: SubmissionRecord, index: number, state: number, at: number, handout: number, reason: string | undefined, code: number | undefined): void {
-    const handouts = record.handouts[index]!;
-    const contactId = `${record.id}.${index}`;
-    const retries = record.retries[index]!;
-    const last = handout >= 0 ? handout : handouts - 1;
-    const outcome: { -readonly [K in keyof ContactOutcome]: ContactOutcome[K] } = {
-      submissionId: record.id,
-      index,
-      contactId,
-      contact: record.contacts.at(index),
-      campaignId: record.campaignId,
-      state: TERMINAL_NAMES[state] as TerminalState,
-      retryIndex: retries > 0 ? retries - 1 : null,
-      messageId: last >= 0 ? `${contactId}.${last}` : undefined,
-      at,
-    };
-    if (reason !== undefined) outcome.reason = reason;
-    if (code !== undefined) outcome.code = code;
-    this.#outcomes.push(outcome);
+    this.#outcomes.push(record, index, state, at, handout, reason, code);
   }
 
   /** A submission whose contacts all ended is forgotten but for its final counts. */
@@ -708,7 +703,19 @@ export class Dispatcher {
     }
     record.live = false;
     this.#bySeq.delete(record.seq);
-    const status: SubmissionStatus = { submissionId: record.id, finished: true, ...countsView(record.counts) };
+    const c = record.counts;
+    const status: SubmissionStatus = {
+      submissionId: record.id,
+      finished: true,
+      submitted: c[SUBMITTED]!,
+      queued: 0,
+      waitingRetry: 0,
+      inFlight: 0,
+      sent: c[SENT]!,
+      failed: c[FAILED]!,
+      expired: c[EXPIRED]!,
+      rejected: c[REJECTED]!,
+    };
     this.#remember(status);
     if (this.#tracking) this.#finishedSince.push(status);
   }
@@ -738,7 +745,7 @@ export class Dispatcher {
       records: this.#bySeq,
       queues: this.#queueOrder,
       retries: this.#retries.toArray(),
-      outcomes: this.#outcomes,
+      outcomes: this.#outcomes.outcomes(),
       finished: this.#finished,
     });
   }
@@ -761,7 +768,7 @@ export class Dispatcher {
       retry: (timer) => this.#retries.push(timer),
       remember: (status) => this.#remember(status),
     });
-    this.#outcomes = restoredOutcomes(snap);
+    for (const o of restoredOutcomes(snap)) this.#outcomes.pushMade(o);
     for (const record of [...this.#bySeq.values()]) this.#finishIfDone(record);
     this.fleetChanged(now, (slot) => slot);
   }
