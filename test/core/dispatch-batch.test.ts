@@ -127,9 +127,8 @@ describe('a fleet change with messages in flight', () => {
     const out = engine.poll();
     const fleet = specFleet();
     // The same numbers in another order, so their slots change.
-    const numbers = fleet.businesses[0]!.numbers;
-    fleet.businesses[0]!.numbers = [...numbers].reverse();
-    engine.replaceFleet(fleet);
+    const business = fleet.businesses[0]!;
+    engine.replaceFleet({ ...fleet, businesses: [{ ...business, numbers: [...business.numbers].reverse() }] });
     const sender = out[0]!.phone;
     expect(engine.report(out[0]!.messageId, { status: 'failed', action: { kind: 'number-out' } })).toEqual({ ok: true, effect: 'failover' });
     const paused = engine.numbers().filter((n) => n.status === 'paused').map((n) => n.phone);
