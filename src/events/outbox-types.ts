@@ -49,6 +49,12 @@ export interface OutboxOptions {
    */
   readonly attemptTimeoutMs?: number;
   /**
+   * Longest wait between two probes of a receiver that is down (its last attempt failed): one
+   * attempt each time, so a receiver back after an outage gets its backlog within this long, not
+   * after the backoff its events reached. @default 30_000
+   */
+  readonly probeIntervalMs?: number;
+  /**
    * How long the id of a finished event is remembered, so a re-enqueue of it is a duplicate.
    * @default the `maxAgeMs`
    */

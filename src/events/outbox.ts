@@ -14,8 +14,9 @@
  *        +---- backoff ----- next try within maxAge? ---- no ----------------------> dead-lettered
  *
  * Per target (a URL's origin): a failure marks it down. While it is down one attempt at a time
- * probes it, no sooner than the retry of the event that failed last, and its other due events
- * wait for the probe instead of each failing on its own schedule; the first success brings it up and makes everything it has
+ * probes it, no sooner than the retry of the event that failed last and no later than
+ * `probeIntervalMs` after it, and its other due events wait for the probe instead of each failing
+ * on its own schedule; the first success brings it up and makes everything it has
  * waiting due at once. So a receiver back after an outage gets its backlog at the delivery
  * worker's pace, not spread over each event's backoff.
  *
@@ -97,6 +98,7 @@ export class Outbox {
   readonly #maxAge: number;
   readonly #timeout: number;
   readonly #remember: number;
+  readonly #probeInterval: number;
   readonly #entries = new Map<string, Entry>();
   /** Due times and deadlines, earliest first: `take` and `nextWakeAt` never scan the entries. */
   readonly #wakeUps = new Heap<WakeUp>((a, b) => a.at - b.at || a.createdAt - b.createdAt);
@@ -115,6 +117,8 @@ export class Outbox {
     this.#maxAge = options.maxAgeMs ?? 86_400_000;
     this.#timeout = options.attemptTimeoutMs ?? 30_000;
     this.#remember = options.rememberFinishedMs ?? this.#maxAge;
+    this.#probeInterval = options.probeIntervalMs ?? 30_000;
+    requireInteger('Outbox(options.probeIntervalMs)', this.#probeInterval, 0);
     requireInteger('Outbox(options.initialDelayMs)', initialMs, 0);
     requireInteger('Outbox(options.maxDelayMs)', maxMs, 0);
     requireInteger('Outbox(options.maxAgeMs)', this.#maxAge, 0);
@@ -333,10 +337,11 @@ export class Outbox {
     const t = e.target;
     if (t.probe === e) t.probe = undefined;
     const at = now + backoffDelay(this.#backoff, e.attempts);
-    // The target waits as long as the event that failed: its next probe goes no sooner.
+    // The target waits as long as the event that failed, up to the probe interval: then one of its
+    // events (the oldest due) probes it.
     t.failures += 1;
     t.lastError = error;
-    t.probeAt = Math.max(t.probeAt, at);
+    t.probeAt = Math.max(t.probeAt, Math.min(at, now + this.#probeInterval));
     if (at > e.createdAt + this.#maxAge) {
       this.#finish(e, { kind: 'dead-lettered', event: e.event, attempts: e.attempts, at: now, lastError: error }, now);
       return { kind: 'dead-lettered' };
