@@ -2,6 +2,14 @@
  * The dispatch engine: the fleet as indexed arrays, one {@link Pool} per (business, template type),
  * limits in a {@link Store}, time from a {@link Clock}. Pure and synchronous: every call reads the
  * clock once, applies timed resumes that fell due, and answers.
+ *
+ * A facade over files with one purpose each (docs/engine.md, "Layout"): public types
+ * (engine-types.ts), the fleet's tables (fleet-tables.ts), the views the queries answer
+ * (fleet-views.ts), snapshots (engine-snapshot.ts), the dispatch queue (dispatch/). Why this file
+ * is still over 400 lines: it holds the public methods with their documentation (about half of it)
+ * and the hot loops (`#fillSparse`, `#fillDense`), which read the tables and the pool in place and
+ * are shaped for the compiler where they are (docs/engine.md, "The hot loops"; the inlining test
+ * guards the store's short path they call).
  */
 import type { Clock } from './clock.js';
 import { ChangeMarks } from './change-marks.js';
@@ -42,16 +50,16 @@ import type {
 import { ArgumentError, FleetValidationError, NotFoundError } from './errors.js';
 import type { NumberStatus, TemplateStatus } from './fleet.js';
 import { FleetTables } from './fleet-tables.js';
+import { businessesView, numbersView, poolOutput, ratesOf, shortfallOf, templateTypeView, templatesView } from './fleet-views.js';
 import { type Fleet, validateFleet } from './fleet-validate.js';
 import { MemoryStore } from './limits/memory-store.js';
 import type { Store, StoreSnapshot } from './limits/store.js';
 import { limitsOf, validateNumberLimits } from './number-limits.js';
 import type { Pool, TemplateView } from './pool.js';
 import { describeValue } from './problems.js';
-import { type NumberRates, sendDurationMs } from './send-estimate.js';
+import { sendDurationMs } from './send-estimate.js';
 import { type EngineSnapshot, checkSnapshot } from './snapshot.js';
 import type { Submission } from './submission.js';
-import { type TemplateFields, fleetTemplateFields, templateTypeFields } from './template-fields.js';
 import { TimedHeap } from './timed-heap.js';
 
 export type {
@@ -158,30 +166,13 @@ export class Engine {
 
   /** The spec's GET /messenger/businesses/ response: every business with `output` per template type. */
   businesses(): BusinessOutput[] {
-    const now = this.#tick();
-    return this.#t.businesses.map((b) => ({
-      id: b.id,
-      name: b.name,
-      template_types: b.pools.map((p) => ({ id: p.typeId, name: p.typeName, output: this.#output(p, now), ...this.#typeFields(p) })),
-    }));
-  }
-
-  /** `data`, `example`, `variables` of a type: its active templates, or all when none is active. */
-  #typeFields(pool: Pool): ReturnType<typeof templateTypeFields> {
-    const active: TemplateFields[] = [];
-    const all: TemplateFields[] = [];
-    for (const t of pool.templates) {
-      const fields = (this.#t.templateFields[t] ??= fleetTemplateFields(this.#t.templates[t]!));
-      all.push(fields);
-      if (this.#t.templateStatus[t] === 'active') active.push(fields);
-    }
-    return templateTypeFields(active.length > 0 ? active : all);
+    return businessesView(this.#t, this.#store, this.#tick());
   }
 
   /** Messages that may be sent now for the type: the sum of what its eligible numbers may send. */
   output(businessId: number, typeId: number): number {
     const pool = this.#pool(businessId, typeId);
-    return this.#output(pool, this.#tick());
+    return poolOutput(this.#t, this.#store, pool, this.#tick());
   }
 
   /** Messages per hour of the type: the sum of `throughputPerHour` over its eligible numbers. */
@@ -193,40 +184,18 @@ export class Engine {
 
   /** The template type as the contract needs it, or undefined when the business has no such type. */
   templateType(businessId: number, typeId: number): TemplateTypeInfo | undefined {
-    const pool = this.#t.pool(businessId, typeId);
-    if (!pool) return undefined;
-    const templateIds = Array.from(pool.templates, (t) => this.#t.templateIds[t]!);
-    const first = pool.templates[0];
-    const placeholders = first === undefined ? 0 : this.#t.templates[first]!.placeholders;
-    return { id: pool.typeId, name: pool.typeName, businessId, placeholders, templateIds };
+    return templateTypeView(this.#t, businessId, typeId);
   }
 
   /** Every number with its status, limits and what it may send now. */
   numbers(): NumberView[] {
-    const now = this.#tick();
-    const t = this.#t;
-    return t.phones.map((_, slot) => {
-      const perSecond = t.perSecond[slot]!;
-      return {
-        ...numberStatusOf(t, slot),
-        businessId: t.businesses[t.numberBusiness[slot]!]!.id,
-        throughputPerHour: t.perHour[slot]!,
-        messagingLimit24h: t.per24h[slot]!,
-        ...(perSecond > 0 ? { messagesPerSecond: perSecond } : {}),
-        available: this.#store.available(t.handle[slot]!, now),
-      };
-    });
+    return numbersView(this.#t, this.#store, this.#tick());
   }
 
   /** Every template with its status. */
   templates(): TemplateState[] {
     this.#tick();
-    return this.#t.templates.map((template, i) => ({
-      ...templateStatusOf(this.#t, i),
-      name: template.name,
-      businessIds: template.businessIds,
-      placeholders: template.placeholders,
-    }));
+    return templatesView(this.#t);
   }
 
   /** Phone of the number at `index`, as `assignInto` writes it. */
@@ -484,7 +453,7 @@ export class Engine {
     let start = now;
     let left = count;
     if (held === undefined) {
-      left -= this.#output(pool, now);
+      left -= poolOutput(this.#t, this.#store, pool, now);
       if (left <= 0) return now;
     } else if (held.retryAt === undefined) return undefined;
     else {
@@ -493,7 +462,7 @@ export class Engine {
       left -= 1;
       if (left === 0) return start;
     }
-    const ms = sendDurationMs(left, this.#ratesOf(pool));
+    const ms = sendDurationMs(left, ratesOf(this.#t, pool));
     return Number.isFinite(ms) ? start + ms : undefined;
   }
 
@@ -663,29 +632,6 @@ export class Engine {
     const pool = this.#t.businesses[b]!.poolByType.get(typeId);
     if (pool === undefined) throw new NotFoundError('template type', typeId, `in business ${businessId}`);
     return pool;
-  }
-
-  /**
-   * The windows of the numbers that will carry the pool: its eligible members; when it has none
-   * (every number or template stopped), those that are active or come back by themselves.
-   */
-  #ratesOf(pool: Pool): NumberRates[] {
-    const rates: NumberRates[] = [];
-    const stopped = pool.eligibleCount === 0;
-    for (let m = 0; m < pool.members.length; m++) {
-      const slot = pool.members[m]!;
-      const carries = stopped ? this.#t.numberActive[slot] === 1 || this.#t.numberUntil.has(slot) : pool.eligible[m] === 1;
-      if (carries) rates.push({ perHour: this.#t.perHour[slot]!, per24h: this.#t.per24h[slot]!, perSecond: this.#t.perSecond[slot]! });
-    }
-    return rates;
-  }
-
-  #output(pool: Pool, now: number): number {
-    let sum = 0;
-    for (let m = 0; m < pool.members.length; m++) {
-      if (pool.eligible[m] === 1) sum += this.#store.available(this.#t.handle[pool.members[m]!]!, now);
-    }
-    return sum;
   }
 
   /**
@@ -887,24 +833,7 @@ export class Engine {
   }
 
   #shortfall(pool: Pool): { reason: AssignReason; retryAt?: number } {
-    if (pool.activeTemplates === 0) {
-      let at = Infinity;
-      for (const t of pool.templates) {
-        const until = this.#t.templateUntil[t]!;
-        if (this.#t.templateStatus[t] === 'paused' && until < at) at = until;
-      }
-      return Number.isFinite(at) ? { reason: 'no-template', retryAt: at } : { reason: 'no-template' };
-    }
-    if (pool.eligibleCount === 0) {
-      let at = Infinity;
-      for (const slot of pool.members) {
-        const until = this.#t.numberUntil.get(slot);
-        if (this.#t.numberActive[slot] === 0 && until !== undefined && until < at) at = until;
-      }
-      return Number.isFinite(at) ? { reason: 'no-number', retryAt: at } : { reason: 'no-number' };
-    }
-    const at = pool.nextReadyAt();
-    return at === undefined || !Number.isFinite(at) ? { reason: 'no-capacity' } : { reason: 'no-capacity', retryAt: at };
+    return shortfallOf(this.#t, pool);
   }
 
   /**

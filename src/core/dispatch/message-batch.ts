@@ -9,6 +9,7 @@ import { ArgumentError } from '../errors.js';
 import { describeValue } from '../problems.js';
 import type { SubmissionContact } from '../submission.js';
 import type { CompiledTemplate } from '../template-text.js';
+import { grown } from './grow.js';
 import type { SubmissionRecord } from './record.js';
 import type { OutgoingMessage } from './types.js';
 
@@ -125,15 +126,10 @@ export class MessageBatch {
   reserve(capacity: number): void {
     if (capacity <= this.capacity) return;
     const size = Math.max(capacity, 2 * this.capacity);
-    const grow = <T extends Int32Array | Float64Array>(a: T, make: (n: number) => T): T => {
-      const b = make(size);
-      b.set(a);
-      return b;
-    };
-    this.numbers = grow(this.numbers, (n) => new Int32Array(n));
-    this.templateIds = grow(this.templateIds, (n) => new Float64Array(n));
-    this.indexes = grow(this.indexes, (n) => new Int32Array(n));
-    this.handouts = grow(this.handouts, (n) => new Int32Array(n));
+    this.numbers = grown(this.numbers, size);
+    this.templateIds = grown(this.templateIds, size);
+    this.indexes = grown(this.indexes, size);
+    this.handouts = grown(this.handouts, size);
     this.records.length = size;
     this.records.fill(undefined, this.count);
   }

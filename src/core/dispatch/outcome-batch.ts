@@ -7,6 +7,7 @@
 import { ArgumentError } from '../errors.js';
 import { describeValue } from '../problems.js';
 import type { SubmissionContact } from '../submission.js';
+import { grown } from './grow.js';
 import { EXPIRED, FAILED, REJECTED, SENT, type SubmissionRecord, TERMINAL_NAMES } from './record.js';
 import type { ContactOutcome, TerminalState } from './types.js';
 
@@ -163,18 +164,10 @@ export class OutcomeBatch {
 
   #grow(): void {
     const size = 2 * this.states.length;
-    const states = new Uint8Array(size);
-    states.set(this.states);
-    const indexes = new Int32Array(size);
-    indexes.set(this.indexes);
-    const at = new Float64Array(size);
-    at.set(this.at);
-    const handouts = new Int32Array(size);
-    handouts.set(this.handouts);
-    this.states = states;
-    this.indexes = indexes;
-    this.at = at;
-    this.handouts = handouts;
+    this.states = grown(this.states, size);
+    this.indexes = grown(this.indexes, size);
+    this.at = grown(this.at, size);
+    this.handouts = grown(this.handouts, size);
   }
 
   #check(i: number): void {
