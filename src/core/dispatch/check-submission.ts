@@ -39,19 +39,25 @@ export function checkSubmission(input: Submission): Problem[] {
 
 /** Checks one contact against the type; a rejection when it cannot be sent. */
 export function checkContact(contact: SubmissionContact | undefined, placeholders: number, index: number): ContactRejection | undefined {
-  const path = `$.contacts[${index}]`;
-  if (typeof contact !== 'object' || contact === null) return { index, reason: 'invalid_phone', problem: problem(path, 'a contact object', contact) };
+  if (typeof contact !== 'object' || contact === null) return { index, reason: 'invalid_phone', problem: problem(contactPath(index, ''), 'a contact object', contact) };
   if (!isPhone(contact.phone)) {
-    return { index, reason: 'invalid_phone', problem: problem(`${path}.phone`, PHONE_EXPECTED, contact.phone) };
+    return { index, reason: 'invalid_phone', problem: problem(contactPath(index, '.phone'), PHONE_EXPECTED, contact.phone) };
   }
-  const values = contact.variables ?? [];
+  const values = contact.variables ?? NO_VALUES;
   if (!Array.isArray(values) || values.length !== placeholders) {
-    return { index, reason: 'invalid_variables', problem: problem(`${path}.variables`, `${placeholders} value(s), one for each placeholder of the type`, values) };
+    return { index, reason: 'invalid_variables', problem: problem(contactPath(index, '.variables'), `${placeholders} value(s), one for each placeholder of the type`, values) };
   }
   for (let v = 0; v < values.length; v++) {
     if (typeof values[v] !== 'string' || values[v] === '') {
-      return { index, reason: 'invalid_variables', problem: problem(`${path}.variables[${v}]`, 'a non-empty string', values[v]) };
+      return { index, reason: 'invalid_variables', problem: problem(contactPath(index, `.variables[${v}]`), 'a non-empty string', values[v]) };
     }
   }
   return undefined;
+}
+
+const NO_VALUES: readonly string[] = [];
+
+/** A contact's JSON path, built only for a rejection (the check runs for every contact submitted). */
+function contactPath(index: number, suffix: string): string {
+  return `$.contacts[${index}]${suffix}`;
 }
