@@ -4,9 +4,7 @@
  * `takeOutcomes()` builds the objects from them, and `takeOutcomesInto(batch)` hands the rows over
  * whole (the batch and the queue swap buffers, so nothing is copied).
  */
-import { ArgumentError } from '../errors.js';
-import { describeValue } from '../problems.js';
-import type { SubmissionContact } from '../submission.js';
+import { ContactRows } from './contact-rows.js';
 import { grown } from './grow.js';
 import { EXPIRED, FAILED, REJECTED, SENT, type SubmissionRecord, TERMINAL_NAMES } from './record.js';
 import type { ContactOutcome, TerminalState } from './types.js';
@@ -19,32 +17,21 @@ interface Detail {
   readonly code?: number;
 }
 
-export class OutcomeBatch {
-  /** Rows filled. */
-  count = 0;
+export class OutcomeBatch extends ContactRows {
   /** State of each row: 3 sent, 4 failed, 5 expired, 6 rejected (see {@link state}). */
   states: Uint8Array;
-  /** Position of each row's contact in its submission's `contacts`. */
-  indexes: Int32Array;
   /** Clock time each row's outcome was reached. */
   at: Float64Array;
-  /** @internal hand-out each row ended with (-1: none) */
-  handouts: Int32Array;
-  /** @internal the submission of each row */
-  records: (SubmissionRecord | undefined)[];
   /** @internal reasons and codes, by row, for the rows that have them */
   details: Map<number, Detail> | undefined;
   /** @internal rows given as objects (outcomes restored from a snapshot: their submissions may be gone) */
-  made: Map<number, ContactOutcome> | undefined;
+  madeRows: Map<number, ContactOutcome> | undefined;
 
   /** @param capacity rows before the first growth. @default 1024 */
   constructor(capacity = 1024) {
-    if (!Number.isSafeInteger(capacity) || capacity < 1) throw new ArgumentError('new OutcomeBatch(capacity)', 'a whole number, 1 or more', describeValue(capacity));
+    super('new OutcomeBatch', capacity);
     this.states = new Uint8Array(capacity);
-    this.indexes = new Int32Array(capacity);
     this.at = new Float64Array(capacity);
-    this.handouts = new Int32Array(capacity);
-    this.records = [];
   }
 
   /** @internal appends a row */
@@ -71,21 +58,21 @@ export class OutcomeBatch {
     this.states[row] = STATE_OF[outcome.state];
     this.at[row] = outcome.at;
     this.handouts[row] = -1;
-    (this.made ??= new Map()).set(row, outcome);
+    (this.madeRows ??= new Map()).set(row, outcome);
     this.count = row + 1;
   }
 
   /** @internal gives this batch's rows to `other` and takes its (emptied) buffers */
   swap(other: OutcomeBatch): void {
     other.clear();
-    const { states, indexes, at, handouts, records, details, made, count } = this;
+    const { states, indexes, at, handouts, records, details, madeRows, count } = this;
     this.states = other.states;
     this.indexes = other.indexes;
     this.at = other.at;
     this.handouts = other.handouts;
     this.records = other.records;
     this.details = undefined;
-    this.made = undefined;
+    this.madeRows = undefined;
     this.count = 0;
     other.states = states;
     other.indexes = indexes;
@@ -93,46 +80,27 @@ export class OutcomeBatch {
     other.handouts = handouts;
     other.records = records;
     other.details = details;
-    other.made = made;
+    other.madeRows = madeRows;
     other.count = count;
   }
 
   /** Forgets the rows (and the submissions they keep alive). */
-  clear(): void {
-    // Emptied in place, not by `length = 0`, which would free the array's storage for it to grow again.
-    this.records.fill(undefined, 0, this.count);
+  override clear(): void {
+    super.clear();
     this.details = undefined;
-    this.made = undefined;
-    this.count = 0;
+    this.madeRows = undefined;
   }
 
   /** Row `i`'s final state. */
   state(i: number): TerminalState {
-    this.#check(i);
+    this.record(i);
     return TERMINAL_NAMES[this.states[i]!]!;
-  }
-
-  submissionId(i: number): string {
-    return this.#record(i)?.id ?? this.made!.get(i)!.submissionId;
-  }
-
-  contactId(i: number): string {
-    return `${this.submissionId(i)}.${this.indexes[i]!}`;
-  }
-
-  contact(i: number): SubmissionContact {
-    return this.#record(i)?.contacts.at(this.indexes[i]!) ?? this.made!.get(i)!.contact;
-  }
-
-  campaignId(i: number): number | undefined {
-    const record = this.#record(i);
-    return record !== undefined ? record.campaignId : this.made!.get(i)!.campaignId;
   }
 
   /** Row `i` as the object `takeOutcomes()` gives. */
   outcome(i: number): ContactOutcome {
-    const record = this.#record(i);
-    if (record === undefined) return this.made!.get(i)!;
+    const record = this.record(i);
+    if (record === undefined) return this.made(i)!;
     const index = this.indexes[i]!;
     const contactId = `${record.id}.${index}`;
     const retries = record.retries[index]!;
@@ -165,18 +133,11 @@ export class OutcomeBatch {
   #grow(): void {
     const size = 2 * this.states.length;
     this.states = grown(this.states, size);
-    this.indexes = grown(this.indexes, size);
     this.at = grown(this.at, size);
-    this.handouts = grown(this.handouts, size);
+    this.growRows(size);
   }
 
-  #check(i: number): void {
-    if (!(i >= 0 && i < this.count)) throw new ArgumentError('OutcomeBatch row', `a row from 0 to ${this.count - 1}`, describeValue(i));
-  }
-
-  /** The row's submission; undefined for a row given as an object. */
-  #record(i: number): SubmissionRecord | undefined {
-    this.#check(i);
-    return this.records[i];
+  protected override made(i: number): ContactOutcome | undefined {
+    return this.madeRows?.get(i);
   }
 }
