@@ -7,6 +7,8 @@
  *
  *   npx tsx bench/webhooks.bench.ts            # 20,000 events, then a backlog of 5,000
  *   BENCH_EVENTS=50000 BENCH_BACKLOG=10000 npx tsx bench/webhooks.bench.ts
+ *   BENCH_PER_TARGET=16 …                      # the worker's concurrencyPerTarget (default 8)
+ *   BENCH_NO_ORDER=1 …                         # events without order keys
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
