@@ -25,6 +25,10 @@ export function dispatchOf(engine: Engine): DispatchEngine | string {
   return e as DispatchEngine;
 }
 
-export function makeContacts(count: number): DispatchContact[] {
-  return Array.from({ length: count }, (_, i) => ({ phone: `55219${String(i).padStart(8, '0')}`, variables: [`Customer ${i}`, `${i}`] }));
+/** `count` contacts numbered from `from`: a phone and two values each. */
+export function makeContacts(count: number, from = 0): DispatchContact[] {
+  return Array.from({ length: count }, (_, k) => {
+    const i = from + k;
+    return { phone: `55219${String(i).padStart(8, '0')}`, variables: [`Customer ${i}`, `${i}`] };
+  });
 }

@@ -70,7 +70,7 @@ export async function measure(name: string, ops: number, fn: () => unknown, timi
 export interface Result {
   /** Stable key, e.g. "batch n=100 t=1 ample". */
   readonly id: string;
-  readonly group: 'assign' | 'peers' | 'failover' | 'memory' | 'dispatch' | 'cli';
+  readonly group: 'assign' | 'peers' | 'failover' | 'memory' | 'dispatch' | 'cli' | 'ratio';
   /** What ran: sendpool or a peer. */
   readonly subject: string;
   readonly path?: string;

@@ -28,6 +28,14 @@ export interface EngineOptions {
    * @default false
    */
   readonly trackChanges?: boolean;
+  /**
+   * Queued contacts from which a new submission's contacts are kept packed (phones as numbers,
+   * values in one string) instead of as the caller's objects; 0 packs every submission, `Infinity`
+   * none. Packed contacts come back as new objects with the same values; contacts with fields of
+   * their own are never packed (docs/dispatch-loop.md, "Memory").
+   * @default 10000
+   */
+  readonly packContactsFrom?: number;
 }
 
 /**
@@ -44,5 +52,6 @@ export function createEngine(fleet: unknown, options: EngineOptions = {}): Engin
     ...(options.store ? { store: options.store } : {}),
     ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}),
     ...(options.trackChanges !== undefined ? { trackChanges: options.trackChanges } : {}),
+    ...(options.packContactsFrom !== undefined ? { packContactsFrom: options.packContactsFrom } : {}),
   });
 }

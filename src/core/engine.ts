@@ -2,21 +2,20 @@
  * The dispatch engine: the fleet as indexed arrays, one {@link Pool} per (business, template type),
  * limits in a {@link Store}, time from a {@link Clock}. Pure and synchronous: every call reads the
  * clock once, applies timed resumes that fell due, and answers.
+ *
+ * A facade over files with one purpose each (docs/engine.md, "Layout"): public types
+ * (engine-types.ts), the fleet's tables (fleet-tables.ts), the views the queries answer
+ * (fleet-views.ts), snapshots (engine-snapshot.ts), the dispatch queue (dispatch/). Why this file
+ * is still over 400 lines: it holds the public methods with their documentation (about half of it)
+ * and the hot loops (`#fillSparse`, `#fillDense`), which read the tables and the pool in place and
+ * are shaped for the compiler where they are (docs/engine.md, "The hot loops"; the inlining test
+ * guards the store's short path they call).
  */
 import type { Clock } from './clock.js';
-import { ArgumentError, FleetValidationError, NotFoundError } from './errors.js';
-import type { NumberStatus, TemplateStatus, TemplateVariable } from './fleet.js';
-import { type Fleet, type FleetBusiness, type FleetTemplate, validateFleet } from './fleet-validate.js';
-import { PhoneIndex } from './phone-index.js';
-import { TimedHeap } from './timed-heap.js';
-import { MemoryStore } from './limits/memory-store.js';
-import type { NumberLimits, Store, StoreSnapshot } from './limits/store.js';
-import { Pool, type TemplateView } from './pool.js';
-import { type TemplateFields, fleetTemplateFields, templateTypeFields } from './template-fields.js';
-import { describeValue } from './problems.js';
-import { type NumberRates, sendDurationMs } from './send-estimate.js';
-import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type TemplateStatusSnapshot, checkSnapshot } from './snapshot.js';
-import { type DispatchChanges, Dispatcher } from './dispatch/dispatcher.js';
+import { ChangeMarks } from './change-marks.js';
+import { Dispatcher } from './dispatch/dispatcher.js';
+import { MessageBatch } from './dispatch/message-batch.js';
+import { OutcomeBatch } from './dispatch/outcome-batch.js';
 import type {
   ContactOutcome,
   DispatchAnomaly,
@@ -29,236 +28,86 @@ import type {
   SubmissionStatus,
   SubmitTicket,
 } from './dispatch/types.js';
+import { checkCount, checkNumberStatus, checkTemplateStatus, checkUntil, packFrom } from './engine-args.js';
+import { engineSnapshot, numberStatusOf, restoreRotations, templateStatusOf } from './engine-snapshot.js';
+import type {
+  AssignReason,
+  AssignResult,
+  Assignment,
+  BatchResult,
+  BusinessOutput,
+  CoreEngineOptions,
+  EngineChanges,
+  NumberChange,
+  NumberLimitsChange,
+  NumberView,
+  NumericArray,
+  StatusChange,
+  StatusChangeOptions,
+  TemplateState,
+  TemplateTypeInfo,
+} from './engine-types.js';
+import { ArgumentError, FleetValidationError, NotFoundError } from './errors.js';
+import type { NumberStatus, TemplateStatus } from './fleet.js';
+import { FleetTables } from './fleet-tables.js';
+import { businessesView, numbersView, poolOutput, ratesOf, shortfallOf, templateTypeView, templatesView } from './fleet-views.js';
+import { type Fleet, validateFleet } from './fleet-validate.js';
+import { MemoryStore } from './limits/memory-store.js';
+import type { Store, StoreSnapshot } from './limits/store.js';
+import { limitsOf, validateNumberLimits } from './number-limits.js';
+import type { Pool, TemplateView } from './pool.js';
+import { describeValue } from './problems.js';
+import { sendDurationMs } from './send-estimate.js';
+import { type EngineSnapshot, checkSnapshot } from './snapshot.js';
 import type { Submission } from './submission.js';
+import { TimedHeap } from './timed-heap.js';
 
-/** Why `assign` handed out fewer pairs than asked. */
-export type AssignReason = 'no-capacity' | 'no-template' | 'no-number';
-
-/** One message's carrier: the number that sends it and the template it uses. */
-export interface Assignment {
-  readonly phone: string;
-  readonly templateId: number;
-}
-
-/** Answer of {@link Engine.assign}. */
-export interface AssignResult {
-  readonly assignments: Assignment[];
-  /** Present when fewer than `count` pairs were handed out. */
-  readonly reason?: AssignReason;
-  /** Clock time at which more may be handed out, when the engine can tell. */
-  readonly retryAt?: number;
-}
-
-/** Answer of {@link Engine.assignInto}: how many slots of the output arrays were filled. */
-export interface BatchResult {
-  readonly count: number;
-  readonly reason?: AssignReason;
-  readonly retryAt?: number;
-}
-
-/** Typed arrays {@link Engine.assignInto} can fill. */
-export type NumericArray = Int32Array | Uint32Array | Float64Array;
-
-/**
- * One template type of the spec's GET /messenger/businesses/ response. `data`, `example` and
- * `variables` (spec 2.2, "under implementation") describe the type's active templates, in the order
- * of the fleet's `templateIds` (all of them when none is active); a type without templates has none
- * of the three.
- */
-export interface TemplateTypeOutput {
-  readonly id: number;
-  readonly name: string;
-  readonly output: number;
-  /** Text of the first template described, with its `{{1}}`, `{{2}}`… placeholders. */
-  readonly data?: string;
-  /** That text with samples: the template's fleet `example`, or `[name]` for each placeholder. */
-  readonly example?: string;
-  /** One list per template described: `{ name, index }` per placeholder, in order of appearance. */
-  readonly variables?: readonly (readonly TemplateVariable[])[];
-}
-
-/** One business of the spec's GET /messenger/businesses/ response. */
-export interface BusinessOutput {
-  readonly id: number;
-  readonly name: string;
-  readonly template_types: TemplateTypeOutput[];
-}
-
-/** A number as it stands now. */
-export interface NumberView {
-  readonly phone: string;
-  readonly businessId: number;
-  readonly status: NumberStatus;
-  readonly pausedUntil?: number;
-  readonly throughputPerHour: number;
-  readonly messagingLimit24h: number;
-  readonly messagesPerSecond?: number;
-  /** Messages it may send now under all its windows. */
-  readonly available: number;
-}
-
-/** A template as it stands now. */
-export interface TemplateState {
-  readonly id: number;
-  readonly name: string;
-  readonly status: TemplateStatus;
-  readonly pausedUntil?: number;
-  readonly businessIds: readonly number[];
-  readonly placeholders: number;
-}
-
-/** A template type as the contract needs it to check contacts. */
-export interface TemplateTypeInfo {
-  readonly id: number;
-  readonly name: string;
-  readonly businessId: number;
-  /** Values each contact must bring: every template of the type takes this many. */
-  readonly placeholders: number;
-  readonly templateIds: readonly number[];
-}
-
-/** New limits for a number; omitted fields keep their value, `messagesPerSecond: null` removes that window. */
-export interface NumberLimitsChange {
-  readonly throughputPerHour?: number;
-  readonly messagingLimit24h?: number;
-  readonly messagesPerSecond?: number | null;
-}
-
-/** Options of a status change. */
-export interface StatusChangeOptions {
-  /** With 'paused': clock time at which the pause ends by itself. */
-  readonly until?: number;
-  /**
-   * Who made the change, passed on to status listeners (a shared fleet uses it not to echo a change
-   * it received from another instance). @default 'api'
-   */
-  readonly source?: string;
-}
-
-/**
- * A status change of a number or template, as status listeners receive it. `source` is 'api'
- * (a call), 'failover' (a failure reported to the dispatch loop), 'timer' (a timed pause ended),
- * or what the caller passed.
- */
-export type StatusChange =
-  | { readonly kind: 'number'; readonly phone: string; readonly status: NumberStatus; readonly until?: number; readonly at: number; readonly source: string }
-  | { readonly kind: 'template'; readonly templateId: number; readonly status: TemplateStatus; readonly until?: number; readonly at: number; readonly source: string };
-
-/** Options of the pure engine; `createEngine` fills in the system clock. */
-export interface CoreEngineOptions {
-  /** Source of time, in milliseconds. */
-  readonly clock: Clock;
-  /** Where limit state lives. @default new MemoryStore() */
-  readonly store?: Store;
-  /** State to resume from, as written by {@link Engine.snapshot}. */
-  readonly snapshot?: unknown;
-  /** Keep a list of what changes, for {@link Engine.takeChanges}. @default false */
-  readonly trackChanges?: boolean;
-}
-
-/** A number as a durable host keeps it: status and the store's limit usage. */
-export interface NumberChange {
-  readonly phone: string;
-  readonly status: NumberStatus;
-  readonly pausedUntil?: number;
-  /** The store's state of the number, as its snapshot holds it under `numbers[phone]`. */
-  readonly usage: unknown;
-}
-
-/**
- * What changed since the last `takeChanges()`: what a durable host writes in one commit. Rows kept
- * this way assemble into an engine snapshot again with {@link snapshotFromRows}.
- */
-export interface EngineChanges extends DispatchChanges {
-  /** Clock time the changes were taken. */
-  readonly takenAt: number;
-  /** Numbers whose status, limits or usage changed. */
-  readonly numbers: readonly NumberChange[];
-  /** Templates whose status changed. */
-  readonly templates: readonly TemplateStatusSnapshot[];
-  /** The store's snapshot without its numbers (e.g. `{ kind: 'memory', bucketMinutes: 60 }`). */
-  readonly store: StoreSnapshot;
-}
-
-interface BusinessRecord {
-  readonly id: number;
-  readonly name: string;
-  readonly companyId: number | undefined;
-  readonly members: Int32Array;
-  readonly pools: Pool[];
-  readonly poolByType: Map<number, Pool>;
-}
-
-const NUMBER_STATUSES: readonly NumberStatus[] = ['active', 'paused'];
-const TEMPLATE_STATUSES: readonly TemplateStatus[] = ['active', 'paused', 'disabled'];
+export type {
+  AssignReason,
+  Assignment,
+  AssignResult,
+  BatchResult,
+  NumericArray,
+  TemplateTypeOutput,
+  BusinessOutput,
+  NumberView,
+  TemplateState,
+  TemplateTypeInfo,
+  NumberLimitsChange,
+  StatusChangeOptions,
+  StatusChange,
+  CoreEngineOptions,
+  NumberChange,
+  EngineChanges,
+} from './engine-types.js';
 
 export class Engine {
   readonly #clock: Clock;
   readonly #store: Store;
   #lastNow = 0;
-  /** Templates as validated (texts, placeholders); numbers live only in the typed arrays below. */
-  #templates: readonly FleetTemplate[] = [];
-  /** Spec 2.2 fields of each template, derived on first use (the texts change only with the fleet). */
-  #templateFields: (TemplateFields | undefined)[] = [];
-
-  // Numbers, by slot.
-  #phones: string[] = [];
-  #numberIndex = new PhoneIndex(this.#phones);
-  #numberBusiness = new Int32Array(0);
-  #numberMember = new Int32Array(0);
-  // Rates fit 32 bits exactly (at most 1e9 an hour, 1e6 a second); the 24 h limit does not.
-  #perHour = new Uint32Array(0);
-  #per24h = new Float64Array(0);
-  #perSecond = new Uint32Array(0);
-  #numberActive = new Uint8Array(0);
-  /** End of a timed pause, for the few numbers that have one. */
-  #numberUntil = new Map<number, number>();
-  #numberGen = new Uint32Array(0);
-  #handle = new Int32Array(0);
-
-  // Templates, by index.
-  #templateIds = new Float64Array(0);
-  #templateIndex = new Map<number, number>();
-  #templateStatus: TemplateStatus[] = [];
-  #templateUntil = new Float64Array(0);
-  #templateGen = new Uint32Array(0);
-  #templateAccount: (string | undefined)[] = [];
-  #templatePools: Pool[][] = [];
+  /** The fleet's tables, rebuilt whole by a fleet change. */
+  #t!: FleetTables;
   readonly #view: TemplateView = {
-    isActive: (t) => this.#templateStatus[t] === 'active',
-    account: (t) => this.#templateAccount[t],
-    id: (t) => this.#templateIds[t]!,
+    isActive: (t) => this.#t.templateStatus[t] === 'active',
+    account: (t) => this.#t.templateAccount[t],
+    id: (t) => this.#t.templateIds[t]!,
   };
 
   readonly #statusListeners = new Set<(change: StatusChange) => void>();
   readonly #anomalyListeners = new Set<(anomaly: DispatchAnomaly) => void>();
-  #businesses: BusinessRecord[] = [];
-  #businessIndex = new Map<number, number>();
   /** Timed resumes as (time, 2 x index + kind, generation); kind 0: number, 1: template. */
   #timers = new TimedHeap();
 
-  // Per-call scratch: what each touched number may send and has been handed.
+  /** Number of the current dense fill call (see `FleetTables.stamp`). */
   #call = 0;
-  /** Call number in which each number was last touched (wraps; cleared when it does). */
-  #stamp = new Int32Array(0);
-  /** Reserved for the number in this call and not handed out yet (at most one hour's capacity, < 2^31). */
-  #avail = new Int32Array(0);
-  /**
-   * Flags per number in this call: DRAINED when the store granted less than asked (the number is
-   * out, not merely under-estimated), LISTED once it is in `#touched` for the release pass.
-   */
-  #drained = new Uint8Array(0);
-  #touched = new Int32Array(0);
   #outNumbers = new Int32Array(64);
   #outTemplates = new Float64Array(64);
 
   readonly #dispatch: Dispatcher;
   #tracking = false;
-  /** Per number / template: changed since the last `takeChanges` (tracking on). */
-  #numberDirty = new Uint8Array(0);
-  #dirtyNumbers: number[] = [];
-  #templateDirty = new Uint8Array(0);
-  #dirtyTemplates: number[] = [];
+  /** Numbers and templates changed since the last `takeChanges` (tracking on). */
+  readonly #numberMarks = new ChangeMarks();
+  readonly #templateMarks = new ChangeMarks();
 
   /**
    * @param fleet a fleet description (validated whole; nothing is built from one with problems)
@@ -270,23 +119,25 @@ export class Engine {
     this.#lastNow = this.#readClock();
     this.#dispatch = new Dispatcher({
       tick: () => this.#tick(),
-      hasBusiness: (b) => this.#businessIndex.has(b),
+      hasBusiness: (b) => this.#t.businessIndex.has(b),
       pool: (b, t) => {
-        const index = this.#businessIndex.get(b);
-        return index === undefined ? undefined : this.#businesses[index]!.poolByType.get(t);
+        const index = this.#t.businessIndex.get(b);
+        return index === undefined ? undefined : this.#t.businesses[index]!.poolByType.get(t);
       },
-      placeholders: (b, t) => this.templateType(b, t)?.placeholders,
+      placeholders: (b, t) => {
+        const pool = this.#t.pool(b, t);
+        if (pool === undefined) return undefined;
+        const first = pool.templates[0];
+        return first === undefined ? 0 : this.#t.templates[first]!.placeholders;
+      },
       fill: (pool, count, now, numbers, templates) => this.#fill(pool, count, now, numbers, templates),
       shortfall: (pool) => this.#shortfall(pool),
       probe: (pool, now) => this.#probe(pool, now),
-      phoneAt: (slot) => this.#phones[slot]!,
-      templateText: (id) => this.#templates[this.#templateIndex.get(id)!]!.text,
-      pauseNumber: (phone, until) => {
-        const slot = this.#numberIndex.get(phone);
-        if (slot !== undefined) this.#setNumber(slot, false, until, 'failover');
-      },
+      phoneAt: (slot) => this.#t.phones[slot]!,
+      templateText: (id) => this.#t.templates[this.#t.templateIndex.get(id)!]!.text,
+      pauseNumber: (slot, until) => this.#setNumber(slot, false, until, 'failover'),
       setTemplate: (id, status, until) => {
-        const t = this.#templateIndex.get(id);
+        const t = this.#t.templateIndex.get(id);
         if (t !== undefined) this.#setTemplate(t, status, until, 'failover');
       },
       nextResumeAt: () => this.#nextTimer(),
@@ -295,7 +146,7 @@ export class Engine {
         const anomaly = { at: this.#lastNow, message };
         for (const listener of this.#anomalyListeners) listener(anomaly);
       },
-    });
+    }, packFrom(options.packContactsFrom));
     const validation = validateFleet(fleet);
     if (!validation.ok) throw new FleetValidationError(validation.problems);
     this.#load(validation.fleet);
@@ -305,6 +156,8 @@ export class Engine {
         throw new ArgumentError('createEngine(options.trackChanges)', 'a store that can snapshot single numbers (snapshotNumbers), as MemoryStore', 'a store without it');
       }
       this.#tracking = true;
+      this.#numberMarks.enable();
+      this.#templateMarks.enable();
       this.#dispatch.track();
     }
   }
@@ -313,30 +166,13 @@ export class Engine {
 
   /** The spec's GET /messenger/businesses/ response: every business with `output` per template type. */
   businesses(): BusinessOutput[] {
-    const now = this.#tick();
-    return this.#businesses.map((b) => ({
-      id: b.id,
-      name: b.name,
-      template_types: b.pools.map((p) => ({ id: p.typeId, name: p.typeName, output: this.#output(p, now), ...this.#typeFields(p) })),
-    }));
-  }
-
-  /** `data`, `example`, `variables` of a type: its active templates, or all when none is active. */
-  #typeFields(pool: Pool): ReturnType<typeof templateTypeFields> {
-    const active: TemplateFields[] = [];
-    const all: TemplateFields[] = [];
-    for (const t of pool.templates) {
-      const fields = (this.#templateFields[t] ??= fleetTemplateFields(this.#templates[t]!));
-      all.push(fields);
-      if (this.#templateStatus[t] === 'active') active.push(fields);
-    }
-    return templateTypeFields(active.length > 0 ? active : all);
+    return businessesView(this.#t, this.#store, this.#tick());
   }
 
   /** Messages that may be sent now for the type: the sum of what its eligible numbers may send. */
   output(businessId: number, typeId: number): number {
     const pool = this.#pool(businessId, typeId);
-    return this.#output(pool, this.#tick());
+    return poolOutput(this.#t, this.#store, pool, this.#tick());
   }
 
   /** Messages per hour of the type: the sum of `throughputPerHour` over its eligible numbers. */
@@ -348,67 +184,37 @@ export class Engine {
 
   /** The template type as the contract needs it, or undefined when the business has no such type. */
   templateType(businessId: number, typeId: number): TemplateTypeInfo | undefined {
-    const b = this.#businessIndex.get(businessId);
-    const pool = b === undefined ? undefined : this.#businesses[b]!.poolByType.get(typeId);
-    if (!pool) return undefined;
-    const templateIds = Array.from(pool.templates, (t) => this.#templateIds[t]!);
-    const first = pool.templates[0];
-    const placeholders = first === undefined ? 0 : this.#templates[first]!.placeholders;
-    return { id: pool.typeId, name: pool.typeName, businessId, placeholders, templateIds };
+    return templateTypeView(this.#t, businessId, typeId);
   }
 
   /** Every number with its status, limits and what it may send now. */
   numbers(): NumberView[] {
-    const now = this.#tick();
-    return this.#phones.map((phone, slot) => {
-      const until = this.#numberUntil.get(slot) ?? NaN;
-      const perSecond = this.#perSecond[slot]!;
-      return {
-        phone,
-        businessId: this.#businesses[this.#numberBusiness[slot]!]!.id,
-        status: this.#numberActive[slot] === 1 ? 'active' : 'paused',
-        ...(Number.isNaN(until) ? {} : { pausedUntil: until }),
-        throughputPerHour: this.#perHour[slot]!,
-        messagingLimit24h: this.#per24h[slot]!,
-        ...(perSecond > 0 ? { messagesPerSecond: perSecond } : {}),
-        available: this.#store.available(this.#handle[slot]!, now),
-      };
-    });
+    return numbersView(this.#t, this.#store, this.#tick());
   }
 
   /** Every template with its status. */
   templates(): TemplateState[] {
     this.#tick();
-    return this.#templates.map((t, i) => {
-      const until = this.#templateUntil[i]!;
-      return {
-        id: t.id,
-        name: t.name,
-        status: this.#templateStatus[i]!,
-        ...(Number.isNaN(until) ? {} : { pausedUntil: until }),
-        businessIds: t.businessIds,
-        placeholders: t.placeholders,
-      };
-    });
+    return templatesView(this.#t);
   }
 
   /** Phone of the number at `index`, as `assignInto` writes it. */
   phoneAt(index: number): string {
-    const phone = this.#phones[index];
+    const phone = this.#t.phones[index];
     if (phone === undefined) throw new NotFoundError('number', index, '(index)');
     return phone;
   }
 
   /** Phones by number index, for hosts that read `assignInto`'s output (do not modify). */
   phones(): readonly string[] {
-    return this.#phones;
+    return this.#t.phones;
   }
 
   /** Company of a business (undefined when the fleet does not say). */
   companyOf(businessId: number): number | undefined {
-    const b = this.#businessIndex.get(businessId);
+    const b = this.#t.businessIndex.get(businessId);
     if (b === undefined) throw new NotFoundError('business', businessId);
-    return this.#businesses[b]!.companyId;
+    return this.#t.businesses[b]!.companyId;
   }
 
   /** Clock time of the next timed resume of a number or template, or undefined. */
@@ -435,7 +241,7 @@ export class Engine {
     if (this.#tracking) for (let i = 0; i < n; i++) this.#markNumber(this.#outNumbers[i]!);
     const assignments: Assignment[] = new Array<Assignment>(n);
     for (let i = 0; i < n; i++) {
-      assignments[i] = { phone: this.#phones[this.#outNumbers[i]!]!, templateId: this.#outTemplates[i]! };
+      assignments[i] = { phone: this.#t.phones[this.#outNumbers[i]!]!, templateId: this.#outTemplates[i]! };
     }
     if (n === count) return { assignments };
     return { assignments, ...this.#shortfall(pool) };
@@ -466,9 +272,7 @@ export class Engine {
    */
   setNumberStatus(phone: string, status: NumberStatus, options: StatusChangeOptions = {}): void {
     const slot = this.#slot(phone);
-    if (!NUMBER_STATUSES.includes(status)) {
-      throw new ArgumentError('setNumberStatus(status)', 'one of "active", "paused"', describeValue(status));
-    }
+    checkNumberStatus(status);
     const until = checkUntil('setNumberStatus', status, options.until);
     this.#tick();
     this.#setNumber(slot, status === 'active', until, options.source ?? 'api');
@@ -479,11 +283,9 @@ export class Engine {
    * no active template answers `no-template`); with `until`, a pause ends by itself.
    */
   setTemplateStatus(templateId: number, status: TemplateStatus, options: StatusChangeOptions = {}): void {
-    const t = this.#templateIndex.get(templateId);
+    const t = this.#t.templateIndex.get(templateId);
     if (t === undefined) throw new NotFoundError('template', templateId);
-    if (!TEMPLATE_STATUSES.includes(status)) {
-      throw new ArgumentError('setTemplateStatus(status)', 'one of "active", "paused", "disabled"', describeValue(status));
-    }
+    checkTemplateStatus(status);
     const until = checkUntil('setTemplateStatus', status, options.until);
     this.#tick();
     this.#setTemplate(t, status, until, options.source ?? 'api');
@@ -515,10 +317,10 @@ export class Engine {
    * looks again. Unknown phones are ignored (the fleet may have changed since).
    */
   capacityChanged(phone: string): void {
-    const slot = this.#numberIndex.get(phone);
+    const slot = this.#t.numberIndex.get(phone);
     if (slot === undefined) return;
-    const b = this.#businesses[this.#numberBusiness[slot]!]!;
-    const m = this.#numberMember[slot]!;
+    const b = this.#t.businesses[this.#t.numberBusiness[slot]!]!;
+    const m = this.#t.numberMember[slot]!;
     for (const pool of b.pools) pool.requeue(m);
     this.#dispatch.poke();
   }
@@ -526,35 +328,20 @@ export class Engine {
   /** Changes a number's limits; what it already sent keeps counting against the new ones. */
   setNumberLimits(phone: string, change: NumberLimitsChange): void {
     const slot = this.#slot(phone);
-    const perHour = change.throughputPerHour ?? this.#perHour[slot]!;
-    const per24h = change.messagingLimit24h ?? this.#per24h[slot]!;
-    const perSecond = change.messagesPerSecond === null ? 0 : (change.messagesPerSecond ?? this.#perSecond[slot]!);
-    const probe = validateFleet({
-      businesses: [
-        {
-          id: 1,
-          name: 'limits',
-          numbers: [{ phone, throughputPerHour: perHour, messagingLimit24h: per24h, ...(perSecond > 0 ? { messagesPerSecond: perSecond } : {}) }],
-          templateTypes: [],
-        },
-      ],
-      templates: [],
-    });
-    if (!probe.ok) {
-      throw new FleetValidationError(
-        probe.problems.map((p) => ({ ...p, path: p.path.replace('$.businesses[0].numbers[0]', '$'), message: p.message.replace('$.businesses[0].numbers[0]', '$') })),
-        `limits for ${phone}`,
-      );
-    }
+    const perHour = change.throughputPerHour ?? this.#t.perHour[slot]!;
+    const per24h = change.messagingLimit24h ?? this.#t.per24h[slot]!;
+    const perSecond = change.messagesPerSecond === null ? 0 : (change.messagesPerSecond ?? this.#t.perSecond[slot]!);
+    const problems = validateNumberLimits({ throughputPerHour: perHour, messagingLimit24h: per24h, ...(perSecond > 0 ? { messagesPerSecond: perSecond } : {}) });
+    if (problems.length > 0) throw new FleetValidationError(problems, `limits for ${phone}`);
     this.#tick();
-    const oldPerHour = this.#perHour[slot]!;
-    this.#perHour[slot] = perHour;
-    this.#per24h[slot] = per24h;
-    this.#perSecond[slot] = perSecond;
+    const oldPerHour = this.#t.perHour[slot]!;
+    this.#t.perHour[slot] = perHour;
+    this.#t.per24h[slot] = per24h;
+    this.#t.perSecond[slot] = perSecond;
     this.#store.open(phone, limitsOf(perHour, per24h, perSecond), this.#lastNow);
     this.#markNumber(slot);
-    const b = this.#businesses[this.#numberBusiness[slot]!]!;
-    const m = this.#numberMember[slot]!;
+    const b = this.#t.businesses[this.#t.numberBusiness[slot]!]!;
+    const m = this.#t.numberMember[slot]!;
     for (const pool of b.pools) pool.rateChanged(m, oldPerHour, perHour);
     this.capacityChanged(phone);
   }
@@ -568,8 +355,10 @@ export class Engine {
     const validation = validateFleet(fleet);
     if (!validation.ok) throw new FleetValidationError(validation.problems);
     const now = this.#tick();
+    const before = this.#t;
     this.#load(validation.fleet);
-    this.#dispatch.fleetChanged(now);
+    const after = this.#t;
+    this.#dispatch.fleetChanged(now, (slot) => after.numberIndex.get(before.phones[slot]!) ?? -1);
   }
 
   // ---------------------------------------------------------------- dispatch loop
@@ -586,6 +375,30 @@ export class Engine {
   /** The messages that may go now, with their pairs and rendered text; capacity is charged. */
   poll(options?: PollOptions): OutgoingMessage[] {
     return this.#dispatch.poll(options);
+  }
+
+  /**
+   * A reusable batch for {@link pollInto}: rows of typed arrays (number slot, template id, contact
+   * position) instead of one object per message; ids, texts and contacts are built per row on
+   * demand (docs/dispatch-loop.md, "Batches").
+   * @param capacity most messages one `pollInto` hands out. @default 10000
+   */
+  createMessageBatch(capacity = 10_000): MessageBatch {
+    return new MessageBatch(capacity);
+  }
+
+  /**
+   * `poll` into a batch from {@link createMessageBatch}, overwriting its rows: the same messages,
+   * charged the same way, without building their objects. Answers the rows filled (`batch.count`).
+   * @param limit most messages handed out. @default batch.capacity
+   */
+  pollInto(batch: MessageBatch, limit?: number): number {
+    return this.#dispatch.pollInto(batch, limit);
+  }
+
+  /** `report` for row `i` of a batch filled by {@link pollInto} (no message id to build or parse). */
+  reportAt(batch: MessageBatch, i: number, outcome: SendOutcome): ReportResult {
+    return this.#dispatch.reportAt(batch, i, outcome);
   }
 
   /**
@@ -640,7 +453,7 @@ export class Engine {
     let start = now;
     let left = count;
     if (held === undefined) {
-      left -= this.#output(pool, now);
+      left -= poolOutput(this.#t, this.#store, pool, now);
       if (left <= 0) return now;
     } else if (held.retryAt === undefined) return undefined;
     else {
@@ -649,7 +462,7 @@ export class Engine {
       left -= 1;
       if (left === 0) return start;
     }
-    const ms = sendDurationMs(left, this.#ratesOf(pool));
+    const ms = sendDurationMs(left, ratesOf(this.#t, pool));
     return Number.isFinite(ms) ? start + ms : undefined;
   }
 
@@ -662,6 +475,24 @@ export class Engine {
   /** Terminal outcomes (sent, failed, expired, rejected) since the last call, each exactly once. */
   takeOutcomes(): ContactOutcome[] {
     return this.#dispatch.takeOutcomes();
+  }
+
+  /**
+   * A reusable batch for {@link takeOutcomesInto}: outcomes as rows (state, contact position, time)
+   * instead of objects; ids and contacts are built per row on demand.
+   * @param capacity rows before it first grows. @default 1024
+   */
+  createOutcomeBatch(capacity = 1024): OutcomeBatch {
+    return new OutcomeBatch(capacity);
+  }
+
+  /**
+   * `takeOutcomes` into a batch from {@link createOutcomeBatch}: the same outcomes, each exactly
+   * once, handed over as rows without building objects (the batch's earlier rows are dropped).
+   * Answers the rows (`batch.count`).
+   */
+  takeOutcomesInto(batch: OutcomeBatch): number {
+    return this.#dispatch.takeOutcomesInto(batch);
   }
 
   // ---------------------------------------------------------------- changes for a durable host
@@ -682,36 +513,17 @@ export class Engine {
     const now = this.#tick();
     const full = options.full === true;
     const dispatch = this.#dispatch.takeChanges(full);
-    const slots = full ? Array.from(this.#phones, (_, i) => i) : this.#dirtyNumbers;
-    const partial = this.#store.snapshotNumbers!(slots.map((slot) => this.#handle[slot]!));
+    const t = this.#t;
+    const slots = this.#numberMarks.take(full, t.numberCount);
+    const partial = this.#store.snapshotNumbers!(slots.map((slot) => t.handle[slot]!));
     const { numbers: usage, ...store } = partial as StoreSnapshot & { numbers?: Record<string, unknown> };
-    const numbers = slots.map((slot): NumberChange => {
-      this.#numberDirty[slot] = 0;
-      const phone = this.#phones[slot]!;
-      const until = this.#numberUntil.get(slot);
-      return { phone, status: this.#numberActive[slot] === 1 ? 'active' : 'paused', ...(until !== undefined ? { pausedUntil: until } : {}), usage: usage?.[phone] ?? null };
-    });
-    const templateIndexes = full ? Array.from(this.#templates, (_, i) => i) : this.#dirtyTemplates;
-    const templates = templateIndexes.map((t): TemplateStatusSnapshot => {
-      this.#templateDirty[t] = 0;
-      const until = this.#templateUntil[t]!;
-      return { id: this.#templateIds[t]!, status: this.#templateStatus[t]!, ...(Number.isNaN(until) ? {} : { pausedUntil: until }) };
-    });
-    this.#dirtyNumbers = [];
-    this.#dirtyTemplates = [];
+    const numbers = slots.map((slot): NumberChange => ({ ...numberStatusOf(t, slot), usage: usage?.[t.phones[slot]!] ?? null }));
+    const templates = this.#templateMarks.take(full, t.templates.length).map((i) => templateStatusOf(t, i));
     return { ...dispatch, takenAt: now, numbers, templates, store };
   }
 
   #markNumber(slot: number): void {
-    if (!this.#tracking || this.#numberDirty[slot] === 1) return;
-    this.#numberDirty[slot] = 1;
-    this.#dirtyNumbers.push(slot);
-  }
-
-  #markTemplate(t: number): void {
-    if (!this.#tracking || this.#templateDirty[t] === 1) return;
-    this.#templateDirty[t] = 1;
-    this.#dirtyTemplates.push(t);
+    this.#numberMarks.mark(slot);
   }
 
   // ---------------------------------------------------------------- snapshots
@@ -719,33 +531,7 @@ export class Engine {
   /** Everything needed to resume after a restart without over-sending, as plain JSON. */
   snapshot(): EngineSnapshot {
     const now = this.#tick();
-    return {
-      format: SNAPSHOT_FORMAT,
-      version: SNAPSHOT_VERSION,
-      takenAt: now,
-      store: this.#store.snapshot(),
-      numbers: this.#phones.map((phone, slot) => {
-        const until = this.#numberUntil.get(slot) ?? NaN;
-        return { phone, status: this.#numberActive[slot] === 1 ? 'active' : 'paused', ...(Number.isNaN(until) ? {} : { pausedUntil: until }) };
-      }),
-      templates: this.#templates.map((t, i) => {
-        const until = this.#templateUntil[i]!;
-        return { id: t.id, status: this.#templateStatus[i]!, ...(Number.isNaN(until) ? {} : { pausedUntil: until }) };
-      }),
-      dispatch: this.#dispatch.snapshot(),
-      pools: this.#businesses.flatMap((b) =>
-        b.pools.map((p) => {
-          const rotation = p.exportRotation();
-          return {
-            businessId: b.id,
-            typeId: p.typeId,
-            ring: rotation.ring.map((m) => this.#phones[p.members[m]!]!),
-            waiting: rotation.waiting.map(([m, at]) => [this.#phones[p.members[m]!]!, at] as const),
-            cursors: Array.from(p.classTemplates, (list, c) => list[p.classCursor[c]!] ?? null),
-          };
-        }),
-      ),
-    };
+    return engineSnapshot(this.#t, now, this.#store.snapshot(), this.#dispatch.snapshot());
   }
 
   // ---------------------------------------------------------------- internals
@@ -770,8 +556,8 @@ export class Engine {
       timers.pop();
       const index = id >> 1;
       if ((id & 1) === 0) {
-        if (this.#numberGen[index] === gen) this.#setNumber(index, true, undefined, 'timer');
-      } else if (this.#templateGen[index] === gen) {
+        if (this.#t.numberGen[index] === gen) this.#setNumber(index, true, undefined, 'timer');
+      } else if (this.#t.templateGen[index] === gen) {
         this.#setTemplate(index, 'active', undefined, 'timer');
       }
     }
@@ -783,7 +569,7 @@ export class Engine {
     while (timers.size > 0) {
       const id = timers.topId();
       const index = id >> 1;
-      if (((id & 1) === 0 ? this.#numberGen[index] : this.#templateGen[index]) === timers.topGen()) return timers.topAt();
+      if (((id & 1) === 0 ? this.#t.numberGen[index] : this.#t.templateGen[index]) === timers.topGen()) return timers.topAt();
       timers.pop();
     }
     return undefined;
@@ -792,34 +578,34 @@ export class Engine {
 
   #setNumber(slot: number, active: boolean, until: number | undefined, source?: string): void {
     this.#markNumber(slot);
-    this.#numberGen[slot]!++;
-    this.#numberActive[slot] = active ? 1 : 0;
-    if (until === undefined) this.#numberUntil.delete(slot);
-    else this.#numberUntil.set(slot, until);
-    if (until !== undefined) this.#timers.push(until, slot * 2, this.#numberGen[slot]!);
-    const b = this.#businesses[this.#numberBusiness[slot]!]!;
-    const m = this.#numberMember[slot]!;
-    const perHour = this.#perHour[slot]!;
+    this.#t.numberGen[slot]!++;
+    this.#t.numberActive[slot] = active ? 1 : 0;
+    if (until === undefined) this.#t.numberUntil.delete(slot);
+    else this.#t.numberUntil.set(slot, until);
+    if (until !== undefined) this.#timers.push(until, slot * 2, this.#t.numberGen[slot]!);
+    const b = this.#t.businesses[this.#t.numberBusiness[slot]!]!;
+    const m = this.#t.numberMember[slot]!;
+    const perHour = this.#t.perHour[slot]!;
     for (const pool of b.pools) pool.setEligible(m, active && pool.hasTemplateFor(m), perHour);
     // Any change may move what blocks a queue (or when it lifts): queues look again on the next poll.
     this.#dispatch.poke();
     if (source !== undefined && this.#statusListeners.size > 0) {
-      this.#emitStatus({ kind: 'number', phone: this.#phones[slot]!, status: active ? 'active' : 'paused', ...(until !== undefined ? { until } : {}), at: this.#lastNow, source });
+      this.#emitStatus({ kind: 'number', phone: this.#t.phones[slot]!, status: active ? 'active' : 'paused', ...(until !== undefined ? { until } : {}), at: this.#lastNow, source });
     }
   }
 
   #setTemplate(t: number, status: TemplateStatus, until: number | undefined, source?: string): void {
-    this.#markTemplate(t);
-    this.#templateGen[t]!++;
-    this.#templateStatus[t] = status;
-    this.#templateUntil[t] = until ?? NaN;
-    if (until !== undefined) this.#timers.push(until, t * 2 + 1, this.#templateGen[t]!);
-    for (const pool of this.#templatePools[t]!) {
+    this.#templateMarks.mark(t);
+    this.#t.templateGen[t]!++;
+    this.#t.templateStatus[t] = status;
+    this.#t.templateUntil[t] = until ?? NaN;
+    if (until !== undefined) this.#timers.push(until, t * 2 + 1, this.#t.templateGen[t]!);
+    for (const pool of this.#t.templatePools[t]!) {
       if (pool.refreshTemplates(this.#view)) this.#refreshMembers(pool);
     }
     this.#dispatch.poke();
     if (source !== undefined && this.#statusListeners.size > 0) {
-      this.#emitStatus({ kind: 'template', templateId: this.#templateIds[t]!, status, ...(until !== undefined ? { until } : {}), at: this.#lastNow, source });
+      this.#emitStatus({ kind: 'template', templateId: this.#t.templateIds[t]!, status, ...(until !== undefined ? { until } : {}), at: this.#lastNow, source });
     }
   }
 
@@ -830,45 +616,22 @@ export class Engine {
   #refreshMembers(pool: Pool): void {
     for (let m = 0; m < pool.members.length; m++) {
       const slot = pool.members[m]!;
-      pool.setEligible(m, this.#numberActive[slot] === 1 && pool.hasTemplateFor(m), this.#perHour[slot]!);
+      pool.setEligible(m, this.#t.numberActive[slot] === 1 && pool.hasTemplateFor(m), this.#t.perHour[slot]!);
     }
   }
 
   #slot(phone: string): number {
-    const slot = this.#numberIndex.get(phone);
+    const slot = this.#t.numberIndex.get(phone);
     if (slot === undefined) throw new NotFoundError('number', phone);
     return slot;
   }
 
   #pool(businessId: number, typeId: number): Pool {
-    const b = this.#businessIndex.get(businessId);
+    const b = this.#t.businessIndex.get(businessId);
     if (b === undefined) throw new NotFoundError('business', businessId);
-    const pool = this.#businesses[b]!.poolByType.get(typeId);
+    const pool = this.#t.businesses[b]!.poolByType.get(typeId);
     if (pool === undefined) throw new NotFoundError('template type', typeId, `in business ${businessId}`);
     return pool;
-  }
-
-  /**
-   * The windows of the numbers that will carry the pool: its eligible members; when it has none
-   * (every number or template stopped), those that are active or come back by themselves.
-   */
-  #ratesOf(pool: Pool): NumberRates[] {
-    const rates: NumberRates[] = [];
-    const stopped = pool.eligibleCount === 0;
-    for (let m = 0; m < pool.members.length; m++) {
-      const slot = pool.members[m]!;
-      const carries = stopped ? this.#numberActive[slot] === 1 || this.#numberUntil.has(slot) : pool.eligible[m] === 1;
-      if (carries) rates.push({ perHour: this.#perHour[slot]!, per24h: this.#per24h[slot]!, perSecond: this.#perSecond[slot]! });
-    }
-    return rates;
-  }
-
-  #output(pool: Pool, now: number): number {
-    let sum = 0;
-    for (let m = 0; m < pool.members.length; m++) {
-      if (pool.eligible[m] === 1) sum += this.#store.available(this.#handle[pool.members[m]!]!, now);
-    }
-    return sum;
   }
 
   /**
@@ -891,7 +654,7 @@ export class Engine {
 
   #fillSparse(pool: Pool, count: number, now: number, outNumbers: NumericArray, outTemplates: NumericArray): number {
     const store = this.#store;
-    const handle = this.#handle;
+    const handle = this.#t.handle;
     const ring = pool.ring;
     const cap = ring.length;
     const firstSlot = pool.firstSlot;
@@ -957,15 +720,15 @@ export class Engine {
     if (this.#call === 0x3fffffff) {
       // The call counter wraps: forget old stamps so none can match a new call by chance. It stays
       // below 2^30, in V8's small-integer range, so the loop compares stamps as integers.
-      this.#stamp.fill(0);
+      this.#t.stamp.fill(0);
       this.#call = 0;
     }
     const call = ++this.#call;
-    const stamp = this.#stamp;
-    const avail = this.#avail;
-    const drained = this.#drained;
-    const touched = this.#touched;
-    const handle = this.#handle;
+    const stamp = this.#t.stamp;
+    const avail = this.#t.avail;
+    const drained = this.#t.drained;
+    const touched = this.#t.touched;
+    const handle = this.#t.handle;
     const store = this.#store;
     const ring = pool.ring;
     const cap = ring.length;
@@ -1057,7 +820,7 @@ export class Engine {
    */
   #leaveRing(pool: Pool, m: number, slot: number, now: number): void {
     pool.inRing[m] = 0;
-    if (pool.eligible[m] === 1) pool.park(m, this.#store.availableAt(this.#handle[slot]!, 1, now));
+    if (pool.eligible[m] === 1) pool.park(m, this.#store.availableAt(this.#t.handle[slot]!, 1, now));
   }
 
   /** Next template of member `m`'s account class (pools with accounts). */
@@ -1070,24 +833,7 @@ export class Engine {
   }
 
   #shortfall(pool: Pool): { reason: AssignReason; retryAt?: number } {
-    if (pool.activeTemplates === 0) {
-      let at = Infinity;
-      for (const t of pool.templates) {
-        const until = this.#templateUntil[t]!;
-        if (this.#templateStatus[t] === 'paused' && until < at) at = until;
-      }
-      return Number.isFinite(at) ? { reason: 'no-template', retryAt: at } : { reason: 'no-template' };
-    }
-    if (pool.eligibleCount === 0) {
-      let at = Infinity;
-      for (const slot of pool.members) {
-        const until = this.#numberUntil.get(slot);
-        if (this.#numberActive[slot] === 0 && until !== undefined && until < at) at = until;
-      }
-      return Number.isFinite(at) ? { reason: 'no-number', retryAt: at } : { reason: 'no-number' };
-    }
-    const at = pool.nextReadyAt();
-    return at === undefined || !Number.isFinite(at) ? { reason: 'no-capacity' } : { reason: 'no-capacity', retryAt: at };
+    return shortfallOf(this.#t, pool);
   }
 
   /**
@@ -1102,7 +848,7 @@ export class Engine {
       while (pool.size > 0) {
         const m = pool.ring[pool.head]!;
         const slot = pool.firstSlot + m;
-        if (pool.eligible[m] === 1 && this.#store.available(this.#handle[slot]!, now) >= 1) return undefined;
+        if (pool.eligible[m] === 1 && this.#store.available(this.#t.handle[slot]!, now) >= 1) return undefined;
         this.#leaveRing(pool, m, slot, now);
         pool.head = pool.head + 1 === pool.ring.length ? 0 : pool.head + 1;
         pool.size--;
@@ -1113,141 +859,37 @@ export class Engine {
 
   /** Builds every index from a fleet description; keeps store state by phone. */
   #load(fleet: Fleet): void {
-    const numberCount = fleet.businesses.reduce((n, b) => n + b.numbers.length, 0);
-    this.#templates = fleet.templates;
-    this.#templateFields = [];
-    this.#phones = [];
-    this.#numberIndex = new PhoneIndex(this.#phones);
-    this.#numberIndex.sizeFor(numberCount);
-    this.#store.sizeFor?.(numberCount);
-    this.#numberBusiness = new Int32Array(numberCount);
-    this.#numberMember = new Int32Array(numberCount);
-    this.#perHour = new Uint32Array(numberCount);
-    this.#per24h = new Float64Array(numberCount);
-    this.#perSecond = new Uint32Array(numberCount);
-    this.#numberActive = new Uint8Array(numberCount);
-    this.#numberUntil = new Map();
-    this.#numberGen = new Uint32Array(numberCount);
-    this.#handle = new Int32Array(numberCount);
-    // Int32, not Uint32: V8 reads a Uint32 element as a double (it may exceed 2^31) and converts it
-    // back to compare it. Both fit: stamps wrap at 2^30 - 1, and a reservation is at most an hour's
-    // capacity (1e9 at most).
-    this.#stamp = new Int32Array(numberCount);
-    this.#avail = new Int32Array(numberCount);
-    this.#drained = new Uint8Array(numberCount);
-    this.#touched = new Int32Array(numberCount);
+    const t = new FleetTables(fleet, this.#store, this.#lastNow);
+    this.#t = t;
     this.#call = 0;
     this.#timers = new TimedHeap();
     // A new fleet changes every number and template for a durable host: all are written again.
-    this.#numberDirty = new Uint8Array(numberCount).fill(this.#tracking ? 1 : 0);
-    this.#dirtyNumbers = this.#tracking ? Array.from({ length: numberCount }, (_, i) => i) : [];
-
-    const templateCount = fleet.templates.length;
-    this.#templateIds = new Float64Array(templateCount);
-    this.#templateIndex = new Map();
-    this.#templateStatus = [];
-    this.#templateUntil = new Float64Array(templateCount).fill(NaN);
-    this.#templateGen = new Uint32Array(templateCount);
-    this.#templateAccount = [];
-    this.#templatePools = [];
-    this.#templateDirty = new Uint8Array(templateCount).fill(this.#tracking ? 1 : 0);
-    this.#dirtyTemplates = this.#tracking ? Array.from({ length: templateCount }, (_, i) => i) : [];
-    fleet.templates.forEach((t, i) => {
-      this.#templateIds[i] = t.id;
-      this.#templateIndex.set(t.id, i);
-      this.#templateStatus[i] = t.status;
-      this.#templateAccount[i] = t.account;
-      this.#templatePools[i] = [];
-    });
-
-    this.#businesses = [];
-    this.#businessIndex = new Map();
-    let slot = 0;
-    fleet.businesses.forEach((b, bi) => {
-      const members = new Int32Array(b.numbers.length);
-      const accounts: (string | undefined)[] = [undefined];
-      const classOf = new Int32Array(b.numbers.length);
-      b.numbers.forEach((n, m) => {
-        members[m] = slot;
-        this.#phones[slot] = n.phone;
-        this.#numberIndex.add(slot);
-        this.#numberBusiness[slot] = bi;
-        this.#numberMember[slot] = m;
-        this.#perHour[slot] = n.throughputPerHour;
-        this.#per24h[slot] = n.messagingLimit24h;
-        this.#perSecond[slot] = n.messagesPerSecond ?? 0;
-        this.#handle[slot] = this.#store.open(n.phone, limitsOf(n.throughputPerHour, n.messagingLimit24h, n.messagesPerSecond ?? 0), this.#lastNow);
-        if (n.account !== undefined) {
-          let c = accounts.indexOf(n.account);
-          if (c < 0) c = accounts.push(n.account) - 1;
-          classOf[m] = c;
-        }
-        slot++;
-      });
-      const record: BusinessRecord = { id: b.id, name: b.name, companyId: b.companyId, members, pools: [], poolByType: new Map() };
-      const firstHandle = this.#consecutiveHandles(members);
-      for (const type of b.templateTypes) {
-        const templates = Int32Array.from(type.templateIds, (id) => this.#templateIndex.get(id)!);
-        const pool = new Pool(b.id, type.id, type.name, templates, members, classOf, accounts);
-        pool.firstHandle = firstHandle;
-        for (const t of templates) this.#templatePools[t]!.push(pool);
-        record.pools.push(pool);
-        record.poolByType.set(type.id, pool);
-      }
-      this.#businesses.push(record);
-      this.#businessIndex.set(b.id, bi);
-    });
-
+    this.#numberMarks.reset(t.numberCount);
+    this.#templateMarks.reset(t.templates.length);
     // Statuses last, through the same paths as run-time changes, so pools start consistent.
-    for (const pool of this.#businesses.flatMap((b) => b.pools)) pool.refreshTemplates(this.#view);
-    fleet.templates.forEach((t, i) => {
-      if (t.status === 'paused' && t.pausedUntil !== undefined) this.#setTemplate(i, 'paused', t.pausedUntil);
+    for (const b of t.businesses) for (const pool of b.pools) pool.refreshTemplates(this.#view);
+    fleet.templates.forEach((template, i) => {
+      if (template.status === 'paused' && template.pausedUntil !== undefined) this.#setTemplate(i, 'paused', template.pausedUntil);
     });
-    fleet.businesses.forEach((b: FleetBusiness, bi) => {
-      const record = this.#businesses[bi]!;
-      b.numbers.forEach((n, m) => {
-        this.#setNumber(record.members[m]!, n.status === 'active', n.status === 'paused' ? n.pausedUntil : undefined);
-      });
-    });
-  }
-
-  /** Handle of the first of `slots` if their handles are consecutive, else -1 (see Pool.firstHandle). */
-  #consecutiveHandles(slots: Int32Array): number {
-    if (slots.length === 0) return -1;
-    const first = this.#handle[slots[0]!]!;
-    for (let m = 1; m < slots.length; m++) if (this.#handle[slots[m]!] !== first + m) return -1;
-    return first;
+    let slot = 0;
+    for (const b of fleet.businesses) {
+      for (const n of b.numbers) this.#setNumber(slot++, n.status === 'active', n.status === 'paused' ? n.pausedUntil : undefined);
+    }
   }
 
   #restore(input: unknown): void {
     const snapshot = checkSnapshot(input);
     this.#store.restore(snapshot.store, this.#lastNow);
+    const t = this.#t;
     for (const n of snapshot.numbers) {
-      const slot = this.#numberIndex.get(n.phone);
+      const slot = t.numberIndex.get(n.phone);
       if (slot !== undefined) this.#setNumber(slot, n.status === 'active', n.status === 'paused' ? n.pausedUntil : undefined);
     }
-    for (const t of snapshot.templates) {
-      const i = this.#templateIndex.get(t.id);
-      if (i !== undefined) this.#setTemplate(i, t.status, t.status === 'paused' ? t.pausedUntil : undefined);
+    for (const s of snapshot.templates) {
+      const i = t.templateIndex.get(s.id);
+      if (i !== undefined) this.#setTemplate(i, s.status, s.status === 'paused' ? s.pausedUntil : undefined);
     }
-    for (const p of snapshot.pools) {
-      const b = this.#businessIndex.get(p.businessId);
-      const pool = b === undefined ? undefined : this.#businesses[b]!.poolByType.get(p.typeId);
-      if (!pool) continue;
-      // Phones of another business (the fleet changed in between) are not members here.
-      const member = (phone: string): number => {
-        const slot = this.#numberIndex.get(phone);
-        return slot !== undefined && this.#numberBusiness[slot] === b ? this.#numberMember[slot]! : -1;
-      };
-      pool.importRotation(
-        p.ring.map(member),
-        p.waiting.map(([phone, at]) => [member(phone), at] as const),
-      );
-      p.cursors.forEach((id, c) => {
-        const at = id === null ? -1 : (pool.classTemplates[c]?.indexOf(id) ?? -1);
-        if (at >= 0) pool.classCursor[c] = at;
-      });
-    }
+    restoreRotations(t, snapshot.pools);
     if (snapshot['dispatch'] !== undefined) this.#dispatch.restore(snapshot['dispatch']);
     this.#tick();
   }
@@ -1262,25 +904,4 @@ const enum Flag {
   DRAINED = 1,
   /** The number is in `#touched` for the release pass of this call. */
   LISTED = 2,
-}
-
-function limitsOf(perHour: number, per24h: number, perSecond: number): NumberLimits {
-  return perSecond > 0 ? { perHour, per24h, perSecond } : { perHour, per24h };
-}
-
-function checkCount(argument: string, count: number): void {
-  if (!Number.isSafeInteger(count) || count < 0) {
-    throw new ArgumentError(argument, 'a whole number, 0 or more', describeValue(count));
-  }
-}
-
-function checkUntil(api: string, status: string, until: number | undefined): number | undefined {
-  if (until === undefined) return undefined;
-  if (status !== 'paused') {
-    throw new ArgumentError(`${api}(options.until)`, 'absent unless the status is "paused"', describeValue(until));
-  }
-  if (!Number.isSafeInteger(until) || until < 0) {
-    throw new ArgumentError(`${api}(options.until)`, 'a clock time in whole milliseconds, 0 or more', describeValue(until));
-  }
-  return until;
 }

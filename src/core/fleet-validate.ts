@@ -3,13 +3,9 @@
  * path, or with a normalised copy (defaults filled in, times as milliseconds). Nothing is applied
  * from a description with problems: the engine only ever sees the normalised copy.
  */
-import {
-  MAX_MESSAGES_PER_SECOND,
-  MAX_MESSAGING_LIMIT_24H,
-  MAX_THROUGHPUT_PER_HOUR,
-  type NumberStatus,
-  type TemplateStatus,
-} from './fleet.js';
+import type { NumberStatus, TemplateStatus } from './fleet.js';
+import { validateNumberLimits } from './number-limits.js';
+import { PHONE_EXPECTED, isPhone } from './phone.js';
 import { type Problem, pathIndex, pathKey, problem } from './problems.js';
 import { MAX_PLACEHOLDERS, scanPlaceholders } from './template-text.js';
 
@@ -70,7 +66,6 @@ export type FleetValidation =
 
 type Obj = Record<string, unknown>;
 
-const PHONE = /^[0-9]{8,15}$/;
 const NUMBER_KEYS = ['phone', 'throughputPerHour', 'messagingLimit24h', 'messagesPerSecond', 'status', 'pausedUntil', 'account', 'whatsapp', 'meta'];
 const TYPE_KEYS = ['id', 'name', 'templateIds', 'meta'];
 const BUSINESS_KEYS = ['id', 'name', 'companyId', 'numbers', 'templateTypes', 'whatsapp', 'meta'];
@@ -172,14 +167,13 @@ function readNumber(r: Reader, value: unknown, path: string): FleetNumber | unde
   const o = r.object(value, path, NUMBER_KEYS);
   if (!o) return undefined;
   const before = r.problems.length;
-  const phone = r.string(o['phone'], `${path}.phone`, 'a phone of 8 to 15 digits, country code included');
-  if (phone !== undefined && !PHONE.test(phone)) r.report(`${path}.phone`, 'a phone of 8 to 15 digits, country code included', phone);
-  const throughputPerHour = r.integer(o['throughputPerHour'], `${path}.throughputPerHour`, 1, MAX_THROUGHPUT_PER_HOUR, `an integer from 1 to ${MAX_THROUGHPUT_PER_HOUR}`);
-  const messagingLimit24h = r.integer(o['messagingLimit24h'], `${path}.messagingLimit24h`, 1, MAX_MESSAGING_LIMIT_24H, `an integer from 1 to ${MAX_MESSAGING_LIMIT_24H}`);
-  const messagesPerSecond =
-    o['messagesPerSecond'] === undefined
-      ? undefined
-      : r.integer(o['messagesPerSecond'], `${path}.messagesPerSecond`, 1, MAX_MESSAGES_PER_SECOND, `an integer from 1 to ${MAX_MESSAGES_PER_SECOND}`);
+  const phone = r.string(o['phone'], `${path}.phone`, PHONE_EXPECTED);
+  if (phone !== undefined && !isPhone(phone)) r.report(`${path}.phone`, PHONE_EXPECTED, phone);
+  const limits = { throughputPerHour: o['throughputPerHour'], messagingLimit24h: o['messagingLimit24h'], messagesPerSecond: o['messagesPerSecond'] };
+  r.problems.push(...validateNumberLimits(limits, path));
+  const throughputPerHour = limits.throughputPerHour as number;
+  const messagingLimit24h = limits.messagingLimit24h as number;
+  const messagesPerSecond = limits.messagesPerSecond as number | undefined;
   const status = r.oneOf<NumberStatus>(o['status'], `${path}.status`, ['active', 'paused'], 'active');
   let pausedUntil: number | undefined;
   if (o['pausedUntil'] !== undefined) {
@@ -191,8 +185,8 @@ function readNumber(r: Reader, value: unknown, path: string): FleetNumber | unde
   if (r.problems.length > before) return undefined;
   return {
     phone: phone!,
-    throughputPerHour: throughputPerHour!,
-    messagingLimit24h: messagingLimit24h!,
+    throughputPerHour,
+    messagingLimit24h,
     messagesPerSecond,
     status: status!,
     pausedUntil,

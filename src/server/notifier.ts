@@ -202,11 +202,12 @@ export class Notifier {
     return this.#company(companyId).secret;
   }
 
-  #enqueue(companyId: number, family: WebhookFamily, url: string | null | undefined, id: string, payload: unknown): void {
+  #enqueue(companyId: number, family: WebhookFamily, url: string | null | undefined, id: string, payload: unknown, order?: string): void {
     if (!url) return;
     // The family is metadata (metrics, dead-letter reports): the four configured webhooks, and the
-    // SMS callbacks, which go to each item's own URLs.
-    const event: OutboxEvent = { id, family, url, body: JSON.stringify(payload), companyId };
+    // SMS callbacks, which go to each item's own URLs. `order`: a contact's notifications arrive in
+    // the order they were made (docs/server.md, "Webhooks").
+    const event: OutboxEvent = { id, family, url, body: JSON.stringify(payload), companyId, ...(order === undefined ? {} : { order }) };
     if (this.#deps.stage) this.#deps.stage(event);
     else this.#deps.outbox.enqueue(event, this.#deps.clock.now());
     this.#deps.onEvent?.(family);
@@ -294,7 +295,7 @@ export class Notifier {
       } as Parameters<typeof buildHsmNotification>[0],
       this.#deps.random,
     );
-    this.#enqueue(contact.companyId, 'hsm', url, payload.event_id, payload);
+    this.#enqueue(contact.companyId, 'hsm', url, payload.event_id, payload, `hsm:${contact.id}`);
   }
 
   /**

@@ -1,27 +1,18 @@
 /** The queue's own repair path: a count that says more than the queue holds is a bug, reported, not a crash. */
 import { describe, expect, it } from 'vitest';
 import { PoolQueue } from '../../src/core/dispatch/pool-queue.js';
+import { ObjectContacts } from '../../src/core/dispatch/contact-list.js';
 import { REJECTED, createRecord } from '../../src/core/dispatch/record.js';
 
-const options = (seq: number, n: number) => ({
-  seq,
-  businessId: 1,
-  typeId: 10,
-  campaignId: 1,
-  queueId: undefined,
-  botId: undefined,
-  maxRetries: 0,
-  retryInterval: 0,
-  deadline: undefined,
-  weight: 1,
-  contacts: Array.from({ length: n }, (_, i) => ({ phone: `55119000000${i}` })),
-});
+/** A record of `n` contacts in campaign 1 of (business 1, type 10). */
+const record = (seq: number, n: number, queue: PoolQueue) =>
+  createRecord(seq, { businessId: 1, typeId: 10, campaignId: 1 }, new ObjectContacts(Array.from({ length: n }, (_, i) => ({ phone: `55119000000${i}` }))), queue);
 
 describe('PoolQueue', () => {
   it('serves contacts that came back before fresh ones, in the order they came back', () => {
     const queue = new PoolQueue(1, 10, () => {});
-    const a = createRecord(options(1, 3), queue);
-    const b = createRecord(options(2, 2), queue);
+    const a = record(1, 3, queue);
+    const b = record(2, 2, queue);
     queue.addFresh(a, 3);
     queue.addFresh(b, 2);
     expect([queue.next(), queue.index]).toEqual([a, 0]);
@@ -37,7 +28,7 @@ describe('PoolQueue', () => {
   it('reports and repairs a count that says more than it holds', () => {
     const anomalies: string[] = [];
     const queue = new PoolQueue(1, 10, (m) => anomalies.push(m));
-    const a = createRecord(options(1, 2), queue);
+    const a = record(1, 2, queue);
     a.state[1] = REJECTED;
     queue.addFresh(a, 2); // says 2, holds 1
     expect(queue.next()).toBe(a);

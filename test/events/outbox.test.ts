@@ -5,9 +5,18 @@ import { isSnapshotError } from '../../src/core/errors.js';
 import { T0, seededRandom } from './helpers.js';
 
 
-function event(id: string): OutboxEvent {
-  return { id, family: 'hsm', url: 'https://receiver.test/hsm', body: JSON.stringify({ event_id: id }), companyId: 1 };
+function event(id: string, order?: string, url = 'https://receiver.test/hsm'): OutboxEvent {
+  return { id, family: 'hsm', url, body: JSON.stringify({ event_id: id }), companyId: 1, ...(order === undefined ? {} : { order }) };
 }
+
+/** The model's events: e1-e3 one contact's, in that order; e4 another receiver's; e5 without an order. */
+const MODEL_EVENTS: Record<string, OutboxEvent> = {
+  e1: event('e1', 'c1'),
+  e2: event('e2', 'c1'),
+  e3: event('e3', 'c1'),
+  e4: event('e4', 'c2', 'https://other.test/hsm'),
+  e5: event('e5'),
+};
 
 describe('Outbox', () => {
   it('delivers on first success and reports it once', () => {
@@ -93,6 +102,56 @@ describe('Outbox', () => {
     expect(httpAttemptResult(410).ok).toBe(false);
   });
 
+  it('holds a down receiver to one probe at a time, and sends its whole backlog once it answers', () => {
+    const o = new Outbox({ random: seededRandom(5), initialDelayMs: 1_000 });
+    for (let i = 0; i < 100; i++) o.enqueue(event(`e${i}`), T0);
+    const first = o.take(T0, 8);
+    expect(first).toHaveLength(8);
+    for (const a of first) o.settle(a.event.id, a.attempt, { ok: false, error: 'ECONNREFUSED' }, T0 + 1);
+    // Down: nothing before the probe time, then one probe at a time.
+    expect(o.take(T0 + 2)).toEqual([]);
+    let now = T0 + 2;
+    /** Wakes when the outbox says until it hands something out. */
+    const next = (): DeliveryAttempt[] => {
+      for (let i = 0; i < 200; i++) {
+        now = o.nextWakeAt()!;
+        const taken = o.take(now);
+        if (taken.length > 0) return taken;
+      }
+      return [];
+    };
+    const probe = next();
+    expect(probe).toHaveLength(1);
+    expect(o.take(now)).toEqual([]);
+    o.settle(probe[0]!.event.id, probe[0]!.attempt, { ok: false, error: 'ECONNREFUSED' }, now);
+    const second = next();
+    expect(second).toHaveLength(1);
+    // Up again: every other event is due at once, those that failed before included.
+    o.settle(second[0]!.event.id, second[0]!.attempt, { ok: true }, now);
+    const rest = o.take(now);
+    expect(rest).toHaveLength(99);
+    for (const a of rest) o.settle(a.event.id, a.attempt, { ok: true }, now);
+    expect(o.takeOutcomes().filter((x) => x.kind === 'delivered')).toHaveLength(100);
+    expect(o.size).toBe(0);
+  });
+
+  it('sends the events of one order key one after another, in enqueue order', () => {
+    const o = new Outbox({ random: seededRandom(6) });
+    o.enqueue(event('a1', 'a'), T0);
+    o.enqueue(event('b1', 'b'), T0);
+    o.enqueue(event('a2', 'a'), T0);
+    expect(o.stateOf('a2')).toBe('held');
+    expect(o.take(T0).map((a) => a.event.id)).toEqual(['a1', 'b1']);
+    o.settle('a1', 1, { ok: true }, T0 + 1);
+    expect(o.take(T0 + 1).map((a) => a.event.id)).toEqual(['a2']);
+    // Held survives a snapshot as held.
+    const p = new Outbox({ random: seededRandom(6) });
+    p.enqueue(event('x1', 'x'), T0);
+    p.enqueue(event('x2', 'x'), T0);
+    const q = Outbox.restore(JSON.parse(JSON.stringify(p.snapshot())), { random: seededRandom(6) });
+    expect([q.stateOf('x1'), q.stateOf('x2')]).toEqual(['pending', 'held']);
+  });
+
   describe('model-based: never loses or duplicates a final outcome', () => {
     interface Model {
       now: number;
@@ -100,6 +159,8 @@ describe('Outbox', () => {
       succeeded: Set<string>;
       outcomes: Map<string, string>;
       wire: DeliveryAttempt[];
+      /** Ids in enqueue order. */
+      order: string[];
     }
     interface Real {
       outbox: Outbox;
@@ -122,6 +183,15 @@ describe('Outbox', () => {
       }
     }
 
+    /** An event with an order key goes only once every event enqueued before it with that key has finished. */
+    function checkOrder(m: Model, r: Real, e: OutboxEvent): void {
+      if (e.order === undefined) return;
+      for (const id of m.order.slice(0, m.order.indexOf(e.id))) {
+        const before = MODEL_EVENTS[id]!;
+        if (before.order === e.order && before.url === e.url) expect(r.outbox.stateOf(id), `${e.id} sent before ${id} ended`).toBe('finished');
+      }
+    }
+
     function checkNoneLost(m: Model, r: Real): void {
       for (const id of m.enqueued) expect(r.outbox.stateOf(id)).toBeDefined();
     }
@@ -130,8 +200,9 @@ describe('Outbox', () => {
       constructor(readonly id: string) {}
       check = () => true;
       run(m: Model, r: Real): void {
-        const res = r.outbox.enqueue(event(this.id), m.now);
+        const res = r.outbox.enqueue(MODEL_EVENTS[this.id]!, m.now);
         expect(res.kind).toBe(m.enqueued.has(this.id) ? 'duplicate' : 'enqueued');
+        if (!m.enqueued.has(this.id)) m.order.push(this.id);
         m.enqueued.add(this.id);
       }
       toString = () => `enqueue(${this.id})`;
@@ -143,6 +214,7 @@ describe('Outbox', () => {
         m.now += this.ms;
         for (const a of r.outbox.take(m.now)) {
           expect(m.outcomes.has(a.event.id)).toBe(false);
+          checkOrder(m, r, a.event);
           m.wire.push(a);
         }
         checkNoneLost(m, r);
@@ -192,7 +264,7 @@ describe('Outbox', () => {
           let model!: Model;
           let real!: Real;
           fc.modelRun(() => {
-            model = { now: T0, enqueued: new Set(), succeeded: new Set(), outcomes: new Map(), wire: [] };
+            model = { now: T0, enqueued: new Set(), succeeded: new Set(), outcomes: new Map(), wire: [], order: [] };
             real = { outbox: new Outbox(options) };
             return { model, real };
           }, cmds);
@@ -201,6 +273,7 @@ describe('Outbox', () => {
             const wake = real.outbox.nextWakeAt();
             model.now = Math.max(model.now, wake ?? model.now);
             for (const a of real.outbox.take(model.now)) {
+              checkOrder(model, real, a.event);
               real.outbox.settle(a.event.id, a.attempt, { ok: false, error: 'HTTP 502' }, model.now);
             }
           }

@@ -1,10 +1,14 @@
 /** Checks of what `submit` is given: the submission's own fields, then each contact against its type. */
-import { PHONE_EXPECTED, PHONE_PATTERN } from '../phone.js';
+import { PHONE_EXPECTED, isPhone } from '../phone.js';
 import { type Problem, problem } from '../problems.js';
 import type { Submission, SubmissionContact } from '../submission.js';
 import type { ContactRejection } from './types.js';
 
-export const MAX_RETRIES = 100;
+/**
+ * Retries of a contact the engine accepts (its counter is a byte). The HTTP contract allows fewer
+ * (`MAX_RETRIES` of sendpool/contract); other hosts may ask for up to this many.
+ */
+export const ENGINE_MAX_RETRIES = 100;
 export const MAX_RETRY_INTERVAL = 30 * 86_400_000;
 export const MAX_WEIGHT = 1000;
 /** Contacts of one submission at most: a contact's index must fit the message id and typed arrays. */
@@ -24,7 +28,7 @@ export function checkSubmission(input: Submission): Problem[] {
   int('campaignId', 0, Number.MAX_SAFE_INTEGER, false, 'a campaign id (an integer, 0 or more)');
   int('queueId', 0, Number.MAX_SAFE_INTEGER, false, 'a queue id (an integer, 0 or more)');
   int('botId', 0, Number.MAX_SAFE_INTEGER, false, 'a bot id (an integer, 0 or more)');
-  int('maxRetries', 0, MAX_RETRIES, false, `an integer from 0 to ${MAX_RETRIES}`);
+  int('maxRetries', 0, ENGINE_MAX_RETRIES, false, `an integer from 0 to ${ENGINE_MAX_RETRIES}`);
   int('retryInterval', 0, MAX_RETRY_INTERVAL, false, `milliseconds from 0 to ${MAX_RETRY_INTERVAL} (30 days)`);
   int('deadline', 0, Number.MAX_SAFE_INTEGER, false, 'a clock time in milliseconds');
   int('weight', 1, MAX_WEIGHT, false, `an integer from 1 to ${MAX_WEIGHT}`);
@@ -35,19 +39,25 @@ export function checkSubmission(input: Submission): Problem[] {
 
 /** Checks one contact against the type; a rejection when it cannot be sent. */
 export function checkContact(contact: SubmissionContact | undefined, placeholders: number, index: number): ContactRejection | undefined {
-  const path = `$.contacts[${index}]`;
-  if (typeof contact !== 'object' || contact === null) return { index, reason: 'invalid_phone', problem: problem(path, 'a contact object', contact) };
-  if (typeof contact.phone !== 'string' || !PHONE_PATTERN.test(contact.phone)) {
-    return { index, reason: 'invalid_phone', problem: problem(`${path}.phone`, PHONE_EXPECTED, contact.phone) };
+  if (typeof contact !== 'object' || contact === null) return { index, reason: 'invalid_phone', problem: problem(contactPath(index, ''), 'a contact object', contact) };
+  if (!isPhone(contact.phone)) {
+    return { index, reason: 'invalid_phone', problem: problem(contactPath(index, '.phone'), PHONE_EXPECTED, contact.phone) };
   }
-  const values = contact.variables ?? [];
+  const values = contact.variables ?? NO_VALUES;
   if (!Array.isArray(values) || values.length !== placeholders) {
-    return { index, reason: 'invalid_variables', problem: problem(`${path}.variables`, `${placeholders} value(s), one for each placeholder of the type`, values) };
+    return { index, reason: 'invalid_variables', problem: problem(contactPath(index, '.variables'), `${placeholders} value(s), one for each placeholder of the type`, values) };
   }
   for (let v = 0; v < values.length; v++) {
     if (typeof values[v] !== 'string' || values[v] === '') {
-      return { index, reason: 'invalid_variables', problem: problem(`${path}.variables[${v}]`, 'a non-empty string', values[v]) };
+      return { index, reason: 'invalid_variables', problem: problem(contactPath(index, `.variables[${v}]`), 'a non-empty string', values[v]) };
     }
   }
   return undefined;
+}
+
+const NO_VALUES: readonly string[] = [];
+
+/** A contact's JSON path, built only for a rejection (the check runs for every contact submitted). */
+function contactPath(index: number, suffix: string): string {
+  return `$.contacts[${index}]${suffix}`;
 }

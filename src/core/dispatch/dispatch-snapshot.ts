@@ -9,9 +9,9 @@
  */
 import { type Problem, problem } from '../problems.js';
 import type { SubmissionContact } from '../submission.js';
-import { MAX_RETRIES, MAX_WEIGHT } from './check-submission.js';
+import { ENGINE_MAX_RETRIES, MAX_WEIGHT } from './check-submission.js';
 import type { PoolQueue } from './pool-queue.js';
-import { QUEUED, REJECTED, type SubmissionRecord, WAITING } from './record.js';
+import { QUEUED, REJECTED, type RetryTimer, type SubmissionRecord, WAITING, retryStands } from './record.js';
 import type { ContactOutcome, DispatchCounts, SubmissionStatus } from './types.js';
 
 export interface SubmissionSnapshot {
@@ -82,6 +82,11 @@ export interface DispatchSnapshot {
 }
 
 export function recordToSnapshot(r: SubmissionRecord): SubmissionSnapshot {
+  return { ...recordState(r), contacts: r.contacts.all() };
+}
+
+/** A record as a snapshot keeps it, but for its contacts. */
+function recordState(r: SubmissionRecord): Omit<SubmissionSnapshot, 'contacts'> {
   return {
     seq: r.seq,
     businessId: r.businessId,
@@ -93,7 +98,6 @@ export function recordToSnapshot(r: SubmissionRecord): SubmissionSnapshot {
     retryInterval: r.retryInterval,
     ...(r.deadline !== undefined ? { deadline: r.deadline } : {}),
     weight: r.weight,
-    contacts: r.contacts,
     state: Array.from(r.state, String).join(''),
     retries: Array.from(r.retries),
     handouts: Array.from(r.handouts),
@@ -121,15 +125,42 @@ export function queueToSnapshot(q: PoolQueue): QueueSnapshot {
 /** The retry timers of a record's waiting contacts. */
 export function recordTimers(r: SubmissionRecord): [number, number, number][] {
   const timers: [number, number, number][] = [];
-  if (r.retryAt === undefined || r.counts.waitingRetry === 0) return timers;
+  if (r.retryAt === undefined || r.counts[WAITING] === 0) return timers;
   for (let i = 0; i < r.state.length; i++) if (r.state[i] === WAITING) timers.push([i, r.handouts[i]!, r.retryAt[i]!]);
   return timers;
 }
 
 /** A record as the changes give it: without its contacts unless `withContacts`. */
 export function recordToChange(r: SubmissionRecord, withContacts: boolean): SubmissionChange {
-  const { contacts, ...rest } = recordToSnapshot(r);
-  return { ...rest, ...(withContacts ? { contacts } : {}), timers: recordTimers(r) };
+  return { ...recordState(r), ...(withContacts ? { contacts: r.contacts.all() } : {}), timers: recordTimers(r) };
+}
+
+/** What the dispatcher's snapshot is made of. */
+export interface DispatchState {
+  readonly nextSeq: number;
+  readonly counts: DispatchCounts;
+  readonly records: ReadonlyMap<number, SubmissionRecord>;
+  readonly queues: readonly PoolQueue[];
+  readonly retries: readonly RetryTimer[];
+  readonly outcomes: readonly ContactOutcome[];
+  readonly finished: ReadonlyMap<string, SubmissionStatus>;
+}
+
+/** The dispatch section of a snapshot: live records, queues in service order, standing retry timers. */
+export function dispatchSnapshot(d: DispatchState): DispatchSnapshot {
+  const retries = d.retries
+    .filter((t) => retryStands(d.records.get(t.seq), t))
+    .sort((a, b) => a.at - b.at || a.seq - b.seq || a.index - b.index)
+    .map((t) => [t.seq, t.index, t.handout, t.at] as const);
+  return {
+    nextSeq: d.nextSeq,
+    counts: d.counts,
+    submissions: [...d.records.values()].map(recordToSnapshot),
+    queues: d.queues.filter((q) => q.ready > 0).map(queueToSnapshot),
+    retries,
+    outcomes: [...d.outcomes],
+    finished: [...d.finished.values()],
+  };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -156,7 +187,7 @@ export function checkDispatchSnapshot(input: unknown, path: string): Problem[] {
       if (!isInt(s['seq'], 1, nextSeq - 1) || seqs.has(s['seq'])) return bad(`${at}.seq`, `a unique submission number below nextSeq (${nextSeq})`, s['seq']);
       for (const k of ['businessId', 'typeId'] as const) if (!isInt(s[k], 1)) bad(`${at}.${k}`, 'a positive integer', s[k]);
       for (const k of ['campaignId', 'queueId', 'botId', 'deadline'] as const) if (s[k] !== undefined && !isInt(s[k], 0)) bad(`${at}.${k}`, 'an integer, 0 or more', s[k]);
-      if (!isInt(s['maxRetries'], 0, MAX_RETRIES)) bad(`${at}.maxRetries`, `an integer from 0 to ${MAX_RETRIES}`, s['maxRetries']);
+      if (!isInt(s['maxRetries'], 0, ENGINE_MAX_RETRIES)) bad(`${at}.maxRetries`, `an integer from 0 to ${ENGINE_MAX_RETRIES}`, s['maxRetries']);
       if (!isInt(s['retryInterval'], 0)) bad(`${at}.retryInterval`, 'milliseconds, 0 or more', s['retryInterval']);
       if (!isInt(s['weight'], 1, MAX_WEIGHT)) bad(`${at}.weight`, `an integer from 1 to ${MAX_WEIGHT}`, s['weight']);
       const contacts = s['contacts'];

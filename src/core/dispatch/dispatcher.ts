@@ -11,6 +11,12 @@
  * campaign in the queue of its own (business, template type); a submission with nothing queued is
  * listed nowhere. Records are objects, never recycled, so nothing in a queue can come to mean
  * another submission. Timers name submissions by their number, which is never reused either.
+ *
+ * Around it: submission checks (check-submission.ts), records and their states (record.ts),
+ * contacts as kept (contact-list.ts), hand-outs into buffers (message-batch.ts), snapshots
+ * (dispatch-snapshot.ts) and restore (dispatch-restore.ts). This file is over 400 lines because
+ * the state moves, the hot loop of `poll` and the paths of `report` share the queue's private
+ * state; splitting them would put that state behind calls on the hot path.
  */
 import { Heap } from 'mnemonist';
 import { type FailureAction, actionForCode, channelError, failureReason } from '../channel-errors.js';
@@ -18,31 +24,32 @@ import { ArgumentError, NotFoundError, SnapshotError, SubmissionError } from '..
 import type { Pool } from '../pool.js';
 import { describeValue, problem } from '../problems.js';
 import type { Submission } from '../submission.js';
-import { type CompiledTemplate, compileTemplate, renderCompiled } from '../template-text.js';
+import { type CompiledTemplate, compileTemplate } from '../template-text.js';
 import { checkContact, checkSubmission } from './check-submission.js';
-import {
-  type DispatchSnapshot,
-  type SubmissionChange,
-  checkDispatchSnapshot,
-  queueToSnapshot,
-  recordToChange,
-  recordToSnapshot,
-} from './dispatch-snapshot.js';
+import { type ContactList, ObjectContacts, PackedContacts, packable } from './contact-list.js';
+import { type DispatchSnapshot, type SubmissionChange, checkDispatchSnapshot, dispatchSnapshot, recordToChange } from './dispatch-snapshot.js';
+import { restoreDispatch } from './dispatch-restore.js';
+import { type BatchSource, MessageBatch } from './message-batch.js';
+import { OutcomeBatch } from './outcome-batch.js';
 import { PoolQueue } from './pool-queue.js';
 import {
-  COUNT_KEY,
+  type Counts,
   EXPIRED,
   FAILED,
   FIRST_FINAL,
   IN_FLIGHT,
   QUEUED,
   REJECTED,
+  type RetryTimer,
   SENT,
+  SUBMITTED,
   type SubmissionRecord,
-  TERMINAL_NAMES,
   WAITING,
+  countsView,
   createRecord,
   parseMessageId,
+  retryStands,
+  unfinished,
   zeroCounts,
 } from './record.js';
 import type {
@@ -57,7 +64,6 @@ import type {
   SendOutcome,
   SubmissionStatus,
   SubmitTicket,
-  TerminalState,
 } from './types.js';
 
 export type { DispatchSnapshot } from './dispatch-snapshot.js';
@@ -74,7 +80,8 @@ export interface DispatchHost {
   probe(pool: Pool, now: number): { reason: Blocker; retryAt?: number } | undefined;
   phoneAt(slot: number): string;
   templateText(templateId: number): string;
-  pauseNumber(phone: string, until: number | undefined): void;
+  /** Pauses the number at `slot` (a failure took it out). */
+  pauseNumber(slot: number, until: number | undefined): void;
   setTemplate(templateId: number, status: 'paused' | 'disabled', until: number | undefined): void;
   nextResumeAt(): number | undefined;
   anomaly(message: string): void;
@@ -99,25 +106,30 @@ export interface DispatchChanges {
 export const FINISHED_KEPT = 10_000;
 /** Hand-outs of one contact at most (the counter's width); a contact that reaches it ends failed. */
 const MAX_HANDOUTS = 0xffff;
-
-interface RetryTimer {
-  readonly at: number;
-  readonly seq: number;
-  readonly index: number;
-  readonly handout: number;
-}
+/**
+ * A submission that joins this many queued contacts or more is kept packed (contact-list.ts): in
+ * a long queue contacts wait, and memory is what they cost; below it they leave soon, and copying
+ * them would cost more time than holding the caller's objects costs memory.
+ */
+export const PACK_FROM_QUEUED = 10_000;
 
 interface DeadlineTimer {
   readonly at: number;
   readonly seq: number;
 }
 
-type Extra = { reason?: string; code?: number };
+// Answers of `report` that carry nothing of their own: one object each, not one per report.
+const SENT_RESULT: ReportResult = Object.freeze({ ok: true, effect: 'sent' });
+const FAILED_RESULT: ReportResult = Object.freeze({ ok: true, effect: 'failed' });
+const EXPIRED_RESULT: ReportResult = Object.freeze({ ok: true, effect: 'expired' });
+const UNKNOWN: ReportResult = Object.freeze({ ok: false, reason: 'unknown-message' });
+const ALREADY_FINAL: ReportResult = Object.freeze({ ok: false, reason: 'already-final' });
+const STALE: ReportResult = Object.freeze({ ok: false, reason: 'stale-hand-out' });
 
 export class Dispatcher {
   readonly #host: DispatchHost;
   #nextSeq = 1;
-  readonly #counts = zeroCounts();
+  readonly #counts: Counts = zeroCounts();
   readonly #bySeq = new Map<number, SubmissionRecord>();
   readonly #finished = new Map<string, SubmissionStatus>();
   readonly #queues = new Map<string, PoolQueue>();
@@ -127,15 +139,24 @@ export class Dispatcher {
   readonly #compiled = new Map<number, CompiledTemplate>();
   readonly #retries = new Heap<RetryTimer>((a, b) => a.at - b.at || a.seq - b.seq || a.index - b.index);
   readonly #deadlines = new Heap<DeadlineTimer>((a, b) => a.at - b.at || a.seq - b.seq);
-  #outcomes: ContactOutcome[] = [];
+  /** Final outcomes not taken yet, as rows (outcome-batch.ts). */
+  #outcomes = new OutcomeBatch();
   #scratchNumbers = new Int32Array(256);
   #scratchTemplates = new Float64Array(256);
+  /** The batch `poll()` fills before it builds its objects. */
+  #pollBatch = new MessageBatch(256);
+  readonly #source: BatchSource;
   #tracking = false;
   #dirty: SubmissionRecord[] = [];
   #finishedSince: SubmissionStatus[] = [];
 
-  constructor(host: DispatchHost) {
+  readonly #packFrom: number;
+
+  /** @param packFrom queued contacts from which submissions are kept packed (see `CoreEngineOptions.packContactsFrom`) */
+  constructor(host: DispatchHost, packFrom = PACK_FROM_QUEUED) {
     this.#host = host;
+    this.#packFrom = packFrom;
+    this.#source = { phoneAt: (slot) => host.phoneAt(slot), template: (id) => this.#template(id) };
   }
 
   /** Keeps a list of what changes, for `takeChanges`. */
@@ -161,7 +182,7 @@ export class Dispatcher {
     this.#dirty = [];
     const finished = this.#finishedSince;
     this.#finishedSince = [];
-    return { nextSeq: this.#nextSeq, counts: { ...this.#counts }, submissions, finished };
+    return { nextSeq: this.#nextSeq, counts: countsView(this.#counts), submissions, finished };
   }
 
   #touch(record: SubmissionRecord): void {
@@ -185,42 +206,40 @@ export class Dispatcher {
     if (problems.length > 0 || placeholders === undefined) throw new SubmissionError(problems);
     const now = this.#host.tick();
     this.#due(now);
-    const seq = this.#nextSeq++;
-    const record = createRecord(
-      {
-        seq,
-        businessId: input.businessId,
-        typeId: input.typeId,
-        campaignId: input.campaignId,
-        queueId: input.queueId,
-        botId: input.botId,
-        maxRetries: input.maxRetries ?? 0,
-        retryInterval: input.retryInterval ?? 0,
-        deadline: input.deadline,
-        weight: input.weight ?? 1,
-        contacts: input.contacts,
-      },
-      this.#queue(input.businessId, input.typeId),
-    );
-    this.#bySeq.set(seq, record);
-    const n = record.contacts.length;
-    this.#counts.submitted += n;
+    const given = input.contacts;
+    const n = given.length;
     const rejected: ContactRejection[] = [];
-    const expiredAlready = record.deadline !== undefined && record.deadline <= now;
-    let accepted = 0;
     for (let i = 0; i < n; i++) {
-      const why = checkContact(record.contacts[i], placeholders, i);
-      if (why) {
-        rejected.push(why);
-        this.#enter(record, i, REJECTED);
-        this.#emit(record, i, 'rejected', now, { reason: why.reason });
-      } else if (expiredAlready) {
-        this.#enter(record, i, EXPIRED);
-        this.#emit(record, i, 'expired', now, {});
-      } else {
-        this.#enter(record, i, QUEUED);
-        accepted++;
+      const why = checkContact(given[i], placeholders, i);
+      if (why) rejected.push(why);
+    }
+    const pack = this.#counts[QUEUED]! >= this.#packFrom && rejected.length === 0 && packable(given);
+    const contacts: ContactList = pack ? new PackedContacts(given, placeholders) : new ObjectContacts(given);
+    const record = createRecord(this.#nextSeq++, input, contacts, this.#queue(input.businessId, input.typeId));
+    this.#bySeq.set(record.seq, record);
+    this.#counts[SUBMITTED]! += n;
+    const expiredAlready = record.deadline !== undefined && record.deadline <= now;
+    const accepted = expiredAlready ? 0 : n - rejected.length;
+    if (rejected.length > 0 || expiredAlready) {
+      // In index order, so outcomes come in the order of the contacts.
+      let r = 0;
+      for (let i = 0; i < n; i++) {
+        const why = rejected[r]?.index === i ? rejected[r++] : undefined;
+        if (why !== undefined) {
+          this.#enter(record, i, REJECTED);
+          this.#emit(record, i, REJECTED, now, -1, why.reason, undefined);
+        } else if (expiredAlready) {
+          this.#enter(record, i, EXPIRED);
+          this.#emit(record, i, EXPIRED, now, -1, undefined, undefined);
+        }
       }
+    }
+    if (accepted > 0) {
+      // The others start queued (state 0): counted at once rather than one by one.
+      this.#touch(record);
+      record.counts[QUEUED] = accepted;
+      this.#counts[QUEUED]! += accepted;
+      this.#armDeadline(record);
     }
     record.queue.addFresh(record, accepted);
     record.queue.wakeAt = 0;
@@ -233,70 +252,87 @@ export class Dispatcher {
   poll(options: PollOptions = {}): OutgoingMessage[] {
     const limit = options.limit ?? 10_000;
     if (!Number.isSafeInteger(limit) || limit < 1) throw new ArgumentError('poll({ limit })', 'a whole number, 1 or more', describeValue(limit));
+    const batch = this.#pollBatch;
+    const n = this.#fillBatch(batch, limit);
+    const out = new Array<OutgoingMessage>(n);
+    for (let i = 0; i < n; i++) out[i] = batch.message(i);
+    batch.clear();
+    return out;
+  }
+
+  /** `poll` into a reusable batch: rows instead of objects (message-batch.ts). Answers the rows filled. */
+  pollInto(batch: MessageBatch, limit = batch.capacity): number {
+    if (!(batch instanceof MessageBatch)) throw new ArgumentError('pollInto(batch)', 'a MessageBatch', describeValue(batch));
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new ArgumentError('pollInto(batch, limit)', 'a whole number, 1 or more', describeValue(limit));
+    return this.#fillBatch(batch, Math.min(limit, batch.capacity));
+  }
+
+  #fillBatch(batch: MessageBatch, limit: number): number {
     const now = this.#host.tick();
     this.#due(now);
-    const out: OutgoingMessage[] = [];
+    batch.clear();
+    batch.handedOutAt = now;
+    batch.source = this.#source;
     const queues = this.#queueOrder;
     const k = queues.length;
     // Start one queue further each call, so a busy type cannot keep a poll limit to itself.
     const start = k === 0 ? 0 : this.#pollStart++ % k;
-    for (let j = 0; j < k && out.length < limit; j++) {
+    for (let j = 0; j < k && batch.count < limit; j++) {
       const queue = queues[(start + j) % k]!;
       if (queue.ready === 0 || queue.wakeAt > now) continue;
       const pool = this.#host.pool(queue.businessId, queue.typeId);
       if (!pool) continue;
-      this.#serve(queue, pool, Math.min(queue.ready, limit - out.length), now, out);
+      this.#serve(queue, pool, Math.min(queue.ready, limit - batch.count), now, batch);
     }
-    return out;
+    return batch.count;
   }
 
-  #serve(queue: PoolQueue, pool: Pool, want: number, now: number, out: OutgoingMessage[]): void {
+  #serve(queue: PoolQueue, pool: Pool, want: number, now: number, batch: MessageBatch): void {
     if (this.#scratchNumbers.length < want) {
       this.#scratchNumbers = new Int32Array(want);
       this.#scratchTemplates = new Float64Array(want);
     }
-    const n = this.#host.fill(pool, want, now, this.#scratchNumbers, this.#scratchTemplates);
+    // `poll()`'s own batch grows to what it hands out; a caller's batch has room for its limit.
+    batch.reserve(batch.count + want);
+    const numbers = this.#scratchNumbers;
+    const templates = this.#scratchTemplates;
+    const n = this.#host.fill(pool, want, now, numbers, templates);
+    const counts = this.#counts;
+    const tracking = this.#tracking;
+    let row = batch.count;
     for (let i = 0; i < n; i++) {
       // `ready` counts exactly what `next` finds; if it ever did not, the queue reports the anomaly
       // and the capacity charged for the rest of this call goes unused (under-use, never over-send).
       const record = queue.next();
       if (record === undefined) break;
       const index = queue.index;
-      const slot = this.#scratchNumbers[i]!;
-      const phone = this.#host.phoneAt(slot);
-      if (this.#tracking) this.#host.charged(slot);
-      const templateId = this.#scratchTemplates[i]!;
+      const slot = numbers[i]!;
+      if (tracking) {
+        this.#host.charged(slot);
+        this.#touch(record);
+      }
       let handout = record.handouts[index]!;
       // In flight at a restart: the same hand-out again, under the same message id.
       if (record.resend !== undefined && record.resend[index] === 1) {
         record.resend[index] = 0;
         handout--;
       } else record.handouts[index] = handout + 1;
-      this.#move(record, index, IN_FLIGHT);
-      record.flightPhone[index] = phone;
-      record.flightTemplate[index] = templateId;
-      const contact = record.contacts[index]!;
-      const retries = record.retries[index]!;
-      const contactId = `${record.id}.${index}`;
-      out.push({
-        messageId: `${contactId}.${handout}`,
-        contactId,
-        submissionId: record.id,
-        index,
-        businessId: record.businessId,
-        typeId: record.typeId,
-        campaignId: record.campaignId,
-        queueId: record.queueId,
-        botId: record.botId,
-        contact,
-        phone,
-        templateId,
-        text: renderCompiled(this.#template(templateId), contact.variables ?? []),
-        handedOutAt: now,
-        isRetry: retries > 0,
-        retryIndex: retries > 0 ? retries - 1 : null,
-      });
+      // Queued -> in flight, written out: this loop is the hot path of the dispatch loop.
+      record.state[index] = IN_FLIGHT;
+      record.counts[QUEUED]!--;
+      record.counts[IN_FLIGHT]!++;
+      counts[QUEUED]!--;
+      counts[IN_FLIGHT]!++;
+      record.flightSlot[index] = slot;
+      record.flightTemplate[index] = templates[i]!;
+      batch.records[row] = record;
+      batch.indexes[row] = index;
+      batch.handouts[row] = handout;
+      batch.numbers[row] = slot;
+      batch.templateIds[row] = templates[i]!;
+      row++;
     }
+    batch.count = row;
     if (n < want) this.#block(queue, this.#host.shortfall(pool));
     else this.#block(queue, undefined);
   }
@@ -323,64 +359,76 @@ export class Dispatcher {
     const now = this.#host.tick();
     this.#due(now);
     const id = parseMessageId(messageId);
-    if (id === undefined || id.seq >= this.#nextSeq) return { ok: false, reason: 'unknown-message' };
-    const record = this.#bySeq.get(id.seq);
+    if (id === undefined || id.seq >= this.#nextSeq) return UNKNOWN;
     // Numbered by this engine and no longer live: every contact of it has its final outcome.
-    if (record === undefined) return { ok: false, reason: 'already-final' };
-    const { index, handout } = id;
-    if (index >= record.contacts.length || handout >= record.handouts[index]!) return { ok: false, reason: 'unknown-message' };
+    const record = this.#bySeq.get(id.seq);
+    return record === undefined ? ALREADY_FINAL : this.#report(record, id.index, id.handout, outcome, now);
+  }
+
+  /** `report` for row `i` of a batch filled by `pollInto`. */
+  reportAt(batch: MessageBatch, i: number, outcome: SendOutcome): ReportResult {
+    checkOutcome(outcome);
+    if (!(i >= 0 && i < batch.count)) throw new ArgumentError('reportAt(batch, i)', `a row from 0 to ${batch.count - 1}`, describeValue(i));
+    const now = this.#host.tick();
+    this.#due(now);
+    const record = batch.records[i]!;
+    return record.live ? this.#report(record, batch.indexes[i]!, batch.handouts[i]!, outcome, now) : ALREADY_FINAL;
+  }
+
+  #report(record: SubmissionRecord, index: number, handout: number, outcome: SendOutcome, now: number): ReportResult {
+    if (index >= record.contacts.length || handout >= record.handouts[index]!) return UNKNOWN;
     const state = record.state[index]!;
-    if (state >= FIRST_FINAL) return { ok: false, reason: 'already-final' };
-    if (state !== IN_FLIGHT || handout !== record.handouts[index]! - 1) return this.#reportEarlier(record, index, messageId, outcome, now);
-    const phone = record.flightPhone[index]!;
+    if (state >= FIRST_FINAL) return ALREADY_FINAL;
+    if (state !== IN_FLIGHT || handout !== record.handouts[index]! - 1) return this.#reportEarlier(record, index, handout, outcome, now);
+    const slot = record.flightSlot[index]!;
     const templateId = record.flightTemplate[index]!;
-    record.flightPhone[index] = undefined;
+    record.flightSlot[index] = -1;
     switch (outcome.status) {
       case 'sent':
-        this.#end(record, index, SENT, now, messageId);
-        return { ok: true, effect: 'sent' };
+        this.#end(record, index, SENT, now, handout);
+        return SENT_RESULT;
       case 'expired':
-        this.#end(record, index, EXPIRED, now, messageId);
-        return { ok: true, effect: 'expired' };
+        this.#end(record, index, EXPIRED, now, handout);
+        return EXPIRED_RESULT;
       case 'failed':
-        return this.#failed(record, index, phone, templateId, outcome, now, messageId);
+        return this.#failed(record, index, handout, slot, templateId, outcome, now);
     }
   }
 
   #failed(
     record: SubmissionRecord,
     index: number,
-    phone: string,
+    handout: number,
+    slot: number,
     templateId: number,
     outcome: Extract<SendOutcome, { status: 'failed' }>,
     now: number,
-    messageId: string,
   ): ReportResult {
     const action: FailureAction = outcome.action ?? actionForCode(outcome.code);
     const reason = outcome.code !== undefined ? failureReason(outcome.code, outcome.reason ?? channelError(outcome.code)?.description) : (outcome.reason ?? 'Unknown failure');
-    const extra = { reason, ...(outcome.code !== undefined ? { code: outcome.code } : {}) };
+    const code = outcome.code;
     switch (action.kind) {
       case 'requeue':
-        if (action.restMs > 0) this.#host.pauseNumber(phone, now + action.restMs);
-        return this.#requeue(record, index, now, messageId, 'requeued');
+        if (action.restMs > 0 && slot >= 0) this.#host.pauseNumber(slot, now + action.restMs);
+        return this.#requeue(record, index, now, handout, 'requeued');
       case 'number-out':
-        this.#host.pauseNumber(phone, action.pauseMs === undefined ? undefined : now + action.pauseMs);
-        return this.#requeue(record, index, now, messageId, 'failover');
+        if (slot >= 0) this.#host.pauseNumber(slot, action.pauseMs === undefined ? undefined : now + action.pauseMs);
+        return this.#requeue(record, index, now, handout, 'failover');
       case 'template-out':
         this.#host.setTemplate(templateId, action.status, action.status === 'paused' && action.pauseMs !== undefined ? now + action.pauseMs : undefined);
-        return this.#requeue(record, index, now, messageId, 'failover');
+        return this.#requeue(record, index, now, handout, 'failover');
       case 'give-up':
-        this.#end(record, index, FAILED, now, messageId, extra);
-        return { ok: true, effect: 'failed' };
+        this.#end(record, index, FAILED, now, handout, reason, code);
+        return FAILED_RESULT;
       case 'retry': {
         if (record.retries[index]! >= record.maxRetries) {
-          this.#end(record, index, FAILED, now, messageId, extra);
-          return { ok: true, effect: 'failed' };
+          this.#end(record, index, FAILED, now, handout, reason, code);
+          return FAILED_RESULT;
         }
         const at = now + Math.max(record.retryInterval, action.notBeforeMs);
         if (record.deadline !== undefined && at >= record.deadline) {
-          this.#end(record, index, EXPIRED, now, messageId, extra);
-          return { ok: true, effect: 'expired' };
+          this.#end(record, index, EXPIRED, now, handout, reason, code);
+          return EXPIRED_RESULT;
         }
         record.retries[index]!++;
         (record.retryAt ??= new Float64Array(record.contacts.length))[index] = at;
@@ -392,13 +440,13 @@ export class Dispatcher {
   }
 
   /** Back in its queue for another pair: a failover, not a contact retry. */
-  #requeue(record: SubmissionRecord, index: number, now: number, messageId: string, effect: 'requeued' | 'failover'): ReportResult {
+  #requeue(record: SubmissionRecord, index: number, now: number, handout: number, effect: 'requeued' | 'failover'): ReportResult {
     if (record.deadline !== undefined && record.deadline <= now) {
-      this.#end(record, index, EXPIRED, now, messageId);
-      return { ok: true, effect: 'expired' };
+      this.#end(record, index, EXPIRED, now, handout);
+      return EXPIRED_RESULT;
     }
     const ended = this.#returnToQueue(record, index, now);
-    return ended === undefined ? { ok: true, effect } : { ok: true, effect: ended };
+    return ended === undefined ? { ok: true, effect } : FAILED_RESULT;
   }
 
   /**
@@ -410,7 +458,7 @@ export class Dispatcher {
     if (record.handouts[index]! >= MAX_HANDOUTS) why = `handed out ${MAX_HANDOUTS} times without a final outcome`;
     else if (!this.#host.pool(record.businessId, record.typeId)) why = removedReason(record);
     if (why !== undefined) {
-      this.#end(record, index, FAILED, now, undefined, { reason: why });
+      this.#end(record, index, FAILED, now, -1, why);
       return 'failed';
     }
     this.#move(record, index, QUEUED);
@@ -420,14 +468,14 @@ export class Dispatcher {
   }
 
   /** A report for a hand-out that is not the one in flight (made before a restart or a failover). */
-  #reportEarlier(record: SubmissionRecord, index: number, messageId: string, outcome: SendOutcome, now: number): ReportResult {
-    if (outcome.status !== 'sent') return { ok: false, reason: 'stale-hand-out' };
+  #reportEarlier(record: SubmissionRecord, index: number, handout: number, outcome: SendOutcome, now: number): ReportResult {
+    if (outcome.status !== 'sent') return STALE;
     // An earlier hand-out was sent after all: the contact is done, whatever it is doing now. A later
     // hand-out still in flight is settled with it: its report will find the contact final.
     if (record.state[index] === QUEUED) record.queue.removeOne(record, index);
-    record.flightPhone[index] = undefined;
-    this.#end(record, index, SENT, now, messageId);
-    return { ok: true, effect: 'sent' };
+    record.flightSlot[index] = -1;
+    this.#end(record, index, SENT, now, handout);
+    return SENT_RESULT;
   }
 
   // ---------------------------------------------------------------- timing
@@ -478,7 +526,7 @@ export class Dispatcher {
     for (let r = retries.peek(); r !== undefined && r.at <= now; r = retries.peek()) {
       retries.pop();
       const record = this.#bySeq.get(r.seq);
-      if (record && record.state[r.index] === WAITING && record.handouts[r.index] === r.handout) this.#returnToQueue(record, r.index, now);
+      if (retryStands(record, r)) this.#returnToQueue(record, r.index, now);
     }
     const deadlines = this.#deadlines;
     for (let d = deadlines.peek(); d !== undefined && d.at <= now; d = deadlines.peek()) {
@@ -486,24 +534,23 @@ export class Dispatcher {
       const record = this.#bySeq.get(d.seq);
       if (record === undefined) continue;
       record.deadlineArmed = false;
-      this.#endWaiting(record, EXPIRED, now, {});
+      this.#endWaiting(record, EXPIRED, now);
     }
   }
 
   /** Every queued or waiting contact of `record` ends in `state` (a deadline, a type removed). */
-  #endWaiting(record: SubmissionRecord, state: number, now: number, extra: Extra): void {
-    if (record.counts.queued + record.counts.waitingRetry === 0) return;
+  #endWaiting(record: SubmissionRecord, state: number, now: number, reason?: string): void {
+    if (record.counts[QUEUED]! + record.counts[WAITING]! === 0) return;
     record.queue.removeAll(record);
     for (let i = 0; i < record.contacts.length; i++) {
       const s = record.state[i];
-      if (s === QUEUED || s === WAITING) this.#end(record, i, state, now, undefined, extra);
+      if (s === QUEUED || s === WAITING) this.#end(record, i, state, now, -1, reason);
     }
   }
 
   #peekRetry(): number | undefined {
     for (let r = this.#retries.peek(); r !== undefined; r = this.#retries.peek()) {
-      const record = this.#bySeq.get(r.seq);
-      if (record && record.state[r.index] === WAITING && record.handouts[r.index] === r.handout) return r.at;
+      if (retryStands(this.#bySeq.get(r.seq), r)) return r.at;
       this.#retries.pop();
     }
     return undefined;
@@ -513,7 +560,7 @@ export class Dispatcher {
   #peekDeadline(): number | undefined {
     for (let d = this.#deadlines.peek(); d !== undefined; d = this.#deadlines.peek()) {
       const record = this.#bySeq.get(d.seq);
-      if (record && record.counts.queued + record.counts.waitingRetry > 0) return d.at;
+      if (record && record.counts[QUEUED]! + record.counts[WAITING]! > 0) return d.at;
       this.#deadlines.pop();
       if (record) record.deadlineArmed = false;
     }
@@ -524,7 +571,7 @@ export class Dispatcher {
 
   stats(): DispatchCounts {
     this.#due(this.#host.tick());
-    return { ...this.#counts };
+    return countsView(this.#counts);
   }
 
   submissionStatus(submissionId: string): SubmissionStatus {
@@ -543,11 +590,11 @@ export class Dispatcher {
     }
     const queue = record.queue;
     this.#refreshBlock(queue, now);
-    const waiting = record.counts.queued > 0 && queue.blocked !== undefined;
+    const waiting = record.counts[QUEUED]! > 0 && queue.blocked !== undefined;
     return {
       submissionId,
       finished: false,
-      ...record.counts,
+      ...countsView(record.counts),
       ...(waiting ? { blocked: queue.blocked } : {}),
       ...(waiting && queue.retryAt !== undefined ? { retryAt: queue.retryAt } : {}),
     };
@@ -555,9 +602,16 @@ export class Dispatcher {
 
   /** Final outcomes reached since the last call, each reported exactly once. */
   takeOutcomes(): ContactOutcome[] {
-    const out = this.#outcomes;
-    this.#outcomes = [];
+    const out = this.#outcomes.outcomes();
+    this.#outcomes.clear();
     return out;
+  }
+
+  /** `takeOutcomes` as rows: the batch receives them (its earlier rows are dropped). Answers how many. */
+  takeOutcomesInto(batch: OutcomeBatch): number {
+    if (!(batch instanceof OutcomeBatch)) throw new ArgumentError('takeOutcomesInto(batch)', 'an OutcomeBatch', describeValue(batch));
+    this.#outcomes.swap(batch);
+    return batch.count;
   }
 
   /** Clock time the earliest contact waiting for its retry falls due; undefined when none waits. */
@@ -582,10 +636,17 @@ export class Dispatcher {
     };
   }
 
-  /** After a fleet change: contacts of types that no longer exist end failed. */
-  fleetChanged(now: number): void {
+  /**
+   * After a fleet change: contacts of types that no longer exist end failed, and the numbers of
+   * messages in flight move to their new slots (`slotOf` answers -1 for a number that left).
+   */
+  fleetChanged(now: number, slotOf: (oldSlot: number) => number): void {
     for (const record of [...this.#bySeq.values()]) {
-      if (!this.#host.pool(record.businessId, record.typeId)) this.#endWaiting(record, FAILED, now, { reason: removedReason(record) });
+      if (record.counts[IN_FLIGHT]! > 0) {
+        const slots = record.flightSlot;
+        for (let i = 0; i < slots.length; i++) if (slots[i]! >= 0) slots[i] = slotOf(slots[i]!);
+      }
+      if (!this.#host.pool(record.businessId, record.typeId)) this.#endWaiting(record, FAILED, now, removedReason(record));
     }
     this.poke();
   }
@@ -596,8 +657,8 @@ export class Dispatcher {
   #enter(record: SubmissionRecord, index: number, state: number): void {
     this.#touch(record);
     record.state[index] = state;
-    record.counts[COUNT_KEY[state]!]++;
-    this.#counts[COUNT_KEY[state]!]++;
+    record.counts[state]!++;
+    this.#counts[state]!++;
     if (state === WAITING) record.queue.waiting++;
     if (state <= WAITING) this.#armDeadline(record);
   }
@@ -605,12 +666,10 @@ export class Dispatcher {
   #move(record: SubmissionRecord, index: number, state: number): void {
     this.#touch(record);
     const before = record.state[index]!;
-    const from = COUNT_KEY[before]!;
-    const to = COUNT_KEY[state]!;
-    record.counts[from]--;
-    this.#counts[from]--;
-    record.counts[to]++;
-    this.#counts[to]++;
+    record.counts[before]!--;
+    this.#counts[before]!--;
+    record.counts[state]!++;
+    this.#counts[state]!++;
     record.state[index] = state;
     if (before === WAITING) record.queue.waiting--;
     if (state === WAITING) record.queue.waiting++;
@@ -624,42 +683,39 @@ export class Dispatcher {
     this.#deadlines.push({ at: record.deadline, seq: record.seq });
   }
 
-  #end(record: SubmissionRecord, index: number, state: number, now: number, messageId: string | undefined, extra: Extra = {}): void {
+  /** A contact's final state; `handout` names the message it ends with (-1: its last hand-out, if any). */
+  #end(record: SubmissionRecord, index: number, state: number, now: number, handout: number, reason?: string, code?: number): void {
     this.#move(record, index, state);
-    this.#emit(record, index, TERMINAL_NAMES[state]!, now, { ...extra, ...(messageId !== undefined ? { messageId } : {}) });
+    this.#emit(record, index, state, now, handout, reason, code);
     this.#finishIfDone(record);
   }
 
-  #emit(record: SubmissionRecord, index: number, state: TerminalState, at: number, extra: Extra & { messageId?: string }): void {
-    const handouts = record.handouts[index]!;
-    const contactId = `${record.id}.${index}`;
-    const retries = record.retries[index]!;
-    this.#outcomes.push({
-      submissionId: record.id,
-      index,
-      contactId,
-      contact: record.contacts[index]!,
-      campaignId: record.campaignId,
-      state,
-      retryIndex: retries > 0 ? retries - 1 : null,
-      messageId: extra.messageId ?? (handouts > 0 ? `${contactId}.${handouts - 1}` : undefined),
-      ...(extra.reason !== undefined ? { reason: extra.reason } : {}),
-      ...(extra.code !== undefined ? { code: extra.code } : {}),
-      at,
-    });
+  #emit(record: SubmissionRecord, index: number, state: number, at: number, handout: number, reason: string | undefined, code: number | undefined): void {
+    this.#outcomes.push(record, index, state, at, handout, reason, code);
   }
 
   /** A submission whose contacts all ended is forgotten but for its final counts. */
   #finishIfDone(record: SubmissionRecord): void {
-    const c = record.counts;
-    if (c.queued + c.waitingRetry + c.inFlight > 0 || !record.live) return;
+    if (unfinished(record.counts) > 0 || !record.live) return;
     if (record.inFresh || record.inReturning) {
       this.#host.anomaly(`${record.id} finished while still listed in its queue; removed`);
       record.queue.removeAll(record);
     }
     record.live = false;
     this.#bySeq.delete(record.seq);
-    const status: SubmissionStatus = { submissionId: record.id, finished: true, ...c };
+    const c = record.counts;
+    const status: SubmissionStatus = {
+      submissionId: record.id,
+      finished: true,
+      submitted: c[SUBMITTED]!,
+      queued: 0,
+      waitingRetry: 0,
+      inFlight: 0,
+      sent: c[SENT]!,
+      failed: c[FAILED]!,
+      expired: c[EXPIRED]!,
+      rejected: c[REJECTED]!,
+    };
     this.#remember(status);
     if (this.#tracking) this.#finishedSince.push(status);
   }
@@ -683,30 +739,19 @@ export class Dispatcher {
   // ---------------------------------------------------------------- snapshots
 
   snapshot(): DispatchSnapshot {
-    const retries = this.#retries
-      .toArray()
-      .filter((t) => {
-        const record = this.#bySeq.get(t.seq);
-        return record !== undefined && record.state[t.index] === WAITING && record.handouts[t.index] === t.handout;
-      })
-      .sort((a, b) => a.at - b.at || a.seq - b.seq || a.index - b.index)
-      .map((t) => [t.seq, t.index, t.handout, t.at] as const);
-    return {
+    return dispatchSnapshot({
       nextSeq: this.#nextSeq,
-      counts: { ...this.#counts },
-      submissions: [...this.#bySeq.values()].map(recordToSnapshot),
-      queues: this.#queueOrder.filter((q) => q.ready > 0).map(queueToSnapshot),
-      retries,
-      outcomes: [...this.#outcomes],
-      finished: [...this.#finished.values()],
-    };
+      counts: countsView(this.#counts),
+      records: this.#bySeq,
+      queues: this.#queueOrder,
+      retries: this.#retries.toArray(),
+      outcomes: this.#outcomes.outcomes(),
+      finished: this.#finished,
+    });
   }
 
   /**
-   * Loads a snapshot into this (new) dispatcher. Messages that were in flight go back to the head of
-   * their queues: each pending contact is sent once more, and a late "sent" report for the old
-   * hand-out still settles the contact instead of letting it go twice. Every queued contact is
-   * placed exactly once, in the saved order where the snapshot has one.
+   * Loads a snapshot into this (new) dispatcher (dispatch-restore.ts has how).
    * @throws {SnapshotError} listing every problem of the section; nothing is loaded then
    */
   restore(input: unknown): void {
@@ -715,110 +760,23 @@ export class Dispatcher {
     const snap = input as DispatchSnapshot;
     const now = this.#host.tick();
     this.#nextSeq = snap.nextSeq;
-    const inFlight = new Map<SubmissionRecord, number[]>();
-    const savedBack = new Map<SubmissionRecord, readonly number[]>();
-    for (const s of snap.submissions) {
-      const record = createRecord(
-        {
-          seq: s.seq,
-          businessId: s.businessId,
-          typeId: s.typeId,
-          campaignId: s.campaignId,
-          queueId: s.queueId,
-          botId: s.botId,
-          maxRetries: s.maxRetries,
-          retryInterval: s.retryInterval,
-          deadline: s.deadline,
-          weight: s.weight,
-          contacts: s.contacts,
-        },
-        this.#queue(s.businessId, s.typeId),
-      );
-      const n = s.contacts.length;
-      record.retries.set(s.retries);
-      record.handouts.set(s.handouts);
-      // Version 1 kept no place in the queue: every queued contact goes back in index order.
-      record.fresh = s.fresh ?? n;
-      const flying: number[] = [];
-      for (let i = 0; i < n; i++) {
-        const state = Number(s.state[i]);
-        if (state === IN_FLIGHT) flying.push(i);
-        // In flight at the snapshot: queued again (below, ahead of the rest).
-        this.#enter(record, i, state === IN_FLIGHT ? QUEUED : state);
-      }
-      inFlight.set(record, flying);
-      const resend = [...flying, ...(s.resend ?? [])].filter((i) => record.state[i] === QUEUED && record.handouts[i]! > 0);
-      if (resend.length > 0) {
-        record.resend = new Uint8Array(n);
-        for (const i of resend) record.resend[i] = 1;
-      }
-      const back = s.back ?? Array.from({ length: n }, (_, i) => i).filter((i) => record.state[i] === QUEUED && !flying.includes(i));
-      savedBack.set(record, back);
-      this.#bySeq.set(s.seq, record);
-    }
-    // Live contacts were counted as they entered; final ones of finished submissions come from the
-    // snapshot's totals (which include the live ones), so the states add up to `submitted` again.
-    const c = this.#counts;
-    for (const key of ['sent', 'failed', 'expired', 'rejected'] as const) c[key] = Math.max(c[key], Math.trunc(Number(snap.counts[key]) || 0));
-    c.submitted = c.queued + c.waitingRetry + c.inFlight + c.sent + c.failed + c.expired + c.rejected;
-    const placedBack = new Set<SubmissionRecord>();
-    const placedFresh = new Set<SubmissionRecord>();
-    const placeBack = (record: SubmissionRecord) => {
-      if (placedBack.has(record)) return;
-      placedBack.add(record);
-      const seen = new Set<number>();
-      for (const i of [...inFlight.get(record)!, ...savedBack.get(record)!]) {
-        if (seen.has(i) || record.state[i] !== QUEUED) continue;
-        seen.add(i);
-        record.queue.addBack(record, i);
-      }
-    };
-    const placeFresh = (record: SubmissionRecord) => {
-      if (placedFresh.has(record)) return;
-      placedFresh.add(record);
-      let count = 0;
-      for (let i = record.fresh; i < record.contacts.length; i++) if (record.state[i] === QUEUED) count++;
-      record.queue.addFresh(record, count);
-    };
-    const bySeq = (seq: number) => this.#bySeq.get(seq);
-    for (const q of snap.queues) {
-      for (const f of q.flows) {
-        const records = [...inFlight.keys()].filter((r) => r.businessId === q.businessId && r.typeId === q.typeId && r.flowKey === f.key && inFlight.get(r)!.length > 0);
-        for (const r of records) placeBack(r);
-        for (const seq of f.returning ?? []) placeBack(bySeq(seq)!);
-        for (const seq of f.fresh ?? []) placeFresh(bySeq(seq)!);
-      }
-    }
-    // Whatever no saved order placed (version 1, or contacts that were all in flight).
-    for (const record of this.#bySeq.values()) {
-      placeBack(record);
-      placeFresh(record);
-    }
-    const timed = new Set<string>();
-    for (const [seq, index, handout, at] of snap.retries) {
-      const record = this.#bySeq.get(seq)!;
-      if (record.state[index] !== WAITING) continue;
-      (record.retryAt ??= new Float64Array(record.contacts.length))[index] = at;
-      this.#retries.push({ at, seq, index, handout });
-      timed.add(`${seq}.${index}`);
-    }
-    for (const record of this.#bySeq.values()) {
-      for (let i = 0; i < record.contacts.length; i++) {
-        // A waiting contact without its timer would wait forever: it is due now.
-        if (record.state[i] === WAITING && !timed.has(`${record.seq}.${i}`)) {
-          (record.retryAt ??= new Float64Array(record.contacts.length))[i] = now;
-          this.#retries.push({ at: now, seq: record.seq, index: i, handout: record.handouts[i]! });
-        }
-      }
-    }
-    // Whoever restores has the contacts (from the file or its rows); `takeChanges(true)` gives them again.
-    for (const record of this.#bySeq.values()) record.announced = true;
-    for (const status of snap.finished ?? []) this.#remember({ ...status, finished: true });
-    // Older snapshots lack the contact id and the attempt.
-    this.#outcomes = snap.outcomes.map((o) => ({ ...o, contactId: o.contactId ?? `${o.submissionId}.${o.index}`, retryIndex: o.retryIndex ?? null }));
+    restoreDispatch(snap, now, {
+      records: this.#bySeq,
+      counts: this.#counts,
+      queue: (b, t) => this.#queue(b, t),
+      enter: (record, i, state) => this.#enter(record, i, state),
+      retry: (timer) => this.#retries.push(timer),
+      remember: (status) => this.#remember(status),
+    });
+    for (const o of restoredOutcomes(snap)) this.#outcomes.pushMade(o);
     for (const record of [...this.#bySeq.values()]) this.#finishIfDone(record);
-    this.fleetChanged(now);
+    this.fleetChanged(now, (slot) => slot);
   }
+}
+
+/** Outcomes not taken before the snapshot; older snapshots lack the contact id and the attempt. */
+function restoredOutcomes(snap: DispatchSnapshot): ContactOutcome[] {
+  return snap.outcomes.map((o) => ({ ...o, contactId: o.contactId ?? `${o.submissionId}.${o.index}`, retryIndex: o.retryIndex ?? null }));
 }
 
 function removedReason(record: SubmissionRecord): string {

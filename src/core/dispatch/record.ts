@@ -10,7 +10,7 @@
  * contact that ended while it waited there (a late "sent" for an earlier hand-out); such an index
  * refers to a final contact of this same record, is never queued again, and is skipped.
  */
-import type { SubmissionContact } from '../submission.js';
+import type { ContactList } from './contact-list.js';
 import type { DispatchCounts, TerminalState } from './types.js';
 import type { PoolQueue } from './pool-queue.js';
 
@@ -27,24 +27,52 @@ export const FIRST_FINAL = SENT;
 
 export const TERMINAL_NAMES: Readonly<Record<number, TerminalState>> = { [SENT]: 'sent', [FAILED]: 'failed', [EXPIRED]: 'expired', [REJECTED]: 'rejected' };
 
-export type Counts = { -readonly [K in keyof DispatchCounts]: number };
+/** Slot of `submitted` in a {@link Counts} array, after the states. */
+export const SUBMITTED = 7;
 
-export const COUNT_KEY: Readonly<Record<number, keyof Counts>> = {
-  [QUEUED]: 'queued',
-  [WAITING]: 'waitingRetry',
-  [IN_FLIGHT]: 'inFlight',
-  [SENT]: 'sent',
-  [FAILED]: 'failed',
-  [EXPIRED]: 'expired',
-  [REJECTED]: 'rejected',
-};
+/**
+ * Contacts per state, indexed by state, and `submitted` at {@link SUBMITTED}: a typed array, so a
+ * move between states is two indexed writes (named fields picked by a state cost a keyed lookup each).
+ */
+export type Counts = Float64Array;
 
 export function zeroCounts(): Counts {
-  return { submitted: 0, queued: 0, waitingRetry: 0, inFlight: 0, sent: 0, failed: 0, expired: 0, rejected: 0 };
+  return new Float64Array(8);
 }
 
-/** Options of a submission, as submitted and as snapshots keep them. */
-export interface RecordOptions {
+/** The counts as the API gives them. */
+export function countsView(c: Counts): DispatchCounts {
+  return {
+    submitted: c[SUBMITTED]!,
+    queued: c[QUEUED]!,
+    waitingRetry: c[WAITING]!,
+    inFlight: c[IN_FLIGHT]!,
+    sent: c[SENT]!,
+    failed: c[FAILED]!,
+    expired: c[EXPIRED]!,
+    rejected: c[REJECTED]!,
+  };
+}
+
+/** Contacts of a record still to end: queued, waiting for a retry, or in flight. */
+export function unfinished(c: Counts): number {
+  return c[QUEUED]! + c[WAITING]! + c[IN_FLIGHT]!;
+}
+
+/** What a record is made from: a submission (defaults not applied yet) or a snapshot's submission. */
+export interface RecordSource {
+  readonly businessId: number;
+  readonly typeId: number;
+  readonly campaignId?: number | undefined;
+  readonly queueId?: number | undefined;
+  readonly botId?: number | undefined;
+  readonly maxRetries?: number | undefined;
+  readonly retryInterval?: number | undefined;
+  readonly deadline?: number | undefined;
+  readonly weight?: number | undefined;
+}
+
+export interface SubmissionRecord {
   readonly seq: number;
   readonly businessId: number;
   readonly typeId: number;
@@ -55,10 +83,7 @@ export interface RecordOptions {
   readonly retryInterval: number;
   readonly deadline: number | undefined;
   readonly weight: number;
-  readonly contacts: readonly SubmissionContact[];
-}
-
-export interface SubmissionRecord extends RecordOptions {
+  contacts: ContactList;
   readonly id: string;
   /** The flow its contacts belong to: its campaign, or the submission alone without one. */
   readonly flowKey: string;
@@ -66,8 +91,11 @@ export interface SubmissionRecord extends RecordOptions {
   readonly state: Uint8Array;
   readonly retries: Uint8Array;
   readonly handouts: Uint16Array;
-  /** The pair of the hand-out in flight: a message id names its contact, so no table of messages is kept. */
-  readonly flightPhone: (string | undefined)[];
+  /**
+   * The pair of the hand-out in flight (a message id names its contact, so no table of messages is
+   * kept): the number's slot in the engine's fleet (-1: none), and the template.
+   */
+  readonly flightSlot: Int32Array;
   readonly flightTemplate: Float64Array;
   readonly counts: Counts;
   /** Contacts from here on that are queued have never been handed out. */
@@ -99,35 +127,39 @@ export interface SubmissionRecord extends RecordOptions {
 }
 
 /**
- * The one constructor of records, for submit and restore alike; every contact starts queued. Fields
- * are written out, not spread: V8 keeps a literal's named fields in the object, where the hot loops
- * read them with one load (a spread left most of them in a separate property array, measured 24 to
- * 50 % slower dispatch loops).
+ * The one constructor of records, for submit and restore alike; every contact starts queued and
+ * absent options take their defaults. Fields are written out, not spread: V8 keeps a literal's
+ * named fields in the object, where the hot loops read them with one load (a spread left most of
+ * them in a separate property array, measured 24 to 50 % slower dispatch loops).
  */
-export function createRecord(options: RecordOptions, queue: PoolQueue): SubmissionRecord {
-  const n = options.contacts.length;
+export function createRecord(seq: number, source: RecordSource, contacts: ContactList, queue: PoolQueue): SubmissionRecord {
+  const n = contacts.length;
   const counts = zeroCounts();
-  counts.submitted = n;
+  counts[SUBMITTED] = n;
+  // One allocation for the five per-contact arrays (views on one buffer, widest first so each is
+  // aligned): a backing store each cost more than the rest of a 100-contact submission.
+  const buffer = new ArrayBuffer(16 * n);
+  const flightSlot = new Int32Array(buffer, 8 * n, n).fill(-1);
   return {
-    seq: options.seq,
-    businessId: options.businessId,
-    typeId: options.typeId,
-    campaignId: options.campaignId,
-    queueId: options.queueId,
-    botId: options.botId,
-    maxRetries: options.maxRetries,
-    retryInterval: options.retryInterval,
-    deadline: options.deadline,
-    weight: options.weight,
-    contacts: options.contacts,
-    id: `s${options.seq}`,
-    flowKey: options.campaignId !== undefined ? `c${options.campaignId}` : `s${options.seq}`,
+    seq,
+    businessId: source.businessId,
+    typeId: source.typeId,
+    campaignId: source.campaignId,
+    queueId: source.queueId,
+    botId: source.botId,
+    maxRetries: source.maxRetries ?? 0,
+    retryInterval: source.retryInterval ?? 0,
+    deadline: source.deadline,
+    weight: source.weight ?? 1,
+    contacts,
+    id: `s${seq}`,
+    flowKey: source.campaignId !== undefined ? `c${source.campaignId}` : `s${seq}`,
     queue,
-    state: new Uint8Array(n),
-    retries: new Uint8Array(n),
-    handouts: new Uint16Array(n),
-    flightPhone: new Array<string | undefined>(n),
-    flightTemplate: new Float64Array(n),
+    state: new Uint8Array(buffer, 14 * n, n),
+    retries: new Uint8Array(buffer, 15 * n, n),
+    handouts: new Uint16Array(buffer, 12 * n, n),
+    flightSlot,
+    flightTemplate: new Float64Array(buffer, 0, n),
     counts,
     fresh: 0,
     freshQueued: 0,
@@ -143,6 +175,19 @@ export function createRecord(options: RecordOptions, queue: PoolQueue): Submissi
     deadlineArmed: false,
     live: true,
   };
+}
+
+/** A retry timer: due time, the contact, and its hand-outs when set (a later hand-out makes it stale). */
+export interface RetryTimer {
+  readonly at: number;
+  readonly seq: number;
+  readonly index: number;
+  readonly handout: number;
+}
+
+/** Whether a retry timer still stands for its contact: the contact waits, and for that same retry. */
+export function retryStands(record: SubmissionRecord | undefined, timer: RetryTimer): record is SubmissionRecord {
+  return record !== undefined && record.state[timer.index] === WAITING && record.handouts[timer.index] === timer.handout;
 }
 
 /** `s<seq>.<index>.<hand-out>` into its numbers; undefined for anything else. */

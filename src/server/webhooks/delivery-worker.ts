@@ -54,6 +54,7 @@ export class DeliveryWorker {
   readonly #https: https.Agent;
   readonly #lookup: ReturnType<typeof safeLookup>;
   readonly #running = new Set<Promise<void>>();
+  readonly #parsed = new Map<string, ParsedTarget>();
   #inFlight = 0;
   #queued = 0;
   readonly #loop: PassLoop;
@@ -84,8 +85,9 @@ export class DeliveryWorker {
     const now = clock.now();
     const room = this.#maxInFlight - this.#inFlight - this.#queued;
     if (room > 0) {
+      // One batch of due attempts per pass, spread over the targets' own slots.
       for (const attempt of outbox.take(now, room)) {
-        const key = targetKey(attempt.event.url);
+        const key = this.#request(attempt.event.url).origin;
         let target = this.#targets.get(key);
         if (!target) this.#targets.set(key, (target = { inFlight: 0, waiting: [] }));
         target.waiting.push(attempt);
@@ -136,13 +138,29 @@ export class DeliveryWorker {
     outbox.settle(a.event.id, a.attempt, result, clock.now());
   }
 
+  /**
+   * A URL as a request needs it, parsed once: events of one configuration share a URL, and parsing
+   * it for every attempt (twice: its target, its request) was a visible share of a delivery's cost.
+   * Bounded, since SMS callback URLs are chosen per item.
+   */
+  #request(url: string): ParsedTarget {
+    let parsed = this.#parsed.get(url);
+    if (parsed === undefined) {
+      parsed = parseTarget(url);
+      if (this.#parsed.size >= PARSED_KEPT) this.#parsed.clear();
+      this.#parsed.set(url, parsed);
+    }
+    return parsed;
+  }
+
   #post(url: string, body: string, signature: Record<string, string>): Promise<number> {
     return new Promise((resolve, reject) => {
-      const u = new URL(url);
-      const secure = u.protocol === 'https:';
+      const u = this.#request(url);
+      if (u.options === undefined) throw new TypeError(`Invalid URL: ${url}`);
+      const secure = u.secure;
       const req = (secure ? https : http).request(
-        u,
         {
+          ...u.options,
           method: 'POST',
           agent: secure ? this.#https : this.#http,
           lookup: this.#lookup as never,
@@ -195,12 +213,28 @@ export class DeliveryWorker {
   }
 }
 
-function targetKey(url: string): string {
+/** URLs parsed at most (the cache starts over when full). */
+const PARSED_KEPT = 1_000;
+
+interface ParsedTarget {
+  /** Where concurrency is counted: scheme, host and port (the URL itself when it does not parse). */
+  readonly origin: string;
+  readonly secure: boolean;
+  /** The request's address, or undefined when the URL does not parse (the attempt then fails). */
+  readonly options: { readonly protocol: string; readonly hostname: string; readonly port: string; readonly path: string; readonly auth?: string } | undefined;
+}
+
+function parseTarget(url: string): ParsedTarget {
+  let u: URL;
   try {
-    return new URL(url).origin;
+    u = new URL(url);
   } catch {
-    return url;
+    return { origin: url, secure: false, options: undefined };
   }
+  // IPv6 literals come bracketed from URL; the request wants them bare.
+  const hostname = u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname;
+  const auth = u.username === '' ? {} : { auth: `${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}` };
+  return { origin: u.origin, secure: u.protocol === 'https:', options: { protocol: u.protocol, hostname, port: u.port, path: `${u.pathname}${u.search}`, ...auth } };
 }
 
 function errorText(e: unknown): string {

@@ -1,0 +1,114 @@
+/**
+ * What the engine's queries answer, read from the fleet's tables and the store: the businesses
+ * answer (spec 2.2), numbers and templates as they stand, a type's output, its numbers' rates, and
+ * what holds a pool back.
+ */
+import type { AssignReason, BusinessOutput, NumberView, TemplateState, TemplateTypeInfo } from './engine-types.js';
+import { numberStatusOf, templateStatusOf } from './engine-snapshot.js';
+import type { FleetTables } from './fleet-tables.js';
+import type { Store } from './limits/store.js';
+import type { Pool } from './pool.js';
+import type { NumberRates } from './send-estimate.js';
+import { type TemplateFields, fleetTemplateFields, templateTypeFields } from './template-fields.js';
+
+/** The spec's GET /messenger/businesses/ response: every business with `output` per template type. */
+export function businessesView(t: FleetTables, store: Store, now: number): BusinessOutput[] {
+  return t.businesses.map((b) => ({
+    id: b.id,
+    name: b.name,
+    template_types: b.pools.map((p) => ({ id: p.typeId, name: p.typeName, output: poolOutput(t, store, p, now), ...typeFields(t, p) })),
+  }));
+}
+
+/** `data`, `example`, `variables` of a type: its active templates, or all when none is active. */
+function typeFields(t: FleetTables, pool: Pool): ReturnType<typeof templateTypeFields> {
+  const active: TemplateFields[] = [];
+  const all: TemplateFields[] = [];
+  for (const i of pool.templates) {
+    const fields = (t.templateFields[i] ??= fleetTemplateFields(t.templates[i]!));
+    all.push(fields);
+    if (t.templateStatus[i] === 'active') active.push(fields);
+  }
+  return templateTypeFields(active.length > 0 ? active : all);
+}
+
+/** Messages that may be sent now for the pool: the sum of what its eligible numbers may send. */
+export function poolOutput(t: FleetTables, store: Store, pool: Pool, now: number): number {
+  let sum = 0;
+  for (let m = 0; m < pool.members.length; m++) {
+    if (pool.eligible[m] === 1) sum += store.available(t.handle[pool.members[m]!]!, now);
+  }
+  return sum;
+}
+
+/** The template type as the contract needs it, or undefined when the business has no such type. */
+export function templateTypeView(t: FleetTables, businessId: number, typeId: number): TemplateTypeInfo | undefined {
+  const pool = t.pool(businessId, typeId);
+  if (!pool) return undefined;
+  const templateIds = Array.from(pool.templates, (i) => t.templateIds[i]!);
+  const first = pool.templates[0];
+  const placeholders = first === undefined ? 0 : t.templates[first]!.placeholders;
+  return { id: pool.typeId, name: pool.typeName, businessId, placeholders, templateIds };
+}
+
+/** Every number with its status, limits and what it may send now. */
+export function numbersView(t: FleetTables, store: Store, now: number): NumberView[] {
+  return t.phones.map((_, slot) => {
+    const perSecond = t.perSecond[slot]!;
+    return {
+      ...numberStatusOf(t, slot),
+      businessId: t.businesses[t.numberBusiness[slot]!]!.id,
+      throughputPerHour: t.perHour[slot]!,
+      messagingLimit24h: t.per24h[slot]!,
+      ...(perSecond > 0 ? { messagesPerSecond: perSecond } : {}),
+      available: store.available(t.handle[slot]!, now),
+    };
+  });
+}
+
+/** Every template with its status. */
+export function templatesView(t: FleetTables): TemplateState[] {
+  return t.templates.map((template, i) => ({
+    ...templateStatusOf(t, i),
+    name: template.name,
+    businessIds: template.businessIds,
+    placeholders: template.placeholders,
+  }));
+}
+
+/**
+ * The windows of the numbers that will carry the pool: its eligible members; when it has none
+ * (every number or template stopped), those that are active or come back by themselves.
+ */
+export function ratesOf(t: FleetTables, pool: Pool): NumberRates[] {
+  const rates: NumberRates[] = [];
+  const stopped = pool.eligibleCount === 0;
+  for (let m = 0; m < pool.members.length; m++) {
+    const slot = pool.members[m]!;
+    const carries = stopped ? t.numberActive[slot] === 1 || t.numberUntil.has(slot) : pool.eligible[m] === 1;
+    if (carries) rates.push({ perHour: t.perHour[slot]!, per24h: t.per24h[slot]!, perSecond: t.perSecond[slot]! });
+  }
+  return rates;
+}
+
+/** Why a pool hands out nothing more now, and when it may again if the engine can tell. */
+export function shortfallOf(t: FleetTables, pool: Pool): { reason: AssignReason; retryAt?: number } {
+  if (pool.activeTemplates === 0) {
+    let at = Infinity;
+    for (const i of pool.templates) {
+      const until = t.templateUntil[i]!;
+      if (t.templateStatus[i] === 'paused' && until < at) at = until;
+    }
+    return Number.isFinite(at) ? { reason: 'no-template', retryAt: at } : { reason: 'no-template' };
+  }
+  if (pool.eligibleCount === 0) {
+    let at = Infinity;
+    for (const slot of pool.members) {
+      const until = t.numberUntil.get(slot);
+      if (t.numberActive[slot] === 0 && until !== undefined && until < at) at = until;
+    }
+    return Number.isFinite(at) ? { reason: 'no-number', retryAt: at } : { reason: 'no-number' };
+  }
+  const at = pool.nextReadyAt();
+  return at === undefined || !Number.isFinite(at) ? { reason: 'no-capacity' } : { reason: 'no-capacity', retryAt: at };
+}
