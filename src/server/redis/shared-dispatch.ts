@@ -48,6 +48,11 @@ export class SharedDispatch {
   readonly #queue: ContactQueue;
   readonly #engine: Engine;
   readonly #prefetch: number;
+  /**
+   * Where each contact of the engine came from, by the contact object the engine hands back: the
+   * server's contacts carry fields of their own (ids), so the engine never packs them into new
+   * objects (core/dispatch/contact-list.ts `packable`).
+   */
   readonly #origins = new WeakMap<object, Origin>();
   readonly #held = new Map<string, Held>();
   #handouts: { chunk: ClaimedChunk; index: number; count: number }[] = [];
