@@ -7,6 +7,7 @@ export type { RedisStoreOptions, RedisStoreClient, RedisStoreSnapshot } from './
 export { leaseSize, burstOf } from './lease-sizing.js';
 export type { LeaseSizingInput } from './lease-sizing.js';
 export type { RedisCapacityEvent, RedisStoreMetrics } from './health.js';
+export type { RedisEpoch } from './epoch.js';
 export { FleetSync } from './fleet-sync.js';
 export type { FleetSyncOptions, FleetSyncClient, FleetSyncSubscriber } from './fleet-sync.js';
 export { RedisCampaignStatistics } from './campaign-stats-store.js';
