@@ -74,11 +74,11 @@ export class EpochGuard {
 
   /**
    * Reads (or creates) the marker, asks whether the states of `ask` were lost, and refreshes the
-   * register for `alive`. `time` is the override for the script ('' for Redis `TIME`); `at` is the
-   * store's clock, for events and for `due`.
+   * register with `alive` (phone and the Redis time its state was seen). `time` is the override for
+   * the script ('' for Redis `TIME`); `at` is the store's clock, for events and for `due`.
    */
-  async check(time: number | '', at: number, ask: readonly string[], alive: readonly string[]): Promise<EpochCheck> {
-    const reply = (await runScript(this.#client, EPOCH, this.#keys, [time, this.#known, randomUUID(), this.#life, ask.length, ...ask, ...alive])) as unknown[];
+  async check(time: number | '', at: number, ask: readonly string[], alive: readonly (readonly [string, number])[]): Promise<EpochCheck> {
+    const reply = (await runScript(this.#client, EPOCH, this.#keys, [time, this.#known, randomUUID(), this.#life, ask.length, ...ask, ...alive.flat()])) as unknown[];
     const now = Number(reply[0]);
     const id = String(reply[1]);
     const since = Number(reply[2]);

@@ -330,10 +330,7 @@ export class RedisStore implements Store {
       this.#emit(e);
     });
     // A state lives a day and two buckets after its last call, plus the lease record time.
-    this.#epoch = new EpochGuard(this.#client, this.prefix, options.knownEpoch ?? '', 86_400_000 + 2 * this.#bucketMs + this.#keep, (e) => {
-      if (e.type === 'redis-reset') this.#metrics.resets++;
-      this.#emit(e);
-    });
+    this.#epoch = new EpochGuard(this.#client, this.prefix, options.knownEpoch ?? '', 86_400_000 + 2 * this.#bucketMs + this.#keep, (e) => (e.type === 'redis-reset' ? this.#emitReset(e) : this.#emit(e)));
   }
 
   // ---------------------------------------------------------------- the Store port
@@ -691,42 +688,70 @@ export class RedisStore implements Store {
    * or older than this instance saw, decides how the next call may create or adopt it.
    */
   async #checkEpoch(numbers: NumberState[]): Promise<void> {
-    const at = this.#clock.now();
     const ask = numbers.filter((st) => st.check === 1);
-    // The register learns which numbers' states exist, at most once per bucket for each.
-    const alive: NumberState[] = [];
-    for (const st of this.#states) {
-      if (st.aliveAt > st.registeredAt + this.#bucketMs / 2 || (st.aliveAt > -Infinity && st.registeredAt === -Infinity)) alive.push(st);
-      if (alive.length === 1000) break;
-    }
-    this.#metrics.roundTrips++;
-    const r = await withTimeout(
-      this.#epoch.check(
-        this.#clockTime ? at : '',
-        at,
-        ask.map((st) => st.phone),
-        alive.map((st) => st.phone),
-      ),
-      this.#callTimeout,
-    );
-    for (const st of alive) st.registeredAt = st.aliveAt;
+    const r = await withTimeout(this.#epochCheckFor(ask), this.#callTimeout);
+    const at = this.#clock.now();
     const missing: string[] = [];
     const rolledBack: string[] = [];
-    ask.forEach((st, k) => {
-      if (r.lost[k]) missing.push(st.phone);
-      st.confirm = r.lost[k] ? String(r.now) : '0';
-    });
     for (const st of numbers) {
-      if (st.check === 2) st.confirm = '0';
-      if (st.check === 3) {
+      if (st.check === 1) {
+        const lost = r.lost.get(st.phone) === true;
+        if (lost) missing.push(st.phone);
+        st.confirm = lost ? String(r.now) : '0';
+      } else if (st.check === 2) {
+        st.confirm = '0';
+      } else if (st.check === 3) {
         rolledBack.push(st.phone);
         st.confirm = String(r.now);
       }
       st.check = 0;
     }
-    if (missing.length > 0) this.#emit({ type: 'redis-reset', at, scope: 'numbers', phones: missing, reason: 'missing', lostAt: r.now });
-    if (rolledBack.length > 0) this.#emit({ type: 'redis-reset', at, scope: 'numbers', phones: rolledBack, reason: 'rolled-back', lostAt: r.now });
-    this.#metrics.resets += (missing.length > 0 ? 1 : 0) + (rolledBack.length > 0 ? 1 : 0);
+    if (missing.length > 0) this.#emitReset({ type: 'redis-reset', at, scope: 'numbers', phones: missing, reason: 'missing', lostAt: r.now });
+    if (rolledBack.length > 0) this.#emitReset({ type: 'redis-reset', at, scope: 'numbers', phones: rolledBack, reason: 'rolled-back', lostAt: r.now });
+  }
+
+  #emitReset(e: RedisCapacityEvent): void {
+    this.#metrics.resets++;
+    this.#emit(e);
+  }
+
+  /** The check being gathered: the calls of one flush (one per slot on a cluster) share one. */
+  #epochBatch: { readonly ask: Set<NumberState>; done: Promise<{ now: number; lost: Map<string, boolean> }> } | undefined;
+  #epochRunning: Promise<unknown> = Promise.resolve();
+
+  /** One epoch check for `ask` and the calls that join it before it is sent (after the check on its way, if any). */
+  #epochCheckFor(ask: readonly NumberState[]): Promise<{ now: number; lost: Map<string, boolean> }> {
+    let batch = this.#epochBatch;
+    if (batch === undefined) {
+      const created = { ask: new Set<NumberState>(), done: undefined as unknown as Promise<{ now: number; lost: Map<string, boolean> }> };
+      created.done = this.#epochRunning.then(() => {
+        if (this.#epochBatch === created) this.#epochBatch = undefined;
+        return this.#runEpochCheck([...created.ask]);
+      });
+      this.#epochRunning = created.done.catch(() => undefined);
+      this.#epochBatch = batch = created;
+    }
+    for (const st of ask) batch.ask.add(st);
+    return batch.done;
+  }
+
+  async #runEpochCheck(ask: readonly NumberState[]): Promise<{ now: number; lost: Map<string, boolean> }> {
+    const at = this.#clock.now();
+    // The register learns which numbers' states exist, at most twice a bucket for each.
+    const alive: NumberState[] = [];
+    for (const st of this.#states) {
+      if (st.aliveAt > st.registeredAt + this.#bucketMs / 2) alive.push(st);
+      if (alive.length === 1000) break;
+    }
+    this.#metrics.roundTrips++;
+    const r = await this.#epoch.check(
+      this.#clockTime ? at : '',
+      at,
+      ask.map((st) => st.phone),
+      alive.map((st) => [st.phone, st.seenT] as const),
+    );
+    for (const st of alive) st.registeredAt = st.aliveAt;
+    return { now: r.now, lost: new Map(ask.map((st, k) => [st.phone, r.lost[k] === true])) };
   }
 
   #answered(numbers: NumberState[], ids: string[], wants: number[], reply: number[], sentAt: number): void {
