@@ -54,9 +54,16 @@ export interface RedisStoreMetrics {
   resets: number;
 }
 
+/**
+ * Where a store stands with Redis: 'connecting' until a call first succeeds, then 'ready', or
+ * 'lost' while calls fail (it fails closed then: only tokens already held are spent).
+ */
+export type RedisStoreState = 'connecting' | 'ready' | 'lost';
+
 /** Tracks up/down from call outcomes and reports each transition once. */
 export class Health {
   #up = true;
+  #ever = false;
   #downSince = 0;
   readonly #emit: (e: RedisCapacityEvent) => void;
 
@@ -68,6 +75,11 @@ export class Health {
     return this.#up;
   }
 
+  get state(): RedisStoreState {
+    if (!this.#ever) return 'connecting';
+    return this.#up ? 'ready' : 'lost';
+  }
+
   failed(at: number, error: string): void {
     if (!this.#up) return;
     this.#up = false;
@@ -76,6 +88,7 @@ export class Health {
   }
 
   succeeded(at: number): void {
+    this.#ever = true;
     if (this.#up) return;
     this.#up = true;
     this.#emit({ type: 'redis-up', at, downForMs: at - this.#downSince });

@@ -6,7 +6,7 @@ export { RedisStore } from './redis-store.js';
 export type { RedisStoreOptions, RedisStoreClient, RedisStoreSnapshot } from './redis-store.js';
 export { leaseSize, burstOf } from './lease-sizing.js';
 export type { LeaseSizingInput } from './lease-sizing.js';
-export type { RedisCapacityEvent, RedisStoreMetrics } from './health.js';
+export type { RedisCapacityEvent, RedisStoreMetrics, RedisStoreState } from './health.js';
 export type { RedisEpoch } from './epoch.js';
 export { FleetSync } from './fleet-sync.js';
 export type { FleetSyncOptions, FleetSyncClient, FleetSyncSubscriber, FleetSyncState, FleetSyncEvent } from './fleet-sync.js';

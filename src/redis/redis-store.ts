@@ -20,7 +20,7 @@ import type { NumberLimits, Store, StoreSnapshot } from '../core/limits/store.js
 import { describeValue } from '../core/problems.js';
 import { systemClock } from '../runtime/system-clock.js';
 import { EpochGuard, type RedisEpoch } from './epoch.js';
-import { Health, errorText, type RedisCapacityEvent, type RedisStoreMetrics } from './health.js';
+import { Health, errorText, type RedisCapacityEvent, type RedisStoreMetrics, type RedisStoreState } from './health.js';
 import { keySlot } from './key-slot.js';
 import { leaseSize } from './lease-sizing.js';
 import { runScript, script, type RedisScriptClient } from './script-runner.js';
@@ -359,12 +359,6 @@ export class RedisStore implements Store {
       bal: 0,
       nextExpiry: Infinity,
       asked: 0,
-      slot: keySlot(`{${key}}`),
-      seenT: 0,
-      check: 0,
-      confirm: '',
-      aliveAt: -Infinity,
-      registeredAt: -Infinity,
       demand: 0,
       lastCallAt: now,
       size: 0,
@@ -379,6 +373,12 @@ export class RedisStore implements Store {
       seen: [],
       took: [],
       tookCount: [],
+      slot: keySlot(`{${key}}`),
+      seenT: 0,
+      check: 0,
+      confirm: '',
+      aliveAt: -Infinity,
+      registeredAt: -Infinity,
     });
     return h;
   }
@@ -470,6 +470,14 @@ export class RedisStore implements Store {
   /** Counters for metrics (a copy). */
   metrics(): RedisStoreMetrics {
     return { ...this.#metrics };
+  }
+
+  /**
+   * Where the store stands with Redis, for the host's health check: 'connecting' until a call first
+   * succeeds, 'ready', or 'lost' while calls fail (no new tokens: it fails closed).
+   */
+  get state(): RedisStoreState {
+    return this.#health.state;
   }
 
   /**

@@ -152,12 +152,14 @@ describe.runIf(TARGETS.length > 0)('Redis down at start', () => {
       await waitUntil(() => engine.poll({ limit: 10 }).length === 0 && storeEvents.some((e) => e.type === 'redis-down'), 'the store to report redis-down');
       expect(engine.poll({ limit: 10 })).toEqual([]);
       expect(sync.state).toBe('connecting');
+      expect(store.state).toBe('connecting');
       await redis.start();
       await sync.whenReady();
       expect(sync.state).toBe('ready');
       let sent = 0;
       await waitUntil(() => (sent += engine.poll({ limit: 10 }).length) > 0, 'the engine to send once Redis is up');
       expect(sent).toBe(1);
+      expect(store.state).toBe('ready');
       const states = syncEvents.filter((e) => e.type === 'sync-state').map((e) => (e as { state: string }).state);
       expect(states).toEqual(['connecting', 'ready']);
       expect(storeEvents.map((e) => e.type)).toContain('redis-up');

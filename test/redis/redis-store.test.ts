@@ -157,6 +157,7 @@ describeTargets('RedisStore', (target) => {
     await store.settle();
     expect(store.reserve(h, 3, 0)).toBe(0);
     expect(store.metrics().up).toBe(false);
+    expect(store.state).toBe('connecting');
     expect(events.map((e) => e.type)).toContain('redis-down');
     expect(store.availableAt(h, 1, 0)).toBeGreaterThanOrEqual(100);
     current = client;
@@ -165,6 +166,14 @@ describeTargets('RedisStore', (target) => {
     await store.settle();
     expect(store.reserve(h, 3, 100)).toBe(3);
     expect(events.map((e) => e.type)).toContain('redis-up');
+    expect(store.state).toBe('ready');
+    // Gone again after it was ready: 'lost', and nothing new is granted.
+    current = dead as never;
+    clock.set(20_000);
+    expect(store.reserve(h, 3, 20_000)).toBe(0);
+    await store.settle();
+    expect(store.state).toBe('lost');
+    expect(store.reserve(h, 3, 20_000)).toBe(0);
     await store.close();
     dead.disconnect();
   });
