@@ -57,6 +57,11 @@ export class EpochGuard {
     return this.#epoch;
   }
 
+  /** A number's state lifetime in ms: a state seen alive within it cannot have expired since. */
+  get life(): number {
+    return this.#life;
+  }
+
   /** The id to stamp on states ('' before the first check). */
   get id(): string {
     return this.#epoch?.id ?? '';

@@ -195,7 +195,7 @@ interface NumberState {
   asked: number;
   /** Redis Cluster slot of the number's keys. */
   readonly slot: number;
-  /** The latest grantedAt Redis answered for the number (0 before): a state older than it was rolled back. */
+  /** The latest grantedAt Redis answered for the number (-1 before): a state older than it was rolled back. */
   seenT: number;
   /** What the last answer said about the state (lease script code): 0 fine, else check the epoch first. */
   check: number;
@@ -374,7 +374,7 @@ export class RedisStore implements Store {
       took: [],
       tookCount: [],
       slot: keySlot(`{${key}}`),
-      seenT: 0,
+      seenT: -1,
       check: 0,
       confirm: '',
       aliveAt: -Infinity,
@@ -684,7 +684,7 @@ export class RedisStore implements Store {
     const args: (string | number)[] = [this.#clockTime ? now : '', this.#epoch.id, this.#bucketMs, this.#keep, this.#epoch.lostAt, this.#fair ? this.instanceId : '', this.#fairGrace, this.#minRetry, fleet];
     numbers.forEach((st, i) => {
       keys.push(st.stateKey, `${this.prefix}{${st.phone}}:l:${ids[i]!}`);
-      args.push(wants[i]!, st.perHour, st.perSecond, st.per24h, ids[i]!, this.#ttlOf(st), st.seenT, st.confirm);
+      args.push(wants[i]!, st.perHour, st.perSecond, st.per24h, ids[i]!, this.#ttlOf(st), Math.max(0, st.seenT), st.confirm);
     });
     this.#metrics.roundTrips++;
     const reply = (await withTimeout(runScript(this.#client, LEASE, keys, args), this.#callTimeout)) as number[];
@@ -701,9 +701,12 @@ export class RedisStore implements Store {
     const at = this.#clock.now();
     const missing: string[] = [];
     const rolledBack: string[] = [];
+    const since = this.#epoch.epoch?.since ?? Infinity;
     for (const st of numbers) {
       if (st.check === 1) {
-        const lost = r.lost.get(st.phone) === true;
+        // Lost when seen alive in this epoch within a state's lifetime: by any instance (the
+        // register), or by this one (a state written after Redis' last snapshot is in no register).
+        const lost = r.lost.get(st.phone) === true || (st.seenT >= 0 && st.seenT >= since && r.now - st.seenT < this.#epoch.life);
         if (lost) missing.push(st.phone);
         st.confirm = lost ? String(r.now) : '0';
       } else if (st.check === 2) {

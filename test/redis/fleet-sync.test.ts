@@ -88,6 +88,15 @@ describeTargets('FleetSync', (target) => {
     expect(a.sync.activeInstances()).toBeGreaterThanOrEqual(1);
   });
 
+  it('a change reaches the others by pub/sub (on a cluster too: published from the script on one node)', async () => {
+    // Reconciliation every 10 minutes, after the one at start: within the wait, only the message can bring it.
+    const p = `${prefix}pubsub:`;
+    const a = await instance(p, 600_000);
+    const b = await instance(p, 600_000);
+    a.engine.setNumberStatus(NUMBERS[3]!.phone, 'paused');
+    await eventually(() => numberStatus(b.engine, NUMBERS[3]!.phone) === 'paused', 'the pause to arrive by pub/sub');
+  });
+
   it('an instance that missed the message catches up by reconciliation; a timed pause keeps its end', async () => {
     const p = `${prefix}b:`;
     const a = await instance(p, 200);

@@ -71,6 +71,21 @@ describeTargets('Redis loses its state', (target) => {
     await b.store.close();
   });
 
+  it('a state gone before any register saw it (written after Redis\' last snapshot): the store that saw it notices', async () => {
+    const p = `${prefix}${++run}:`;
+    const clock = new ManualClock(0);
+    const a = storeOn(p, clock);
+    expect(await a.take(X)).toBe(10);
+    // Redis back on a snapshot of before X's first lease: the marker is there, X's state is not,
+    // and no register entry says it existed.
+    await client.del(`${p}{${X}}:s`);
+    await client.del(`${p}{epoch}:numbers`);
+    clock.set(7 * 60_000);
+    expect(await a.take(X)).toBe(0);
+    expect(resets(a.events)).toMatchObject([{ scope: 'numbers', phones: [X], reason: 'missing' }]);
+    await a.store.close();
+  });
+
   it('everything gone with the epoch marker: a fleet reset, and every number (even one never seen) counts as full at the loss', async () => {
     const p = `${prefix}${++run}:`;
     const clock = new ManualClock(0);
