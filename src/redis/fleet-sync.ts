@@ -9,10 +9,16 @@
  * it applied for that number or template, so a missed message (a reconnect, a late start) is made
  * good within one period. Changes made while Redis is unreachable are kept and published when it
  * returns. It also keeps a heartbeat per instance, which sizes leases (`activeInstances`).
+ *
+ * Redis need not be there at start: `start()` resolves after its first attempt either way and the
+ * sync keeps trying with a bounded back-off; `state` and the `sync-state` events say where it stands
+ * (docs/scaling.md, "Redis down at start").
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import type { Engine, StatusChange } from '../core/engine.js';
+import { ArgumentError } from '../core/errors.js';
+import { describeValue } from '../core/problems.js';
 import { systemClock } from '../runtime/system-clock.js';
 import { errorText, type RedisCapacityEvent } from './health.js';
 import { runScript, script, type RedisScriptClient } from './script-runner.js';
@@ -22,38 +28,93 @@ const STATUS = script(STATUS_SCRIPT);
 const HEARTBEAT = script(HEARTBEAT_SCRIPT);
 const SOURCE = 'fleet';
 
-/** The commands FleetSync uses on its main connection (an ioredis `Redis`). */
-export interface FleetSyncClient extends RedisScriptClient {
-  hgetall(key: string): Promise<Record<string, string>>;
-}
-
 /** A connection in subscriber mode (an ioredis `Redis`, e.g. `client.duplicate()`). */
 export interface FleetSyncSubscriber {
   subscribe(channel: string): Promise<unknown>;
   on(event: 'message', listener: (channel: string, message: string) => void): unknown;
-  /** Takes the listener off again at `stop` (ioredis has it); without it, a stopped sync ignores messages. */
+  /** The sync listens to errors (ioredis emits one per failed connection attempt). */
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  /** Takes the listeners off again at `stop` (ioredis has it); without it, a stopped sync ignores messages. */
   off?(event: 'message', listener: (channel: string, message: string) => void): unknown;
+  off?(event: 'error', listener: (error: Error) => void): unknown;
   unsubscribe(channel: string): Promise<unknown>;
+  /** ioredis' connection status: no command is sent while it is 'reconnecting', 'close' or 'end'. */
+  readonly status?: string;
 }
+
+/** The commands FleetSync uses on its main connection (an ioredis `Redis` or `Cluster`). */
+export interface FleetSyncClient extends RedisScriptClient {
+  hgetall(key: string): Promise<Record<string, string>>;
+  /** Reads the status counter: a counter below what was seen means Redis lost the statuses. */
+  get?(key: string): Promise<string | null>;
+  /** ioredis' connection status: no command is sent while it is 'reconnecting', 'close' or 'end'. */
+  readonly status?: string;
+  /** A second connection for the subscriber when none is given (ioredis has it). */
+  duplicate?(): unknown;
+}
+
+/** Where a {@link FleetSync} stands. */
+export type FleetSyncState =
+  /** Constructed, not started. */
+  | 'idle'
+  /** Started, not yet subscribed and reconciled once: retrying with back-off. */
+  | 'connecting'
+  /** Subscribed, and the last reconciliation succeeded. */
+  | 'ready'
+  /** Was ready; the last reconciliation failed (Redis unreachable or not answering): retrying. */
+  | 'lost'
+  /** Stopped. */
+  | 'stopped';
+
+/** Events of a {@link FleetSync}, as data (the library never logs). */
+export type FleetSyncEvent =
+  /** A publish or a reconciliation failed (`numbers` is 0). */
+  | Extract<RedisCapacityEvent, { type: 'lease-failed' }>
+  /** A change from another instance was applied to this engine. */
+  | { readonly type: 'status-applied'; readonly at: number; readonly key: string; readonly seq: number }
+  /** The sync moved to `state` (from `previous`); `error` says why when it is 'connecting' or 'lost'. */
+  | { readonly type: 'sync-state'; readonly at: number; readonly state: FleetSyncState; readonly previous: FleetSyncState; readonly error?: string }
+  /**
+   * Redis lost the fleet's statuses (the status counter went back): this instance forgot the
+   * sequence numbers it had applied and published its own paused and disabled numbers and templates
+   * again, so that instances starting now learn them.
+   */
+  | { readonly type: 'redis-reset'; readonly at: number; readonly scope: 'status'; readonly seq: number; readonly seenSeq: number }
+  /** The subscriber connection reported an error (ioredis reconnects by itself). */
+  | { readonly type: 'subscriber-error'; readonly at: number; readonly error: string };
 
 /** Options of {@link FleetSync}. */
 export interface FleetSyncOptions {
   /** Connection for scripts and reads. */
   readonly client: FleetSyncClient;
-  /** A second connection, used only to subscribe (Redis pub/sub takes a connection over). */
-  readonly subscriber: FleetSyncSubscriber;
+  /**
+   * A second connection, used only to subscribe (Redis pub/sub takes a connection over). The sync
+   * listens to its 'error' events (none goes unhandled) and takes its listeners off at `stop`.
+   * @default `client.duplicate()`, owned by the sync: disconnected at `stop`
+   */
+  readonly subscriber?: FleetSyncSubscriber;
   /** The engine whose changes are shared and which applies the others'. */
   readonly engine: Engine;
   /** Key prefix; use the RedisStore's. @default 'sendpool:' */
   readonly prefix?: string;
   /** Period of the reconciliation read and of the heartbeat, in real ms. @default 500 */
   readonly reconcileMs?: number;
+  /**
+   * First wait (real ms) before trying again when Redis is unreachable; each failure doubles it up
+   * to `retryMaxMs`, a success resets it.
+   * @default 100
+   */
+  readonly retryMinMs?: number;
+  /** Longest wait (real ms) between two tries while Redis is unreachable. @default 5_000 */
+  readonly retryMaxMs?: number;
+  /** A Redis call not answered within this many real ms counts as failed. @default 2_000 */
+  readonly callTimeoutMs?: number;
   /** The engine's clock (to tell a timed pause that already ended). @default the system clock */
   readonly clock?: Clock;
   /** This instance's id. @default a random UUID */
   readonly instanceId?: string;
-  /** Receives `lease-failed`-style events for failed publishes and reads. @default none */
-  readonly onEvent?: (event: RedisCapacityEvent | { readonly type: 'status-applied'; readonly at: number; readonly key: string; readonly seq: number }) => void;
+  /** Receives every event (data, never thrown). @default none */
+  readonly onEvent?: (event: FleetSyncEvent) => void;
 }
 
 interface WireChange {
@@ -65,31 +126,94 @@ interface WireChange {
   readonly origin: string;
 }
 
+/** A subscriber as ioredis has it: listeners for errors, and a way to close one the sync owns. */
+interface OwnedSubscriber extends FleetSyncSubscriber {
+  on(event: 'message' | 'error', listener: (...args: never[]) => void): unknown;
+  off?(event: 'message' | 'error', listener: (...args: never[]) => void): unknown;
+  disconnect?(): unknown;
+}
+
+function whole(api: string, value: number): number {
+  if (!(Number.isInteger(value) && value > 0)) throw new ArgumentError(api, 'a whole number of milliseconds from 1 up', describeValue(value));
+  return value;
+}
+
+/**
+ * Worth a command: ioredis sends it when connected, or once the connection being made is up. Not
+ * while it waits to reconnect (Redis is known to be away): commands would pile up in its queue.
+ */
+function usable(status: string | undefined): boolean {
+  return status !== 'reconnecting' && status !== 'close' && status !== 'end';
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: not answered within ${ms} ms`)), ms);
+    timer.unref?.();
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
+    );
+  });
+}
+
 export class FleetSync {
   readonly instanceId: string;
   readonly #client: FleetSyncClient;
-  readonly #subscriber: FleetSyncSubscriber;
+  readonly #subscriber: OwnedSubscriber;
+  readonly #ownsSubscriber: boolean;
   readonly #engine: Engine;
   readonly #prefix: string;
   readonly #reconcileMs: number;
+  readonly #retryMin: number;
+  readonly #retryMax: number;
+  readonly #callTimeout: number;
   readonly #clock: Clock;
   readonly #onEvent: FleetSyncOptions['onEvent'];
   readonly #seen = new Map<string, number>();
   readonly #pending = new Map<string, StatusChange>();
+  /** The highest sequence number seen: the counter in Redis never goes below it unless Redis lost it. */
+  #maxSeq = 0;
   #instances = 1;
-  #timer: ReturnType<typeof setInterval> | undefined;
+  #state: FleetSyncState = 'idle';
+  #subscribed = false;
+  #backoff = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
   #unlisten: (() => void) | undefined;
-  #stopped = false;
+  #readyWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
 
   constructor(options: FleetSyncOptions) {
+    if (options === null || typeof options !== 'object' || options.client === undefined) {
+      throw new ArgumentError('new FleetSync(options.client)', 'an ioredis client', describeValue(options?.client));
+    }
     this.#client = options.client;
-    this.#subscriber = options.subscriber;
+    if (options.subscriber !== undefined) {
+      this.#subscriber = options.subscriber as OwnedSubscriber;
+      this.#ownsSubscriber = false;
+    } else if (typeof options.client.duplicate === 'function') {
+      this.#subscriber = options.client.duplicate() as OwnedSubscriber;
+      this.#ownsSubscriber = true;
+    } else {
+      throw new ArgumentError('new FleetSync(options.subscriber)', 'a subscriber connection (or a client with duplicate())', describeValue(options.subscriber));
+    }
     this.#engine = options.engine;
     this.#prefix = options.prefix ?? 'sendpool:';
-    this.#reconcileMs = options.reconcileMs ?? 500;
+    this.#reconcileMs = whole('new FleetSync(options.reconcileMs)', options.reconcileMs ?? 500);
+    this.#retryMin = whole('new FleetSync(options.retryMinMs)', options.retryMinMs ?? 100);
+    this.#retryMax = Math.max(this.#retryMin, whole('new FleetSync(options.retryMaxMs)', options.retryMaxMs ?? 5_000));
+    this.#callTimeout = whole('new FleetSync(options.callTimeoutMs)', options.callTimeoutMs ?? 2_000);
     this.#clock = options.clock ?? systemClock;
     this.instanceId = options.instanceId ?? randomUUID();
     this.#onEvent = options.onEvent;
+    // At once: the connection is already trying to connect, and an 'error' without a listener is
+    // printed by ioredis for every failed attempt.
+    this.#subscriber.on('error', this.#onSubscriberError);
   }
 
   get #channel(): string {
@@ -101,44 +225,95 @@ export class FleetSync {
     return `${this.#prefix}{status}`;
   }
 
+  /** Where the sync stands: for the host's health check and metrics. */
+  get state(): FleetSyncState {
+    return this.#state;
+  }
+
   /** Live instances at the last heartbeat (1 before the first): pass as `RedisStoreOptions.instances`. */
   readonly activeInstances = (): number => this.#instances;
 
   /** The subscriber's message listener, kept so `stop` can take it off a connection the host may reuse. */
   readonly #onMessage = (channel: string, message: string): void => {
-    if (!this.#stopped && channel === this.#channel) this.#receive(message);
+    if (this.#state !== 'stopped' && channel === this.#channel) this.#receive(message);
   };
 
-  /** Subscribes, reads the fleet's statuses once, and starts the periodic reconciliation. */
+  /** The subscriber's error listener: an error is an event, never an unhandled 'error'. */
+  readonly #onSubscriberError = (error: unknown): void => {
+    this.#emit({ type: 'subscriber-error', at: this.#clock.now(), error: errorText(error) });
+  };
+
+  #emit(e: FleetSyncEvent): void {
+    try {
+      this.#onEvent?.(e);
+    } catch {
+      // A host listener's bug must not stop the sync.
+    }
+  }
+
+  #setState(state: FleetSyncState, error?: string): void {
+    const previous = this.#state;
+    if (previous === state) return;
+    this.#state = state;
+    this.#emit({ type: 'sync-state', at: this.#clock.now(), state, previous, ...(error !== undefined ? { error } : {}) });
+    if (state === 'ready' || state === 'stopped') {
+      const waiters = this.#readyWaiters;
+      this.#readyWaiters = [];
+      for (const w of waiters) {
+        if (state === 'ready') w.resolve();
+        else w.reject(new Error('FleetSync stopped before it was ready'));
+      }
+    }
+  }
+
+  /**
+   * Starts listening, then tries once to subscribe and read the fleet's statuses. Resolves after
+   * that first try whether or not Redis answered (it never rejects for Redis): the sync goes on
+   * trying with a bounded back-off. `state` is 'ready' once it succeeded; `whenReady()` waits for it.
+   */
   async start(): Promise<void> {
+    if (this.#state !== 'idle') return;
+    this.#setState('connecting');
     this.#subscriber.on('message', this.#onMessage);
-    await this.#subscriber.subscribe(this.#channel);
     this.#unlisten = this.#engine.onStatusChange((change) => {
       if (change.source === SOURCE || change.source === 'timer') return;
-      const key = change.kind === 'number' ? `n:${change.phone}` : `t:${change.templateId}`;
-      this.#pending.set(key, change);
-      void this.#flush();
+      this.#pending.set(this.#keyOf(change), change);
+      if (this.#state === 'ready') void this.#flush().catch(() => undefined);
     });
-    await this.reconcile();
-    this.#timer = setInterval(() => void this.reconcile(), this.#reconcileMs);
-    this.#timer.unref?.();
+    await this.#tick();
+  }
+
+  /** Resolves when the sync is (or becomes) 'ready'; rejects if it is stopped first. */
+  whenReady(): Promise<void> {
+    if (this.#state === 'ready') return Promise.resolve();
+    if (this.#state === 'stopped') return Promise.reject(new Error('FleetSync stopped before it was ready'));
+    return new Promise<void>((resolve, reject) => this.#readyWaiters.push({ resolve, reject }));
+  }
+
+  /** Stops listening; does not quit a connection the host gave (a subscriber it made itself is disconnected). */
+  async stop(): Promise<void> {
+    if (this.#state === 'stopped') return;
+    const wasSubscribed = this.#subscribed;
+    this.#setState('stopped');
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#unlisten?.();
+    this.#subscriber.off?.('message', this.#onMessage);
+    if (this.#ownsSubscriber) {
+      // Its error listener stays: a connection being closed may still report one.
+      this.#subscriber.disconnect?.();
+      return;
+    }
+    if (wasSubscribed && usable(this.#subscriber.status)) await withTimeout(this.#subscriber.unsubscribe(this.#channel), this.#callTimeout, 'unsubscribe').catch(() => undefined);
+    this.#subscriber.off?.('error', this.#onSubscriberError);
   }
 
   #reconciling = false;
 
-  /** Stops listening; does not quit the connections. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#unlisten?.();
-    this.#subscriber.off?.('message', this.#onMessage);
-    await this.#subscriber.unsubscribe(this.#channel).catch(() => undefined);
-  }
-
   /** Publishes pending local changes, applies entries newer than what was applied, beats the heart. */
   async reconcile(): Promise<void> {
-    // One at a time: with Redis slow or down, timer ticks must not pile calls up behind each other.
-    if (this.#stopped || this.#reconciling) return;
+    // One at a time: with Redis slow or down, calls must not pile up behind each other.
+    if (this.#state === 'stopped' || this.#state === 'idle' || this.#reconciling) return;
     this.#reconciling = true;
     try {
       await this.#reconcileOnce();
@@ -147,18 +322,104 @@ export class FleetSync {
     }
   }
 
-  async #reconcileOnce(): Promise<void> {
-    await this.#flush();
+  /** One round of the driver: subscribe if not yet, reconcile, then schedule the next round. */
+  async #tick(): Promise<void> {
+    this.#timer = undefined;
+    if (this.#state === 'stopped') return;
+    let ok = false;
+    let error = '';
     try {
-      const all = await this.#client.hgetall(this.#statusKey);
+      await this.#subscribeOnce();
+      await this.reconcile();
+      ok = this.#lastError === undefined;
+      error = this.#lastError ?? '';
+    } catch (e) {
+      error = errorText(e);
+    }
+    // stop() may have run while this round awaited Redis.
+    if (this.state === 'stopped') return;
+    if (ok) {
+      this.#backoff = 0;
+      this.#setState('ready');
+    } else {
+      this.#backoff = this.#backoff === 0 ? this.#retryMin : Math.min(this.#retryMax, this.#backoff * 2);
+      this.#setState(this.#state === 'ready' || this.#state === 'lost' ? 'lost' : 'connecting', error);
+    }
+    this.#timer = setTimeout(() => void this.#tick(), ok ? this.#reconcileMs : this.#backoff);
+    this.#timer.unref?.();
+  }
+
+  /** The subscribe call on its way: a try that timed out waits for it rather than sending another. */
+  #subscribing: Promise<void> | undefined;
+
+  async #subscribeOnce(): Promise<void> {
+    if (this.#subscribed) return;
+    const status = this.#subscriber.status;
+    if (this.#subscribing === undefined) {
+      if (!usable(status)) throw new Error(`Redis subscriber connection is ${status ?? 'unknown'}`);
+      this.#subscribing = this.#subscriber
+        .subscribe(this.#channel)
+        // ioredis subscribes again by itself after a reconnect; reconciliation covers the gap.
+        .then(() => void (this.#subscribed = true))
+        .finally(() => (this.#subscribing = undefined));
+    }
+    await withTimeout(this.#subscribing, this.#callTimeout, 'subscribe');
+  }
+
+  /** Why the last reconciliation failed; undefined when it succeeded. */
+  #lastError: string | undefined;
+
+  async #call<T>(what: string, run: () => Promise<T>): Promise<T> {
+    const status = this.#client.status;
+    if (!usable(status)) throw new Error(`Redis connection is ${status ?? 'unknown'}`);
+    return withTimeout(run(), this.#callTimeout, what);
+  }
+
+  async #reconcileOnce(): Promise<void> {
+    try {
+      await this.#checkReset();
+      await this.#flush();
+      const all = await this.#call('status read', () => this.#client.hgetall(this.#statusKey));
       for (const body of Object.values(all)) this.#receive(body);
-      const live = Number(await runScript(this.#client, HEARTBEAT, [`${this.#prefix}instances`], [this.instanceId, Math.max(3 * this.#reconcileMs, 2_000)]));
+      const live = Number(await this.#call('heartbeat', () => runScript(this.#client, HEARTBEAT, [`${this.#prefix}instances`], [this.instanceId, Math.max(3 * this.#reconcileMs, 2_000)])));
       if (live > 0) this.#instances = live;
+      this.#lastError = undefined;
     } catch (error) {
-      this.#onEvent?.({ type: 'lease-failed', at: this.#clock.now(), numbers: 0, error: `status reconciliation: ${errorText(error)}` });
+      this.#lastError = errorText(error);
+      this.#emit({ type: 'lease-failed', at: this.#clock.now(), numbers: 0, error: `status reconciliation: ${this.#lastError}` });
     }
   }
 
+  /** Redis lost the statuses when its counter is below the highest sequence number seen. */
+  async #checkReset(): Promise<void> {
+    const get = this.#client.get;
+    if (get === undefined || this.#maxSeq === 0) return;
+    const seq = Number((await this.#call('status counter read', () => get.call(this.#client, `${this.#statusKey}:seq`))) ?? 0);
+    if (seq >= this.#maxSeq) return;
+    const seenSeq = this.#maxSeq;
+    this.#seen.clear();
+    this.#maxSeq = seq;
+    // What this engine holds is all that is left of the fleet's statuses: publish it again.
+    const at = this.#clock.now();
+    for (const n of this.#engine.numbers()) {
+      if (n.status !== 'active') this.#requeue({ kind: 'number', phone: n.phone, status: n.status, ...(n.pausedUntil !== undefined ? { until: n.pausedUntil } : {}), at, source: SOURCE });
+    }
+    for (const t of this.#engine.templates()) {
+      if (t.status !== 'active') this.#requeue({ kind: 'template', templateId: t.id, status: t.status, ...(t.pausedUntil !== undefined ? { until: t.pausedUntil } : {}), at, source: SOURCE });
+    }
+    this.#emit({ type: 'redis-reset', at, scope: 'status', seq, seenSeq });
+  }
+
+  #requeue(change: StatusChange): void {
+    const key = this.#keyOf(change);
+    if (!this.#pending.has(key)) this.#pending.set(key, change);
+  }
+
+  #keyOf(change: StatusChange): string {
+    return change.kind === 'number' ? `n:${change.phone}` : `t:${change.templateId}`;
+  }
+
+  /** Publishes pending changes in order; stops at the first failure (kept for the next round), rethrowing it. */
   async #flush(): Promise<void> {
     for (const [key, change] of [...this.#pending]) {
       const body = JSON.stringify({
@@ -169,12 +430,13 @@ export class FleetSync {
         origin: this.instanceId,
       });
       try {
-        const seq = Number(await runScript(this.#client, STATUS, [this.#statusKey, `${this.#statusKey}:seq`], [key, body, this.#channel]));
+        const seq = Number(await this.#call('status publish', () => runScript(this.#client, STATUS, [this.#statusKey, `${this.#statusKey}:seq`], [key, body, this.#channel])));
         if (this.#pending.get(key) === change) this.#pending.delete(key);
         if (seq > (this.#seen.get(key) ?? 0)) this.#seen.set(key, seq);
+        if (seq > this.#maxSeq) this.#maxSeq = seq;
       } catch (error) {
-        this.#onEvent?.({ type: 'lease-failed', at: this.#clock.now(), numbers: 0, error: `status publish: ${errorText(error)}` });
-        return;
+        this.#emit({ type: 'lease-failed', at: this.#clock.now(), numbers: 0, error: `status publish: ${errorText(error)}` });
+        throw error;
       }
     }
   }
@@ -186,6 +448,7 @@ export class FleetSync {
     } catch {
       return;
     }
+    if (change.seq > this.#maxSeq) this.#maxSeq = change.seq;
     const key = change.kind === 'number' ? `n:${change.key}` : `t:${change.key}`;
     if (change.seq <= (this.#seen.get(key) ?? 0)) return;
     this.#seen.set(key, change.seq);
@@ -198,7 +461,7 @@ export class FleetSync {
     try {
       if (change.kind === 'number') this.#engine.setNumberStatus(change.key, status as 'active' | 'paused', options);
       else this.#engine.setTemplateStatus(Number(change.key), status as 'active' | 'paused' | 'disabled', options);
-      this.#onEvent?.({ type: 'status-applied', at: now, key, seq: change.seq });
+      this.#emit({ type: 'status-applied', at: now, key, seq: change.seq });
     } catch {
       // A number or template this instance's fleet does not have (yet): nothing to apply.
     }

@@ -8,6 +8,9 @@
  * number it carries in one Lua script at Redis' time (scripts/lease.ts). Tokens are charged before
  * they are spent, so the instances together never exceed a window.
  *
+ * Every lease call also checks that Redis still holds what the fleet wrote (epoch.ts), and
+ * instances competing for a saturated number get fair shares of it (the lease script's water level).
+ *
  * Decisions (lease size, expiry, time, failure) are in docs/decisions.md (many instances on Redis).
  */
 import { randomUUID } from 'node:crypto';
@@ -16,7 +19,9 @@ import { ArgumentError } from '../core/errors.js';
 import type { NumberLimits, Store, StoreSnapshot } from '../core/limits/store.js';
 import { describeValue } from '../core/problems.js';
 import { systemClock } from '../runtime/system-clock.js';
-import { Health, errorText, type RedisCapacityEvent, type RedisStoreMetrics } from './health.js';
+import { EpochGuard, type RedisEpoch } from './epoch.js';
+import { Health, errorText, type RedisCapacityEvent, type RedisStoreMetrics, type RedisStoreState } from './health.js';
+import { keySlot } from './key-slot.js';
 import { leaseSize } from './lease-sizing.js';
 import { runScript, script, type RedisScriptClient } from './script-runner.js';
 import { GIVE_BACK_SCRIPT } from './scripts/give-back.js';
@@ -25,10 +30,12 @@ import { LEASE_SCRIPT } from './scripts/lease.js';
 const LEASE = script(LEASE_SCRIPT);
 const GIVE_BACK = script(GIVE_BACK_SCRIPT);
 
-/** The client `RedisStore` needs: an ioredis `Redis` satisfies it. */
+/** The client `RedisStore` needs: an ioredis `Redis` or `Cluster` satisfies it. */
 export interface RedisStoreClient extends RedisScriptClient {
   /** ioredis' connection status; calls are not sent while it is 'reconnecting', 'close' or 'end'. */
   readonly status?: string;
+  /** True for an ioredis `Cluster`: a lease call then carries numbers of one slot only. */
+  readonly isCluster?: boolean;
 }
 
 /** Options of {@link RedisStore}. */
@@ -112,10 +119,43 @@ export interface RedisStoreOptions {
    */
   readonly callTimeoutMs?: number;
   /**
-   * Numbers per lease call. Keep 1 on Redis Cluster (each number's keys are in their own slot).
+   * Numbers per lease call. On Redis Cluster a call carries only numbers whose keys share a slot
+   * (see `cluster`), so this is rarely reached there.
    * @default 64
    */
   readonly numbersPerCall?: number;
+  /**
+   * The client is a Redis Cluster: every lease call carries numbers of one hash slot (a script's
+   * keys must live in one slot).
+   * @default `client.isCluster === true` (an ioredis `Cluster`)
+   */
+  readonly cluster?: boolean;
+  /**
+   * Fair shares of a saturated number: instances that ask for more than they get share what is
+   * available in even parts (docs/scaling.md, "Fair shares"). `false` serves the first to ask.
+   * @default true
+   */
+  readonly fairShares?: boolean;
+  /**
+   * How long (clock ms) after the moment it said it would ask again an instance still counts as
+   * competing for a number: cover the timer's lateness and one round trip. An instance that died
+   * holds its share this long at most.
+   * @default 1_000
+   */
+  readonly fairGraceMs?: number;
+  /**
+   * The fleet's epoch id this host saw last (the `epoch` event's `epoch`, kept in the host's own
+   * database): a Redis that comes back empty is then noticed even when every instance restarted
+   * with it. Without it a marker missing at start is taken as a new Redis.
+   * @default none
+   */
+  readonly knownEpoch?: string;
+  /**
+   * The fleet's epoch marker is read again before a lease call once this long (clock ms) has passed
+   * since the last read; a number whose state is missing is checked at once regardless.
+   * @default 1_000
+   */
+  readonly epochCheckMs?: number;
   /** How long a lease record is kept for idempotent retries and give-backs (clock ms). @default 60_000 */
   readonly leaseRecordMs?: number;
   /** Width of the 24 h counter's buckets in minutes; must divide 1,440. @default 60 */
@@ -153,6 +193,17 @@ interface NumberState {
   nextExpiry: number;
   /** Tokens the engine asked for since the last lease call. */
   asked: number;
+  /** Redis Cluster slot of the number's keys. */
+  readonly slot: number;
+  /** The latest grantedAt Redis answered for the number (-1 before): a state older than it was rolled back. */
+  seenT: number;
+  /** What the last answer said about the state (lease script code): 0 fine, else check the epoch first. */
+  check: number;
+  /** The lease script's `confirm` argument: '' until an epoch check allowed creating or adopting the state. */
+  confirm: string;
+  /** Clock time of the latest answer that found the state, and of the latest register refresh for it. */
+  aliveAt: number;
+  registeredAt: number;
   demand: number;
   lastCallAt: number;
   size: number;
@@ -210,6 +261,11 @@ export class RedisStore implements Store {
   readonly #perCall: number;
   readonly #keep: number;
   readonly #bucketMs: number;
+  readonly #cluster: boolean;
+  readonly #fair: boolean;
+  readonly #fairGrace: number;
+  readonly #epochCheck: number;
+  readonly #epoch: EpochGuard;
   readonly #onEvent: ((e: RedisCapacityEvent) => void) | undefined;
   readonly #onCapacity: ((phones: readonly string[]) => void) | undefined;
   readonly #health: Health;
@@ -227,7 +283,7 @@ export class RedisStore implements Store {
   readonly #boot = randomUUID().slice(0, 8);
   #closed = false;
   #inFlightCalls = new Set<Promise<void>>();
-  readonly #metrics: RedisStoreMetrics = { roundTrips: 0, leases: 0, tokensLeased: 0, tokensReturned: 0, tokensExpired: 0, failures: 0, callbackErrors: 0, up: true };
+  readonly #metrics: RedisStoreMetrics = { roundTrips: 0, leases: 0, tokensLeased: 0, tokensReturned: 0, tokensExpired: 0, failures: 0, callbackErrors: 0, up: true, resets: 0 };
 
   constructor(options: RedisStoreOptions) {
     if (options === null || typeof options !== 'object' || options.client === undefined) {
@@ -260,12 +316,21 @@ export class RedisStore implements Store {
       throw new ArgumentError('new RedisStore(options.bucketMinutes)', 'a whole number of minutes dividing 1440', describeValue(minutes));
     }
     this.#bucketMs = minutes * 60_000;
+    this.#cluster = options.cluster ?? options.client.isCluster === true;
+    this.#fair = options.fairShares ?? true;
+    this.#fairGrace = positive('new RedisStore(options.fairGraceMs)', options.fairGraceMs ?? 1_000);
+    this.#epochCheck = positive('new RedisStore(options.epochCheckMs)', options.epochCheckMs ?? 1_000);
+    if (options.knownEpoch !== undefined && (typeof options.knownEpoch !== 'string' || options.knownEpoch === '')) {
+      throw new ArgumentError('new RedisStore(options.knownEpoch)', 'an epoch id (a non-empty string)', describeValue(options.knownEpoch));
+    }
     this.#onEvent = options.onEvent;
     this.#onCapacity = options.onCapacity;
     this.#health = new Health((e) => {
       this.#metrics.up = e.type === 'redis-up';
       this.#emit(e);
     });
+    // A state lives a day and two buckets after its last call, plus the lease record time.
+    this.#epoch = new EpochGuard(this.#client, this.prefix, options.knownEpoch ?? '', 86_400_000 + 2 * this.#bucketMs + this.#keep, (e) => (e.type === 'redis-reset' ? this.#emitReset(e) : this.#emit(e)));
   }
 
   // ---------------------------------------------------------------- the Store port
@@ -308,6 +373,12 @@ export class RedisStore implements Store {
       seen: [],
       took: [],
       tookCount: [],
+      slot: keySlot(`{${key}}`),
+      seenT: -1,
+      check: 0,
+      confirm: '',
+      aliveAt: -Infinity,
+      registeredAt: -Infinity,
     });
     return h;
   }
@@ -399,6 +470,22 @@ export class RedisStore implements Store {
   /** Counters for metrics (a copy). */
   metrics(): RedisStoreMetrics {
     return { ...this.#metrics };
+  }
+
+  /**
+   * Where the store stands with Redis, for the host's health check: 'connecting' until a call first
+   * succeeds, 'ready', or 'lost' while calls fail (no new tokens: it fails closed).
+   */
+  get state(): RedisStoreState {
+    return this.#health.state;
+  }
+
+  /**
+   * The fleet's epoch as last read (undefined before the first lease call answered). `lostAt` set:
+   * Redis lost state, and every number fails closed until its windows have passed that time.
+   */
+  get epoch(): RedisEpoch | undefined {
+    return this.#epoch.epoch;
   }
 
   /** Tokens this instance holds for `phone` now (unspent, unexpired). */
@@ -527,13 +614,24 @@ export class RedisStore implements Store {
   #flush(): void {
     this.#flushScheduled = false;
     const batch = this.#queue.splice(0);
-    for (let i = 0; i < batch.length; i += this.#perCall) this.#call(batch.slice(i, i + this.#perCall));
+    if (!this.#cluster) {
+      for (let i = 0; i < batch.length; i += this.#perCall) this.#call(batch.slice(i, i + this.#perCall));
+      return;
+    }
+    // On a cluster a script's keys must share a slot: one call per slot (each call its own node).
+    const bySlot = new Map<number, NumberState[]>();
+    for (const st of batch) {
+      const group = bySlot.get(st.slot);
+      if (group === undefined) bySlot.set(st.slot, [st]);
+      else group.push(st);
+    }
+    for (const group of bySlot.values()) {
+      for (let i = 0; i < group.length; i += this.#perCall) this.#call(group.slice(i, i + this.#perCall));
+    }
   }
 
   #call(numbers: NumberState[]): void {
     const now = this.#clock.now();
-    const keys: string[] = [];
-    const args: (string | number)[] = [this.#clockTime ? now : '', 0, this.#bucketMs, this.#keep];
     const ids: string[] = [];
     const wants: number[] = [];
     const instances = Math.max(1, this.#instances());
@@ -562,21 +660,10 @@ export class RedisStore implements Store {
       st.retryId = want > 0 ? id : undefined;
       ids.push(id);
       wants.push(want);
-      keys.push(st.stateKey, `${this.prefix}{${st.phone}}:l:${id}`);
-      args.push(want, st.perHour, st.perSecond, st.per24h, id, this.#ttlOf(st));
     }
-    const status = this.#client.status;
-    let attempt: Promise<unknown>;
-    if (status === 'reconnecting' || status === 'close' || status === 'end') {
-      attempt = Promise.reject(new Error(`Redis connection is ${status}`));
-    } else {
-      this.#metrics.roundTrips++;
-      attempt = withTimeout(runScript(this.#client, LEASE, keys, args), this.#callTimeout);
-    }
-    const sentAt = now;
-    const done = attempt
+    const done = this.#send(numbers, ids, wants)
       .then(
-        (reply) => this.#answered(numbers, ids, wants, reply as number[], sentAt),
+        ({ reply, sentAt }) => this.#answered(numbers, ids, wants, reply, sentAt),
         (error: unknown) => this.#failed(numbers, error),
       )
       // A malformed reply (or any bug answering one) counts as a failed call; the promise kept
@@ -584,6 +671,98 @@ export class RedisStore implements Store {
       .catch((error: unknown) => this.#failed(numbers, error));
     this.#inFlightCalls.add(done);
     void done.finally(() => this.#inFlightCalls.delete(done));
+  }
+
+  /** Checks the epoch when due (or asked for by the last answer), then sends the lease call. */
+  async #send(numbers: NumberState[], ids: string[], wants: number[]): Promise<{ reply: number[]; sentAt: number }> {
+    const status = this.#client.status;
+    if (status === 'reconnecting' || status === 'close' || status === 'end') throw new Error(`Redis connection is ${status}`);
+    if (this.#epoch.due(this.#clock.now(), this.#epochCheck) || numbers.some((st) => st.check !== 0)) await this.#checkEpoch(numbers);
+    const now = this.#clock.now();
+    const keys: string[] = [];
+    const fleet = Math.max(1, Math.floor(this.#instances()));
+    const args: (string | number)[] = [this.#clockTime ? now : '', this.#epoch.id, this.#bucketMs, this.#keep, this.#epoch.lostAt, this.#fair ? this.instanceId : '', this.#fairGrace, this.#minRetry, fleet];
+    numbers.forEach((st, i) => {
+      keys.push(st.stateKey, `${this.prefix}{${st.phone}}:l:${ids[i]!}`);
+      args.push(wants[i]!, st.perHour, st.perSecond, st.per24h, ids[i]!, this.#ttlOf(st), Math.max(0, st.seenT), st.confirm);
+    });
+    this.#metrics.roundTrips++;
+    const reply = (await withTimeout(runScript(this.#client, LEASE, keys, args), this.#callTimeout)) as number[];
+    return { reply, sentAt: now };
+  }
+
+  /**
+   * Reads the epoch marker; for numbers whose state the last answer found missing, of another epoch,
+   * or older than this instance saw, decides how the next call may create or adopt it.
+   */
+  async #checkEpoch(numbers: NumberState[]): Promise<void> {
+    const ask = numbers.filter((st) => st.check === 1);
+    const r = await withTimeout(this.#epochCheckFor(ask), this.#callTimeout);
+    const at = this.#clock.now();
+    const missing: string[] = [];
+    const rolledBack: string[] = [];
+    const since = this.#epoch.epoch?.since ?? Infinity;
+    for (const st of numbers) {
+      if (st.check === 1) {
+        // Lost when seen alive in this epoch within a state's lifetime: by any instance (the
+        // register), or by this one (a state written after Redis' last snapshot is in no register).
+        const lost = r.lost.get(st.phone) === true || (st.seenT >= 0 && st.seenT >= since && r.now - st.seenT < this.#epoch.life);
+        if (lost) missing.push(st.phone);
+        st.confirm = lost ? String(r.now) : '0';
+      } else if (st.check === 2) {
+        st.confirm = '0';
+      } else if (st.check === 3) {
+        rolledBack.push(st.phone);
+        st.confirm = String(r.now);
+      }
+      st.check = 0;
+    }
+    if (missing.length > 0) this.#emitReset({ type: 'redis-reset', at, scope: 'numbers', phones: missing, reason: 'missing', lostAt: r.now });
+    if (rolledBack.length > 0) this.#emitReset({ type: 'redis-reset', at, scope: 'numbers', phones: rolledBack, reason: 'rolled-back', lostAt: r.now });
+  }
+
+  #emitReset(e: RedisCapacityEvent): void {
+    this.#metrics.resets++;
+    this.#emit(e);
+  }
+
+  /** The check being gathered: the calls of one flush (one per slot on a cluster) share one. */
+  #epochBatch: { readonly ask: Set<NumberState>; done: Promise<{ now: number; lost: Map<string, boolean> }> } | undefined;
+  #epochRunning: Promise<unknown> = Promise.resolve();
+
+  /** One epoch check for `ask` and the calls that join it before it is sent (after the check on its way, if any). */
+  #epochCheckFor(ask: readonly NumberState[]): Promise<{ now: number; lost: Map<string, boolean> }> {
+    let batch = this.#epochBatch;
+    if (batch === undefined) {
+      const created = { ask: new Set<NumberState>(), done: undefined as unknown as Promise<{ now: number; lost: Map<string, boolean> }> };
+      created.done = this.#epochRunning.then(() => {
+        if (this.#epochBatch === created) this.#epochBatch = undefined;
+        return this.#runEpochCheck([...created.ask]);
+      });
+      this.#epochRunning = created.done.catch(() => undefined);
+      this.#epochBatch = batch = created;
+    }
+    for (const st of ask) batch.ask.add(st);
+    return batch.done;
+  }
+
+  async #runEpochCheck(ask: readonly NumberState[]): Promise<{ now: number; lost: Map<string, boolean> }> {
+    const at = this.#clock.now();
+    // The register learns which numbers' states exist, at most twice a bucket for each.
+    const alive: NumberState[] = [];
+    for (const st of this.#states) {
+      if (st.aliveAt > st.registeredAt + this.#bucketMs / 2) alive.push(st);
+      if (alive.length === 1000) break;
+    }
+    this.#metrics.roundTrips++;
+    const r = await this.#epoch.check(
+      this.#clockTime ? at : '',
+      at,
+      ask.map((st) => st.phone),
+      alive.map((st) => [st.phone, st.seenT] as const),
+    );
+    for (const st of alive) st.registeredAt = st.aliveAt;
+    return { now: r.now, lost: new Map(ask.map((st, k) => [st.phone, r.lost[k] === true])) };
   }
 
   #answered(numbers: NumberState[], ids: string[], wants: number[], reply: number[], sentAt: number): void {
@@ -595,16 +774,27 @@ export class RedisStore implements Store {
     const rtt = this.#clockTime ? 0 : recv - sentAt;
     const toLocal = (t: number): number => (this.#clockTime ? t : recv + (t - redisNow));
     const woken: string[] = [];
+    const again: NumberState[] = [];
     for (let i = 0; i < numbers.length; i++) {
       const st = numbers[i]!;
       const id = ids[i]!;
-      const granted = Number(reply[1 + 4 * i]);
-      const grantedAt = Number(reply[2 + 4 * i]);
-      const retryAt = Number(reply[3 + 4 * i]);
-      st.left = Number(reply[4 + 4 * i]);
+      const granted = Number(reply[1 + 5 * i]);
+      const grantedAt = Number(reply[2 + 5 * i]);
+      const retryAt = Number(reply[3 + 5 * i]);
+      const code = Number(reply[5 + 5 * i]);
       st.inFlight = false;
+      if (code !== 0) {
+        // Nothing was read nor written: check the epoch, then ask again (same lease id).
+        st.check = code;
+        again.push(st);
+        continue;
+      }
+      st.left = Number(reply[4 + 5 * i]);
       st.retryId = undefined;
       st.answered = true;
+      st.confirm = '';
+      st.aliveAt = recv;
+      if (grantedAt > st.seenT) st.seenT = grantedAt;
       if (granted > 0 && !st.seen.includes(id)) {
         st.seen.push(id);
         if (st.seen.length > 8) st.seen.shift();
@@ -635,6 +825,10 @@ export class RedisStore implements Store {
         }
       }
       if ((st.short || st.parked) && st.notBefore < Infinity) this.#arm(st.notBefore);
+    }
+    for (const st of again) {
+      st.notBefore = 0;
+      this.#enqueue(st, recv);
     }
     if (woken.length > 0) this.#wakeHost(woken);
   }
@@ -667,7 +861,12 @@ export class RedisStore implements Store {
       try {
         const back = Number(
           await withTimeout(
-            runScript(this.#client, GIVE_BACK, [st.stateKey, `${this.prefix}{${st.phone}}:l:${lease.id}`], [this.#clockTime ? this.#clock.now() : '', this.#ttlOf(st), lease.returned, lease.id]),
+            runScript(
+              this.#client,
+              GIVE_BACK,
+              [st.stateKey, `${this.prefix}{${st.phone}}:l:${lease.id}`],
+              [this.#clockTime ? this.#clock.now() : '', this.#ttlOf(st), lease.returned, lease.id, this.#epoch.id],
+            ),
             this.#callTimeout,
           ),
         );

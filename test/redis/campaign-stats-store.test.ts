@@ -6,19 +6,16 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CampaignStatistics, type Admission, type ContactStatusChange } from '../../src/events/index.js';
 import { RedisCampaignStatistics } from '../../src/redis/index.js';
-import { cleanup, connect, REDIS_URL, SKIP_REASON, testPrefix } from './helpers.js';
-
-const enabled = REDIS_URL !== undefined;
-if (!enabled) describe('RedisCampaignStatistics', () => it.skipIf(true)(SKIP_REASON, () => {}));
+import { cleanup, connect, describeTargets, testPrefix } from './helpers.js';
 
 type Report = { kind: 'admit'; contact: string; admission: Admission } | { kind: 'status'; change: ContactStatusChange };
 
 const STATUSES = ['ENQUEUED', 'SENT', 'SERVER', 'DEVICE', 'READ', 'REPLIED', 'EXPIRED', 'FAILED'] as const;
 const ADMS: Admission[] = ['accepted', 'invalid-phone', 'duplicated', 'blocked', 'already-sent', 'does-not-exist'];
 
-describe.runIf(enabled)('RedisCampaignStatistics', () => {
+describeTargets('RedisCampaignStatistics', (target) => {
   const prefix = testPrefix('campaign');
-  const clients = enabled ? [connect(), connect(), connect()] : [];
+  const clients = [connect(target), connect(target), connect(target)];
   let run = 0;
   afterAll(async () => {
     await cleanup(clients[0]!, prefix);

@@ -13,11 +13,12 @@
  * events) as it goes, and stops at `{ type: 'stop' }`, when all its contacts went, or at `simEnd`.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
-import { Redis } from 'ioredis';
 import { createEngine } from '../../src/engine.js';
 import { createCapacityWaker, RedisStore, type RedisCapacityEvent } from '../../src/redis/index.js';
+import { connectSpec } from './targets.js';
 
 export interface WorkerConfig {
+  /** The Redis target (test/redis/targets.ts): `redis://…` or `redis-cluster://…`. */
   readonly url: string;
   readonly prefix: string;
   readonly instance: number;
@@ -29,6 +30,10 @@ export interface WorkerConfig {
   /** Simulated time at which the worker stops by itself (a bound; tests usually stop it first). */
   readonly simEnd: number;
   readonly logFile: string;
+  /** RedisStore's `fairShares` (the fair-shares figure runs both). @default true */
+  readonly fairShares?: boolean;
+  /** RedisStore's `fairGraceMs`, simulated ms. @default 60_000 */
+  readonly fairGraceMs?: number;
 }
 
 /** Messages from the worker. */
@@ -61,8 +66,7 @@ process.on('message', (m: ParentMessage) => {
 });
 
 const clock = { now: () => Math.max(0, Math.floor((Date.now() - startWall) * config.scale)) };
-const client = new Redis(config.url, { maxRetriesPerRequest: 1, retryStrategy: () => 20, enableOfflineQueue: false });
-client.on('error', () => {});
+const client = connectSpec(config.url, { maxRetriesPerRequest: 1, retryStrategy: () => 20, enableOfflineQueue: false });
 const counts: Record<string, number> = {};
 let eventsChanged = false;
 const store = new RedisStore({
@@ -76,10 +80,14 @@ const store = new RedisStore({
   leaseTtlMs: 60_000,
   downRetryMs: 2_000,
   callTimeoutMs: 500,
+  // Simulated ms: at 300x real time, 200 ms of a starting process or a late timer are 60 s.
+  fairGraceMs: config.fairGraceMs ?? 60_000,
+  fairShares: config.fairShares ?? true,
+  epochCheckMs: 60_000,
   onCapacity: waker.onCapacity,
   onEvent: (e: RedisCapacityEvent) => {
     counts[e.type] = (counts[e.type] ?? 0) + 1;
-    if (e.type === 'redis-down' || e.type === 'redis-up') eventsChanged = true;
+    if (e.type === 'redis-down' || e.type === 'redis-up' || e.type === 'redis-reset') eventsChanged = true;
   },
 });
 await new Promise<void>((resolve) => (client.status === 'ready' ? resolve() : client.once('ready', () => resolve())));

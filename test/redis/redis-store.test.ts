@@ -4,19 +4,17 @@
  * expire unspent, give-backs are exact, and an unreachable Redis fails closed and recovers.
  */
 import fc from 'fast-check';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import type { NumberLimits } from '../../src/core/limits/store.js';
+import { keySlot } from '../../src/redis/key-slot.js';
 import { LEASE_SCRIPT, RedisStore, runScript, script, type RedisCapacityEvent } from '../../src/redis/index.js';
-import { cleanup, connect, REDIS_URL, SKIP_REASON, testPrefix } from './helpers.js';
+import { cleanup, connect, describeTargets, keysOf, masters, testPrefix } from './helpers.js';
 import { windowViolation } from './store-contract.js';
 
-const enabled = REDIS_URL !== undefined;
-if (!enabled) describe('RedisStore', () => it.skipIf(true)(SKIP_REASON, () => {}));
-
-describe.runIf(enabled)('RedisStore', () => {
+describeTargets('RedisStore', (target) => {
   const prefix = testPrefix('store');
-  const client = enabled ? connect() : (undefined as never);
+  const client = connect(target);
   let n = 0;
   afterAll(async () => {
     await cleanup(client, prefix);
@@ -52,20 +50,23 @@ describe.runIf(enabled)('RedisStore', () => {
     const s = script(LEASE_SCRIPT);
     const phone = '5511900000002';
     const keys = [`${prefix}{${phone}}:s`, `${prefix}{${phone}}:l:x1`];
-    const args = (id: string): (string | number)[] => [1000, 0, 3_600_000, 60_000, 5, 100, 0, 1000, id, 1000];
+    // time, epoch, bucket, record keep, loss time, instance, grace, min retry, fleet; then the number:
+    // want, per hour, per second, per 24 h, lease id, ttl, seen, confirm (a new state may be created).
+    const args = (id: string): (string | number)[] => [1000, '', 3_600_000, 60_000, 0, '', 1000, 250, 1, 5, 100, 0, 1000, id, 1000, 0, '0'];
     const first = (await runScript(client, s, keys, args('x1'))) as number[];
     const again = (await runScript(client, s, keys, args('x1'))) as number[];
     expect(first[1]).toBe(5);
     expect(again[1]).toBe(5);
     expect(again[2]).toBe(first[2]);
     expect(again[4]).toBe(first[4]);
+    expect([first[5], again[5]]).toEqual([0, 0]);
     const other = (await runScript(client, s, [keys[0]!, `${prefix}{${phone}}:l:x2`], args('x2'))) as number[];
     expect(other[1]).toBe(5);
     expect(other[4]).toBe(first[4]! - 5);
   });
 
   it('falls back to EVAL after SCRIPT FLUSH (NOSCRIPT)', async () => {
-    await client.script('FLUSH');
+    for (const node of masters(client)) await node.script('FLUSH');
     const clock = new ManualClock(0);
     const store = new RedisStore({ client, prefix: `${prefix}flush:`, clock, timeSource: 'clock' });
     const h = store.open('5511900000003', { perHour: 10, per24h: 100 }, 0);
@@ -82,11 +83,16 @@ describe.runIf(enabled)('RedisStore', () => {
     const h = store.open('5511900000004', { perHour: 10, per24h: 100 }, 0);
     store.reserve(h, 2, 0);
     await store.settle();
-    const keys = (await client.keys(`${p}*`)).sort();
-    expect(keys.length).toBe(2);
-    for (const k of keys) expect(k.startsWith(`${p}{5511900000004}:`)).toBe(true);
-    const slots = await Promise.all(keys.map((k) => client.call('CLUSTER', 'KEYSLOT', k).catch(() => null)));
-    if (slots[0] !== null) expect(new Set(slots).size).toBe(1);
+    const keys = (await keysOf(client, `${p}*`)).sort();
+    // The number's state and lease record; the fleet's epoch marker and register.
+    const numberKeys = keys.filter((k) => k.startsWith(`${p}{5511900000004}:`));
+    expect(numberKeys.length).toBe(2);
+    expect(keys.filter((k) => !numberKeys.includes(k))).toEqual([`${p}{epoch}`, `${p}{epoch}:numbers`].filter((k) => keys.includes(k)));
+    expect(new Set(numberKeys.map(keySlot)).size).toBe(1);
+    if (target.name === 'cluster') {
+      const slots = await Promise.all(numberKeys.map((k) => client.call('CLUSTER', 'KEYSLOT', k)));
+      expect(slots).toEqual(numberKeys.map(keySlot));
+    }
     await store.close();
   });
 
@@ -151,6 +157,7 @@ describe.runIf(enabled)('RedisStore', () => {
     await store.settle();
     expect(store.reserve(h, 3, 0)).toBe(0);
     expect(store.metrics().up).toBe(false);
+    expect(store.state).toBe('connecting');
     expect(events.map((e) => e.type)).toContain('redis-down');
     expect(store.availableAt(h, 1, 0)).toBeGreaterThanOrEqual(100);
     current = client;
@@ -159,6 +166,14 @@ describe.runIf(enabled)('RedisStore', () => {
     await store.settle();
     expect(store.reserve(h, 3, 100)).toBe(3);
     expect(events.map((e) => e.type)).toContain('redis-up');
+    expect(store.state).toBe('ready');
+    // Gone again after it was ready: 'lost', and nothing new is granted.
+    current = dead as never;
+    clock.set(20_000);
+    expect(store.reserve(h, 3, 20_000)).toBe(0);
+    await store.settle();
+    expect(store.state).toBe('lost');
+    expect(store.reserve(h, 3, 20_000)).toBe(0);
     await store.close();
     dead.disconnect();
   });

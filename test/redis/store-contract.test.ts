@@ -2,7 +2,7 @@ import { afterAll, describe, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { MemoryStore } from '../../src/core/limits/memory-store.js';
 import { RedisStore } from '../../src/redis/index.js';
-import { cleanup, connect, REDIS_URL, SKIP_REASON, testPrefix } from './helpers.js';
+import { cleanup, connect, SKIP_REASON, TARGETS, testPrefix } from './helpers.js';
 import { storeContract } from './store-contract.js';
 
 storeContract('MemoryStore', async () => {
@@ -10,13 +10,12 @@ storeContract('MemoryStore', async () => {
   return { store: new MemoryStore(), clock, settle: async () => {}, close: async () => {}, refillDelayMs: 0 };
 });
 
-if (REDIS_URL === undefined) {
-  describe('Store contract: RedisStore', () => it.skipIf(true)(SKIP_REASON, () => {}));
-} else {
+if (TARGETS.length === 0) describe('Store contract: RedisStore', () => it.skipIf(true)(SKIP_REASON, () => {}));
+for (const target of TARGETS) {
   const prefix = testPrefix('contract');
-  const client = connect();
+  const client = connect(target);
   let n = 0;
-  storeContract('RedisStore', async () => {
+  storeContract(`RedisStore [${target.name}]`, async () => {
     const clock = new ManualClock(0);
     const store = new RedisStore({ client, prefix: `${prefix}${++n}:`, clock, timeSource: 'clock', leaseTtlMs: 1000 });
     return { store, clock, settle: () => store.settle(), close: async () => void (await store.close()), refillDelayMs: 1000 };

@@ -13,11 +13,13 @@ import { NOW_LUA } from './now.js';
  *   ARGV[2]  lease time-to-live in ms
  *   ARGV[3]  the lease's total returned so far, this call included
  *   ARGV[4]  lease id
+ *   ARGV[5]  the fleet's epoch id ('' to skip the check)
  * Returns: tokens given back by this call.
  *
  * Rules (docs/decisions.md (many instances on Redis), "Expiry model"):
  * - an expired lease (now >= grantedAt + ttl) or one whose record is gone gives nothing back: its
- *   unspent tokens were charged and simply stay charged until the windows refill;
+ *   unspent tokens were charged and simply stay charged until the windows refill; nor does a lease
+ *   of a state that is gone or of another epoch (Redis lost it: nothing to give back to);
  * - the 24 h counter gets the tokens back in the bucket the lease charged;
  * - the rate windows get them back only when this lease is the number's latest charge, where the
  *   give-back is the exact inverse of the charge. After someone else charged, a give-back could
@@ -38,7 +40,9 @@ local g = tonumber(rec[1])
 local a = tonumber(rec[2])
 local b = rec[3]
 local r = tonumber(rec[4])
-local f = redis.call('HMGET', sk, 'ht', 'hr', 'hc', 'st', 'sr', 'sc', 'ds', 't', 'last')
+local f = redis.call('HMGET', sk, 'ht', 'hr', 'hc', 'st', 'sr', 'sc', 'ds', 't', 'last', 'ep')
+if not f[8] then return 0 end
+if ARGV[5] and ARGV[5] ~= '' and f[10] and f[10] ~= ARGV[5] then return 0 end
 local t = now
 local seen = tonumber(f[8]) or 0
 if seen > t then t = seen end
