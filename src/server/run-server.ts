@@ -84,7 +84,10 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   // SMS over SMPP: composed with the template channel (its connection events go to the server's log).
   let logTo: SendpoolServer | undefined;
   const channel = smpp === undefined ? templates : (await smppServerChannel(smpp, templates, () => logTo?.log)).channel;
-  const shared = redis === undefined ? undefined : await redisFleet(redis.url, redis.prefix ?? 'sendpool:', fleet, () => server?.sendpool.wake());
+  const shared =
+    redis === undefined
+      ? undefined
+      : await redisFleet(redis.url, redis.prefix ?? 'sendpool:', fleet, () => server?.sendpool.wake(), (level, details, message) => server?.log[level](details, message));
   const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir);
   const stored = storage?.load();
   // The store wins over a snapshot file: a snapshot is imported into an empty store once, never again.
@@ -150,26 +153,42 @@ async function whatsAppChannel(fleet: unknown, options: Omit<WhatsAppChannelOpti
 /**
  * The engine of an instance on Redis: its numbers' capacity leased from Redis (`RedisStore`), their
  * statuses shared (`FleetSync`); loaded only when asked for, so `ioredis` stays off the default path.
+ * `url` is `redis://…` / `rediss://…` for one server, `redis-cluster://host:port,host:port,…` for a
+ * Redis Cluster (the nodes to start from). Connection and capacity events go to `log`.
  */
-async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacity: () => void) {
-  let Redis: typeof import('ioredis').Redis;
+async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacity: () => void, log: (level: 'info' | 'warn', details: object, message: string) => void) {
+  let ioredis: typeof import('ioredis');
   try {
-    ({ Redis } = await import('ioredis'));
+    ioredis = await import('ioredis');
   } catch (e) {
     const text = e instanceof Error ? e.message : String(e);
-    throw new Error(/Cannot find (?:package|module) 'ioredis/.test(text) ? 'the server on Redis needs the optional package ioredis: npm install ioredis' : text);
+    throw new Error(/Cannot find (?:package|module) 'ioredis/.test(text) ? 'the server on Redis needs the optional package ioredis: npm install ioredis' : text, { cause: e });
   }
   const { RedisStore, FleetSync } = await import('../redis/index.js');
-  const client = new Redis(url, { maxRetriesPerRequest: null });
-  const subscriber = client.duplicate();
-  // Connection errors are reported by the parts that use them (a step not written, a lease not
-  // granted); ioredis reconnects by itself. Without listeners they would be unhandled.
+  // Commands wait for a reconnection rather than fail: a step is written once Redis is back.
+  const client = url.startsWith('redis-cluster://')
+    ? new ioredis.Cluster(clusterNodes(url), { redisOptions: { maxRetriesPerRequest: null } })
+    : new ioredis.Redis(url, { maxRetriesPerRequest: null });
+  // Errors are reported by the parts that meet them (a step not written, a lease not granted, the
+  // sync's state); ioredis reconnects by itself. Without a listener they would be unhandled.
   client.on('error', () => {});
-  subscriber.on('error', () => {});
   let sync: InstanceType<typeof FleetSync> | undefined;
-  const store = new RedisStore({ client, onCapacity, instances: () => sync?.activeInstances() ?? 1 });
+  const store = new RedisStore({
+    client,
+    onCapacity,
+    instances: () => sync?.activeInstances() ?? 1,
+    onEvent: (e) => {
+      if (e.type === 'redis-down' || e.type === 'redis-up' || e.type === 'redis-reset') log(e.type === 'redis-up' ? 'info' : 'warn', e, `capacity: ${e.type}`);
+    },
+  });
   const engine = createEngine(fleet, { store });
-  sync = new FleetSync({ client, subscriber, engine });
+  sync = new FleetSync({
+    client,
+    engine,
+    onEvent: (e) => {
+      if (e.type === 'sync-state' || e.type === 'redis-reset' || e.type === 'subscriber-error') log(e.type === 'sync-state' && e.state === 'ready' ? 'info' : 'warn', e, `status sync: ${e.type}`);
+    },
+  });
   await sync.start();
   // The key signing report download links is every instance's: a link made by one works on all.
   const keyField = `${prefix}{config}:report-token-key`;
@@ -178,12 +197,24 @@ async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacit
   return {
     client,
     engine,
+    store,
+    sync,
     reportTokenKey,
     async close() {
       await sync?.stop();
       await store.close();
       client.disconnect();
-      subscriber.disconnect();
     },
   };
+}
+
+/** The nodes of `redis-cluster://host:port,host:port,…`. */
+function clusterNodes(url: string): { host: string; port: number }[] {
+  return url
+    .slice('redis-cluster://'.length)
+    .split(',')
+    .map((node) => {
+      const at = node.lastIndexOf(':');
+      return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+    });
 }

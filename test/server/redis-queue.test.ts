@@ -3,10 +3,9 @@
  * flow per round (a small campaign is not behind a huge one), progress recorded and read back by
  * the instance that takes a chunk over, renewals that do not take back what another instance took.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ContactQueue, type ChunkBody } from '../../src/server/redis/queue.js';
-import { REDIS_URL, SKIP_REASON, cleanup, connect, testPrefix } from '../redis/helpers.js';
+import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
 
 function chunk(campaignId: number | undefined, first: number, n: number, requestId = 'r1'): ChunkBody {
   return {
@@ -21,13 +20,13 @@ function chunk(campaignId: number | undefined, first: number, n: number, request
   };
 }
 
-describe.skipIf(REDIS_URL === undefined)('shared contact queue (Redis)', () => {
-  let client: Redis;
+describeTargets('shared contact queue (Redis)', (target) => {
+  let client: TestClient;
   let base: string;
   const queue = (consumer: string, leaseMs = 30_000) => new ContactQueue({ client, consumer, prefix: `${base}{q}:`, leaseMs });
 
   beforeAll(() => {
-    client = connect();
+    client = connect(target);
     base = testPrefix('queue');
   });
   afterAll(async () => {
@@ -95,4 +94,3 @@ describe.skipIf(REDIS_URL === undefined)('shared contact queue (Redis)', () => {
   });
 });
 
-if (REDIS_URL === undefined) describe('shared contact queue (Redis)', () => it.skip(SKIP_REASON, () => {}));

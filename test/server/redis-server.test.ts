@@ -3,14 +3,13 @@
  * are sent by both (any instance dispatches), each once, and every contact's notifications reach
  * the receiver whichever instance sent it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Redis } from 'ioredis';
-import { REDIS_URL, SKIP_REASON, cleanup, connect, testPrefix } from '../redis/helpers.js';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
 import { api, contacts, fastChannel, startReceiver, startServer, waitFor, type Receiver, type Started } from './helpers.js';
 
 
-describe.skipIf(REDIS_URL === undefined)('the server on Redis: instances share the queue', () => {
-  let client: Redis;
+describeTargets('the server on Redis: instances share the queue', (target) => {
+  let client: TestClient;
   let base: string;
   let a: Started;
   let b: Started;
@@ -18,7 +17,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: instances share t
   let secret = '';
 
   beforeAll(async () => {
-    client = connect();
+    client = connect(target);
     base = testPrefix('server');
     const redis = { client, prefix: base, prefetchContacts: 150 };
     a = await startServer({ redis: { ...redis, consumer: 'a' }, channel: fastChannel({ seed: 1 }) });
@@ -101,4 +100,3 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: instances share t
   });
 });
 
-if (REDIS_URL === undefined) describe('the server on Redis: instances share the queue', () => it.skip(SKIP_REASON, () => {}));
