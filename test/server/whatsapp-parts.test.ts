@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGING_LIMIT_24H } from '../../src/core/fleet.js';
-import { BoundedMap } from '../../src/server/channels/whatsapp/bounded.js';
+import { BoundedMap } from '../../src/server/bounded-map.js';
 import { Gate } from '../../src/server/channels/whatsapp/gate.js';
 import { limitsChange, templateChange } from '../../src/server/channels/whatsapp/platform-changes.js';
 import { signatureOf, verifySignature } from '../../src/server/channels/whatsapp/signature.js';

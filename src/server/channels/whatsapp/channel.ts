@@ -19,7 +19,7 @@ import type { OutgoingMessage, SendOutcome } from '../../../core/dispatch/types.
 import type { Channel, ChannelSink, InboundRequest, InboundResponse, LaterStatus, OutgoingSms, SmsSendResult } from '../../channel.js';
 import { classifyAnswer, classifyError } from './answer.js';
 import { Attendances } from './attendances.js';
-import { BoundedMap } from './bounded.js';
+import { BoundedMap } from '../../bounded-map.js';
 import { Gate } from './gate.js';
 import { resolveWhatsAppOptions, type ResolvedWhatsAppOptions, type WhatsAppChannelOptions } from './options.js';
 import { limitsChange, templateChange } from './platform-changes.js';
