@@ -10,7 +10,7 @@
  * (a row per campaign, a row per contact with a status), the messages remembered for their
  * later statuses and the activity the period reports read (messages sent, attendances closed,
  * indexed by time for the retention), and the channel's memory of the provider's ids (a row per
- * change, numbered, forgotten by ranges). One `write` is one transaction: a host groups the changes of
+ * step's changes, numbered, forgotten by ranges). One `write` is one transaction: a host groups the changes of
  * concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
  * database").
  */
@@ -55,14 +55,17 @@ export interface StorageStep {
   readonly activityBefore?: number;
   /**
    * The channel's memory (src/server/channels/memory.ts): keys set (a value) or deleted (null) in
-   * order, as rows numbered from `firstSeq`, and the rows numbered below `before` forgotten.
+   * order, numbered from `firstSeq`, kept as one row (a chunk); the chunks numbered below `before`
+   * are forgotten.
    */
-  readonly channelMemory?: {
-    readonly firstSeq: number;
-    readonly keys: readonly string[];
-    readonly values: readonly (string | null)[];
-    readonly before?: number;
-  };
+  readonly channelMemory?: StoredChannelMemory & { readonly before?: number };
+}
+
+/** A chunk of the channel's memory: entries numbered from `firstSeq`, a key and a value (null: deleted) each. */
+export interface StoredChannelMemory {
+  readonly firstSeq: number;
+  readonly keys: readonly string[];
+  readonly values: readonly (string | null)[];
 }
 
 /** Phones one request added to a campaign. */
@@ -104,8 +107,8 @@ export interface StoredState {
   readonly blocklist: readonly { readonly companyId: number; readonly entry: StoredBlockEntry }[];
   /** Activity entries of the period reports, in the order they were first written. */
   readonly activity: readonly (readonly [string, unknown])[];
-  /** The channel's memory as rows (number, key, value or null for a delete), in order. */
-  readonly channelMemory: readonly (readonly [seq: number, key: string, value: string | null])[];
+  /** The channel's memory as the chunks written, in order. */
+  readonly channelMemory: readonly StoredChannelMemory[];
 }
 
 /** Where the server keeps what must survive it. */
@@ -187,7 +190,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS blocklist (company INTEGER NOT NULL, phone TEXT NOT NULL, added_at INTEGER NOT NULL, source TEXT NOT NULL, PRIMARY KEY (company, phone)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS activity (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, at INTEGER NOT NULL, row TEXT NOT NULL);
     CREATE INDEX IF NOT EXISTS activity_at ON activity (at);
-    CREATE TABLE IF NOT EXISTS channel_memory (seq INTEGER PRIMARY KEY, key TEXT NOT NULL, value TEXT);
+    CREATE TABLE IF NOT EXISTS channel_memory (seq INTEGER PRIMARY KEY, entries TEXT NOT NULL);
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
   // Schemas 1 to 3 lack only tables that were just created: upgrading is recording the new version.
@@ -225,8 +228,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     putActivity: db.prepare('INSERT INTO activity (id, at, row) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     deleteActivity: db.prepare('DELETE FROM activity WHERE id = ?'),
     pruneActivity: db.prepare('DELETE FROM activity WHERE at < ?'),
-    // A key's rows are not looked up by key: loading replays them in order, the newest wins.
-    putMemory: db.prepare('INSERT OR REPLACE INTO channel_memory (seq, key, value) VALUES (?, ?, ?)'),
+    // A step's entries in one row (JSON [keys, values]): never looked up by key, loading replays them in order.
+    putMemory: db.prepare('INSERT OR REPLACE INTO channel_memory (seq, entries) VALUES (?, ?)'),
     pruneMemory: db.prepare('DELETE FROM channel_memory WHERE seq < ?'),
   };
 
@@ -279,7 +282,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     if (step.activityBefore !== undefined) q.pruneActivity.run(step.activityBefore);
     const memory = step.channelMemory;
     if (memory) {
-      for (let i = 0; i < memory.keys.length; i++) q.putMemory.run(memory.firstSeq + i, memory.keys[i], memory.values[i]);
+      if (memory.keys.length > 0) q.putMemory.run(memory.firstSeq, JSON.stringify([memory.keys, memory.values]));
       if (memory.before !== undefined) q.pruneMemory.run(memory.before);
     }
   });
@@ -298,9 +301,12 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       const tracked = db.prepare('SELECT id, row FROM tracked ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const activity = db.prepare('SELECT id, row FROM activity ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const channelMemory = db
-        .prepare('SELECT seq, key, value FROM channel_memory ORDER BY seq')
+        .prepare('SELECT seq, entries FROM channel_memory ORDER BY seq')
         .all()
-        .map((r) => [Number(r['seq']), String(r['key']), r['value'] === null ? null : String(r['value'])] as const);
+        .map((r) => {
+          const [keys, values] = JSON.parse(String(r['entries'])) as [string[], (string | null)[]];
+          return { firstSeq: Number(r['seq']), keys, values };
+        });
       const statistics = new Map<number, { lastBatchAt: number | null; campaigns: CampaignRow[]; contacts: ContactRow[] }>();
       const company = (id: number) => {
         let s = statistics.get(id);

@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGING_LIMIT_24H } from '../../src/core/fleet.js';
 import type { OutgoingMessage } from '../../src/core/dispatch/types.js';
 import { BoundedMap } from '../../src/server/bounded-map.js';
-import { ChannelMemoryStore, type ChannelMemoryRow } from '../../src/server/channels/memory.js';
+import { ChannelMemoryStore, type ChannelMemoryChunk } from '../../src/server/channels/memory.js';
+import { classifyAnswer } from '../../src/server/channels/whatsapp/answer.js';
 import { decodeSent, encodeSent } from '../../src/server/channels/whatsapp/sent-record.js';
 import { Gate } from '../../src/server/channels/whatsapp/gate.js';
 import { limitsChange, templateChange } from '../../src/server/channels/whatsapp/platform-changes.js';
@@ -171,19 +172,21 @@ describe('what the channels keep of the provider ids', () => {
     expect(decodeSent('not a record')).toBeUndefined();
   });
 
-  it('the server memory: bounded like the map; its rows, replayed at any step and however far pruned, give the memory back', () => {
+  it('the server memory: bounded like the map; its chunks, replayed after any step, give the memory back', () => {
     let seed = 7;
     const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
     const max = 40;
-    // Pruned a few rows a step: a restart often finds a generation half deleted.
-    const memory = new ChannelMemoryStore(max, { trackChanges: true, pruneBatch: 1 });
+    const memory = new ChannelMemoryStore(max, { trackChanges: true });
     const keys = Array.from({ length: 90 }, (_, i) => `k:${i}`);
-    /** The database: rows by number, written and pruned as the steps say. */
-    const table = new Map<number, ChannelMemoryRow>();
+    /**
+     * The database: a chunk a step, forgotten as the steps say. Chunks straddle generations, so a
+     * restart often finds the oldest one kept half forgotten.
+     */
+    const table = new Map<number, ChannelMemoryChunk>();
     const step = () => {
       const c = memory.takeChanges();
       if (!c) return;
-      c.keys.forEach((key, i) => table.set(c.firstSeq + i, [c.firstSeq + i, key, c.values[i]!]));
+      if (c.keys.length > 0) table.set(c.firstSeq, { firstSeq: c.firstSeq, keys: [...c.keys], values: [...c.values] });
       if (c.before !== undefined) for (const seq of table.keys()) if (seq < c.before) table.delete(seq);
     };
     let restarts = 0;
@@ -195,18 +198,41 @@ describe('what the channels keep of the provider ids', () => {
       if (random() < 0.2) step();
       if (random() < 0.01) {
         step();
-        const again = new ChannelMemoryStore(max, { trackChanges: true, pruneBatch: 1 });
-        again.load([...table.values()].sort((a, b) => a[0] - b[0]));
+        const again = new ChannelMemoryStore(max, { trackChanges: true });
+        again.load([...table.values()].sort((a, b) => a.firstSeq - b.firstSeq));
         for (const k of keys) expect(again.get(k), `${k} after op ${op}`).toBe(memory.get(k));
         expect(again.size).toBe(memory.size);
         restarts++;
       }
     }
     expect(restarts).toBeGreaterThan(20);
-    // The table holds what the memory does and the generations not yet pruned: far from every row.
+    // The table holds the chunks of the two generations held, and one more at most.
     step();
-    for (let i = 0; i < 100; i++) step();
-    expect(table.size).toBeLessThan(5_000 / 4);
+    const entries = [...table.values()].reduce((n, c) => n + c.keys.length, 0);
+    expect(entries).toBeLessThan(3 * max);
     expect(() => memory.set('', 'x')).toThrow(/non-empty key/);
+  });
+});
+
+describe('reading the answer to a send', () => {
+  it('reads the acceptance as the platform writes it without parsing, and any other shape by parsing, to the same ids', () => {
+    const bodies = [
+      '{"messaging_product":"whatsapp","contacts":[{"input":"+55 11 98765-4321","wa_id":"5511987654321"}],"messages":[{"id":"wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjA="}]}',
+      '{"messaging_product":"whatsapp","contacts":[{"input":"5511987654321","wa_id":"551187654321"}],"messages":[{"id":"wamid.A1","message_status":"accepted"}]}',
+      '{"messaging_product":"whatsapp","messages":[{"id":"wamid.B2"}]}',
+      '{ "messaging_product": "whatsapp", "contacts": [{ "input": "1", "wa_id": "1" }], "messages": [{ "id": "wamid.C3" }] }',
+      '{"messaging_product":"whatsapp","contacts":[{"input":"1","wa_id":"1"}],"messages":[{"id":"wamid.\\u0041\\/x"}]}',
+      '{"messaging_product":"whatsapp","contacts":[{"input":"1","wa_id":"1"}],"messages":[]}',
+    ];
+    const parsed = (text: string) => {
+      const body = JSON.parse(text) as { messages?: { id?: string }[]; contacts?: { wa_id?: string }[] };
+      const wamid = body.messages?.[0]?.id;
+      const waId = body.contacts?.[0]?.wa_id;
+      return { outcome: { status: 'sent' }, ...(wamid ? { wamid } : {}), ...(waId ? { waId } : {}) };
+    };
+    for (const text of bodies) expect(classifyAnswer(200, text), text).toEqual(parsed(text));
+    expect(classifyAnswer(200, bodies[4]!).wamid).toBe('wamid.A/x');
+    // A refusal is never read as an acceptance.
+    expect(classifyAnswer(400, '{"error":{"code":131026,"message":"Message undeliverable"}}').outcome).toMatchObject({ status: 'failed', code: 131026 });
   });
 });

@@ -92,7 +92,7 @@ describe('SQLite storage', () => {
     again.close();
   });
 
-  it('keeps the channel memory as numbered rows, forgets them by range, and upgrades a schema 3 database to hold them', async () => {
+  it('keeps the channel memory as numbered chunks, forgets them by range, and upgrades a schema 3 database to hold them', async () => {
     const dir = freshDir();
     const storage = await openSqliteStorage(dir);
     storage.write({ values: { nextContactId: 3 } });
@@ -102,15 +102,14 @@ describe('SQLite storage', () => {
     db.exec("DROP TABLE channel_memory; UPDATE meta SET value = '3' WHERE key = 'schema'");
     db.close();
     const again = await openSqliteStorage(dir);
-    again.write({ channelMemory: { firstSeq: 1, keys: ['wm:a', 'wp:1', '', 'wm:a'], values: ['x', 'y', null, null] } });
-    again.write({ channelMemory: { firstSeq: 5, keys: ['wm:b'], values: ['z'], before: 2 } });
+    again.write({ channelMemory: { firstSeq: 1, keys: ['wm:a', 'wp:1'], values: ['x', 'y'] } });
+    again.write({ channelMemory: { firstSeq: 3, keys: ['', 'wm:a'], values: [null, null] } });
+    again.write({ channelMemory: { firstSeq: 5, keys: ['wm:b'], values: ['z'], before: 3 } });
     again.close();
     const loaded = (await openSqliteStorage(dir)).load()!;
     expect(loaded.channelMemory).toEqual([
-      [2, 'wp:1', 'y'],
-      [3, '', null],
-      [4, 'wm:a', null],
-      [5, 'wm:b', 'z'],
+      { firstSeq: 3, keys: ['', 'wm:a'], values: [null, null] },
+      { firstSeq: 5, keys: ['wm:b'], values: ['z'] },
     ]);
     expect(Object.fromEntries(loaded.values)).toEqual({ nextContactId: 3 });
   });

@@ -5,32 +5,33 @@
  *
  * Two generations, as in bounded-map.ts: at least the last `max / 2` keys set are remembered, at
  * most `max`, and forgetting costs nothing per entry. With `trackChanges` every set and delete is
- * also a row numbered in order (`seq`): the step writes the rows as they are (a delete is a row
- * without a value), a new generation starts with a marker row (empty key, no value), and a
- * generation dropped from memory becomes "forget the rows numbered below its successor's marker",
- * a range delete, spread over later steps so no one step deletes a generation's worth of rows at
- * once. Loading replays the rows from the second-last marker on (older rows may be half deleted),
- * rotating at the last one: the same operations from the same empty start give the same two
- * generations, so the memory after a restart is the memory before it.
+ * also an entry numbered in order (`seq`; a delete has no value, and a marker entry, an empty key
+ * without a value, starts each generation). A step writes its entries as one chunk (one row: a
+ * row per entry made the database the larger part of a send's cost), and a generation dropped
+ * from memory becomes "forget the chunks before the one holding its successor's marker", a range
+ * delete of a few rows. Loading replays the entries from the second-last marker on (what is older
+ * may be half gone), rotating at the last one: the same operations from the same empty start give
+ * the same two generations, so the memory after a restart is the memory before it.
  */
 import type { ChannelMemory } from '../channel.js';
 
-/** What changed in a channel memory since the last step (the durable server writes it). */
-export interface ChannelMemoryChanges {
-  /** Number of the first row below. */
+/** Entries of a channel memory numbered from `firstSeq`: a step's changes, or a chunk the database kept. */
+export interface ChannelMemoryChunk {
+  /** Number of the first entry. */
   readonly firstSeq: number;
-  /** Keys set or deleted, in order (row `firstSeq + i`). */
+  /** Keys set or deleted, in order (entry `firstSeq + i`). */
   readonly keys: readonly string[];
   /** The value set, or null for a delete. */
   readonly values: readonly (string | null)[];
-  /** Rows numbered below this are forgotten (dropped from memory). */
+}
+
+/** What changed in a channel memory since the last step (the durable server writes it). */
+export interface ChannelMemoryChanges extends ChannelMemoryChunk {
+  /** Chunks whose first entry is numbered below this are forgotten. */
   readonly before?: number;
 }
 
-/** One row of a channel memory as the database keeps it. */
-export type ChannelMemoryRow = readonly [seq: number, key: string, value: string | null];
-
-/** The key of a marker row (a generation starts); channels' keys are never empty. */
+/** The key of a marker entry (a generation starts); channels' keys are never empty. */
 const MARKER = '';
 
 export class ChannelMemoryStore implements ChannelMemory {
@@ -39,28 +40,29 @@ export class ChannelMemoryStore implements ChannelMemory {
   readonly #half: number;
   readonly #track: boolean;
   readonly #onChange: (() => void) | undefined;
-  readonly #pruneBatch: number;
   #nextSeq = 1;
-  /** Number of the first row of the current generation. */
+  /** Number of the marker of the current generation (1 for the first, which has none). */
   #currentFirstSeq = 1;
   #firstPendingSeq = 1;
   #keys: string[] = [];
   #values: (string | null)[] = [];
-  /** Rows below this may go (the generations forgotten so far); rows below `#pruned` are gone. */
+  /** First entry numbers of the chunks the database holds, oldest first (from `#chunkHead`). */
+  #chunks: number[] = [];
+  #chunkHead = 0;
+  /** Entries below this may go (the generations forgotten so far). */
   #pruneTo = 1;
+  /** Chunks below this are gone. */
   #pruned = 1;
 
   /**
    * @param max most entries held
-   * @param options `trackChanges`: keep rows for {@link takeChanges} (the durable server);
-   *   `onChange`: told each change (the durable server schedules a step); `pruneBatch`: most rows
-   *   forgotten in one step beyond twice the rows written in it (default 20,000)
+   * @param options `trackChanges`: keep entries for {@link takeChanges} (the durable server);
+   *   `onChange`: told each change (the durable server schedules a step)
    */
-  constructor(max: number, options: { readonly trackChanges?: boolean; readonly onChange?: () => void; readonly pruneBatch?: number } = {}) {
+  constructor(max: number, options: { readonly trackChanges?: boolean; readonly onChange?: () => void } = {}) {
     this.#half = Math.max(1, Math.ceil(max / 2));
     this.#track = options.trackChanges === true;
     this.#onChange = options.onChange;
-    this.#pruneBatch = options.pruneBatch ?? 20_000;
   }
 
   get(key: string): string | undefined {
@@ -83,7 +85,7 @@ export class ChannelMemoryStore implements ChannelMemory {
   delete(key: string): void {
     const a = this.#current.delete(key);
     const b = this.#previous.delete(key);
-    // A key not held has no row newer than the forgotten ones: nothing to write.
+    // A key not held has no entry newer than the forgotten ones: nothing to write.
     if (!(a || b) || !this.#track) return;
     this.#keys.push(key);
     this.#values.push(null);
@@ -100,7 +102,7 @@ export class ChannelMemoryStore implements ChannelMemory {
     this.#previous = this.#current;
     this.#current = new Map();
     if (!this.#track) return;
-    // The generation just dropped held the rows below the marker of the one now previous.
+    // The generation just dropped held the entries below the marker of the one now previous.
     this.#pruneTo = this.#currentFirstSeq;
     this.#currentFirstSeq = this.#nextSeq;
     this.#keys.push(MARKER);
@@ -108,42 +110,55 @@ export class ChannelMemoryStore implements ChannelMemory {
     this.#nextSeq++;
   }
 
-  /** Loads the rows the database kept, in order (call before any traffic). */
-  load(rows: readonly ChannelMemoryRow[]): void {
-    if (rows.length === 0) return;
+  /** Loads the chunks the database kept, in order (call before any traffic). */
+  load(chunks: readonly ChannelMemoryChunk[]): void {
+    const first = chunks[0];
+    if (first === undefined) return;
     const markers: number[] = [];
-    rows.forEach(([, key], i) => key === MARKER && markers.push(i));
-    // From the previous generation's start: what is older is forgotten (maybe half deleted).
-    const from = markers.length >= 2 ? markers[markers.length - 2]! : 0;
-    this.#pruned = rows[0]![0];
-    this.#pruneTo = rows[from]![0];
-    this.#currentFirstSeq = rows[from]![0];
-    for (let i = from; i < rows.length; i++) {
-      const [seq, key, value] = rows[i]!;
-      if (key === MARKER) {
-        if (i === from) continue;
-        this.#previous = this.#current;
-        this.#current = new Map();
-        this.#pruneTo = this.#currentFirstSeq;
-        this.#currentFirstSeq = seq;
-      } else if (value === null) {
-        this.#current.delete(key);
-        this.#previous.delete(key);
-      } else this.#current.set(key, value);
+    for (const c of chunks) c.keys.forEach((key, i) => key === MARKER && c.values[i] === null && markers.push(c.firstSeq + i));
+    // From the previous generation's marker: what is older is forgotten (maybe half deleted).
+    const from = markers.length >= 2 ? markers[markers.length - 2]! : first.firstSeq;
+    this.#currentFirstSeq = from;
+    this.#pruneTo = from;
+    this.#pruned = first.firstSeq;
+    for (const c of chunks) {
+      this.#chunks.push(c.firstSeq);
+      for (let i = 0; i < c.keys.length; i++) {
+        const seq = c.firstSeq + i;
+        if (seq < from) continue;
+        const key = c.keys[i]!;
+        const value = c.values[i]!;
+        if (key === MARKER && value === null) {
+          if (seq === from) continue;
+          this.#previous = this.#current;
+          this.#current = new Map();
+          this.#pruneTo = this.#currentFirstSeq;
+          this.#currentFirstSeq = seq;
+        } else if (value === null) {
+          this.#current.delete(key);
+          this.#previous.delete(key);
+        } else this.#current.set(key, value);
+      }
     }
-    this.#nextSeq = rows[rows.length - 1]![0] + 1;
+    const last = chunks[chunks.length - 1]!;
+    this.#nextSeq = last.firstSeq + last.keys.length;
     this.#firstPendingSeq = this.#nextSeq;
   }
 
-  /** Rows written since the last call, and how far older rows may now be forgotten; undefined when nothing changed. */
+  /** Entries set since the last call, and which chunks may now be forgotten; undefined when nothing changed. */
   takeChanges(): ChannelMemoryChanges | undefined {
-    const written = this.#keys.length;
-    let before: number | undefined;
-    if (this.#pruned < this.#pruneTo) {
-      before = Math.min(this.#pruneTo, this.#pruned + this.#pruneBatch + 2 * written);
-      this.#pruned = before;
+    const written = this.#keys.length > 0;
+    if (written) this.#chunks.push(this.#firstPendingSeq);
+    // The chunk holding the oldest entry still needed, and every one before it: those may go.
+    while (this.#chunks.length - this.#chunkHead >= 2 && this.#chunks[this.#chunkHead + 1]! <= this.#pruneTo) this.#chunkHead++;
+    if (this.#chunkHead > 1024) {
+      this.#chunks = this.#chunks.slice(this.#chunkHead);
+      this.#chunkHead = 0;
     }
-    if (written === 0 && before === undefined) return undefined;
+    const oldest = this.#chunks[this.#chunkHead];
+    const before = oldest !== undefined && oldest > this.#pruned ? oldest : undefined;
+    if (before !== undefined) this.#pruned = before;
+    if (!written && before === undefined) return undefined;
     const changes: ChannelMemoryChanges = { firstSeq: this.#firstPendingSeq, keys: this.#keys, values: this.#values, ...(before !== undefined ? { before } : {}) };
     this.#firstPendingSeq = this.#nextSeq;
     this.#keys = [];
