@@ -35,6 +35,7 @@ export interface MessageStatusUpdate {
 export interface AttendanceMessageReport {
   readonly sender: 'campaign' | 'client' | 'bot' | { readonly attendantId: number };
   readonly type: 'text' | 'audio' | 'image' | 'video' | 'file';
+  /** For the campaign's message, empty: the server fills in the text it sent. */
   readonly text: string;
   readonly file?: string | null;
   readonly at: number;
@@ -127,6 +128,8 @@ export interface ChannelMemory {
   get(key: string): string | undefined;
   set(key: string, value: string): void;
   delete(key: string): void;
+  /** Entries held, when the memory can tell (for a channel's counters). */
+  readonly size?: number;
 }
 
 /** A request the provider made to the server (its webhooks), as a channel's route receives it. */

@@ -414,7 +414,8 @@ export class Notifier {
         from: fromClient ? contact.phone : t.from,
         to: fromClient ? t.from : contact.phone,
         type: m.type,
-        text: m.text,
+        // A channel that does not keep what it sent leaves the campaign's message empty: it is the text sent.
+        text: m.sender === 'campaign' && m.text === '' ? t.text : m.text,
         file: m.file ?? null,
         sentAt: m.at,
       };

@@ -43,7 +43,7 @@ export interface WhatsAppChannelStats {
   readonly waiting: number;
   readonly sent: number;
   readonly failed: number;
-  /** Sent messages whose text this process remembers (the first message of an attendance). */
+  /** Entries of the memory of platform ids (two or three a sent message: its wamid, its recipient). */
   readonly tracked: number;
   readonly openAttendances: number;
   /** Webhook notifications received with a valid signature. */
@@ -130,8 +130,6 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
    * channel's own, two keys a message.
    */
   let memory: ChannelMemory = new ChannelMemoryStore(2 * o.maxTrackedMessages);
-  /** The text of each sent message, by message id: in this process only (not worth a row a send). */
-  const texts = new BoundedMap<string, string>(o.maxTrackedMessages);
   const seen = new BoundedMap<string, true>(o.maxWebhookKeys);
   const counts = { inFlight: 0, sent: 0, failed: 0, webhooks: 0, forged: 0, duplicates: 0 };
   let sink: ChannelSink | undefined;
@@ -198,7 +196,6 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
         memory.set(PHONE_KEY + m.contact.phone, record);
         // The platform may know the user under another form of the phone (its wa_id).
         if (answer.waId !== undefined && answer.waId !== m.contact.phone) memory.set(PHONE_KEY + answer.waId, record);
-        texts.set(m.messageId, m.text);
       } else counts.failed++;
       return answer.outcome;
     } finally {
@@ -313,9 +310,9 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     return text === undefined ? undefined : decodeSent(text);
   }
 
-  /** The message an attendance starts with: its text when this process sent it, else the template's. */
+  /** The message an attendance starts with; its text is left to the server, which keeps what it sent. */
   function opening(r: SentRecord): { messageId: string; text: string; sentAt: number } {
-    return { messageId: r.messageId, text: texts.get(r.messageId) ?? o.ids.template(r.templateId)?.text ?? '', sentAt: r.sentAt };
+    return { messageId: r.messageId, text: '', sentAt: r.sentAt };
   }
 
   function isOptOut(text: string | undefined): boolean {
@@ -351,7 +348,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       waiting: [...gates.values()].reduce((n, g) => n + g.waiting, 0),
       sent: counts.sent,
       failed: counts.failed,
-      tracked: texts.size,
+      tracked: memory.size ?? 0,
       openAttendances: attendances?.size ?? 0,
       webhooks: counts.webhooks,
       forged: counts.forged,

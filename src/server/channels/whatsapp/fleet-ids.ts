@@ -20,8 +20,6 @@ export interface WhatsAppTemplate {
   readonly templateId: number;
   readonly name: string;
   readonly language: string;
-  /** The template's text in the fleet (placeholders unfilled). */
-  readonly text: string;
   /** The platform's id, when the fleet gives it. */
   readonly id: string | undefined;
   /** WABAs the template can belong to: its own, else those of its businesses (empty: any). */
@@ -54,7 +52,7 @@ export class FleetIds {
       if (!t.whatsapp) continue;
       const own = t.whatsapp.wabaId;
       const wabaIds = own !== undefined ? [own] : [...new Set(t.businessIds.map((id) => wabaOfBusiness.get(id)).filter((w): w is string => w !== undefined))];
-      this.#templates.set(t.id, { templateId: t.id, name: t.whatsapp.name, language: t.whatsapp.language, text: t.text, id: t.whatsapp.id, wabaIds });
+      this.#templates.set(t.id, { templateId: t.id, name: t.whatsapp.name, language: t.whatsapp.language, id: t.whatsapp.id, wabaIds });
     }
   }
 
