@@ -72,7 +72,11 @@ export class DispatchWorker {
     const { engine } = this.#deps;
     const room = this.#maxInFlight - this.#inFlight;
     let handed = 0;
-    if (room > 0) {
+    // The durable server writes each poll's hand-outs before sending them (a step, with its sync):
+    // with sends in flight, it polls once a quarter of the room is free rather than for every few
+    // answers, so a step carries many hand-outs (measured: fewer, larger steps send more per second).
+    const batch = this.#deps.beforeSend && this.#inFlight > 0 ? Math.min(this.#pollLimit, Math.ceil(this.#maxInFlight / 4)) : 1;
+    if (room >= batch) {
       const messages = engine.poll({ limit: Math.min(room, this.#pollLimit) });
       handed = messages.length;
       if (handed > 0) this.#deps.onHandOut?.(messages);
