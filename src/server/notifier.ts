@@ -508,6 +508,8 @@ export class Notifier {
       this.#sms.delete(smsId);
       this.#changed(`s:${smsId}`, null);
     }
+    // No callback: nothing to build (its id costs a CSPRNG call, and this runs for every SMS).
+    if (!sms.callbacks.dlr) return true;
     const id = uuidV4(this.#deps.random);
     this.#enqueue(sms.companyId, 'sms-dlr', sms.callbacks.dlr, id, {
       event_id: id,
@@ -525,6 +527,7 @@ export class Notifier {
   smsReply(smsId: string, text: string, at?: number): boolean {
     const sms = this.#sms.get(smsId);
     if (!sms) return false;
+    if (!sms.callbacks.mo) return true;
     const id = uuidV4(this.#deps.random);
     this.#enqueue(sms.companyId, 'sms-mo', sms.callbacks.mo, id, {
       event_id: id,
