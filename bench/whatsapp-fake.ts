@@ -1,9 +1,11 @@
 /**
  * The bench's fake Graph API: a child process answering every `POST …/messages` with the Cloud
  * API's acceptance (`{ messaging_product, contacts, messages: [{ id: "wamid…" }] }`, a new wamid
- * each time). Raw HTTP/1.1 over `net`, parsing only the request line's framing (headers end,
- * content-length): cheap enough that one core answers far more than one instance of sendpool sends,
- * so the figure is sendpool's, not the fake's. It reports its own CPU time when asked.
+ * each time, the recipient's `to` as its `wa_id`, as the platform answers for a number it knows in
+ * that form). Raw HTTP/1.1 over `net`, parsing only the request's framing (headers end,
+ * content-length) and finding `"to":"`: cheap enough that one core answers far more than one
+ * instance of sendpool sends, so the figure is sendpool's, not the fake's. It reports its own CPU
+ * time when asked.
  */
 import net from 'node:net';
 
@@ -11,13 +13,22 @@ const PREFIX = Buffer.from('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\
 let seq = 0;
 let answered = 0;
 
-function answer(): Buffer {
+function answer(to: string): Buffer {
   const id = `wamid.HBgNNTUxMTk5MDAwMDAwMRUCABEYEj${(++seq).toString(36).padStart(8, '0')}`;
-  const body = `{"messaging_product":"whatsapp","contacts":[{"input":"5511980000000","wa_id":"5511980000000"}],"messages":[{"id":"${id}"}]}`;
+  const body = `{"messaging_product":"whatsapp","contacts":[{"input":"${to}","wa_id":"${to}"}],"messages":[{"id":"${id}"}]}`;
   return Buffer.concat([PREFIX, Buffer.from(`${Buffer.byteLength(body)}\r\n\r\n${body}`)]);
 }
 
 const CRLF2 = Buffer.from('\r\n\r\n');
+const TO = Buffer.from('"to":"');
+
+/** The `to` of a request body (`pending[from, end)`), or a placeholder. */
+function recipient(pending: Buffer, from: number, end: number): string {
+  const at = pending.indexOf(TO, from);
+  if (at < 0 || at >= end) return '5511980000000';
+  const close = pending.indexOf(0x22, at + TO.length);
+  return close < 0 || close > end ? '5511980000000' : pending.toString('latin1', at + TO.length, close);
+}
 
 function contentLength(head: string): number {
   const i = head.toLowerCase().indexOf('content-length:');
@@ -37,8 +48,8 @@ const server = net.createServer((socket) => {
       if (end < 0) break;
       const length = contentLength(pending.toString('latin1', at, end + 2));
       if (pending.length < end + 4 + length) break;
+      out.push(answer(recipient(pending, end + 4, end + 4 + length)));
       at = end + 4 + length;
-      out.push(answer());
       answered++;
     }
     pending = at === pending.length ? Buffer.alloc(0) : pending.subarray(at);

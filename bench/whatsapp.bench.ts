@@ -2,23 +2,37 @@
  * Throughput of the WhatsApp Cloud API channel (not a test): `npx tsx bench/whatsapp.bench.ts`.
  *
  * The fake Graph API runs in a child process (bench/whatsapp-fake.ts) and answers every send with
- * an acceptance; this process is one instance of sendpool. Two measurements:
+ * an acceptance. Each measurement runs in a fresh process of its own (one instance of sendpool),
+ * the modes in turn, BENCH_REPEATS times, so peers are measured side by side on a shared machine:
  *
- * 1. The channel alone: `channel.send` for MESSAGES template messages over 40 numbers, 2,000 at
- *    a time: messages/s.
- * 2. One whole instance: the reference server (engine, dispatch worker, channel, notifier,
- *    metrics) with the same fleet; the contacts are posted to POST /messenger/messages/, 1,000 per
- *    request, and the clock runs from the first request to the last message the platform accepted:
- *    messages/s (goal: at least 20,000 per instance).
+ * - `channel`: the channel alone, `channel.send` for BENCH_MESSAGES template messages over 40
+ *   numbers, BENCH_CONCURRENCY at a time;
+ * - `instance`: one whole instance, the reference server (engine, dispatch worker, channel,
+ *   notifier, campaign statistics, metrics) with state in memory; the contacts are posted to
+ *   POST /messenger/messages/, 1,000 per request, and the clock runs from the first request to the
+ *   last message the platform accepted (goal: at least 20,000 messages/s);
+ * - `durable`: the same on the durable server (SQLite in a temporary directory): every hand-out
+ *   written before it is sent, the results, notifications and the channel's memory of the
+ *   platform's ids written in the steps after;
+ * - `durable-no-memory`: the durable server with the channel attached without the server's memory
+ *   (it keeps the platform's ids in memory of its own, as before they were durable): the cost of
+ *   keeping them.
  *
- * Both print this process's CPU time per message and the fake's CPU time, to show which side the
- * run is bound by. Options (environment): BENCH_MESSAGES (default 200000).
+ * Each prints messages/s, this process's CPU time per message and share of a core, the fake's share
+ * (which side is the bound), and the load average when the run started. Options (environment):
+ * BENCH_MESSAGES (200000), BENCH_MODES ("channel,instance,durable,durable-no-memory"),
+ * BENCH_REPEATS (3), BENCH_CONCURRENCY, BENCH_CONNECTIONS, BENCH_IN_FLIGHT, BENCH_METRICS=0,
+ * BENCH_PROFILE (a directory: each run under node --cpu-prof there), BENCH_JSON (a file for the
+ * figures). Figures: docs/benchmarks.md, "The WhatsApp channel".
  */
 import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createEngine } from '../src/engine.js';
 import type { OutgoingMessage } from '../src/core/dispatch/types.js';
-import { buildServer } from '../src/server/index.js';
+import { buildServer, openSqliteStorage, type Channel, type ServerStorage } from '../src/server/index.js';
 import { createWhatsAppChannel } from '../src/server/channels/whatsapp/index.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 200_000);
@@ -51,6 +65,10 @@ const fleet = {
   ],
 };
 
+const MODES = ['channel', 'instance', 'durable', 'durable-no-memory'] as const;
+type Mode = (typeof MODES)[number];
+const here = fileURLToPath(import.meta.url);
+
 interface Fake {
   readonly url: string;
   cpu(): Promise<{ cpuMs: number; answered: number }>;
@@ -69,6 +87,14 @@ async function startFake(): Promise<Fake> {
       }),
     stop: () => child.kill('SIGKILL'),
   };
+}
+
+/** In a measuring child: tell the parent the measured part starts (it reads the fake's CPU) and wait for its go. */
+function markStart(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('message', () => resolve());
+    process.send?.({ op: 'start' });
+  });
 }
 
 function message(i: number): OutgoingMessage {
@@ -98,11 +124,21 @@ const cpuMs = (from: NodeJS.CpuUsage) => {
   return (d.user + d.system) / 1000;
 };
 
-async function channelAlone(fake: Fake): Promise<Record<string, number>> {
-  const channel = createWhatsAppChannel({ fleet, ...SECRETS, graphUrl: fake.url, attendanceIdleMs: false, connections: CONNECTIONS });
+interface Measured {
+  readonly messages: number;
+  readonly failed: number;
+  readonly seconds: number;
+  readonly cpuMs: number;
+  /** The durable server: steps written, and the time inside `storage.write`. */
+  readonly steps?: number;
+  readonly storeMs?: number;
+}
+
+async function channelAlone(url: string): Promise<Measured> {
+  const channel = createWhatsAppChannel({ fleet, ...SECRETS, graphUrl: url, attendanceIdleMs: false, connections: CONNECTIONS });
   // Warm-up: connections and the JIT.
-  await Promise.all(Array.from({ length: 5_000 }, (_, i) => channel.send(message(i))));
-  const before = await fake.cpu();
+  await Promise.all(Array.from({ length: 5_000 }, (_, i) => channel.send(message(MESSAGES + i))));
+  await markStart();
   const cpu = process.cpuUsage();
   const started = performance.now();
   let next = 0;
@@ -117,15 +153,31 @@ async function channelAlone(fake: Fake): Promise<Record<string, number>> {
   );
   const seconds = (performance.now() - started) / 1000;
   const ours = cpuMs(cpu);
-  const after = await fake.cpu();
   await channel.close?.();
-  return { messages: sent, messagesPerSecond: Math.round(sent / seconds), cpuMicrosPerMessage: Math.round((ours * 1000) / sent), ourCpuShare: ours / (seconds * 1000), fakeCpuShare: (after.cpuMs - before.cpuMs) / (seconds * 1000) };
+  return { messages: sent, failed: MESSAGES - sent, seconds, cpuMs: ours };
 }
 
-async function wholeInstance(fake: Fake): Promise<Record<string, number>> {
-  const channel = createWhatsAppChannel({ fleet, ...SECRETS, graphUrl: fake.url, attendanceIdleMs: false, connections: CONNECTIONS });
+async function wholeInstance(url: string, mode: Exclude<Mode, 'channel'>): Promise<Measured> {
+  const whatsapp = createWhatsAppChannel({ fleet, ...SECRETS, graphUrl: url, attendanceIdleMs: false, connections: CONNECTIONS });
+  // Without the server's memory the channel keeps the platform's ids in memory of its own.
+  const channel: Channel = mode === 'durable-no-memory' ? { ...whatsapp, attach: (sink) => whatsapp.attach(sink) } : whatsapp;
+  const durable = mode !== 'instance';
+  const dir = durable ? mkdtempSync(join(tmpdir(), 'sendpool-whatsapp-bench-')) : undefined;
+  const opened = dir === undefined ? undefined : await openSqliteStorage(dir);
+  // Steps written and the time inside the store (the server's code is unchanged).
+  const steps = { count: 0, ms: 0 };
+  const storage: ServerStorage | undefined = opened && {
+    load: () => opened.load(),
+    write(step) {
+      const t = performance.now();
+      opened.write(step);
+      steps.ms += performance.now() - t;
+      steps.count++;
+    },
+    close: () => opened.close(),
+  };
   const server = buildServer({
-    engine: createEngine(fleet),
+    engine: createEngine(fleet, durable ? { trackChanges: true } : {}),
     channel,
     apiKeys: [{ key: KEY, companyId: 1 }],
     logger: false,
@@ -134,6 +186,7 @@ async function wholeInstance(fake: Fake): Promise<Record<string, number>> {
     metrics: process.env.BENCH_METRICS !== '0',
     maxQueuedContacts: 50_000_000,
     dispatch: { maxInFlight: IN_FLIGHT, pollLimit: IN_FLIGHT },
+    ...(storage ? { storage } : {}),
   });
   await server.ready();
   const body = (offset: number) =>
@@ -143,9 +196,11 @@ async function wholeInstance(fake: Fake): Promise<Record<string, number>> {
       campaign_id: 1,
       contacts: Array.from({ length: 1000 }, (_, i) => ({ phone_number: `55119${String(80_000_000 + offset + i).padStart(8, '0')}`, template_variables: [`Client ${offset + i}`] })),
     });
-  const before = await fake.cpu();
+  await markStart();
   const cpu = process.cpuUsage();
   const started = performance.now();
+  steps.count = 0;
+  steps.ms = 0;
   for (let offset = 0; offset < MESSAGES; offset += 1000) {
     const answer = await server.inject({ method: 'POST', url: '/messenger/messages/', headers: { 'x-api-key-id': KEY, 'content-type': 'application/json' }, payload: body(offset) });
     if (answer.statusCode !== 202) throw new Error(`POST /messenger/messages/ answered ${answer.statusCode}: ${answer.body}`);
@@ -153,23 +208,104 @@ async function wholeInstance(fake: Fake): Promise<Record<string, number>> {
   while (server.sendpool.engine.stats().sent < MESSAGES) await new Promise((r) => setTimeout(r, 5));
   const seconds = (performance.now() - started) / 1000;
   const ours = cpuMs(cpu);
-  const after = await fake.cpu();
   const stats = server.sendpool.engine.stats();
+  const written = { ...steps };
   await server.close();
-  return { messages: stats.sent, failed: stats.failed, messagesPerSecond: Math.round(stats.sent / seconds), cpuMicrosPerMessage: Math.round((ours * 1000) / stats.sent), ourCpuShare: ours / (seconds * 1000), fakeCpuShare: (after.cpuMs - before.cpuMs) / (seconds * 1000) };
+  storage?.close();
+  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  return { messages: stats.sent, failed: stats.failed, seconds, cpuMs: ours, ...(durable ? { steps: written.count, storeMs: written.ms } : {}) };
 }
 
-const fake = await startFake();
-try {
-  // BENCH_ONLY=channel or BENCH_ONLY=instance runs one of the two (for a profile).
-  const only = process.env.BENCH_ONLY;
-  const alone: Record<string, number> = only === 'instance' ? {} : await channelAlone(fake);
-  const instance: Record<string, number> = only === 'channel' ? {} : await wholeInstance(fake);
-  const result = { machine: `${process.platform} ${process.arch}, Node ${process.version}`, messages: MESSAGES, numbers: NUMBERS, channelAlone: alone, wholeInstance: instance };
-  console.log(JSON.stringify(result, null, 2));
-  const pct = (x: number | undefined) => `${Math.round((x ?? 0) * 100)}%`;
-  if (alone.messagesPerSecond !== undefined) console.log(`channel alone: ${alone.messagesPerSecond.toLocaleString('en')} messages/s (this process ${pct(alone.ourCpuShare)} of a core, the fake ${pct(alone.fakeCpuShare)})`);
-  if (instance.messagesPerSecond !== undefined) console.log(`whole instance: ${instance.messagesPerSecond.toLocaleString('en')} messages/s (goal >= 20,000; this process ${pct(instance.ourCpuShare)} of a core, the fake ${pct(instance.fakeCpuShare)})`);
-} finally {
-  fake.stop();
+/** One measurement in a fresh process: its figures, with the fake's CPU over the same time. */
+async function measure(mode: Mode, fake: Fake): Promise<Record<string, number | string>> {
+  const profile = process.env.BENCH_PROFILE;
+  const child = fork(here, [], {
+    execArgv: ['--import', 'tsx', ...(profile && !process.env.BENCH_HEAP ? ['--cpu-prof', `--cpu-prof-dir=${join(profile, mode)}`] : [])],
+    env: { ...process.env, SENDPOOL_WHATSAPP_BENCH: JSON.stringify({ mode, url: fake.url }) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const load = loadavg()[0]!;
+  let fakeBefore = 0;
+  const result = await new Promise<Measured>((resolve, reject) => {
+    child.on('message', (m: { op: 'start' } | { op: 'done'; result: Measured }) => {
+      if (m.op === 'start') {
+        void fake.cpu().then((c) => {
+          fakeBefore = c.cpuMs;
+          child.send({ op: 'go' });
+        });
+      } else resolve(m.result);
+    });
+    child.once('exit', (code) => reject(new Error(`the ${mode} run exited (${code}) before its figures`)));
+    child.once('error', reject);
+  });
+  const fakeAfter = (await fake.cpu()).cpuMs;
+  // It exits by itself (a profile is written at exit).
+  if (child.exitCode === null) await new Promise((resolve) => child.once('exit', resolve));
+  return {
+    mode,
+    load1: Number(load.toFixed(2)),
+    messages: result.messages,
+    failed: result.failed,
+    messagesPerSecond: Math.round(result.messages / result.seconds),
+    cpuMicrosPerMessage: Math.round((result.cpuMs * 1000) / result.messages),
+    ourCpuShare: Number((result.cpuMs / (result.seconds * 1000)).toFixed(2)),
+    fakeCpuShare: Number(((fakeAfter - fakeBefore) / (result.seconds * 1000)).toFixed(2)),
+    ...(result.steps !== undefined ? { stepsPerSecond: Math.round(result.steps / result.seconds), storeShare: Number(((result.storeMs ?? 0) / (result.seconds * 1000)).toFixed(2)) } : {}),
+  };
 }
+
+async function startHeapSampling(): Promise<(file: string) => Promise<void>> {
+  const { Session } = await import('node:inspector/promises');
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.startSampling', { samplingInterval: 8192, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+  return async (file) => {
+    const { profile } = await session.post('HeapProfiler.stopSampling');
+    writeFileSync(file, JSON.stringify(profile));
+  };
+}
+
+const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function main(): Promise<void> {
+  const modes = (process.env.BENCH_MODES ?? MODES.join(',')).split(',') as Mode[];
+  for (const m of modes) if (!MODES.includes(m)) throw new Error(`BENCH_MODES: expected some of ${MODES.join(', ')}, got ${m}`);
+  const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+  const fake = await startFake();
+  const runs: Record<string, number | string>[] = [];
+  try {
+    for (let r = 0; r < repeats; r++) {
+      for (const mode of modes) {
+        const run = await measure(mode, fake);
+        runs.push(run);
+        const store = run.stepsPerSecond === undefined ? '' : `, ${run.stepsPerSecond} steps/s taking ${Math.round(Number(run.storeShare) * 100)} % of the time`;
+        console.error(`${mode}: ${Number(run.messagesPerSecond).toLocaleString('en')} messages/s, ${run.cpuMicrosPerMessage} µs CPU a message, this process ${Math.round(Number(run.ourCpuShare) * 100)} % of a core, the fake ${Math.round(Number(run.fakeCpuShare) * 100)} %${store}, load ${run.load1}`);
+      }
+    }
+  } finally {
+    fake.stop();
+  }
+  const machine = `${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores, ${process.platform} ${process.arch}, Node ${process.version}`;
+  console.log(`\nWhatsApp channel against a fake Graph API — ${machine}; ${MESSAGES.toLocaleString('en')} messages a run, 40 numbers, runs in turn (${repeats} of each)\n`);
+  console.log('| mode | messages/s (median) | runs (load average, 1 min) | CPU per message | this process / the fake (share of a core) |');
+  console.log('|---|---|---|---|---|');
+  for (const mode of modes) {
+    const mine = runs.filter((x) => x.mode === mode);
+    const rate = median(mine.map((x) => Number(x.messagesPerSecond)));
+    const list = mine.map((x) => `${Number(x.messagesPerSecond).toLocaleString('en')} (${x.load1})`).join(', ');
+    const us = mine.map((x) => Number(x.cpuMicrosPerMessage));
+    const share = (k: string) => `${Math.round(Math.min(...mine.map((x) => Number(x[k]))) * 100)}–${Math.round(Math.max(...mine.map((x) => Number(x[k]))) * 100)} %`;
+    console.log(`| ${mode} | ${rate.toLocaleString('en')} | ${list} | ${Math.min(...us)}–${Math.max(...us)} µs | ${share('ourCpuShare')} / ${share('fakeCpuShare')} |`);
+  }
+  if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify({ machine, messages: MESSAGES, runs }, null, 2));
+}
+
+const child = process.env.SENDPOOL_WHATSAPP_BENCH;
+if (child !== undefined) {
+  const { mode, url } = JSON.parse(child) as { mode: Mode; url: string };
+  // BENCH_HEAP with BENCH_PROFILE: a sampling profile of every allocation (collected ones too).
+  const heap = process.env.BENCH_HEAP && process.env.BENCH_PROFILE ? await startHeapSampling() : undefined;
+  const result = mode === 'channel' ? await channelAlone(url) : await wholeInstance(url, mode);
+  if (heap) await heap(join(process.env.BENCH_PROFILE!, `${mode}-${process.pid}.heapprofile`));
+  process.send?.({ op: 'done', result }, () => process.exit(0));
+} else await main();

@@ -24,6 +24,7 @@ import type { ServerContext } from './context.js';
 import { cryptoRandom } from './crypto-random.js';
 import { Blocklist } from './blocklist.js';
 import { CampaignPhones } from './campaign-phones.js';
+import { ChannelMemoryStore, type ChannelMemoryChanges } from './channels/memory.js';
 import { DispatchWorker } from './dispatch-worker.js';
 import { Durability } from './durability.js';
 import type { Persistence } from './persistence.js';
@@ -131,6 +132,13 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   let redisPersistence: RedisPersistence | undefined;
   /** Runs the notifier for a contact: on Redis its notifications are written with its chunk. */
   const about = <T>(contact: object, fn: () => T): T => (redisPersistence ? redisPersistence.about(contact, fn) : fn());
+  /**
+   * The memory the channel keeps the provider's ids in (docs/channels.md, "What survives a
+   * restart"): two entries a message (its platform id, its recipient), so twice the tracked bound;
+   * on the durable server written with each step and loaded at start.
+   */
+  const channelMemory = new ChannelMemoryStore(2 * (options.maxTrackedMessages ?? 1_000_000), storage ? { trackChanges: true, onChange: () => durability?.schedule() } : {});
+  channelMemory.load(options.stored?.channelMemory ?? []);
   /** Reports changed since the last step: written then (with their files), not at every step. */
   let reportsChanged = false;
 
@@ -342,6 +350,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           campaignPhones: campaignPhones.takeChanges(full),
           blocklist: blocklist.takeChanges(full),
           ...activity.takeChanges(full),
+          ...channelMemoryStep(channelMemory),
         };
       },
       onWritten: (events) => {
@@ -418,14 +427,27 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   // Later events from the provider.
   let detached = false;
   const steering = channelSteering(engine, () => dispatch.kick(), app.log);
-  channel.attach({
-    messageStatus: (u) => void (detached || notifier.laterStatus(u)),
-    attendanceClosed: (r) => void (detached || notifier.attendance(r)),
-    smsStatus: (u) => void (detached || notifier.smsStatus(u.smsId, u.status, u.reason ?? null, u.at)),
-    smsReply: (r) => void (detached || notifier.smsReply(r.smsId, r.text, r.at)),
-    templateStatus: (u) => void (detached || steering.templateStatus(u)),
-    numberLimits: (u) => void (detached || steering.numberLimits(u)),
-  });
+  channel.attach(
+    {
+      messageStatus: (u) => void (detached || notifier.laterStatus(u)),
+      attendanceClosed: (r) => void (detached || notifier.attendance(r)),
+      smsStatus: (u) => void (detached || notifier.smsStatus(u.smsId, u.status, u.reason ?? null, u.at)),
+      smsReply: (r) => void (detached || notifier.smsReply(r.smsId, r.text, r.at)),
+      templateStatus: (u) => void (detached || steering.templateStatus(u)),
+      numberLimits: (u) => void (detached || steering.numberLimits(u)),
+      // The provider's webhook or receipt is acknowledged once what it did is on disk.
+      ...(storage
+        ? {
+            written: () =>
+              durability!.commit().then(
+                () => true,
+                () => false,
+              ),
+          }
+        : {}),
+    },
+    channelMemory,
+  );
 
   // Bodies: JSON only, decoded by the contract (size limit, every problem at `$`), large ones in slices.
   installJsonBodyParser(app, maxBodyBytes);
@@ -530,6 +552,12 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   };
   app.decorate('sendpool', control);
   return app as unknown as SendpoolServer;
+}
+
+/** The channel memory's part of a durable step: its rows since the last one, if any. */
+function channelMemoryStep(memory: ChannelMemoryStore): { channelMemory?: ChannelMemoryChanges } {
+  const changes = memory.takeChanges();
+  return changes ? { channelMemory: changes } : {};
 }
 
 /** `http://host:port` of the listening socket (IPv6 in brackets), or a placeholder before listen. */

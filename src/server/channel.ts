@@ -35,6 +35,7 @@ export interface MessageStatusUpdate {
 export interface AttendanceMessageReport {
   readonly sender: 'campaign' | 'client' | 'bot' | { readonly attendantId: number };
   readonly type: 'text' | 'audio' | 'image' | 'video' | 'file';
+  /** For the campaign's message, empty: the server fills in the text it sent. */
   readonly text: string;
   readonly file?: string | null;
   readonly at: number;
@@ -95,6 +96,14 @@ export interface NumberLimitsUpdate {
 
 /** Where a channel reports what happens after a send. The server implements it. */
 export interface ChannelSink {
+  /**
+   * Resolves once everything reported so far (and every change to the {@link ChannelMemory}) is
+   * written: true, or false when it could not be (the durable server failed closed). A channel
+   * acknowledges a provider's webhook or receipt only after it, and with a temporary error on false,
+   * so the provider delivers again what a crash would have lost.
+   * @default absent: the server keeps nothing across a restart (acknowledge at once)
+   */
+  written?(): Promise<boolean>;
   messageStatus(update: MessageStatusUpdate): void;
   attendanceClosed(report: AttendanceReport): void;
   smsStatus(update: { readonly smsId: string; readonly status: SmsStatus; readonly reason?: string | null; readonly at?: number }): void;
@@ -103,6 +112,24 @@ export interface ChannelSink {
   templateStatus?(update: TemplateStatusUpdate): void;
   /** Steers the engine: a number's limits change, and with them the output of its pools. */
   numberLimits?(update: NumberLimitsUpdate): void;
+}
+
+/**
+ * A small key-value memory the server lends a channel for the provider's ids it must find again:
+ * a platform message id to our message id, an SMSC message id to an SMS id, a user's phone to
+ * the last message sent to it. Bounded, the oldest entries forgotten first (at least the most
+ * recent half of its bound are kept). The durable server writes each change with its next step
+ * and gives the entries back after a restart, so a reply or a delivery receipt for a message sent
+ * before it still finds its message. Keep keys and values short (ids, not texts): on the durable
+ * server every `set` is a row written. Keys of different channels sharing one memory need
+ * prefixes of their own.
+ */
+export interface ChannelMemory {
+  get(key: string): string | undefined;
+  set(key: string, value: string): void;
+  delete(key: string): void;
+  /** Entries held, when the memory can tell (for a channel's counters). */
+  readonly size?: number;
 }
 
 /** A request the provider made to the server (its webhooks), as a channel's route receives it. */
@@ -145,8 +172,12 @@ export interface Channel {
   send(message: OutgoingMessage): Promise<SendOutcome>;
   /** Hands one SMS to the gateway. */
   sendSms(sms: OutgoingSms): Promise<SmsSendResult>;
-  /** Called once by the server before the first send, with where to report later events. */
-  attach(sink: ChannelSink): void;
+  /**
+   * Called once by the server before the first send, with where to report later events and the
+   * memory to keep the provider's ids in (a channel that needs none ignores it; a host attaching
+   * without one leaves the channel to its own, in-process memory).
+   */
+  attach(sink: ChannelSink, memory?: ChannelMemory): void;
   /** Stops timers and connections; later events are dropped. */
   close?(): Promise<void> | void;
   /** Endpoints the provider calls (its webhooks); the server serves them. @default none */

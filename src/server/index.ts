@@ -12,6 +12,7 @@ export { runServer, type RunServerOptions, type RunningServer } from './run-serv
 // The Channel port and the simulated channel
 export type {
   Channel,
+  ChannelMemory,
   ChannelSink,
   LaterStatus,
   MessageStatusUpdate,

@@ -22,6 +22,7 @@ import type { HsmStatus } from '../events/schemas/hsm.js';
 import { generateWebhookSecret } from '../events/signing.js';
 import { uuidV4 } from '../events/uuid.js';
 import type { ActivitySink } from './activity-log.js';
+import { BoundedMap } from './bounded-map.js';
 import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './channel.js';
 import { serverContact, type ServerContact } from './contacts.js';
 
@@ -97,18 +98,37 @@ export interface CompanyWebhooks {
   readonly secret: string;
 }
 
+const NO_EXTRA: { failureCode?: number; blocklistResponse?: boolean } = Object.freeze({});
+
+/** Most rows of forgotten messages deleted in one step beyond twice the rows written in it. */
+const FORGET_BASE = 20_000;
+
 export class Notifier {
   readonly #deps: Deps;
   readonly #companies = new Map<number, Company>();
-  /** Messages accepted by the channel, by message id, oldest first (Map order) for eviction. */
-  readonly #tracked = new Map<string, TrackedMessage>();
-  readonly #sms = new Map<string, OutgoingSms>();
+  /**
+   * Messages accepted by the channel, by message id: at least the last `maxTracked / 2`, at most
+   * `maxTracked` (two generations, bounded-map.ts: evicting one key a send from a full Map cost
+   * tens of microseconds a send).
+   */
+  readonly #tracked: BoundedMap<string, TrackedMessage>;
+  readonly #sms: BoundedMap<string, OutgoingSms>;
   /** With trackChanges: tracked rows changed since the last step (null: gone). */
   readonly #trackedChanges = new Map<string, TrackedMessage | OutgoingSms | null>();
+  /**
+   * With trackChanges: generations dropped from memory whose rows are still to delete, a bounded
+   * number a step (a whole generation in one step would hold the event loop).
+   */
+  #forgotten: { readonly prefix: string; readonly ids: Iterator<string> }[] = [];
   #timer: NodeJS.Timeout | undefined;
 
   constructor(deps: Deps, snapshot?: NotifierSnapshot) {
     this.#deps = deps;
+    const onDrop = (prefix: string) => (dropped: ReadonlyMap<string, unknown>) => {
+      if (deps.trackChanges === true) this.#forgotten.push({ prefix, ids: dropped.keys() });
+    };
+    this.#tracked = new BoundedMap<string, TrackedMessage>(deps.maxTracked, onDrop('m:'));
+    this.#sms = new BoundedMap<string, OutgoingSms>(deps.maxTracked, onDrop('s:'));
     for (const c of snapshot?.companies ?? []) {
       this.#companies.set(c.companyId, {
         config: c.config,
@@ -142,16 +162,35 @@ export class Notifier {
     const trackedPut: (readonly [string, unknown])[] = [];
     const trackedDelete: string[] = [];
     if (full) {
-      for (const [id, t] of this.#tracked) trackedPut.push([`m:${id}`, t]);
-      for (const [id, t] of this.#sms) trackedPut.push([`s:${id}`, t]);
+      for (const [id, t] of this.#tracked.entries()) trackedPut.push([`m:${id}`, t]);
+      for (const [id, t] of this.#sms.entries()) trackedPut.push([`s:${id}`, t]);
+      this.#forgotten = [];
     } else {
       for (const [key, row] of this.#trackedChanges) {
         if (row === null) trackedDelete.push(key);
         else trackedPut.push([key, row]);
       }
+      this.#forget(trackedDelete, FORGET_BASE + 2 * trackedPut.length);
     }
     this.#trackedChanges.clear();
     return { statistics: statistics.filter((s) => full || s.changes.campaigns.length > 0 || s.changes.settled.length > 0), trackedPut, trackedDelete };
+  }
+
+  /** Adds to `deletes` the rows of up to `budget` forgotten messages no longer held. */
+  #forget(deletes: string[], budget: number): void {
+    while (budget > 0 && this.#forgotten.length > 0) {
+      const { prefix, ids } = this.#forgotten[0]!;
+      const map: { has(id: string): boolean } = prefix === 'm:' ? this.#tracked : this.#sms;
+      for (; budget > 0; budget--) {
+        const next = ids.next();
+        if (next.done === true) {
+          this.#forgotten.shift();
+          break;
+        }
+        // Set again since (a message resent under its id after a restart): its row stays.
+        if (!map.has(next.value)) deletes.push(prefix + next.value);
+      }
+    }
   }
 
   /** Loads what the durable server kept: statistics and tracked messages and SMS (call before any traffic). */
@@ -260,7 +299,7 @@ export class Notifier {
     retryIndex: number | null,
     sentAt: number,
     status: HsmStatusInput,
-    extra: { failureCode?: number; blocklistResponse?: boolean } = {},
+    extra: { failureCode?: number; blocklistResponse?: boolean } = NO_EXTRA,
   ): void {
     const company = this.#company(contact.companyId);
     const s: HsmStatus = status.status;
@@ -268,14 +307,19 @@ export class Notifier {
     // statistics do not know (a snapshot from an older version) is registered now: a status never
     // goes unsent for want of bookkeeping.
     if (!company.stats.has(campaignId)) company.stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
-    company.stats.recordStatus({
-      campaignId,
-      contactId: String(contact.id),
-      retryIndex,
-      status: s,
-      ...(extra.failureCode === undefined ? {} : { failureCode: extra.failureCode }),
-      ...(extra.blocklistResponse === undefined ? {} : { blocklistResponse: extra.blocklistResponse }),
-    });
+    // Without extras (every SENT): one object, no spreads (this runs for every message).
+    company.stats.recordStatus(
+      extra === NO_EXTRA
+        ? { campaignId, contactId: String(contact.id), retryIndex, status: s }
+        : {
+            campaignId,
+            contactId: String(contact.id),
+            retryIndex,
+            status: s,
+            ...(extra.failureCode === undefined ? {} : { failureCode: extra.failureCode }),
+            ...(extra.blocklistResponse === undefined ? {} : { blocklistResponse: extra.blocklistResponse }),
+          },
+    );
     this.#deps.activity?.status(contact, campaignId, retryIndex, sentAt, status);
     const url = company.config.url_hsm_callback;
     if (!url) return;
@@ -315,12 +359,6 @@ export class Notifier {
     const tracked: TrackedMessage = { contact, campaignId, from: m.phone, text: m.text, retryIndex: m.retryIndex, sentAt: now };
     this.#tracked.set(m.messageId, tracked);
     this.#changed(`m:${m.messageId}`, tracked);
-    while (this.#tracked.size > this.#deps.maxTracked) {
-      const oldest = this.#tracked.keys().next().value;
-      if (oldest === undefined) break;
-      this.#tracked.delete(oldest);
-      this.#changed(`m:${oldest}`, null);
-    }
     this.hsm(contact, campaignId, m.retryIndex, now, { status: 'SENT', from: m.phone, message: m.text });
   }
 
@@ -377,7 +415,8 @@ export class Notifier {
         from: fromClient ? contact.phone : t.from,
         to: fromClient ? t.from : contact.phone,
         type: m.type,
-        text: m.text,
+        // A channel that does not keep what it sent leaves the campaign's message empty: it is the text sent.
+        text: m.sender === 'campaign' && m.text === '' ? t.text : m.text,
         file: m.file ?? null,
         sentAt: m.at,
       };
@@ -460,12 +499,6 @@ export class Notifier {
   trackSms(sms: OutgoingSms): void {
     this.#sms.set(sms.smsId, sms);
     this.#changed(`s:${sms.smsId}`, sms);
-    while (this.#sms.size > this.#deps.maxTracked) {
-      const oldest = this.#sms.keys().next().value;
-      if (oldest === undefined) break;
-      this.#sms.delete(oldest);
-      this.#changed(`s:${oldest}`, null);
-    }
   }
 
   /** DLR: `POST url_callback_dlr` with the SMS's status (format in docs/server.md). */
@@ -476,6 +509,8 @@ export class Notifier {
       this.#sms.delete(smsId);
       this.#changed(`s:${smsId}`, null);
     }
+    // No callback: nothing to build (its id costs a CSPRNG call, and this runs for every SMS).
+    if (!sms.callbacks.dlr) return true;
     const id = uuidV4(this.#deps.random);
     this.#enqueue(sms.companyId, 'sms-dlr', sms.callbacks.dlr, id, {
       event_id: id,
@@ -493,6 +528,7 @@ export class Notifier {
   smsReply(smsId: string, text: string, at?: number): boolean {
     const sms = this.#sms.get(smsId);
     if (!sms) return false;
+    if (!sms.callbacks.mo) return true;
     const id = uuidV4(this.#deps.random);
     this.#enqueue(sms.companyId, 'sms-mo', sms.callbacks.mo, id, {
       event_id: id,
@@ -507,8 +543,8 @@ export class Notifier {
   snapshot(): NotifierSnapshot {
     return {
       companies: [...this.#companies].map(([companyId, c]) => ({ companyId, config: c.config, secret: c.secret, stats: c.stats.snapshot() })),
-      tracked: [...this.#tracked],
-      sms: [...this.#sms],
+      tracked: [...this.#tracked.entries()],
+      sms: [...this.#sms.entries()],
     };
   }
 }

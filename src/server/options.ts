@@ -114,7 +114,11 @@ export interface BuildServerOptions {
   readonly outbox?: Omit<OutboxOptions, 'random'>;
   /** Period of the campaign statistics batches (spec 6.4). @default 60_000 */
   readonly campaignBatchIntervalMs?: number;
-  /** Messages and SMS remembered for their later statuses (oldest forgotten first). @default 1_000_000 */
+  /**
+   * Messages and SMS remembered for their later statuses: at least the newest half of this, at most
+   * all of it (oldest forgotten first). The channel's memory of provider ids holds twice as many
+   * entries (two a message). @default 1_000_000
+   */
   readonly maxTrackedMessages?: number;
   /** State written by a previous server's snapshot (the `server` part of the snapshot file). @default none: a fresh start */
   readonly restore?: ServerStateSnapshot;

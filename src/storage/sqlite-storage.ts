@@ -9,7 +9,8 @@
  * values by key, its webhook outbox, the SMS not answered yet, each company's campaign statistics
  * (a row per campaign, a row per contact with a status), the messages remembered for their
  * later statuses and the activity the period reports read (messages sent, attendances closed,
- * indexed by time for the retention). One `write` is one transaction: a host groups the changes of
+ * indexed by time for the retention), and the channel's memory of the provider's ids (a row per
+ * step's changes, numbered, forgotten by ranges). One `write` is one transaction: a host groups the changes of
  * concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
  * database").
  */
@@ -52,6 +53,19 @@ export interface StorageStep {
   readonly activityDelete?: readonly string[];
   /** Activity entries with a time before this are dropped (the retention). */
   readonly activityBefore?: number;
+  /**
+   * The channel's memory (src/server/channels/memory.ts): keys set (a value) or deleted (null) in
+   * order, numbered from `firstSeq`, kept as one row (a chunk); the chunks numbered below `before`
+   * are forgotten.
+   */
+  readonly channelMemory?: StoredChannelMemory & { readonly before?: number };
+}
+
+/** A chunk of the channel's memory: entries numbered from `firstSeq`, a key and a value (null: deleted) each. */
+export interface StoredChannelMemory {
+  readonly firstSeq: number;
+  readonly keys: readonly string[];
+  readonly values: readonly (string | null)[];
 }
 
 /** Phones one request added to a campaign. */
@@ -93,6 +107,8 @@ export interface StoredState {
   readonly blocklist: readonly { readonly companyId: number; readonly entry: StoredBlockEntry }[];
   /** Activity entries of the period reports, in the order they were first written. */
   readonly activity: readonly (readonly [string, unknown])[];
+  /** The channel's memory as the chunks written, in order. */
+  readonly channelMemory: readonly StoredChannelMemory[];
 }
 
 /** Where the server keeps what must survive it. */
@@ -115,10 +131,11 @@ export interface SqliteStorageOptions {
 }
 
 /**
- * 2 added campaign statistics and tracked messages, 3 the activity of the period reports (older
- * databases are upgraded in place: they lack only tables that are created at open).
+ * 2 added campaign statistics and tracked messages, 3 the activity of the period reports, 4 the
+ * channel's memory (older databases are upgraded in place: they lack only tables that are created
+ * at open).
  */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 const FILE = 'sendpool.db';
 
 interface Statement {
@@ -173,10 +190,11 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS blocklist (company INTEGER NOT NULL, phone TEXT NOT NULL, added_at INTEGER NOT NULL, source TEXT NOT NULL, PRIMARY KEY (company, phone)) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS activity (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, at INTEGER NOT NULL, row TEXT NOT NULL);
     CREATE INDEX IF NOT EXISTS activity_at ON activity (at);
+    CREATE TABLE IF NOT EXISTS channel_memory (seq INTEGER PRIMARY KEY, entries TEXT NOT NULL);
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
-  // Schemas 1 and 2 lack only tables that were just created: upgrading is recording the new version.
-  if (schema === undefined || Number(schema['value']) === 1 || Number(schema['value']) === 2) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
+  // Schemas 1 to 3 lack only tables that were just created: upgrading is recording the new version.
+  if (schema === undefined || [1, 2, 3].includes(Number(schema['value']))) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
   else if (Number(schema['value']) !== SCHEMA_VERSION) {
     db.close();
     throw new Error(`${join(dir, FILE)}: schema ${String(schema['value'])}, this sendpool reads schema ${SCHEMA_VERSION}`);
@@ -210,6 +228,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     putActivity: db.prepare('INSERT INTO activity (id, at, row) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     deleteActivity: db.prepare('DELETE FROM activity WHERE id = ?'),
     pruneActivity: db.prepare('DELETE FROM activity WHERE at < ?'),
+    // A step's entries in one row (JSON [keys, values]): never looked up by key, loading replays them in order.
+    putMemory: db.prepare('INSERT OR REPLACE INTO channel_memory (seq, entries) VALUES (?, ?)'),
+    pruneMemory: db.prepare('DELETE FROM channel_memory WHERE seq < ?'),
   };
 
   const writeStep = db.transaction((step: StorageStep) => {
@@ -259,6 +280,11 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     for (const [id, at, row] of step.activityPut ?? []) q.putActivity.run(id, at, JSON.stringify(row));
     for (const id of step.activityDelete ?? []) q.deleteActivity.run(id);
     if (step.activityBefore !== undefined) q.pruneActivity.run(step.activityBefore);
+    const memory = step.channelMemory;
+    if (memory) {
+      if (memory.keys.length > 0) q.putMemory.run(memory.firstSeq, JSON.stringify([memory.keys, memory.values]));
+      if (memory.before !== undefined) q.pruneMemory.run(memory.before);
+    }
   });
 
   return {
@@ -274,6 +300,13 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       const sms = db.prepare('SELECT id, row FROM sms ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const tracked = db.prepare('SELECT id, row FROM tracked ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const activity = db.prepare('SELECT id, row FROM activity ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
+      const channelMemory = db
+        .prepare('SELECT seq, entries FROM channel_memory ORDER BY seq')
+        .all()
+        .map((r) => {
+          const [keys, values] = JSON.parse(String(r['entries'])) as [string[], (string | null)[]];
+          return { firstSeq: Number(r['seq']), keys, values };
+        });
       const statistics = new Map<number, { lastBatchAt: number | null; campaigns: CampaignRow[]; contacts: ContactRow[] }>();
       const company = (id: number) => {
         let s = statistics.get(id);
@@ -299,7 +332,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         companyId: Number(r['company']),
         entry: { phone: String(r['phone']), addedAt: Number(r['added_at']), source: String(r['source']) as StoredBlockEntry['source'] },
       }));
-      const nothing = [outbox, sms, tracked, campaignPhones, blocklist, activity].every((list) => list.length === 0);
+      const nothing = [outbox, sms, tracked, campaignPhones, blocklist, activity, channelMemory].every((list) => list.length === 0);
       if (totals === undefined && values.size === 0 && statistics.size === 0 && nothing) return undefined;
       const rows = emptyRows();
       if (totals !== undefined) {
@@ -321,7 +354,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         const t = JSON.parse(String(r['row']));
         rows.templates.set(t.id, t);
       }
-      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist, activity };
+      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist, activity, channelMemory };
     },
     write(step: StorageStep): void {
       writeStep(step);

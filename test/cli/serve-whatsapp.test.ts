@@ -89,4 +89,22 @@ describe('sendpool serve --channel whatsapp', () => {
     }
     for (const secret of [ACCESS_TOKEN, APP_SECRET, VERIFY_TOKEN]) expect(serving.stderr()).not.toContain(secret);
   });
+
+  it('takes the credentials from the environment and shows none of them, whatever it logs', async () => {
+    const serving = await startServe([join(dir, 'fleet.json'), '--port', '0', '--memory', '--channel', 'whatsapp', '--graph-url', graph.url], { SENDPOOL_API_KEYS: `1:${API_KEY}`, ...SECRETS });
+    try {
+      await waitFor(() => serving.stderr().includes('channel whatsapp'), 'the channel line');
+      const hook = `${serving.url}/whatsapp/webhook`;
+      expect(await (await fetch(`${hook}?hub.mode=subscribe&hub.challenge=7&hub.verify_token=${VERIFY_TOKEN}`)).text()).toBe('7');
+      expect((await fetch(`${hook}?hub.mode=subscribe&hub.challenge=7&hub.verify_token=${VERIFY_TOKEN}x`)).status).toBe(403);
+      const sent = await api(serving.url, '/messenger/messages/', { key: API_KEY, body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(3, 100) } });
+      expect(sent.status, sent.text).toBe(202);
+      await waitFor(() => graph.requests.filter((r) => r.wamid !== undefined && r.body?.to === contacts(1, 102)[0]!.phone_number).length === 1, 'the sends accepted');
+      const number = graphAccount(fleet).numbers[0]!;
+      expect((await deliver(hook, statusNotification(number, { wamid: 'wamid.x', status: 'read', recipient: '5511980000000' }), { secret: 'forged-secret-0000000000' })).status).toBe(401);
+    } finally {
+      expect(await serving.stop()).toBe(0);
+    }
+    for (const secret of [ACCESS_TOKEN, APP_SECRET, VERIFY_TOKEN]) expect(serving.stderr()).not.toContain(secret);
+  });
 });

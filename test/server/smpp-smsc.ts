@@ -56,6 +56,8 @@ export interface FakeSmsc {
   maxUnanswered: number;
   /** deliver_sm_resp read. */
   deliverResps: number;
+  /** `command_status` of each deliver_sm_resp read, in order. */
+  readonly deliverRespStatuses: number[];
   /** enquire_link read. */
   enquiries: number;
   /** Answer the next `n` submits with `status` (ESME_RTHROTTLED by default). */
@@ -170,8 +172,9 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
       session.send(pdu.response());
       session.close();
     });
-    session.on('deliver_sm_resp', () => {
+    session.on('deliver_sm_resp', (pdu: SmppPdu) => {
       fake.deliverResps++;
+      fake.deliverRespStatuses.push(pdu.command_status);
     });
     session.on('submit_sm', (pdu: SmppPdu) => {
       const sm = pdu['short_message'] as { message: string; udh?: Buffer[] };
@@ -214,6 +217,7 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
     held: [],
     maxUnanswered: 0,
     deliverResps: 0,
+    deliverRespStatuses: [],
     enquiries: 0,
     get connections() {
       return connectionSeq;

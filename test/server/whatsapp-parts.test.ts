@@ -1,11 +1,16 @@
 /**
  * The WhatsApp channel's pure parts: reading Meta's notifications (and skipping what they hold
  * that is not understood), the platform's template and number events as engine changes, the
- * signature, and the bounded memory and per-number gate.
+ * signature, the bounded memory and per-number gate, the record kept of a sent message, and the
+ * server's channel memory (its rows replayed after a restart give the memory it had).
  */
 import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGING_LIMIT_24H } from '../../src/core/fleet.js';
-import { BoundedMap } from '../../src/server/channels/whatsapp/bounded.js';
+import type { OutgoingMessage } from '../../src/core/dispatch/types.js';
+import { BoundedMap } from '../../src/server/bounded-map.js';
+import { ChannelMemoryStore, type ChannelMemoryChunk } from '../../src/server/channels/memory.js';
+import { classifyAnswer } from '../../src/server/channels/whatsapp/answer.js';
+import { decodeSent, encodeSent } from '../../src/server/channels/whatsapp/sent-record.js';
 import { Gate } from '../../src/server/channels/whatsapp/gate.js';
 import { limitsChange, templateChange } from '../../src/server/channels/whatsapp/platform-changes.js';
 import { signatureOf, verifySignature } from '../../src/server/channels/whatsapp/signature.js';
@@ -121,6 +126,20 @@ describe('bounded memory and the per-number gate', () => {
     expect(map.has(999)).toBe(false);
   });
 
+  it('lists its entries oldest generation first and tells each generation it drops', () => {
+    const dropped: number[][] = [];
+    const map = new BoundedMap<number, string>(6, (d) => dropped.push([...d.keys()]));
+    for (let i = 0; i < 7; i++) map.set(i, `v${i}`);
+    map.set(5, 'again');
+    expect(dropped).toEqual([[0, 1, 2]]);
+    expect([...map.entries()]).toEqual([
+      [3, 'v3'],
+      [4, 'v4'],
+      [6, 'v6'],
+      [5, 'again'],
+    ]);
+  });
+
   it('lets `limit` through at once and hands each released slot to the next in line', async () => {
     const gate = new Gate(2);
     expect(gate.tryAcquire()).toBe(true);
@@ -140,5 +159,80 @@ describe('bounded memory and the per-number gate', () => {
     expect(order).toEqual([1, 2, 3]);
     expect(gate.active).toBe(0);
     expect(gate.waiting).toBe(0);
+  });
+});
+
+describe('what the channels keep of the provider ids', () => {
+  it('a sent message as one short record, the message id last', () => {
+    const m = { messageId: 's12.3.0', templateId: 101, phone: '5511990000002' } as OutgoingMessage;
+    const text = encodeSent(m, 1_790_000_000_123);
+    expect(text.length).toBeLessThan(40);
+    expect(decodeSent(text)).toEqual({ messageId: 's12.3.0', from: '5511990000002', sentAt: 1_790_000_000_123 });
+    expect(decodeSent(encodeSent({ ...m, messageId: 'an id with spaces' }, 5))?.messageId).toBe('an id with spaces');
+    expect(decodeSent('not a record')).toBeUndefined();
+  });
+
+  it('the server memory: bounded like the map; its chunks, replayed after any step, give the memory back', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const max = 40;
+    const memory = new ChannelMemoryStore(max, { trackChanges: true });
+    const keys = Array.from({ length: 90 }, (_, i) => `k:${i}`);
+    /**
+     * The database: a chunk a step, forgotten as the steps say. Chunks straddle generations, so a
+     * restart often finds the oldest one kept half forgotten.
+     */
+    const table = new Map<number, ChannelMemoryChunk>();
+    const step = () => {
+      const c = memory.takeChanges();
+      if (!c) return;
+      if (c.keys.length > 0) table.set(c.firstSeq, { firstSeq: c.firstSeq, keys: [...c.keys], values: [...c.values] });
+      if (c.before !== undefined) for (const seq of table.keys()) if (seq < c.before) table.delete(seq);
+    };
+    let restarts = 0;
+    for (let op = 0; op < 5_000; op++) {
+      const key = keys[Math.floor(random() * keys.length)]!;
+      if (random() < 0.15) memory.delete(key);
+      else memory.set(key, `v${op}`);
+      expect(memory.size).toBeLessThanOrEqual(max);
+      if (random() < 0.2) step();
+      if (random() < 0.01) {
+        step();
+        const again = new ChannelMemoryStore(max, { trackChanges: true });
+        again.load([...table.values()].sort((a, b) => a.firstSeq - b.firstSeq));
+        for (const k of keys) expect(again.get(k), `${k} after op ${op}`).toBe(memory.get(k));
+        expect(again.size).toBe(memory.size);
+        restarts++;
+      }
+    }
+    expect(restarts).toBeGreaterThan(20);
+    // The table holds the chunks of the two generations held, and one more at most.
+    step();
+    const entries = [...table.values()].reduce((n, c) => n + c.keys.length, 0);
+    expect(entries).toBeLessThan(3 * max);
+    expect(() => memory.set('', 'x')).toThrow(/non-empty key/);
+  });
+});
+
+describe('reading the answer to a send', () => {
+  it('reads the acceptance as the platform writes it without parsing, and any other shape by parsing, to the same ids', () => {
+    const bodies = [
+      '{"messaging_product":"whatsapp","contacts":[{"input":"+55 11 98765-4321","wa_id":"5511987654321"}],"messages":[{"id":"wamid.HBgNNTUxMTk4NzY1NDMyMRUCABEYEjA="}]}',
+      '{"messaging_product":"whatsapp","contacts":[{"input":"5511987654321","wa_id":"551187654321"}],"messages":[{"id":"wamid.A1","message_status":"accepted"}]}',
+      '{"messaging_product":"whatsapp","messages":[{"id":"wamid.B2"}]}',
+      '{ "messaging_product": "whatsapp", "contacts": [{ "input": "1", "wa_id": "1" }], "messages": [{ "id": "wamid.C3" }] }',
+      '{"messaging_product":"whatsapp","contacts":[{"input":"1","wa_id":"1"}],"messages":[{"id":"wamid.\\u0041\\/x"}]}',
+      '{"messaging_product":"whatsapp","contacts":[{"input":"1","wa_id":"1"}],"messages":[]}',
+    ];
+    const parsed = (text: string) => {
+      const body = JSON.parse(text) as { messages?: { id?: string }[]; contacts?: { wa_id?: string }[] };
+      const wamid = body.messages?.[0]?.id;
+      const waId = body.contacts?.[0]?.wa_id;
+      return { outcome: { status: 'sent' }, ...(wamid ? { wamid } : {}), ...(waId ? { waId } : {}) };
+    };
+    for (const text of bodies) expect(classifyAnswer(200, text), text).toEqual(parsed(text));
+    expect(classifyAnswer(200, bodies[4]!).wamid).toBe('wamid.A/x');
+    // A refusal is never read as an acceptance.
+    expect(classifyAnswer(400, '{"error":{"code":131026,"message":"Message undeliverable"}}').outcome).toMatchObject({ status: 'failed', code: 131026 });
   });
 });

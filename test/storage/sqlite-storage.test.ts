@@ -92,6 +92,28 @@ describe('SQLite storage', () => {
     again.close();
   });
 
+  it('keeps the channel memory as numbered chunks, forgets them by range, and upgrades a schema 3 database to hold them', async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    storage.write({ values: { nextContactId: 3 } });
+    storage.close();
+    const Libsql = ((await import('libsql')) as unknown as { default: new (path: string) => { exec(sql: string): void; close(): void } }).default;
+    const db = new Libsql(join(dir, 'sendpool.db'));
+    db.exec("DROP TABLE channel_memory; UPDATE meta SET value = '3' WHERE key = 'schema'");
+    db.close();
+    const again = await openSqliteStorage(dir);
+    again.write({ channelMemory: { firstSeq: 1, keys: ['wm:a', 'wp:1'], values: ['x', 'y'] } });
+    again.write({ channelMemory: { firstSeq: 3, keys: ['', 'wm:a'], values: [null, null] } });
+    again.write({ channelMemory: { firstSeq: 5, keys: ['wm:b'], values: ['z'], before: 3 } });
+    again.close();
+    const loaded = (await openSqliteStorage(dir)).load()!;
+    expect(loaded.channelMemory).toEqual([
+      { firstSeq: 3, keys: ['', 'wm:a'], values: [null, null] },
+      { firstSeq: 5, keys: ['wm:b'], values: ['z'] },
+    ]);
+    expect(Object.fromEntries(loaded.values)).toEqual({ nextContactId: 3 });
+  });
+
   it('a step that fails writes nothing of itself', async () => {
     const storage = await openSqliteStorage(freshDir());
     const changes = { takenAt: 0, nextSeq: 2, counts: { submitted: 0, queued: 0, waitingRetry: 0, inFlight: 0, sent: 0, failed: 0, expired: 0, rejected: 0 }, finished: [], numbers: [], templates: [], store: { kind: 'memory' } };

@@ -16,9 +16,10 @@ export function composeChannels(parts: ComposedChannels): Channel {
   return {
     send: (message) => parts.messages.send(message),
     sendSms: (sms) => parts.sms.sendSms(sms),
-    attach(sink) {
-      parts.messages.attach(sink);
-      if (parts.sms !== parts.messages) parts.sms.attach(sink);
+    attach(sink, memory) {
+      // One memory for both: their keys have prefixes of their own.
+      parts.messages.attach(sink, memory);
+      if (parts.sms !== parts.messages) parts.sms.attach(sink, memory);
     },
     async close() {
       await parts.messages.close?.();

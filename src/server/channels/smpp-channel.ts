@@ -17,9 +17,13 @@
  *   the connection; connections are made again with back-off and jitter.
  *
  * Receipts and replies are reported to the sink after the `sendSms` answer of their SMS (so a DLR
- * `DELIVERED` never precedes its `SENT`).
+ * `DELIVERED` never precedes its `SENT`). The SMSC's message ids and the last SMS to each phone are
+ * kept in the `ChannelMemory` the server lends (smpp-inbound.ts); on a durable server a
+ * `deliver_sm` is answered only once what it did is written (`sink.written`), and with
+ * ESME_RX_T_APPN (a temporary error: the SMSC delivers it again) when that failed.
  */
-import type { Channel, ChannelSink, OutgoingSms, SmsSendResult } from '../channel.js';
+import type { Channel, ChannelMemory, ChannelSink, OutgoingSms, SmsSendResult } from '../channel.js';
+import { ChannelMemoryStore } from './memory.js';
 import { concatInfo, encodeSubmitSm, submitParts } from './smpp-codec.js';
 import { SmppInbound, type ReceiptUpdate } from './smpp-inbound.js';
 import { EncodedSubmit, PartQueue, type Job, type Part } from './smpp-queue.js';
@@ -108,6 +112,9 @@ class SmppChannelImpl implements SmppChannel {
 
   #events: (() => void)[] = [];
   #eventsQueued = false;
+  /** Resolved once the queued sink calls ran (made only when a `deliver_sm` waits for them). */
+  #eventsRan: Promise<void> | undefined;
+  #resolveEventsRan: (() => void) | undefined;
   #boundWaiters: (() => void)[] = [];
 
   #c = { submitted: 0, accepted: 0, resent: 0, throttled: 0, smsSent: 0, smsFailed: 0, receipts: 0, replies: 0, binds: 0, disconnects: 0 };
@@ -115,7 +122,8 @@ class SmppChannelImpl implements SmppChannel {
   constructor(o: ResolvedSmppOptions) {
     this.#o = o;
     this.#address = `${o.host}:${o.port}`;
-    this.#inbound = new SmppInbound(o.maxTrackedReceipts, o.maxTrackedReplies);
+    // Until the server lends its memory (or when a host attaches none): one of the channel's own.
+    this.#inbound = new SmppInbound(new ChannelMemoryStore(o.maxTrackedReceipts + o.maxTrackedReplies));
   }
 
   stats(): SmppChannelStats {
@@ -135,8 +143,9 @@ class SmppChannelImpl implements SmppChannel {
     return new Promise((resolve) => this.#boundWaiters.push(resolve));
   }
 
-  attach(sink: ChannelSink): void {
+  attach(sink: ChannelSink, memory?: ChannelMemory): void {
     this.#sink = sink;
+    if (memory) this.#inbound.memory = memory;
     this.#start();
   }
 
@@ -438,14 +447,32 @@ class SmppChannelImpl implements SmppChannel {
     else this.#c.smsFailed++;
     job.resolve(result);
     for (const update of job.held ?? []) this.#report(update);
+    for (const done of job.onDone ?? []) done();
   }
 
   // --- receipts and replies -----------------------------------------------------------------
 
   #onDeliver(session: SmppSession, pdu: SmppPdu): void {
-    // Answer first: an SMSC resends what it is not answered, matched or not. The answers to the
-    // PDUs of one read go out in one write.
-    this.#answer(session, pdu.response());
+    // A server that keeps nothing: answer first (an SMSC resends what it is not answered, matched
+    // or not; the answers to the PDUs of one read go out in one write). A durable one: answer once
+    // what the PDU did is written, so a crash before that leaves it to the SMSC to deliver again.
+    const durable = this.#sink?.written !== undefined;
+    if (!durable) this.#answer(session, pdu.response());
+    const heldBy = this.#read(pdu);
+    if (durable) void this.#answerWhenWritten(session, pdu, heldBy);
+  }
+
+  async #answerWhenWritten(session: SmppSession, pdu: SmppPdu, heldBy: Job | undefined): Promise<void> {
+    if (heldBy && !heldBy.done) await new Promise<void>((resolve) => (heldBy.onDone ??= []).push(resolve));
+    if (this.#eventsQueued) await (this.#eventsRan ??= new Promise<void>((resolve) => (this.#resolveEventsRan = resolve)));
+    const ok = (await this.#sink?.written?.()) ?? false;
+    // The connection is gone: unanswered, the SMSC delivers it again on the next one.
+    if (this.#session !== session) return;
+    this.#answer(session, ok ? pdu.response() : pdu.response({ command_status: SMPP_STATUS.ESME_RX_T_APPN }));
+  }
+
+  /** Reads a `deliver_sm` / `data_sm` and reports it; the job its receipt waits for, if any. */
+  #read(pdu: SmppPdu): Job | undefined {
     const esmClass = typeof pdu['esm_class'] === 'number' ? pdu['esm_class'] : 0;
     const type = esmClass & ESM_TYPE_MASK;
     const content = (pdu['short_message'] as { message?: unknown; udh?: Uint8Array[] } | undefined) ?? undefined;
@@ -454,18 +481,18 @@ class SmppChannelImpl implements SmppChannel {
     const text = textOf(body?.message);
     if (type === ESM_TYPE_RECEIPT || type === ESM_TYPE_INTERMEDIATE || (pdu.command === 'data_sm' && pdu['receipted_message_id'] !== undefined)) {
       const receipt = parseReceipt(text, { receiptedMessageId: pdu['receipted_message_id'], messageState: pdu['message_state'] });
-      if (!receipt) return;
+      if (!receipt) return undefined;
       this.#c.receipts++;
       const update = this.#inbound.receipt(receipt);
-      if (update) this.#report(update);
-      return;
+      return update ? this.#report(update) : undefined;
     }
-    if (type !== 0) return; // acknowledgements and other kinds: nothing to report
+    if (type !== 0) return undefined; // acknowledgements and other kinds: nothing to report
     const from = typeof pdu['source_addr'] === 'string' ? pdu['source_addr'] : '';
     const reply = this.#inbound.reply(from, text, body?.udh ? concatInfo(body.udh) : undefined);
-    if (!reply) return;
+    if (!reply) return undefined;
     this.#c.replies++;
     this.#later(() => this.#sink?.smsReply(reply));
+    return undefined;
   }
 
   #answer(session: SmppSession, pdu: SmppPdu): void {
@@ -475,14 +502,16 @@ class SmppChannelImpl implements SmppChannel {
     process.nextTick(() => socket.uncork());
   }
 
-  #report(update: ReceiptUpdate): void {
+  /** Reports a receipt's status now, or after its SMS is answered (the job returned). */
+  #report(update: ReceiptUpdate): Job | undefined {
     const job = this.#jobs.get(update.smsId);
     if (job && !job.done) {
       // A part's receipt before the last part's answer: the DLR follows the answer, never precedes it.
       (job.held ??= []).push(update);
-      return;
+      return job;
     }
     this.#later(() => this.#sink?.smsStatus(update));
+    return undefined;
   }
 
   /** Runs sink calls after the current turn, when the `sendSms` answers of this turn were taken. */
@@ -495,6 +524,10 @@ class SmppChannelImpl implements SmppChannel {
       const events = this.#events;
       this.#events = [];
       for (const e of events) e();
+      const ran = this.#resolveEventsRan;
+      this.#eventsRan = undefined;
+      this.#resolveEventsRan = undefined;
+      ran?.();
     });
   }
 }

@@ -1,12 +1,17 @@
 /**
  * What comes back from the SMSC, matched to the SMS the server sent: delivery receipts by the
- * SMSC's message id (one per part), replies (MO) by the phone that sent them. Bounded maps in
- * memory, oldest forgotten first; pure (no I/O, no timers).
+ * SMSC's message id (one per part), replies (MO) by the phone that sent them. The ids are kept in
+ * a `ChannelMemory` (the server's, written to its database when it has one, so receipts and replies
+ * for SMS sent before a restart still match), bounded, oldest forgotten first; no I/O, no timers.
+ *
+ * Keys: `sr:<SMSC message id>` holds `<parts> <SMS id>` until the part's final receipt;
+ * `sn:<SMS id>` the parts of a long SMS delivered so far (`x` once one failed: its status is
+ * decided); `so:<phone digits>` the last SMS sent to the phone.
  *
  * A long SMS is delivered when every part's receipt says DELIVRD; the first part that does not
  * deliver decides its status (FAILED or EXPIRED), and later receipts of its parts are ignored.
  */
-import type { SmsStatus } from '../channel.js';
+import type { ChannelMemory, SmsStatus } from '../channel.js';
 import type { ConcatInfo } from './smpp-codec.js';
 import { alternateIds, receiptReason, type Receipt } from './smpp-receipt.js';
 
@@ -25,9 +30,13 @@ export interface TrackedSms {
 interface Tracked extends TrackedSms {
   readonly smsId: string;
   readonly parts: number;
-  delivered: number;
-  done: boolean;
 }
+
+const RECEIPT_KEY = 'sr:';
+const PROGRESS_KEY = 'sn:';
+const REPLY_KEY = 'so:';
+/** `sn:` of a long SMS whose status is decided. */
+const DECIDED = 'x';
 
 /** Receipts that came before the `submit_sm_resp` naming their id was read. */
 const MAX_EARLY_RECEIPTS = 1_000;
@@ -46,30 +55,22 @@ export function phoneDigits(address: string): string {
 }
 
 export class SmppInbound {
-  readonly #byMessageId = new Map<string, Tracked>();
   readonly #early = new Map<string, Receipt>();
-  readonly #lastSmsTo = new Map<string, string>();
   readonly #partial = new Map<string, (string | undefined)[]>();
-  readonly #maxReceipts: number;
-  readonly #maxReplies: number;
+  /** Where the ids are kept: the server's memory once attached. */
+  memory: ChannelMemory;
   /** Receipts that named an id the channel did not know when they came. */
   unmatchedReceipts = 0;
   /** Replies from a phone the channel sent nothing to (or forgot). */
   unmatchedReplies = 0;
 
-  constructor(maxReceipts: number, maxReplies: number) {
-    this.#maxReceipts = maxReceipts;
-    this.#maxReplies = maxReplies;
-  }
-
-  /** Message ids kept for receipts (for tests and stats). */
-  get trackedReceipts(): number {
-    return this.#byMessageId.size;
+  constructor(memory: ChannelMemory) {
+    this.memory = memory;
   }
 
   /** An SMS about to be sent in `parts` parts: the handle its accepted parts are recorded under. */
   track(smsId: string, parts: number): TrackedSms {
-    const t: Tracked = { smsId, parts, delivered: 0, done: false };
+    const t: Tracked = { smsId, parts };
     return t;
   }
 
@@ -78,7 +79,8 @@ export class SmppInbound {
    * before this answer now gives, if any.
    */
   accepted(t: TrackedSms, messageId: string): ReceiptUpdate | undefined {
-    setBounded(this.#byMessageId, messageId, t as Tracked, this.#maxReceipts);
+    const { smsId, parts } = t as Tracked;
+    this.memory.set(RECEIPT_KEY + messageId, `${parts} ${smsId}`);
     const early = this.#early.get(messageId);
     if (early === undefined) return undefined;
     this.#early.delete(messageId);
@@ -89,38 +91,51 @@ export class SmppInbound {
   /** A receipt: the SMS status to report, or undefined (not final, unknown id, already decided). */
   receipt(r: Receipt): ReceiptUpdate | undefined {
     if (!r.outcome.final) return undefined;
-    let id = r.messageId;
-    let t = this.#byMessageId.get(id);
-    if (!t) {
-      for (const alt of alternateIds(id)) {
-        t = this.#byMessageId.get(alt);
-        if (t) {
-          id = alt;
+    const memory = this.memory;
+    let key = RECEIPT_KEY + r.messageId;
+    let tracked = memory.get(key);
+    if (tracked === undefined) {
+      for (const alt of alternateIds(r.messageId)) {
+        tracked = memory.get(RECEIPT_KEY + alt);
+        if (tracked !== undefined) {
+          key = RECEIPT_KEY + alt;
           break;
         }
       }
     }
-    if (!t) {
+    const space = tracked === undefined ? -1 : tracked.indexOf(' ');
+    if (tracked === undefined || space < 0) {
       this.unmatchedReceipts++;
       setBounded(this.#early, r.messageId, r, MAX_EARLY_RECEIPTS);
       return undefined;
     }
-    this.#byMessageId.delete(id);
-    if (t.done) return undefined;
-    if (r.outcome.status === 'DELIVERED') {
-      t.delivered++;
-      if (t.delivered < t.parts) return undefined;
-      t.done = true;
-      return { smsId: t.smsId, status: 'DELIVERED', reason: null };
-    }
-    t.done = true;
+    memory.delete(key);
+    const parts = Number(tracked.slice(0, space));
+    const smsId = tracked.slice(space + 1);
+    const delivered = r.outcome.status === 'DELIVERED';
+    if (parts > 1) {
+      // A long SMS: its parts' receipts are counted under its id until one decides.
+      const progressKey = PROGRESS_KEY + smsId;
+      const progress = memory.get(progressKey);
+      if (progress === DECIDED) return undefined;
+      if (delivered) {
+        const count = (progress === undefined ? 0 : Number(progress)) + 1;
+        if (count < parts) {
+          memory.set(progressKey, String(count));
+          return undefined;
+        }
+        memory.delete(progressKey);
+        return { smsId, status: 'DELIVERED', reason: null };
+      }
+      memory.set(progressKey, DECIDED);
+    } else if (delivered) return { smsId, status: 'DELIVERED', reason: null };
     const reason = receiptReason(r);
-    return { smsId: t.smsId, status: r.outcome.status, reason: t.parts > 1 && reason !== null ? `part of ${t.parts}: ${reason}` : reason };
+    return { smsId, status: r.outcome.status as Exclude<SmsStatus, 'SENT' | 'DELIVERED'>, reason: parts > 1 && reason !== null ? `part of ${parts}: ${reason}` : reason };
   }
 
   /** An SMS went to `phone` (digits, as the contract gives it): a reply from it belongs to this SMS until another is sent. */
   sentTo(phone: string, smsId: string): void {
-    setBounded(this.#lastSmsTo, phone, smsId, this.#maxReplies);
+    this.memory.set(REPLY_KEY + phone, smsId);
   }
 
   /**
@@ -141,7 +156,7 @@ export class SmppInbound {
       this.#partial.delete(key);
       whole = parts.join('');
     }
-    const smsId = this.#lastSmsTo.get(from);
+    const smsId = this.memory.get(REPLY_KEY + from);
     if (smsId === undefined) {
       this.unmatchedReplies++;
       return undefined;

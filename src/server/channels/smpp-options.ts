@@ -63,11 +63,13 @@ export interface SmppChannelOptions {
    */
   readonly sendTimeoutMs?: number;
   /**
-   * SMSC message ids kept to match delivery receipts (oldest forgotten first), about 180 bytes
-   * each: size it for the send rate times how late receipts come. @default 1_000_000
+   * SMSC message ids kept to match delivery receipts (oldest forgotten first), about 100 bytes
+   * each: size it for the send rate times how late receipts come. With `maxTrackedReplies`, the
+   * bound of the channel's own memory, used only when it is attached without one (the server lends
+   * its own, bounded by its `maxTrackedMessages`). @default 1_000_000
    */
   readonly maxTrackedReceipts?: number;
-  /** Phones kept to match replies (MO) to the last SMS sent to them (oldest forgotten first). @default 1_000_000 */
+  /** Phones kept to match replies (MO) to the last SMS sent to them (oldest forgotten first); see `maxTrackedReceipts`. @default 1_000_000 */
   readonly maxTrackedReplies?: number;
   /** Told of binds, drops and throttling. @default none */
   readonly onEvent?: (event: SmppEvent) => void;

@@ -57,6 +57,8 @@ export const SMPP_STATUS = {
   ESME_RINVBNDSTS: 0x04,
   ESME_RMSGQFUL: 0x14,
   ESME_RTHROTTLED: 0x58,
+  /** ESME receiver temporary error: the SMSC delivers the `deliver_sm` again later. */
+  ESME_RX_T_APPN: 0x64,
 } as const;
 
 /** Names of common command_status values, for failure reasons. */
@@ -81,6 +83,7 @@ export const SMPP_STATUS_NAMES: Readonly<Record<number, string>> = {
   0x51: 'ESME_RINVDSTNPI',
   0x58: 'ESME_RTHROTTLED',
   0x62: 'ESME_RINVEXPIRY',
+  0x64: 'ESME_RX_T_APPN',
   0xfe: 'ESME_RDELIVERYFAILURE',
   0xff: 'ESME_RUNKNOWNERR',
   0x104: 'ESME_RINVDCS',

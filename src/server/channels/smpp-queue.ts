@@ -13,6 +13,8 @@ export interface Job {
   done: boolean;
   /** Receipts that came before every part was answered: reported after the answer. */
   held: ReceiptUpdate[] | undefined;
+  /** Told once the job is answered and its held receipts reported (a `deliver_sm` waiting to be answered). */
+  onDone?: (() => void)[];
   resolve(result: SmsSendResult): void;
 }
 

@@ -23,8 +23,36 @@ export function transportOutcome(kind: TransportFailure, detail: string): SendOu
   return { status: 'failed', reason: `${info.description}: ${detail}`.slice(0, MAX_REASON), action: info.action };
 }
 
+const ACCEPTED_START = '{"messaging_product":"whatsapp"';
+const MESSAGE_ID = '"messages":[{"id":"';
+const WA_ID = '"wa_id":"';
+
+/**
+ * The ids of an acceptance written as the platform writes it (`{"messaging_product":"whatsapp",
+ * "contacts":[{"input":…,"wa_id":"…"}],"messages":[{"id":"wamid…"}]}`), read without building the
+ * parsed object: this is every send's answer. Undefined when the text is not of that shape or an
+ * id holds an escape (JSON.parse reads it then).
+ */
+function quickAccepted(text: string): SendAnswer | undefined {
+  if (!text.startsWith(ACCEPTED_START)) return undefined;
+  const m = text.indexOf(MESSAGE_ID);
+  if (m < 0) return undefined;
+  const idEnd = text.indexOf('"', m + MESSAGE_ID.length);
+  if (idEnd <= m + MESSAGE_ID.length) return undefined;
+  const wamid = text.slice(m + MESSAGE_ID.length, idEnd);
+  const w = text.indexOf(WA_ID);
+  const waEnd = w < 0 || w > m ? -1 : text.indexOf('"', w + WA_ID.length);
+  const waId = waEnd > w + WA_ID.length ? text.slice(w + WA_ID.length, waEnd) : undefined;
+  if (wamid.includes('\\') || waId?.includes('\\')) return undefined;
+  return waId === undefined ? { outcome: SENT, wamid } : { outcome: SENT, wamid, waId };
+}
+
 /** Reads an HTTP answer of the messages endpoint. */
 export function classifyAnswer(statusCode: number, text: string): SendAnswer {
+  if (statusCode >= 200 && statusCode < 300) {
+    const quick = quickAccepted(text);
+    if (quick) return quick;
+  }
   let body: unknown;
   try {
     body = text.length > 0 ? JSON.parse(text) : undefined;

@@ -12,18 +12,26 @@
  * handshake, and notifications refused unless their `X-Hub-Signature-256` is the app secret's
  * HMAC of the raw body. Events Meta delivers twice are acted on once. Statuses become later
  * statuses of the message, a user's reply becomes REPLIED and opens an attendance, template and
- * number events steer the engine through the sink (`templateStatus`, `numberLimits`).
+ * number events steer the engine through the sink (`templateStatus`, `numberLimits`). On a durable
+ * server a notification is answered 200 only once what it did is written (`sink.written`), else
+ * 503, so Meta delivers again what a crash would lose.
+ *
+ * What a reply needs of the message it answers (sent-record.ts) is kept in the `ChannelMemory` the
+ * server lends (written to its database when it has one), so a reply to a message sent before a
+ * restart still finds it; attached without one, the channel keeps it in memory of its own.
  */
 import { Pool } from 'undici';
 import type { OutgoingMessage, SendOutcome } from '../../../core/dispatch/types.js';
-import type { Channel, ChannelSink, InboundRequest, InboundResponse, LaterStatus, OutgoingSms, SmsSendResult } from '../../channel.js';
+import type { Channel, ChannelMemory, ChannelSink, InboundRequest, InboundResponse, LaterStatus, OutgoingSms, SmsSendResult } from '../../channel.js';
+import { BoundedMap } from '../../bounded-map.js';
+import { ChannelMemoryStore } from '../memory.js';
 import { classifyAnswer, classifyError } from './answer.js';
 import { Attendances } from './attendances.js';
-import { BoundedMap } from './bounded.js';
 import { Gate } from './gate.js';
 import { resolveWhatsAppOptions, type ResolvedWhatsAppOptions, type WhatsAppChannelOptions } from './options.js';
 import { limitsChange, templateChange } from './platform-changes.js';
 import { templateMessageBody, templatePart } from './request.js';
+import { decodeSent, encodeSent, OPTED_OUT, PHONE_KEY, REPLIED, REPLIED_KEY, WAMID_KEY, type SentRecord } from './sent-record.js';
 import { sameSecret, verifySignature } from './signature.js';
 import { readWebhook, type WebhookEvent } from './webhook-events.js';
 
@@ -35,7 +43,7 @@ export interface WhatsAppChannelStats {
   readonly waiting: number;
   readonly sent: number;
   readonly failed: number;
-  /** Sent messages remembered for replies. */
+  /** Entries of the memory of platform ids (two or three a sent message: its wamid, its recipient). */
   readonly tracked: number;
   readonly openAttendances: number;
   /** Webhook notifications received with a valid signature. */
@@ -49,16 +57,6 @@ export interface WhatsAppChannelStats {
 /** The WhatsApp channel, with its counters. */
 export interface WhatsAppChannel extends Channel {
   stats(): WhatsAppChannelStats;
-}
-
-/** A message the platform accepted, remembered to find what a reply answers. */
-interface TrackedSend {
-  readonly messageId: string;
-  /** The number that sent it. */
-  readonly from: string;
-  readonly text: string;
-  readonly sentAt: number;
-  replied: boolean;
 }
 
 /** The handler of one exchange (undici's dispatch handler): a class, so a send allocates one object, not five closures. */
@@ -125,13 +123,13 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
   });
   const headers = { authorization: `Bearer ${o.accessToken}`, 'content-type': 'application/json' };
   const gates = new Map<string, Gate>();
-  const tracked = new BoundedMap<string, TrackedSend>(o.maxTrackedMessages);
   /**
-   * The last message to each user (by the phone it was sent to): what a reply without context
-   * answers, when it comes to the number that sent it. Keyed by the contact's own phone string, so
-   * remembering costs no new string per send (a composite key did, and showed in the bench).
+   * Sent messages by their platform id (`wm:`), and the last message to each user by the phone it
+   * was sent to (`wp:`: what a reply without context answers, when it comes to the number that sent
+   * it). The server's memory once attached; until then (or when a host attaches none) one of the
+   * channel's own, two keys a message.
    */
-  const lastTo = new BoundedMap<string, TrackedSend>(o.maxTrackedMessages);
+  let memory: ChannelMemory = new ChannelMemoryStore(2 * o.maxTrackedMessages);
   const seen = new BoundedMap<string, true>(o.maxWebhookKeys);
   const counts = { inFlight: 0, sent: 0, failed: 0, webhooks: 0, forged: 0, duplicates: 0 };
   let sink: ChannelSink | undefined;
@@ -193,11 +191,11 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       }
       if (answer.outcome.status === 'sent') {
         counts.sent++;
-        const record: TrackedSend = { messageId: m.messageId, from: m.phone, text: m.text, sentAt: o.now(), replied: false };
-        if (answer.wamid !== undefined) tracked.set(answer.wamid, record);
-        lastTo.set(m.contact.phone, record);
+        const record = encodeSent(m, o.now());
+        if (answer.wamid !== undefined) memory.set(WAMID_KEY + answer.wamid, record);
+        memory.set(PHONE_KEY + m.contact.phone, record);
         // The platform may know the user under another form of the phone (its wa_id).
-        if (answer.waId !== undefined && answer.waId !== m.contact.phone) lastTo.set(answer.waId, record);
+        if (answer.waId !== undefined && answer.waId !== m.contact.phone) memory.set(PHONE_KEY + answer.waId, record);
       } else counts.failed++;
       return answer.outcome;
     } finally {
@@ -215,7 +213,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     return { status: 403, body: 'verification failed' };
   }
 
-  function notification(request: InboundRequest): InboundResponse {
+  async function notification(request: InboundRequest): Promise<InboundResponse> {
     if (!verifySignature(request.rawBody, request.headers['x-hub-signature-256'], o.appSecret)) {
       counts.forged++;
       o.onWarning('webhook refused: missing or wrong X-Hub-Signature-256', { bytes: request.rawBody.length });
@@ -232,6 +230,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     counts.webhooks++;
     const { events, skipped } = readWebhook(body);
     if (skipped > 0) o.onWarning('webhook parts not understood were skipped', { skipped });
+    const acted: string[] = [];
     for (const e of events) {
       if (seen.has(e.key)) {
         counts.duplicates++;
@@ -239,6 +238,13 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       }
       apply(e, sink);
       seen.set(e.key, true);
+      acted.push(e.key);
+    }
+    // The durable server: 200 once what the events did is on disk. Not written (the server failed
+    // closed): a temporary error, and the events are not counted seen, so a redelivery acts again.
+    if (acted.length > 0 && sink.written !== undefined && !(await sink.written())) {
+      for (const key of acted) seen.delete(key);
+      return { status: 503, body: 'not written' };
     }
     return { status: 200, body: 'EVENT_RECEIVED' };
   }
@@ -246,7 +252,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
   function apply(e: WebhookEvent, to: ChannelSink): void {
     switch (e.kind) {
       case 'status': {
-        const messageId = e.opaque ?? tracked.get(e.wamid)?.messageId;
+        const messageId = e.opaque ?? recordOf(memory.get(WAMID_KEY + e.wamid))?.messageId;
         if (messageId === undefined) return; // a message of another sender on the same account
         to.messageStatus({
           messageId,
@@ -283,20 +289,30 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     const phone = (e.phoneNumberId !== undefined ? o.ids.phoneOfPhoneNumberId(e.phoneNumberId) : undefined) ?? (e.displayPhoneNumber !== undefined ? o.ids.phoneOfDisplay(e.displayPhoneNumber) : undefined);
     if (phone === undefined || e.from === undefined) return;
     const conversation = `${phone}>${e.from}`;
-    const last = lastTo.get(e.from);
-    const answered = (e.contextId !== undefined ? tracked.get(e.contextId) : undefined) ?? (last?.from === phone ? last : undefined);
+    const last = recordOf(memory.get(PHONE_KEY + e.from));
+    const answered = (e.contextId !== undefined ? recordOf(memory.get(WAMID_KEY + e.contextId)) : undefined) ?? (last?.from === phone ? last : undefined);
+    // What was reported of the message: nothing, REPLIED, or REPLIED with an opt-out.
+    const reported = answered === undefined ? undefined : memory.get(REPLIED_KEY + answered.messageId);
+    const replied = reported !== undefined;
     const optOut = isOptOut(e.text) || isOptOut(e.buttonPayload);
     const at = e.at ?? o.now();
-    if (answered && (!answered.replied || optOut)) {
+    // An opt-out after a reply is reported too (it blocklists); the same one again is not.
+    if (answered && (!replied || (optOut && reported !== OPTED_OUT))) {
       to.messageStatus({ messageId: answered.messageId, status: 'REPLIED', at, bsuid: e.bsuid, username: e.username, blocklistResponse: optOut, replyText: e.text });
+      memory.set(REPLIED_KEY + answered.messageId, optOut ? OPTED_OUT : REPLIED);
     }
     // An opt-out ends the conversation: it opens no attendance.
-    if (optOut || !attendances) {
-      if (answered) answered.replied = true;
-      return;
-    }
-    attendances.message(conversation, { sender: 'client', type: e.type, text: e.text, at }, answered && !answered.replied ? answered : undefined);
-    if (answered) answered.replied = true;
+    if (optOut || !attendances) return;
+    attendances.message(conversation, { sender: 'client', type: e.type, text: e.text, at }, answered && !replied ? opening(answered) : undefined);
+  }
+
+  function recordOf(text: string | undefined): SentRecord | undefined {
+    return text === undefined ? undefined : decodeSent(text);
+  }
+
+  /** The message an attendance starts with; its text is left to the server, which keeps what it sent. */
+  function opening(r: SentRecord): { messageId: string; text: string; sentAt: number } {
+    return { messageId: r.messageId, text: '', sentAt: r.sentAt };
   }
 
   function isOptOut(text: string | undefined): boolean {
@@ -309,8 +325,9 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       // Template messages only: compose with an SMS gateway (composeChannels) for SMS.
       return { status: 'failed', reason: `the WhatsApp channel sends no SMS (${sms.smsId}); compose it with an SMS channel` };
     },
-    attach(s) {
+    attach(s, m) {
       sink = s;
+      if (m) memory = m;
     },
     inbound: [
       {
@@ -331,7 +348,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       waiting: [...gates.values()].reduce((n, g) => n + g.waiting, 0),
       sent: counts.sent,
       failed: counts.failed,
-      tracked: tracked.size,
+      tracked: memory.size ?? 0,
       openAttendances: attendances?.size ?? 0,
       webhooks: counts.webhooks,
       forged: counts.forged,

@@ -63,9 +63,11 @@ export interface WhatsAppChannelOptions {
    */
   readonly connections?: number;
   /**
-   * Sent messages remembered by their platform id, to find the message a reply answers (statuses
-   * find theirs without it: the message id travels in `biz_opaque_callback_data`). In memory: a
-   * reply to a message forgotten (evicted, or sent before a restart) opens no attendance.
+   * Sent messages remembered by their platform id and recipient, to find the message a reply
+   * answers (statuses find theirs without it: the message id travels in `biz_opaque_callback_data`),
+   * when the channel is attached without a memory of the server's (which the server bounds by its
+   * own `maxTrackedMessages`, and keeps across restarts when durable). A reply to a message
+   * forgotten gives no REPLIED and opens no attendance.
    * @default 500000
    */
   readonly maxTrackedMessages?: number;

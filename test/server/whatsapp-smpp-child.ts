@@ -1,0 +1,37 @@
+/**
+ * Child process of the channel restart tests: the reference server on a durable store (runServer
+ * with a data directory) sending through the real channels, the WhatsApp Cloud API channel against
+ * the test's fake Graph API and/or the SMPP channel against the test's local SMSC. The test kills
+ * it with SIGKILL and starts another on the same directory. Tells its address over IPC once
+ * listening.
+ */
+import { runServer, type RunServerOptions } from '../../src/server/index.js';
+import { ACCESS_TOKEN, APP_SECRET, VERIFY_TOKEN } from './whatsapp-fake-graph.js';
+
+export interface ChildConfig {
+  readonly fleetFile: string;
+  readonly dataDir: string;
+  readonly key: string;
+  /** The fake Graph API's origin, and how soon an attendance closes. */
+  readonly whatsapp?: { readonly graphUrl: string; readonly attendanceIdleMs: number };
+  /** The local SMSC's port. */
+  readonly smppPort?: number;
+}
+
+const cfg = JSON.parse(process.env['SENDPOOL_CHANNEL_CHILD']!) as ChildConfig;
+const options: RunServerOptions = {
+  fleetFile: cfg.fleetFile,
+  port: 0,
+  dataDir: cfg.dataDir,
+  apiKeys: [{ key: cfg.key, companyId: 1 }],
+  logger: { level: 'error' },
+  handleSignals: false,
+  metrics: false,
+  allowPrivateWebhookTargets: true,
+  campaignBatchIntervalMs: 100,
+  outbox: { initialDelayMs: 20, maxDelayMs: 200, attemptTimeoutMs: 5_000 },
+  ...(cfg.whatsapp ? { whatsapp: { accessToken: ACCESS_TOKEN, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, graphUrl: cfg.whatsapp.graphUrl, attendanceIdleMs: cfg.whatsapp.attendanceIdleMs } } : {}),
+  ...(cfg.smppPort !== undefined ? { smpp: { host: '127.0.0.1', port: cfg.smppPort, systemId: 'sendpool', password: 'secret1', sourceAddr: '5511300000000' } } : {}),
+};
+const running = await runServer(options);
+process.send?.({ address: running.address });
