@@ -175,6 +175,7 @@ async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacit
   let sync: InstanceType<typeof FleetSync> | undefined;
   const store = new RedisStore({
     client,
+    prefix,
     onCapacity,
     instances: () => sync?.activeInstances() ?? 1,
     onEvent: (e) => {
@@ -184,6 +185,7 @@ async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacit
   const engine = createEngine(fleet, { store });
   sync = new FleetSync({
     client,
+    prefix,
     engine,
     onEvent: (e) => {
       if (e.type === 'sync-state' || e.type === 'redis-reset' || e.type === 'subscriber-error') log(e.type === 'sync-state' && e.state === 'ready' ? 'info' : 'warn', e, `status sync: ${e.type}`);

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { windowViolation } from '../core/window-check.js';
-import { REDIS_URL, SKIP_REASON } from '../redis/helpers.js';
+import { REDIS_CLUSTER, REDIS_URL, SKIP_REASON, cleanup, connect, testPrefix } from '../redis/helpers.js';
 import { startReceiver, waitFor } from './helpers.js';
 import { freePort, keyed, kill, logReader } from './send-log.js';
 
@@ -63,13 +63,24 @@ function redisUp(port: number): boolean {
 
 const api = keyed(KEY);
 
-describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, Redis restarted', () => {
+/**
+ * Where the instances run: a redis-server of the test's own with AOF, killed and restarted mid-run;
+ * and the Redis Cluster of the Redis tests (no restart there: its nodes keep no AOF).
+ */
+const TARGETS = [
+  ...(REDIS_URL !== undefined ? [{ name: 'single, restarted', cluster: undefined }] : []),
+  ...(REDIS_CLUSTER !== undefined ? [{ name: 'cluster', cluster: `redis-cluster://${REDIS_CLUSTER}` }] : []),
+];
+
+describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($name): one killed', ({ cluster }) => {
   it('every 202 reaches one final notification, no window exceeded, re-sends bounded', { timeout: 600_000 }, async () => {
     const port = await freePort();
-    let redis = startRedis(port);
-    await waitFor(() => redisUp(port), 'redis-server up');
+    let redis = cluster === undefined ? startRedis(port) : undefined;
+    if (cluster === undefined) await waitFor(() => redisUp(port), 'redis-server up');
+    const prefix = cluster === undefined ? 'sendpool:' : testPrefix('instances');
     const fleetFile = join(dir, 'fleet.json');
-    const logFile = join(dir, 'sends.log');
+    // A log (and address files) per target: each run starts from nothing.
+    const logFile = join(dir, `sends-${cluster === undefined ? 'single' : 'cluster'}.log`);
     writeFileSync(fleetFile, JSON.stringify(fleet));
     const readLog = logReader<Logged>(logFile);
     const names = ['i0', 'i1', 'i2'];
@@ -78,7 +89,7 @@ describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, 
     const receiver = await startReceiver(() => SECRET);
     try {
       for (const name of names) {
-        const cfg = { fleetFile, redisUrl: `redis://127.0.0.1:${port}`, prefix: 'sendpool:', log: logFile, key: KEY, name, secret: SECRET, leaseMs: 2000 };
+        const cfg = { fleetFile, redisUrl: cluster ?? `redis://127.0.0.1:${port}`, prefix, log: logFile, key: KEY, name, secret: SECRET, leaseMs: 2000 };
         children.push(
           fork(join(import.meta.dirname, 'redis-child.ts'), [], {
             execArgv: ['--import', 'tsx'],
@@ -135,12 +146,15 @@ describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, 
       await kill(children[1]!);
       const killedAt = Date.now();
       alive.delete(1);
-      await waitFor(() => readLog().length >= 7000, '7,000 sends before Redis restarts');
-      await kill(redis);
-      await waitFor(() => !redisUp(port), 'redis-server down');
-      redis = startRedis(port);
-      await waitFor(() => redisUp(port), 'redis-server back (from its AOF)');
-      const redisBackAt = Date.now();
+      let redisBackAt: number | undefined;
+      if (redis !== undefined) {
+        await waitFor(() => readLog().length >= 7000, '7,000 sends before Redis restarts');
+        await kill(redis);
+        await waitFor(() => !redisUp(port), 'redis-server down');
+        redis = startRedis(port);
+        await waitFor(() => redisUp(port), 'redis-server back (from its AOF)');
+        redisBackAt = Date.now();
+      }
       await poster;
       expect(posted).toBe(requests);
 
@@ -185,16 +199,21 @@ describe.skipIf(REDIS_URL === undefined)('three instances on Redis: one killed, 
       // Recovery, from the log: the first send by a survivor of a contact the dead instance had
       // sent (its chunk taken over after the lease), and the first send after Redis was back.
       const takeover = log.find((l) => l.at >= killedAt && l.by !== 'i1' && byDead.has(l.ref));
-      const resumed = log.find((l) => l.at >= redisBackAt);
+      const resumed = redisBackAt === undefined ? undefined : log.find((l) => l.at >= redisBackAt!);
       console.log(
-        `3 instances on Redis, one killed, Redis restarted: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications; the dead instance's contacts sent again ${takeover ? takeover.at - killedAt : 'n/a'} ms after the kill (lease 2,000 ms), sends resumed ${resumed ? resumed.at - redisBackAt : 'n/a'} ms after Redis was back`,
+        `3 instances on Redis (${cluster === undefined ? 'single, restarted' : 'cluster'}), one killed: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications; the dead instance's contacts sent again ${takeover ? takeover.at - killedAt : 'n/a'} ms after the kill (lease 2,000 ms), sends resumed ${resumed && redisBackAt !== undefined ? `${resumed.at - redisBackAt} ms` : 'n/a'} after Redis was back`,
       );
     } finally {
       for (const c of children) await kill(c);
-      await kill(redis);
+      if (redis !== undefined) await kill(redis);
+      else {
+        const client = connect(cluster);
+        await cleanup(client, prefix);
+        client.disconnect();
+      }
       await receiver.close();
     }
   });
 });
 
-if (REDIS_URL === undefined) describe('three instances on Redis: one killed, Redis restarted', () => it.skip(SKIP_REASON, () => {}));
+if (TARGETS.length === 0) describe('three instances on Redis: one killed', () => it.skip(SKIP_REASON, () => {}));
