@@ -40,6 +40,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { next, stop } from './child-ipc.js';
+import { checkBuild } from './dist-check.js';
 
 type EngineModule = typeof import('../src/index.js');
 type ServerModule = typeof import('../src/server/index.js');
@@ -60,25 +61,6 @@ async function loadSendpool(): Promise<{ core: EngineModule; server: ServerModul
   const core = (await import(join(ROOT, 'dist/index.js'))) as EngineModule;
   const server = (await import(join(ROOT, 'dist/server.js'))) as ServerModule;
   return { core, server };
-}
-
-/** Fails when dist/ is missing or older than a source file (the bench measures the build). */
-function checkBuild(): void {
-  const built = join(ROOT, 'dist/server.js');
-  if (!existsSync(built)) throw new Error('durable bench: dist/ is missing; run `npx tsup --silent` first');
-  const builtAt = statSync(built).mtimeMs;
-  const walk = (dir: string): string | undefined => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) {
-        const found = walk(p);
-        if (found !== undefined) return found;
-      } else if (statSync(p).mtimeMs > builtAt) return p;
-    }
-    return undefined;
-  };
-  const newer = walk(join(ROOT, 'src'));
-  if (newer !== undefined) throw new Error(`durable bench: ${newer} is newer than dist/; run \`npx tsup --silent\` first`);
 }
 
 function pauseAll(engine: Engine): void {
@@ -552,7 +534,7 @@ export function profileTop(file: string, n = 15): string {
 }
 
 async function main(): Promise<void> {
-  checkBuild();
+  checkBuild('durable');
   const report: Record<string, unknown> = {
     machine: `${cpus()[0]?.model ?? 'cpu'}, ${cpus().length} cores, ${process.platform} ${process.arch}, Node ${process.version}`,
     date: new Date().toISOString(),

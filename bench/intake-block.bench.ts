@@ -43,7 +43,7 @@
  * requests and the event loop".
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
@@ -52,6 +52,7 @@ import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay 
 import { deserialize, serialize } from 'node:v8';
 import autocannon from 'autocannon';
 import { next, stop } from './child-ipc.js';
+import { checkBuild } from './dist-check.js';
 
 type EngineModule = typeof import('../src/index.js');
 type ServerModule = typeof import('../src/server/index.js');
@@ -77,24 +78,6 @@ const headers = { 'x-api-key-id': KEY, 'content-type': 'application/json' };
 
 // ---------------------------------------------------------------------------------------------
 // Shared helpers
-
-function checkBuild(): void {
-  const built = join(ROOT, 'dist/server.js');
-  if (!existsSync(built)) throw new Error('intake-block bench: dist/ is missing; run `npx tsup --silent` first');
-  const builtAt = statSync(built).mtimeMs;
-  const walk = (dir: string): string | undefined => {
-    for (const e of readdirSync(dir, { withFileTypes: true })) {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) {
-        const found = walk(p);
-        if (found !== undefined) return found;
-      } else if (statSync(p).mtimeMs > builtAt) return p;
-    }
-    return undefined;
-  };
-  const newer = walk(join(ROOT, 'src'));
-  if (newer !== undefined) throw new Error(`intake-block bench: ${newer} is newer than dist/; run \`npx tsup --silent\` first`);
-}
 
 /** A send body of `n` contacts, as text around a campaign id placeholder (each request its own campaign). */
 function bodyParts(n: number): { before: string; after: string } {
@@ -485,7 +468,7 @@ async function stagesPart(): Promise<StageResult[]> {
 }
 
 async function main(): Promise<void> {
-  checkBuild();
+  checkBuild('intake-block');
   console.log(`intake-block bench: ${cpus()[0]?.model ?? 'cpu'}, ${cpus().length} cores, Node ${process.version}, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}, ${new Date().toISOString()}`);
   const out: Record<string, unknown> = {};
   if (PARTS.has('stages')) out['stages'] = await stagesPart();

@@ -23,6 +23,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/server/send-log.js';
+import { checkBuild } from './dist-check.js';
 
 const KEY = 'bench-key-0123456789abcdef';
 const here = fileURLToPath(import.meta.url);
@@ -182,6 +183,7 @@ async function run(port: number, kind: 'ample' | 'realistic', count: number, dir
 }
 
 async function main(): Promise<void> {
+  checkBuild('redis-server');
   const dir = mkdtempSync(join(tmpdir(), 'sendpool-redis-bench-'));
   const port = await freePort();
   const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], { stdio: 'ignore' });

@@ -23,6 +23,7 @@ import { systemClock } from '../runtime/system-clock.js';
 import { errorText, type RedisCapacityEvent } from './health.js';
 import { runScript, script, type RedisScriptClient } from './script-runner.js';
 import { HEARTBEAT_SCRIPT, STATUS_SCRIPT } from './scripts/status.js';
+import { withTimeout } from './with-timeout.js';
 
 const STATUS = script(STATUS_SCRIPT);
 const HEARTBEAT = script(HEARTBEAT_SCRIPT);
@@ -146,22 +147,6 @@ function usable(status: string | undefined): boolean {
   return status !== 'reconnecting' && status !== 'close' && status !== 'end';
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${what}: not answered within ${ms} ms`)), ms);
-    timer.unref?.();
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
-}
 
 export class FleetSync {
   readonly instanceId: string;

@@ -26,6 +26,7 @@ import { leaseSize } from './lease-sizing.js';
 import { runScript, script, type RedisScriptClient } from './script-runner.js';
 import { GIVE_BACK_SCRIPT } from './scripts/give-back.js';
 import { LEASE_SCRIPT } from './scripts/lease.js';
+import { withTimeout } from './with-timeout.js';
 
 const LEASE = script(LEASE_SCRIPT);
 const GIVE_BACK = script(GIVE_BACK_SCRIPT);
@@ -884,19 +885,3 @@ export class RedisStore implements Store {
   }
 }
 
-function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`Redis call not answered within ${ms} ms`)), ms);
-    timer.unref?.();
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      (e: unknown) => {
-        clearTimeout(timer);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
-}

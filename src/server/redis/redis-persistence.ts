@@ -267,7 +267,9 @@ export class RedisPersistence implements Persistence {
     const { queue, shared } = this.#deps;
     try {
       const now = Date.now();
-      if (now - this.#lastRenew >= queue.leaseMs / 3) {
+      // Renewals and takeovers once a renewal period; new work at every feed.
+      const periodic = now - this.#lastRenew >= queue.leaseMs / 3;
+      if (periodic) {
         this.#lastRenew = now;
         await shared.renew();
         await this.#deps.periodic?.();
@@ -279,7 +281,7 @@ export class RedisPersistence implements Persistence {
           await this.#take(kind, await queue.reclaimWork(kind, this.#room(kind)));
         }
       }
-      if ((await shared.feed(this.#deps.prepare)) > 0) this.#deps.onFed();
+      if ((await shared.feed(this.#deps.prepare, periodic)) > 0) this.#deps.onFed();
       for (const kind of ['events', 'sms'] as const) {
         const room = this.#room(kind);
         if (room > 0) await this.#take(kind, await queue.claimWork(kind, room));

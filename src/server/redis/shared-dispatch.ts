@@ -82,17 +82,18 @@ export class SharedDispatch {
   }
 
   /**
-   * Takes work into the engine: chunks whose holder stopped renewing them first, then new chunks
-   * (one a flow per round) while fewer than `prefetchContacts` are open. `prepare` readies what
-   * their companies need before they go into the engine. Answers the contacts taken.
+   * Takes work into the engine: with `reclaim`, chunks whose holder stopped renewing them first
+   * (a scan of every active stream: the caller does it once a renewal period, not at every feed),
+   * then new chunks (one a flow per round) while fewer than `prefetchContacts` are open. `prepare`
+   * readies what their companies need before they go into the engine. Answers the contacts taken.
    */
-  async feed(prepare?: (companyIds: readonly number[]) => Promise<void>): Promise<number> {
+  async feed(prepare?: (companyIds: readonly number[]) => Promise<void>, reclaim = true): Promise<number> {
     let taken = 0;
     const take = async (chunks: readonly ClaimedChunk[]) => {
       if (chunks.length > 0) await prepare?.(chunks.map((c) => c.body.companyId));
       for (const c of chunks) taken += this.#take(c);
     };
-    await take(await this.#queue.reclaim());
+    if (reclaim) await take(await this.#queue.reclaim());
     while (this.#open < this.#prefetch) {
       const chunks = await this.#queue.claim();
       if (chunks.length === 0) break;
