@@ -18,11 +18,12 @@ import { formatTime } from '../events/datetime.js';
 import { requireBoolean, requireInteger, requireOneOf, requireString } from '../events/ids.js';
 import { HSM_STATUSES } from '../events/schemas/hsm.js';
 import { runScript, script, type RedisScriptClient } from './script-runner.js';
-import { BATCH_CLAIM_SCRIPT, BATCH_RELEASE_SCRIPT, CAMPAIGN_SCRIPT } from './scripts/campaign.js';
+import { BATCH_CLAIM_SCRIPT, BATCH_CONFIRM_SCRIPT, BATCH_RELEASE_SCRIPT, CAMPAIGN_SCRIPT } from './scripts/campaign.js';
 
 const CAMPAIGN = script(CAMPAIGN_SCRIPT);
 const BATCH_CLAIM = script(BATCH_CLAIM_SCRIPT);
 const BATCH_RELEASE = script(BATCH_RELEASE_SCRIPT);
+const BATCH_CONFIRM = script(BATCH_CONFIRM_SCRIPT);
 
 /** The commands the statistics store uses (an ioredis `Redis`). */
 export interface CampaignStatsClient extends RedisScriptClient {
@@ -31,7 +32,7 @@ export interface CampaignStatsClient extends RedisScriptClient {
   hsetnx(key: string, field: string, value: string | number): Promise<number>;
   sadd(key: string, ...members: (string | number)[]): Promise<number>;
   smembers(key: string): Promise<string[]>;
-  getdel(key: string): Promise<string | null>;
+  get(key: string): Promise<string | null>;
 }
 
 /** Options of {@link RedisCampaignStatistics}. */
@@ -122,30 +123,57 @@ export class RedisCampaignStatistics {
   /**
    * The fleet's batch of changed campaigns, or null (nothing changed, or the interval since the
    * fleet's last batch has not passed). One instance at a time claims the interval, atomically (a
-   * claim that finds nothing is given back); exactly one instance gets each change: the dirty
-   * markers are taken with GETDEL.
+   * claim that finds nothing is given back). The changes are taken at once: a batch that is lost
+   * before it is delivered is not sent again; see {@link prepareBatch} for a batch kept first.
    */
   async takeBatch(now: number, random: RandomSource): Promise<CampaignBatchPayload | null> {
-    // Checked before the claim: a time that cannot be written would fail after dirty markers were taken.
+    const prepared = await this.prepareBatch(now, random);
+    if (prepared === null) return null;
+    await prepared.confirm();
+    return prepared.payload;
+  }
+
+  /**
+   * As {@link takeBatch}, but the changes stay marked until `confirm()` is called (once the batch is
+   * kept, e.g. written to a durable outbox): a batch lost before that (its instance died) is sent by
+   * the next claimant instead, so a campaign's last counts are never lost. A report that lands
+   * between the two stays marked for the next batch.
+   */
+  async prepareBatch(now: number, random: RandomSource): Promise<{ readonly payload: CampaignBatchPayload; confirm(): Promise<void> } | null> {
+    // Checked before the claim: a time that cannot be written would fail after the claim was taken.
     formatTime('takeBatch(now)', now);
     const lastKey = `${this.#prefix}campaigns:lastBatchAt`;
     const previous = await runScript(this.#client, BATCH_CLAIM, [lastKey], [now, this.#interval]);
     if (previous === null) return null;
     const ids = (await this.#client.smembers(`${this.#prefix}campaigns`)).map(Number).sort((a, b) => a - b);
     const campaigns: CampaignStatisticsPayload[] = [];
+    const marks: { readonly id: number; readonly dirty: string; readonly sent: string }[] = [];
     for (const id of ids) {
-      if ((await this.#client.getdel(this.#key(id, 'dirty'))) === null) continue;
+      const dirty = await this.#client.get(this.#key(id, 'dirty'));
+      if (dirty === null) continue;
       const meta = await this.#client.hgetall(this.#key(id, 'meta'));
       const payload = campaignStatisticsPayload({ campaignId: id, name: meta['name'] ?? '', createdAt: Number(meta['createdAt'] ?? 0) }, await this.counts(id), now);
       const key = JSON.stringify({ ...payload, datetime: undefined });
-      if (key === meta['lastSent']) continue;
-      await this.#client.hset(this.#key(id, 'meta'), 'lastSent', key);
+      if (key === meta['lastSent']) {
+        await this.#confirm(id, dirty, '');
+        continue;
+      }
+      marks.push({ id, dirty, sent: key });
       campaigns.push(payload);
     }
     if (campaigns.length === 0) {
       await runScript(this.#client, BATCH_RELEASE, [lastKey], [now, String(previous)]);
       return null;
     }
-    return { event_id: uuidV4(random), campaigns };
+    return {
+      payload: { event_id: uuidV4(random), campaigns },
+      confirm: async () => {
+        for (const m of marks) await this.#confirm(m.id, m.dirty, m.sent);
+      },
+    };
+  }
+
+  async #confirm(campaignId: number, dirty: string, sent: string): Promise<void> {
+    await runScript(this.#client, BATCH_CONFIRM, [this.#key(campaignId, 'dirty'), this.#key(campaignId, 'meta')], [dirty, sent]);
   }
 }

@@ -32,6 +32,7 @@ import { ContactIdBlocks } from './redis/contact-ids.js';
 import { ContactQueue } from './redis/queue.js';
 import { RedisPersistence } from './redis/redis-persistence.js';
 import { SharedDispatch } from './redis/shared-dispatch.js';
+import { SharedStatistics } from './redis/shared-statistics.js';
 import { SharedWebhooks } from './redis/shared-webhooks.js';
 import { installErrorHandlers } from './http-errors.js';
 import { installJsonBodyParser } from './body-parser.js';
@@ -199,6 +200,19 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     onChange: () => durability?.schedule(),
   });
   activity.load([...(restore?.activity ?? []), ...(storedState?.activity ?? [])]);
+  // On Redis, campaign statistics are the fleet's, written with each step (redis/shared-statistics.ts).
+  const sharedStatistics = onRedis
+    ? new SharedStatistics({
+        client: options.redis!.client,
+        prefix: onRedis.prefix,
+        batchIntervalMs,
+        random,
+        now: () => clock.now(),
+        schedule: () => durability?.schedule(),
+        keep: () => durability!.commit(),
+        onError: (e) => app.log.warn({ err: e }, 'campaign statistics batch not taken: the next period tries again'),
+      })
+    : undefined;
   const notifier = new Notifier(
     {
       activity,
@@ -211,7 +225,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       secrets: options.webhookSecrets ?? {},
       onEvent: (family) => metrics?.webhookEvents.inc({ family }),
       ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event), trackChanges: true } : {}),
-      ...(onRedis ? { stage: (event: OutboxEvent) => durability!.stage(event) } : {}),
+      ...(sharedStatistics ? { stage: (event: OutboxEvent) => durability!.stage(event), statistics: sharedStatistics } : {}),
       onOptOut: (companyId, phone, at) => {
         if (blocklist.add(companyId, phone, at, 'reply')) durability?.schedule();
       },
@@ -371,6 +385,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     const persistence = new RedisPersistence({
       queue: onRedis.queue,
       shared: onRedis.shared,
+      statistics: sharedStatistics!,
       // Notifications for a company go to its shared configuration, signed with its shared secret.
       prepare: (companyIds) => webhooks.ensure(companyIds),
       periodic: () => webhooks.refresh(),
@@ -579,5 +594,5 @@ function sharedQueueParts(options: RedisServerOptions, engine: Engine) {
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
   });
   const prefetch = options.prefetchContacts ?? 2_000;
-  return { queue, prefetch, root, shared: new SharedDispatch(queue, engine, { prefetchContacts: prefetch }), ids: new ContactIdBlocks(options.client, `${prefix}contact-id`) };
+  return { queue, prefetch, root, prefix, shared: new SharedDispatch(queue, engine, { prefetchContacts: prefetch }), ids: new ContactIdBlocks(options.client, `${prefix}contact-id`) };
 }

@@ -13,6 +13,8 @@ import { EMPTY_WEBHOOK_CONFIG, type WebhookConfig } from '../contract/config-sch
 import { buildAttendanceNotification, type AttendanceMessageInput, type SurveyInput } from '../events/attendance.js';
 import type { Admission } from '../events/campaign-counts.js';
 import { CampaignStatistics, type CampaignStatisticsChanges, type CampaignStatisticsSnapshot } from '../events/campaign-stats.js';
+import type { ContactStatusChange } from '../events/campaign-stats-types.js';
+import type { CampaignBatchPayload } from '../events/schemas/campaign.js';
 import { formatUtcMinus3 } from '../events/datetime.js';
 import { buildHsmNotification, type HsmStatusInput } from '../events/hsm.js';
 import type { Outbox, OutboxEvent, WebhookFamily } from '../events/outbox.js';
@@ -34,6 +36,19 @@ export interface TrackedMessage {
   readonly text: string;
   readonly retryIndex: number | null;
   readonly sentAt: number;
+}
+
+/**
+ * Campaign statistics kept outside the notifier: on the server on Redis, shared by every instance
+ * (redis/shared-statistics.ts). The notifier then keeps none of its own.
+ */
+export interface StatisticsPort {
+  /** A range of `count` accepted contacts, named uniquely (a range reported twice counts once). */
+  admitRange(companyId: number, campaignId: number, name: string, count: number): void;
+  admit(companyId: number, campaignId: number, contactId: number, admission: Admission): void;
+  record(companyId: number, change: ContactStatusChange): void;
+  /** The batch period, for the companies with a campaign webhook: `send` stages a batch. */
+  flush(targets: readonly { readonly companyId: number; readonly url: string }[], send: (target: { readonly companyId: number; readonly url: string }, batch: CampaignBatchPayload) => void): void;
 }
 
 /** Per-company state: configuration, signing secret, statistics. */
@@ -75,6 +90,8 @@ interface Deps {
   readonly onCampaignSettled?: (companyId: number, campaignId: number) => void;
   /** Told every HSM status and closed attendance (the period reports' data). @default none */
   readonly activity?: ActivitySink;
+  /** Campaign statistics kept elsewhere (the server on Redis). @default each company's own, here */
+  readonly statistics?: StatisticsPort;
 }
 
 /** What the durable server writes of the notifier in a step. */
@@ -267,21 +284,29 @@ export class Notifier {
     count: number,
     rejections: readonly (readonly [contactId: number, admission: Admission | undefined])[] = [],
   ): void {
+    const shared = this.#deps.statistics;
     const { stats } = this.#company(companyId);
-    stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
-    // Ranges around the rejections that no count takes (they are not part of the campaign's total).
+    if (!shared) stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
+    // Ranges around the rejections that no count takes (they are not part of the campaign's total);
+    // a range is named by its first contact id, unique on every instance.
+    const accept = (from: number, n: number) => (shared ? shared.admitRange(companyId, campaignId, String(from), n) : stats.admitAccepted(campaignId, from, n));
     const skipped = rejections.filter(([, a]) => a === undefined).map(([id]) => id).sort((a, b) => a - b);
     let from = first;
     for (const id of skipped) {
-      if (id > from) stats.admitAccepted(campaignId, from, id - from);
+      if (id > from) accept(from, id - from);
       from = Math.max(from, id + 1);
     }
-    if (first + count > from) stats.admitAccepted(campaignId, from, first + count - from);
-    for (const [id, admission] of rejections) if (admission !== undefined) stats.admit(campaignId, String(id), admission);
+    if (first + count > from) accept(from, first + count - from);
+    for (const [id, admission] of rejections) {
+      if (admission === undefined) continue;
+      if (shared) shared.admit(companyId, campaignId, id, admission);
+      else stats.admit(campaignId, String(id), admission);
+    }
   }
 
   /** A contact the engine refused after intake (an invalid phone), counted under its admission. */
   reject(companyId: number, campaignId: number, contactId: number, admission: Admission): void {
+    if (this.#deps.statistics) return this.#deps.statistics.admit(companyId, campaignId, contactId, admission);
     const { stats } = this.#company(companyId);
     stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
     stats.admit(campaignId, String(contactId), admission);
@@ -303,12 +328,13 @@ export class Notifier {
   ): void {
     const company = this.#company(contact.companyId);
     const s: HsmStatus = status.status;
+    const shared = this.#deps.statistics;
     // A contact's campaign is registered at intake (and kept by the durable server); one the
     // statistics do not know (a snapshot from an older version) is registered now: a status never
     // goes unsent for want of bookkeeping.
-    if (!company.stats.has(campaignId)) company.stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
+    if (!shared && !company.stats.has(campaignId)) company.stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
     // Without extras (every SENT): one object, no spreads (this runs for every message).
-    company.stats.recordStatus(
+    const change: ContactStatusChange =
       extra === NO_EXTRA
         ? { campaignId, contactId: String(contact.id), retryIndex, status: s }
         : {
@@ -318,8 +344,9 @@ export class Notifier {
             status: s,
             ...(extra.failureCode === undefined ? {} : { failureCode: extra.failureCode }),
             ...(extra.blocklistResponse === undefined ? {} : { blocklistResponse: extra.blocklistResponse }),
-          },
-    );
+          };
+    if (shared) shared.record(contact.companyId, change);
+    else company.stats.recordStatus(change);
     this.#deps.activity?.status(contact, campaignId, retryIndex, sentAt, status);
     const url = company.config.url_hsm_callback;
     if (!url) return;
@@ -347,6 +374,8 @@ export class Notifier {
    * remaining again (its latest attempt is the retry, enqueued), not failed.
    */
   retryPending(contact: ServerContact, campaignId: number, retryIndex: number): void {
+    const shared = this.#deps.statistics;
+    if (shared) return shared.record(contact.companyId, { campaignId, contactId: String(contact.id), retryIndex, status: 'ENQUEUED' });
     const { stats } = this.#company(contact.companyId);
     if (!stats.has(campaignId)) stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
     stats.recordStatus({ campaignId, contactId: String(contact.id), retryIndex, status: 'ENQUEUED' });
@@ -452,6 +481,12 @@ export class Notifier {
 
   /** Campaign statistics batches of every company whose period has passed (spec 6.4). */
   flushCampaigns(): void {
+    const shared = this.#deps.statistics;
+    if (shared) {
+      const targets = [...this.#companies].flatMap(([companyId, c]) => (c.config.url_campaign_webhook ? [{ companyId, url: c.config.url_campaign_webhook }] : []));
+      shared.flush(targets, (t, batch) => this.#enqueue(t.companyId, 'campaign', t.url, batch.event_id, batch));
+      return;
+    }
     const now = this.#deps.clock.now();
     for (const [companyId, c] of this.#companies) {
       const wake = c.stats.nextWakeAt();

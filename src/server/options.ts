@@ -15,6 +15,7 @@ import type { ServerStateSnapshot } from './snapshot-file.js';
 import type { ContactIdClient } from './redis/contact-ids.js';
 import type { QueueClient } from './redis/queue.js';
 import type { SharedWebhooksClient } from './redis/shared-webhooks.js';
+import type { CampaignStatsClient } from '../redis/campaign-stats-store.js';
 import type { ServerStorage, StoredState } from '../storage/sqlite-storage.js';
 import type { SmsOptions } from './sms-worker.js';
 import type { ApiKeyEntry } from './tenants.js';
@@ -183,7 +184,7 @@ export interface BuildServerOptions {
 /** Options of the server on Redis ({@link BuildServerOptions.redis}). */
 export interface RedisServerOptions {
   /** The connection (an ioredis `Redis` or `Cluster`). The server does not close it. */
-  readonly client: QueueClient & ContactIdClient & SharedWebhooksClient;
+  readonly client: QueueClient & ContactIdClient & SharedWebhooksClient & CampaignStatsClient;
   /** This instance's name among the consumers of the queue. @default a random UUID */
   readonly consumer?: string;
   /**

@@ -20,8 +20,9 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
     client = connect(target);
     base = testPrefix('server');
     const redis = { client, prefix: base, prefetchContacts: 150 };
-    a = await startServer({ redis: { ...redis, consumer: 'a' }, channel: fastChannel({ seed: 1 }) });
-    b = await startServer({ redis: { ...redis, consumer: 'b' }, channel: fastChannel({ seed: 2 }) });
+    // Batches as often as asked (the fleet's interval is claimed in Redis).
+    a = await startServer({ redis: { ...redis, consumer: 'a' }, channel: fastChannel({ seed: 1 }), campaignBatchIntervalMs: 1 });
+    b = await startServer({ redis: { ...redis, consumer: 'b' }, channel: fastChannel({ seed: 2 }), campaignBatchIntervalMs: 1 });
     receiver = await startReceiver(() => secret);
   });
   afterAll(async () => {
@@ -65,6 +66,34 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
     await waitFor(() => a.server.sendpool.idle() && b.server.sendpool.idle(), 'both idle');
     expect(await client.xlen(`${base}{queue}:sms`)).toBe(0);
     expect(await client.scard(`${base}{queue}:active`)).toBe(0);
+  });
+
+  it('one statistics batch counts the whole campaign, whichever instance accepted and sent it', async () => {
+    await api(a.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign` } });
+    // Rejections on both instances: an invalid phone on A, a phone repeated in B's request.
+    const one = await api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 6, contacts: [...contacts(300, 2000), { phone_number: '123', template_variables: ['x'] }] } });
+    const twice = contacts(300, 2300);
+    const two = await api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 6, contacts: [...twice, twice[7]!] } });
+    expect([one.status, two.status]).toEqual([202, 202]);
+    expect([one.json.rejected, two.json.rejected]).toEqual([1, 1]);
+    const last = () =>
+      (receiver.all('/campaign') as { campaigns: { campaign_id: number; count_total: number; count_processed: number; status: string }[] }[])
+        .flatMap((batch) => batch.campaigns)
+        .filter((c) => c.campaign_id === 6)
+        .sort((x, y) => x.count_processed - y.count_processed)
+        .at(-1);
+    await waitFor(() => {
+      // Both run the period; one claims each (the fleet's interval).
+      a.server.sendpool.flushCampaignStatistics();
+      b.server.sendpool.flushCampaignStatistics();
+      return last()?.status === 'FINISHED';
+    }, 'the campaign finished in a statistics batch');
+    const counts = last() as unknown as Record<string, number>;
+    expect(counts).toMatchObject({ count_total: 602, count_processed: 602, count_remaining: 0, count_invalid_phone: 1, count_duplicated: 1 });
+    // Each of the 600 sent once and counted once under its outcome (the channel also reports
+    // numbers that do not exist and messages that expire), whichever instance sent it.
+    expect(counts['count_sent']! + counts['count_expired']! + counts['count_does_not_exist']! + counts['count_failed']!).toBe(600);
+    expect(a.channel.sends.length + b.channel.sends.length).toBe(1200 + 600);
   });
 
   it('an instance shutting down gives its work to the others at once, not after the lease', async () => {

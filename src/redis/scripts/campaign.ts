@@ -1,54 +1,22 @@
 /**
- * The campaign-statistics script: joins one report into a contact's state and moves the campaign's
- * counts by the difference between the contact's old and new classification, atomically, so any
- * order or duplication of reports from any instances gives the counts of src/events/campaign-stats.ts.
- * The join and the classification are those of `admitContact` / `contactStatus` / `classifyContact`
- * there (bits of src/events/status-merge.ts); test/redis/campaign-stats-store.test.ts compares
- * them with the in-process aggregator on random report sequences.
+ * The join and classification as Lua functions, shared by {@link CAMPAIGN_SCRIPT} (one report) and
+ * the server's step script (src/server/redis/queue-scripts.ts: every report of a step, applied with
+ * the step, so a report is counted exactly when what it reports is written).
  *
- * KEYS:
- *   KEYS[1]  contact states `<prefix>{camp:<id>}:contacts`: field contact id -> "admissions,attempt,progress"
- *   KEYS[2]  counts `<prefix>{camp:<id>}:counts`: field count name -> value
- *   KEYS[3]  dirty marker `<prefix>{camp:<id>}:dirty` (set to 1 when the counts changed)
- * ARGV:
- *   ARGV[1]  contact id
- *   ARGV[2]  'a' (admission) or 's' (status)
- *   ARGV[3]  for 'a': the admission bit; for 's': the attempt (-1 first try, k retry index k)
- *   ARGV[4]  for 's': the observation's progress bits (`observe(NO_PROGRESS, o)`)
- *   ARGV[5]  how long a finished campaign keeps its contacts' states, in ms (`retainContactsMs`)
- * Returns: 1 when the contact's state changed, else 0.
- *
- * Settling, as the in-process aggregator does it: while nothing of the campaign remains, its
- * contact states expire ARGV[5] ms after its last change (each change moves the expiry; a change
- * that leaves something remaining removes it). Once they are gone the counts are final: a report
- * for a contact the campaign no longer knows cannot be told from a new contact, so it changes
- * nothing and is counted in the counts hash's `lateIgnored` field.
+ * `campaign_report(acc, contacts, counts, dirty, live, ranges, contact, op, a3, a4, known)` joins
+ * one report; the counts' moves gather in `acc` (one table per campaign) and `campaign_finish(acc,
+ * retain)` writes them, so a step of many reports moves each count once.
+ *   op 'a': admission bit a3; op 's': status of attempt a3 with progress bits a4; op 'r': a range of
+ *   a3 contacts admitted as accepted, `contact` naming the range (applied once per name), its
+ *   contacts without a state of their own until a report comes.
+ *   known '1': a contact without a state is one of an admitted range (accepted, remaining), and a
+ *   campaign whose `live` marker expired is settled; '0': as the in-process aggregator's unknown
+ *   contact (a new one), the campaign settled once its contact states expired.
  */
-export const CAMPAIGN_SCRIPT = `
-local raw = redis.call('HGET', KEYS[1], ARGV[1])
-if not raw and redis.call('EXISTS', KEYS[1]) == 0 and (tonumber(redis.call('HGET', KEYS[2], 'total')) or 0) > 0 then
-  redis.call('HINCRBY', KEYS[2], 'lateIgnored', 1)
-  return 0
+export const CAMPAIGN_LUA = `
+local function campaign_acc()
+  return { delta = {}, changed = false, keys = nil }
 end
-local adm, att, prog = 0, -1, 0
-if raw then
-  local a, b, c = string.match(raw, '^(-?%d+),(-?%d+),(-?%d+)$')
-  adm, att, prog = tonumber(a), tonumber(b), tonumber(c)
-end
-local nadm, natt, nprog = adm, att, prog
-if ARGV[2] == 'a' then
-  nadm = bit.bor(adm, tonumber(ARGV[3]))
-else
-  local attempt = tonumber(ARGV[3])
-  local obs = tonumber(ARGV[4])
-  if attempt < att then return 0 end
-  local base = prog
-  if attempt > att then base = 0 end
-  natt = attempt
-  nprog = bit.bor(base, obs)
-end
-if nadm == adm and natt == att and nprog == prog then return 0 end
-
 local function has(p, b) return bit.band(p, b) ~= 0 end
 local REJECTIONS = { {1, 'invalidPhone'}, {2, 'duplicated'}, {4, 'blocked'}, {8, 'alreadySent'}, {16, 'doesNotExist'} }
 local function classify(a, p)
@@ -88,22 +56,107 @@ local function classify(a, p)
   end
   return c
 end
-local delta = {}
-if raw then
-  for k, v in pairs(classify(adm, prog)) do delta[k] = (delta[k] or 0) - v end
+local function campaign_move(acc, c, sign)
+  for k, v in pairs(c) do acc.delta[k] = (acc.delta[k] or 0) + sign * v end
 end
-for k, v in pairs(classify(nadm, nprog)) do delta[k] = (delta[k] or 0) + v end
-for k, v in pairs(delta) do
-  if v ~= 0 then redis.call('HINCRBY', KEYS[2], k, v) end
+local function campaign_report(acc, contacts, counts, dirty, live, ranges, contact, op, a3, a4, known)
+  acc.keys = { contacts = contacts, counts = counts, dirty = dirty, live = live, ranges = ranges }
+  if op == 'r' then
+    if redis.call('HSETNX', ranges, contact, a3) == 0 then return 0 end
+    local n = tonumber(a3)
+    acc.delta.total = (acc.delta.total or 0) + n
+    acc.delta.remaining = (acc.delta.remaining or 0) + n
+    redis.call('SET', live, 1)
+    acc.changed = true
+    return 1
+  end
+  local raw = redis.call('HGET', contacts, contact)
+  if not raw then
+    local settled
+    if known == '1' then
+      settled = redis.call('EXISTS', live) == 0
+    else
+      settled = redis.call('EXISTS', contacts) == 0 and (tonumber(redis.call('HGET', counts, 'total')) or 0) + (acc.delta.total or 0) > 0
+    end
+    if settled then
+      redis.call('HINCRBY', counts, 'lateIgnored', 1)
+      return 0
+    end
+  end
+  local adm, att, prog = 0, -1, 0
+  if raw then
+    local a, b, c = string.match(raw, '^(-?%d+),(-?%d+),(-?%d+)$')
+    adm, att, prog = tonumber(a), tonumber(b), tonumber(c)
+  end
+  local nadm, natt, nprog = adm, att, prog
+  if op == 'a' then
+    nadm = bit.bor(adm, tonumber(a3))
+  else
+    local attempt = tonumber(a3)
+    if attempt < att then return 0 end
+    local base = prog
+    if attempt > att then base = 0 end
+    natt = attempt
+    nprog = bit.bor(base, tonumber(a4))
+  end
+  if nadm == adm and natt == att and nprog == prog then return 0 end
+  if raw or known == '1' then campaign_move(acc, classify(adm, prog), -1) end
+  campaign_move(acc, classify(nadm, nprog), 1)
+  redis.call('HSET', contacts, contact, nadm .. ',' .. natt .. ',' .. nprog)
+  acc.changed = true
+  return 1
 end
-redis.call('HSET', KEYS[1], ARGV[1], nadm .. ',' .. natt .. ',' .. nprog)
-redis.call('SET', KEYS[3], 1)
-if (tonumber(redis.call('HGET', KEYS[2], 'remaining')) or 0) == 0 then
-  redis.call('PEXPIRE', KEYS[1], ARGV[5])
-else
-  redis.call('PERSIST', KEYS[1])
+local function campaign_finish(acc, retain)
+  if not acc.changed then return end
+  local k = acc.keys
+  local remaining = nil
+  for name, v in pairs(acc.delta) do
+    if v ~= 0 then
+      local now = redis.call('HINCRBY', k.counts, name, v)
+      if name == 'remaining' then remaining = now end
+    end
+  end
+  if remaining == nil then remaining = tonumber(redis.call('HGET', k.counts, 'remaining')) or 0 end
+  redis.call('INCR', k.dirty)
+  for _, key in ipairs({ k.contacts, k.live, k.ranges }) do
+    if remaining == 0 then redis.call('PEXPIRE', key, retain) else redis.call('PERSIST', key) end
+  end
 end
-return 1
+`;
+
+/**
+ * The campaign-statistics script: joins one report into a contact's state and moves the campaign's
+ * counts by the difference between the contact's old and new classification, atomically, so any
+ * order or duplication of reports from any instances gives the counts of src/events/campaign-stats.ts.
+ * The join and the classification are those of `admitContact` / `contactStatus` / `classifyContact`
+ * there (bits of src/events/status-merge.ts); test/redis/campaign-stats-store.test.ts compares
+ * them with the in-process aggregator on random report sequences.
+ *
+ * KEYS:
+ *   KEYS[1]  contact states `<prefix>{camp:<id>}:contacts`: field contact id -> "admissions,attempt,progress"
+ *   KEYS[2]  counts `<prefix>{camp:<id>}:counts`: field count name -> value
+ *   KEYS[3]  dirty marker `<prefix>{camp:<id>}:dirty` (a counter moved when the counts changed: a
+ *            batch deletes it only if it did not move since it was read)
+ * ARGV:
+ *   ARGV[1]  contact id
+ *   ARGV[2]  'a' (admission) or 's' (status)
+ *   ARGV[3]  for 'a': the admission bit; for 's': the attempt (-1 first try, k retry index k)
+ *   ARGV[4]  for 's': the observation's progress bits (`observe(NO_PROGRESS, o)`)
+ *   ARGV[5]  how long a finished campaign keeps its contacts' states, in ms (`retainContactsMs`)
+ * Returns: 1 when the contact's state changed, else 0.
+ *
+ * Settling, as the in-process aggregator does it: while nothing of the campaign remains, its
+ * contact states expire ARGV[5] ms after its last change (each change moves the expiry; a change
+ * that leaves something remaining removes it). Once they are gone the counts are final: a report
+ * for a contact the campaign no longer knows cannot be told from a new contact, so it changes
+ * nothing and is counted in the counts hash's `lateIgnored` field.
+ */
+export const CAMPAIGN_SCRIPT = `
+${CAMPAIGN_LUA}
+local acc = campaign_acc()
+local changed = campaign_report(acc, KEYS[1], KEYS[2], KEYS[3], KEYS[1] .. ':live', KEYS[1] .. ':ranges', ARGV[1], ARGV[2], ARGV[3], ARGV[4], '0')
+campaign_finish(acc, ARGV[5])
+return changed
 `;
 
 /**
@@ -128,5 +181,18 @@ export const BATCH_RELEASE_SCRIPT = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 end
+return 1
+`;
+
+/**
+ * Confirms a campaign's part of a statistics batch once the batch is kept: its dirty marker is
+ * deleted only if no report moved it since the batch read it (a report meanwhile keeps it for the
+ * next batch), and the payload sent is remembered (an unchanged campaign is not sent again).
+ * KEYS: [1] dirty marker, [2] meta hash. ARGV: [1] the marker's value read, [2] the payload's key
+ * ('' to leave the remembered payload as it is).
+ */
+export const BATCH_CONFIRM_SCRIPT = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[2], 'lastSent', ARGV[2]) end
 return 1
 `;

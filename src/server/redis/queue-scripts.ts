@@ -13,6 +13,7 @@
  *                         final (a retry to come), `f<i>` its final state
  *   <p>outbox             stream of webhook events, written with the step that made them
  */
+import { CAMPAIGN_LUA } from '../../redis/scripts/campaign.js';
 
 /**
  * One step of an instance, whole or not at all: chunks enqueued (a 202's contacts), hand-outs and
@@ -31,11 +32,16 @@
  *       then delivered count k and k outbox entry ids,
  *       then SMS count q and q SMS (JSON: accepted, to be sent by any instance),
  *       then answered count a and a SMS entry ids (the gateway answered them),
+ *       then statistics count r, how long a finished campaign keeps its contacts' states (ms), the
+ *       step's time (ms, a new campaign's creation), and r reports of six: company, campaign,
+ *       contact (or a range's name), op, a3, a4 (CAMPAIGN_LUA's `campaign_report`, contacts known),
  *       then the events' JSON.
+ * `<p>st:c<company>:{camp:<id>}:…` are the campaign statistics of shared-statistics.ts.
  * `<p>backlog` counts the contacts of the chunks not done (the intake bound of every instance).
  * Returns { entry ids of the chunks enqueued, entry ids of the chunks no longer held }.
  */
 export const STEP_SCRIPT = `
+${CAMPAIGN_LUA}
 local group = ARGV[1]
 local me = ARGV[3]
 local applied = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'step:' .. ARGV[4]
@@ -126,6 +132,28 @@ for j = 1, a do
   redis.call('XDEL', KEYS[3], ARGV[at])
   at = at + 1
 end
+local r = tonumber(ARGV[at])
+local retain = ARGV[at + 1]
+local created = ARGV[at + 2]
+at = at + 3
+local statsRoot = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'st:'
+local accs = {}
+for j = 1, r do
+  local prefix = statsRoot .. 'c' .. ARGV[at] .. ':'
+  local base = prefix .. '{camp:' .. ARGV[at + 1] .. '}:'
+  local acc = accs[base]
+  if acc == nil then
+    acc = campaign_acc()
+    accs[base] = acc
+    if redis.call('HSETNX', base .. 'meta', 'createdAt', created) == 1 then
+      redis.call('HSETNX', base .. 'meta', 'name', 'campaign ' .. ARGV[at + 1])
+      redis.call('SADD', prefix .. 'campaigns', ARGV[at + 1])
+    end
+  end
+  campaign_report(acc, base .. 'contacts', base .. 'counts', base .. 'dirty', base .. 'live', base .. 'ranges', ARGV[at + 2], ARGV[at + 3], ARGV[at + 4], ARGV[at + 5], '1')
+  at = at + 6
+end
+for _, acc in pairs(accs) do campaign_finish(acc, retain) end
 if at <= #ARGV and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('XGROUP', 'CREATE', KEYS[2], ARGV[2], '0', 'MKSTREAM')
 end

@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type { Submission, SubmissionContact } from '../../core/submission.js';
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
 import { RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
+import { RETAIN_CONTACTS_MS } from './shared-statistics.js';
 
 const STEP = script(STEP_SCRIPT);
 const RECLAIM = script(RECLAIM_SCRIPT);
@@ -95,6 +96,11 @@ export interface QueueStep {
   readonly sms?: readonly string[];
   /** SMS entries the gateway answered: acknowledged and deleted. */
   readonly smsAnswered?: readonly string[];
+  /**
+   * Campaign statistics reports (shared-statistics.ts), six strings each, joined into the shared
+   * counts with the step, and the time a campaign they first name is created at.
+   */
+  readonly statistics?: { readonly reports: readonly string[]; readonly at: number };
 }
 
 /** Options of {@link ContactQueue}. */
@@ -271,8 +277,10 @@ export class ContactQueue {
     const events = step.events ?? [];
     const sms = step.sms ?? [];
     const answered = step.smsAnswered ?? [];
-    if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length === 0) return { ids: [], lost: [] };
-    const args = [GROUP, OUTBOX_GROUP, this.#consumer, step.id ?? randomUUID(), chunks.length / 3, ...chunks, touched.size, ...progress, delivered.length, ...delivered, sms.length, ...sms, answered.length, ...answered, ...events];
+    const reports = step.statistics?.reports ?? [];
+    if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length === 0) return { ids: [], lost: [] };
+    const args = [GROUP, OUTBOX_GROUP, this.#consumer, step.id ?? randomUUID(), chunks.length / 3, ...chunks, touched.size, ...progress, delivered.length, ...delivered, sms.length, ...sms, answered.length, ...answered];
+    args.push(reports.length / 6, RETAIN_CONTACTS_MS, step.statistics?.at ?? 0, ...reports, ...events);
     const [ids, lost] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[]];
     return { ids, lost };
   }

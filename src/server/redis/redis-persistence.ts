@@ -19,10 +19,13 @@ import type { OutgoingSms } from '../channel.js';
 import type { Persistence } from '../persistence.js';
 import type { ChunkBody, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
 import type { SharedDispatch } from './shared-dispatch.js';
+import type { SharedStatistics } from './shared-statistics.js';
 
 interface Deps {
   readonly queue: ContactQueue;
   readonly shared: SharedDispatch;
+  /** Campaign statistics reports, written with each step. */
+  readonly statistics: SharedStatistics;
   /** Handles the engine's outcomes due so far (the dispatch worker's), before a step is taken. */
   readonly takeOutcomes: () => void;
   /** Readies what notifying and signing for these companies needs (before their chunks and events are taken). */
@@ -201,7 +204,7 @@ export class RedisPersistence implements Persistence {
       this.#delivered = [];
       this.#sms = [];
       this.#smsAnswered = [];
-      step = { id: randomUUID(), ...this.#deps.shared.takeStep(), chunks, delivered, sms, smsAnswered };
+      step = { id: randomUUID(), ...this.#deps.shared.takeStep(), chunks, delivered, sms, smsAnswered, statistics: this.#deps.statistics.take() };
     }
     let ok = false;
     try {
@@ -221,7 +224,7 @@ export class RedisPersistence implements Persistence {
     if (ok) {
       for (const w of waiters) w.resolve();
       if ((step.events?.length ?? 0) + (step.chunkEvents?.length ?? 0) + (step.sms?.length ?? 0) > 0) this.kick();
-      if (this.#waiters.length > 0 || this.#chunks.length > 0 || this.#deps.shared.dirty || this.#delivered.length + this.#sms.length + this.#smsAnswered.length > 0) {
+      if (this.#waiters.length > 0 || this.#chunks.length > 0 || this.#deps.shared.dirty || this.#deps.statistics.dirty || this.#delivered.length + this.#sms.length + this.#smsAnswered.length > 0) {
         if (this.#waiters.length > 0) void this.#write();
         else this.schedule();
       }
