@@ -28,6 +28,8 @@ const running = await runServer({
   redis: { url: cfg.redisUrl, prefix: cfg.prefix, consumer: cfg.name, leaseMs: cfg.leaseMs, prefetchContacts: 1000 },
   apiKeys: [{ key: cfg.key, companyId: 1 }],
   webhookSecrets: { 1: cfg.secret },
+  // Statistics batches every half second, fleet-wide (the interval is claimed in Redis).
+  campaignBatchIntervalMs: 500,
   channel,
   logger: { level: 'error' },
   handleSignals: false,

@@ -102,7 +102,7 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
         urls.push(readFileSync(address, 'utf8'));
       }
       // Configured on one instance: the configuration is every instance's (kept in Redis).
-      expect((await api(urls[0]!, '/messenger/config/', { url_hsm_callback: `${receiver.url}/hsm` })).status).toBe(200);
+      expect((await api(urls[0]!, '/messenger/config/', { url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign` })).status).toBe(200);
 
       const alive = new Set([0, 1, 2]);
       const accepted = new Set<string>();
@@ -196,12 +196,31 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
         const sends = log.filter((l) => l.phone === n.phone).map((l) => ({ at: l.at, count: 1 }));
         expect(windowViolation(sends, { perHour: n.throughputPerHour, per24h: n.messagingLimit24h, perSecond: n.messagesPerSecond }), n.phone).toBeUndefined();
       }
+      // One statistics batch counts the whole campaign, sent by three instances across a death (and a
+      // Redis restart): every contact once. Contacts of requests that died before their 202 may be
+      // in it too (accepted in Redis, answered to nobody); each request has 50 refs ending in 3.
+      type Stats = { count_total: number; count_remaining: number; count_sent: number; count_does_not_exist: number; count_failed: number; count_processed: number; status: string };
+      const lastStats = () =>
+        (receiver.all('/campaign') as { campaigns: (Stats & { campaign_id: number })[] }[])
+          .flatMap((b) => b.campaigns)
+          .filter((c) => c.campaign_id === 1)
+          .sort((x, y) => x.count_processed - y.count_processed || Number(x.status === 'FINISHED') - Number(y.status === 'FINISHED'))
+          .at(-1);
+      await waitFor(() => lastStats()?.status === 'FINISHED' && lastStats()!.count_total >= accepted.size, 'a statistics batch of the finished campaign');
+      const stats = lastStats()!;
+      expect(stats.count_remaining).toBe(0);
+      expect(stats.count_total % 500).toBe(0);
+      expect(stats.count_total - accepted.size).toBeLessThanOrEqual(2 * 500);
+      expect(stats.count_does_not_exist).toBe(stats.count_total / 10);
+      expect(stats.count_sent + stats.count_does_not_exist).toBe(stats.count_total);
+      expect(stats.count_failed).toBe(0);
+
       // Recovery, from the log: the first send by a survivor of a contact the dead instance had
       // sent (its chunk taken over after the lease), and the first send after Redis was back.
       const takeover = log.find((l) => l.at >= killedAt && l.by !== 'i1' && byDead.has(l.ref));
       const resumed = redisBackAt === undefined ? undefined : log.find((l) => l.at >= redisBackAt!);
       console.log(
-        `3 instances on Redis (${cluster === undefined ? 'single, restarted' : 'cluster'}), one killed: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications; the dead instance's contacts sent again ${takeover ? takeover.at - killedAt : 'n/a'} ms after the kill (lease 2,000 ms), sends resumed ${resumed && redisBackAt !== undefined ? `${resumed.at - redisBackAt} ms` : 'n/a'} after Redis was back`,
+        `3 instances on Redis (${cluster === undefined ? 'single, restarted' : 'cluster'}), one killed: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications, statistics ${stats.count_total} total / ${stats.count_sent} sent / ${stats.count_does_not_exist} not existing; the dead instance's contacts sent again ${takeover ? takeover.at - killedAt : 'n/a'} ms after the kill (lease 2,000 ms), sends resumed ${resumed && redisBackAt !== undefined ? `${resumed.at - redisBackAt} ms` : 'n/a'} after Redis was back`,
       );
     } finally {
       for (const c of children) await kill(c);
