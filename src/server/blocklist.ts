@@ -99,6 +99,20 @@ export class Blocklist {
     return changes;
   }
 
+  /**
+   * Applies a change another instance made (the server on Redis: redis/shared-blocklist.ts), not
+   * tracked as this instance's own.
+   */
+  replay(change: BlocklistChange): void {
+    if (change.entry === null) this.#companies.get(change.companyId)?.delete(phoneKey(change.phone));
+    else if (!this.#of(change.companyId).has(phoneKey(change.phone))) this.#of(change.companyId).set(phoneKey(change.phone), change.entry);
+  }
+
+  /** Replaces a company's entries with those kept elsewhere (not tracked). */
+  replaceCompany(companyId: number, entries: readonly BlockEntry[]): void {
+    this.#companies.set(companyId, new Map(entries.map((e) => [phoneKey(e.phone), e])));
+  }
+
   /** Loads the rows a durable server kept. */
   load(rows: Iterable<BlocklistRow>): void {
     for (const { companyId, entry } of rows) this.#of(companyId).set(phoneKey(entry.phone), entry);

@@ -31,6 +31,7 @@ import type { Persistence } from './persistence.js';
 import { ContactIdBlocks } from './redis/contact-ids.js';
 import { ContactQueue } from './redis/queue.js';
 import { RedisPersistence } from './redis/redis-persistence.js';
+import { SharedBlocklist } from './redis/shared-blocklist.js';
 import { SharedDispatch } from './redis/shared-dispatch.js';
 import { SharedStatistics } from './redis/shared-statistics.js';
 import { SharedWebhooks } from './redis/shared-webhooks.js';
@@ -131,6 +132,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   // The server on Redis: the shared queue and this instance's side of it (docs/scaling.md).
   const onRedis = options.redis ? sharedQueueParts(options.redis, engine) : undefined;
   let redisPersistence: RedisPersistence | undefined;
+  let blocklistTimer: NodeJS.Timeout | undefined;
   /** Runs the notifier for a contact: on Redis its notifications are written with its chunk. */
   const about = <T>(contact: object, fn: () => T): T => (redisPersistence ? redisPersistence.about(contact, fn) : fn());
   /**
@@ -181,7 +183,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     },
     options.delivery,
   );
-  const blocklist = new Blocklist(storage !== undefined);
+  const blocklist = new Blocklist(storage !== undefined || onRedis !== undefined);
   const campaignPhones = new CampaignPhones(storage !== undefined);
   blocklist.load(restore?.blocklist ?? storedState?.blocklist ?? []);
   campaignPhones.load(restore?.campaignPhones ?? storedState?.campaignPhones ?? []);
@@ -227,7 +229,10 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event), trackChanges: true } : {}),
       ...(sharedStatistics ? { stage: (event: OutboxEvent) => durability!.stage(event), statistics: sharedStatistics } : {}),
       onOptOut: (companyId, phone, at) => {
-        if (blocklist.add(companyId, phone, at, 'reply')) durability?.schedule();
+        if (!blocklist.add(companyId, phone, at, 'reply')) return;
+        durability?.schedule();
+        // On Redis: written for every instance now (and again with the next renewal if Redis is away).
+        ctx.redis?.blocklist.sync().catch(() => {});
       },
       // A campaign's phones are kept for as long as its statistics keep its contacts.
       onCampaignSettled: (companyId, campaignId) => campaignPhones.drop(companyId, campaignId),
@@ -382,6 +387,11 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     (ctx as { durability: Persistence | undefined }).durability = durability;
   } else if (onRedis) {
     const webhooks = new SharedWebhooks(options.redis!.client, `${onRedis.root}{config}:`, notifier, options.webhookSecrets ?? {});
+    const sharedBlocklist = new SharedBlocklist(options.redis!.client, `${onRedis.root}{config}:`, blocklist);
+    // Every second: other instances' blocklist changes (one XREAD when there are none).
+    blocklistTimer = setInterval(() => void sharedBlocklist.sync().catch((e: unknown) => app.log.warn({ err: e }, 'blocklist not synchronised with Redis: trying again')), 1000);
+    blocklistTimer.unref();
+    void sharedBlocklist.sync().catch(() => {});
     const persistence = new RedisPersistence({
       queue: onRedis.queue,
       shared: onRedis.shared,
@@ -402,7 +412,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     });
     redisPersistence = durability = persistence;
     (ctx as { durability: Persistence | undefined }).durability = persistence;
-    (ctx as { redis: ServerContext['redis'] }).redis = { ids: onRedis.ids, persistence, webhooks };
+    (ctx as { redis: ServerContext['redis'] }).redis = { ids: onRedis.ids, persistence, webhooks, blocklist: sharedBlocklist };
   }
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
   (ctx as { reports: ReportService }).reports = new ReportService(
@@ -535,6 +545,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     await delivery.stop(Math.min(drainMs, 2000));
     // The results of the drained sends, written before the host closes the store.
     redisPersistence?.stop();
+    clearInterval(blocklistTimer);
     await durability?.flush();
     await redisPersistence?.release();
     if (options.snapshotFile !== undefined) {

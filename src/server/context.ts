@@ -15,6 +15,7 @@ import type { Notifier } from './notifier.js';
 import type { Persistence } from './persistence.js';
 import type { ContactIdBlocks } from './redis/contact-ids.js';
 import type { RedisPersistence } from './redis/redis-persistence.js';
+import type { SharedBlocklist } from './redis/shared-blocklist.js';
 import type { SharedWebhooks } from './redis/shared-webhooks.js';
 import type { ReportService } from './report-service.js';
 import type { SmsWorker } from './sms-worker.js';
@@ -44,7 +45,7 @@ export interface ServerContext {
   /** The durable server's group commit (embedded database or Redis); undefined when state is kept in memory only. */
   readonly durability: Persistence | undefined;
   /** The server on Redis: the shared contact ids and queue; undefined for one process. */
-  readonly redis: { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks } | undefined;
+  readonly redis: { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks; readonly blocklist: SharedBlocklist } | undefined;
   /** Next contact id (HSM `id`), advanced by each send request (one process; on Redis, `redis.ids`). */
   nextContactId: number;
   /** Set when the server is shutting down: intake answers 503. */

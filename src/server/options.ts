@@ -14,6 +14,7 @@ import type { ReportGenerator } from './report-service.js';
 import type { ServerStateSnapshot } from './snapshot-file.js';
 import type { ContactIdClient } from './redis/contact-ids.js';
 import type { QueueClient } from './redis/queue.js';
+import type { SharedBlocklistClient } from './redis/shared-blocklist.js';
 import type { SharedWebhooksClient } from './redis/shared-webhooks.js';
 import type { CampaignStatsClient } from '../redis/campaign-stats-store.js';
 import type { ServerStorage, StoredState } from '../storage/sqlite-storage.js';
@@ -184,7 +185,7 @@ export interface BuildServerOptions {
 /** Options of the server on Redis ({@link BuildServerOptions.redis}). */
 export interface RedisServerOptions {
   /** The connection (an ioredis `Redis` or `Cluster`). The server does not close it. */
-  readonly client: QueueClient & ContactIdClient & SharedWebhooksClient & CampaignStatsClient;
+  readonly client: QueueClient & ContactIdClient & SharedWebhooksClient & CampaignStatsClient & SharedBlocklistClient;
   /** This instance's name among the consumers of the queue. @default a random UUID */
   readonly consumer?: string;
   /**

@@ -96,6 +96,30 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
     expect(a.channel.sends.length + b.channel.sends.length).toBe(1200 + 600);
   });
 
+  it('a phone blocked on one instance is refused by every instance, and unblocked likewise', async () => {
+    const phone = contacts(1, 4000)[0]!.phone_number;
+    const listed = async (url: string) => ((await api(url, '/operator/blocklist/')).json.phones as { phone: string }[]).some((e) => e.phone === phone);
+    expect((await api(a.url, '/operator/blocklist/', { body: { phones: [phone] } })).status).toBe(200);
+    // B's replica follows the shared log within a renewal period.
+    await waitFor(() => listed(b.url), 'B sees the phone blocked');
+    const refused = await api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 8, contacts: contacts(2, 4000) } });
+    expect(refused.json).toMatchObject({ accepted: 1, rejected: 1, rejections: [{ index: 0, reason: 'blocked' }] });
+    // Removed on B: A takes the phone again once it has followed.
+    expect((await api(b.url, `/operator/blocklist/${phone}/`, { method: 'DELETE' })).status).toBe(200);
+    await waitFor(async () => !(await listed(a.url)), 'A sees the phone unblocked');
+    const taken = await api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 9, contacts: contacts(1, 4000) } });
+    expect(taken.json).toMatchObject({ accepted: 1, rejected: 0 });
+    // A third instance started now loads the blocklist from Redis (here: the phone added again).
+    expect((await api(a.url, '/operator/blocklist/', { body: { phones: [phone] } })).status).toBe(200);
+    const c = await startServer({ redis: { client, prefix: base, consumer: 'c3' } });
+    try {
+      const third = await api(c.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 10, contacts: contacts(1, 4000) } });
+      expect(third.json).toMatchObject({ accepted: 0, rejected: 1 });
+    } finally {
+      await c.server.close();
+    }
+  });
+
   it('an instance shutting down gives its work to the others at once, not after the lease', async () => {
     // Leases of 10 minutes: only a release lets the second instance have the work within the test.
     const shared = { client, prefix: `${base}release:`, leaseMs: 600_000 };

@@ -319,8 +319,8 @@ export class ContactQueue {
 
 type StreamEntries = [string, [string, string[]][]];
 
-/** `XREADGROUP`'s answer: a list of [stream, entries] (RESP2), or a map given flat as stream, entries, … (RESP3). */
-function streamsOf(reply: unknown): StreamEntries[] {
+/** A stream read's answer (`XREAD`, `XREADGROUP`): a list of [stream, entries] (RESP2), or a map given flat as stream, entries, … (RESP3). */
+export function streamsOf(reply: unknown): StreamEntries[] {
   if (!Array.isArray(reply) || reply.length === 0) return [];
   if (Array.isArray(reply[0])) return reply as StreamEntries[];
   const out: StreamEntries[] = [];

@@ -27,6 +27,8 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
         await ctx.redis.ids.ensure(parsed.value.request.contacts.length);
         // Its ENQUEUED notifications go to the company's shared configuration.
         await ctx.redis.webhooks.ensure([request.companyId]);
+        // Contacts are screened against the fleet's blocklist (loaded once at start).
+        await ctx.redis.blocklist.ready();
       }
       const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed);
       // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).

@@ -10,3 +10,17 @@ export async function written(ctx: ServerContext): Promise<boolean> {
     return false;
   }
 }
+
+/**
+ * On the server on Redis, waits until the blocklist's changes are written for every instance; false
+ * when Redis could not take them (they stay pending and are written with the next renewal).
+ */
+export async function blocklistWritten(ctx: ServerContext): Promise<boolean> {
+  if (!ctx.redis) return written(ctx);
+  try {
+    await ctx.redis.blocklist.sync();
+    return true;
+  } catch {
+    return false;
+  }
+}
