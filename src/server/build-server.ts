@@ -33,6 +33,7 @@ import { ContactQueue } from './redis/queue.js';
 import { RedisPersistence } from './redis/redis-persistence.js';
 import { SharedBlocklist } from './redis/shared-blocklist.js';
 import { SharedDispatch } from './redis/shared-dispatch.js';
+import { SharedPhones } from './redis/shared-phones.js';
 import { SharedStatistics } from './redis/shared-statistics.js';
 import { SharedWebhooks } from './redis/shared-webhooks.js';
 import { installErrorHandlers } from './http-errors.js';
@@ -412,7 +413,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     });
     redisPersistence = durability = persistence;
     (ctx as { durability: Persistence | undefined }).durability = persistence;
-    (ctx as { redis: ServerContext['redis'] }).redis = { ids: onRedis.ids, persistence, webhooks, blocklist: sharedBlocklist };
+    (ctx as { redis: ServerContext['redis'] }).redis = { ids: onRedis.ids, persistence, webhooks, blocklist: sharedBlocklist, phones: new SharedPhones(options.redis!.client, onRedis.prefix, onRedis.queue.consumer) };
   }
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
   (ctx as { reports: ReportService }).reports = new ReportService(

@@ -16,6 +16,7 @@ import type { Persistence } from './persistence.js';
 import type { ContactIdBlocks } from './redis/contact-ids.js';
 import type { RedisPersistence } from './redis/redis-persistence.js';
 import type { SharedBlocklist } from './redis/shared-blocklist.js';
+import type { SharedPhones } from './redis/shared-phones.js';
 import type { SharedWebhooks } from './redis/shared-webhooks.js';
 import type { ReportService } from './report-service.js';
 import type { SmsWorker } from './sms-worker.js';
@@ -45,7 +46,7 @@ export interface ServerContext {
   /** The durable server's group commit (embedded database or Redis); undefined when state is kept in memory only. */
   readonly durability: Persistence | undefined;
   /** The server on Redis: the shared contact ids and queue; undefined for one process. */
-  readonly redis: { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks; readonly blocklist: SharedBlocklist } | undefined;
+  readonly redis: { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks; readonly blocklist: SharedBlocklist; readonly phones: SharedPhones } | undefined;
   /** Next contact id (HSM `id`), advanced by each send request (one process; on Redis, `redis.ids`). */
   nextContactId: number;
   /** Set when the server is shutting down: intake answers 503. */

@@ -8,7 +8,7 @@ import type { Problem } from '../core/problems.js';
 import { toSubmission } from '../contract/mapping.js';
 import type { ParseResult } from '../contract/check.js';
 import { type ParsedSendRequest, type SendRequestOptions, parseSendRequest } from '../contract/parse-send-request.js';
-import type { Rejection } from '../contract/rejection.js';
+import type { PhoneSet, Rejection } from '../contract/rejection.js';
 import { errorResponse, sendResponse, type HttpAnswer } from '../contract/responses.js';
 import type { Admission } from '../events/campaign-counts.js';
 import type { ServerContext } from './context.js';
@@ -69,6 +69,7 @@ export function sendRequestOptions(ctx: ServerContext, companyId: number): SendR
  * Takes a send request. `preparsed` is the body already parsed with {@link sendRequestOptions}
  * (a large body is parsed in slices before: intake-parse.ts); without it the body is parsed here.
  * Everything from the intake bound on runs in one piece, so what the bound saw is what is queued.
+ * `taken`: the campaign's phones other requests hold (on Redis, reserved by the route before).
  */
 export function intakeSend(
   ctx: ServerContext,
@@ -76,13 +77,14 @@ export function intakeSend(
   body: unknown,
   requestId: string,
   preparsed?: ParseResult<ParsedSendRequest, Problem>,
+  taken?: PhoneSet,
 ): IntakeAnswer {
   if (ctx.closing) return { answer: errorResponse('unavailable', [], 'The server is shutting down; send again to another instance or later.') };
   const { engine } = ctx;
   const parsed = preparsed ?? parseSendRequest(body, sendRequestOptions(ctx, companyId));
   if (!parsed.ok) return { answer: errorResponse('invalid_body', explainBusiness(ctx, companyId, body, parsed.problems)) };
   const campaignId = parsed.value.request.campaign_id;
-  const screened = screenContacts(parsed.value, ctx.blocklist.view(companyId), ctx.campaignPhones.known(companyId, campaignId));
+  const screened = screenContacts(parsed.value, ctx.blocklist.view(companyId), taken ?? ctx.campaignPhones.known(companyId, campaignId));
   const { request, accepted, rejected } = screened;
 
   // The intake bound: contacts waiting in the engine, and webhook events waiting in the outbox.
@@ -116,7 +118,8 @@ export function intakeSend(
     if (ctx.redis) ctx.redis.persistence.stageChunks(chunksOf(submission, requestId, companyId));
     else engine.submit(submission);
   }
-  ctx.campaignPhones.remember(companyId, campaignId, submission.contacts.map((c) => c.phone));
+  // On Redis the campaign's phones are the fleet's, reserved before (the route's reserve).
+  if (!ctx.redis) ctx.campaignPhones.remember(companyId, campaignId, submission.contacts.map((c) => c.phone));
 
   // Statistics: the request's ids as ranges of accepted contacts, the rejections apart.
   ctx.notifier.admit(

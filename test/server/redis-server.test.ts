@@ -96,6 +96,21 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
     expect(a.channel.sends.length + b.channel.sends.length).toBe(1200 + 600);
   });
 
+  it('a phone goes once per campaign, whichever instances the requests went to', async () => {
+    const first = await api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 11, contacts: contacts(3, 5000) } });
+    expect(first.json).toMatchObject({ accepted: 3, rejected: 0 });
+    const again = await api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 11, contacts: contacts(4, 5001) } });
+    expect(again.json).toMatchObject({ accepted: 2, rejected: 2, rejections: [{ index: 0, reason: 'duplicated' }, { index: 1, reason: 'duplicated' }] });
+    // Two requests with the same phones at once, to both instances: each phone is taken once.
+    const [x, y] = await Promise.all([
+      api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 12, contacts: contacts(200, 5100) } }),
+      api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 12, contacts: contacts(200, 5100) } }),
+    ]);
+    expect(x.json.accepted + y.json.accepted).toBe(200);
+    // Another campaign takes the same phones.
+    expect((await api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 13, contacts: contacts(3, 5000) } })).json).toMatchObject({ accepted: 3 });
+  });
+
   it('a phone blocked on one instance is refused by every instance, and unblocked likewise', async () => {
     const phone = contacts(1, 4000)[0]!.phone_number;
     const listed = async (url: string) => ((await api(url, '/operator/blocklist/')).json.phones as { phone: string }[]).some((e) => e.phone === phone);
@@ -146,7 +161,8 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
       const refused = await post(100, 6000);
       expect(refused.status).toBe(429);
       expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
-      expect((await post(50, 7000)).status).toBe(202);
+      // The refused request gave its phones back: half of them are taken now, none as duplicated.
+      expect((await post(50, 6000)).json).toMatchObject({ accepted: 50, rejected: 0 });
     } finally {
       await c.server.close();
     }

@@ -35,6 +35,8 @@ import { CAMPAIGN_LUA } from '../../redis/scripts/campaign.js';
  *       then statistics count r, how long a finished campaign keeps its contacts' states (ms), the
  *       step's time (ms, a new campaign's creation), and r reports of six: company, campaign,
  *       contact (or a range's name), op, a3, a4 (CAMPAIGN_LUA's `campaign_report`, contacts known),
+ *       then the count of requests whose chunks the step writes, how long their commit marks
+ *       `<p>req:<request>` are kept (ms), and their ids (shared-phones.ts),
  *       then the events' JSON.
  * `<p>st:c<company>:{camp:<id>}:…` are the campaign statistics of shared-statistics.ts.
  * `<p>backlog` counts the contacts of the chunks not done (the intake bound of every instance).
@@ -154,6 +156,13 @@ for j = 1, r do
   at = at + 6
 end
 for _, acc in pairs(accs) do campaign_finish(acc, retain) end
+local committed = tonumber(ARGV[at])
+local markTtl = ARGV[at + 1]
+at = at + 2
+for j = 1, committed do
+  redis.call('SET', statsRoot:sub(1, -4) .. 'req:' .. ARGV[at], '1', 'PX', markTtl)
+  at = at + 1
+end
 if at <= #ARGV and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('XGROUP', 'CREATE', KEYS[2], ARGV[2], '0', 'MKSTREAM')
 end

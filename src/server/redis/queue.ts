@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type { Submission, SubmissionContact } from '../../core/submission.js';
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
 import { RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
+import { COMMIT_TTL_MS } from './shared-phones.js';
 import { RETAIN_CONTACTS_MS } from './shared-statistics.js';
 
 const STEP = script(STEP_SCRIPT);
@@ -280,9 +281,27 @@ export class ContactQueue {
     const reports = step.statistics?.reports ?? [];
     if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length === 0) return { ids: [], lost: [] };
     const args = [GROUP, OUTBOX_GROUP, this.#consumer, step.id ?? randomUUID(), chunks.length / 3, ...chunks, touched.size, ...progress, delivered.length, ...delivered, sms.length, ...sms, answered.length, ...answered];
-    args.push(reports.length / 6, RETAIN_CONTACTS_MS, step.statistics?.at ?? 0, ...reports, ...events);
+    // The requests whose chunks this step writes: committed (shared-phones.ts).
+    const requests = [...new Set((step.chunks ?? []).map((c) => c.requestId))];
+    args.push(reports.length / 6, RETAIN_CONTACTS_MS, step.statistics?.at ?? 0, ...reports, requests.length, COMMIT_TTL_MS, ...requests, ...events);
     const [ids, lost] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[]];
     return { ids, lost };
+  }
+
+  /** This instance's consumer name. */
+  get consumer(): string {
+    return this.#consumer;
+  }
+
+  /**
+   * This instance's heartbeat `<p>alive:<consumer>`, renewed every renewal period for a lease
+   * (a phone reservation of a dead instance is taken over once it lapses: shared-phones.ts);
+   * `stop` deletes it (an orderly shutdown).
+   */
+  async heartbeat(stop = false): Promise<void> {
+    const key = `${this.#prefix}alive:${this.#consumer}`;
+    if (stop) await this.#client.call('DEL', key);
+    else await this.#client.call('SET', key, '1', 'PX', this.leaseMs);
   }
 
   /** Claims up to `count` webhook events (or SMS) not claimed by anyone yet. */

@@ -274,6 +274,7 @@ export class RedisPersistence implements Persistence {
       const periodic = now - this.#lastRenew >= queue.leaseMs / 3;
       if (periodic) {
         this.#lastRenew = now;
+        await queue.heartbeat();
         await shared.renew();
         await this.#deps.periodic?.();
         this.#backlog = await queue.backlog();
@@ -331,6 +332,7 @@ export class RedisPersistence implements Persistence {
   async release(): Promise<void> {
     try {
       await this.#deps.shared.renew(true);
+      await this.#deps.queue.heartbeat(true);
       for (const kind of ['events', 'sms'] as const) await this.#deps.queue.renewWork(kind, [...this.#held[kind].values()], true);
     } catch {
       // The lease does it.
