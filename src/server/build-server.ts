@@ -446,7 +446,19 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     restore?.reports ?? (stored?.get('reports') as ConstructorParameters<typeof ReportService>[1]),
   );
   if (settings.metrics) {
-    metrics = createMetrics(engine, { outboxSize: () => outbox.size, smsQueued: () => sms.queued }, options.processMetrics ?? true);
+    const persistence = redisPersistence;
+    const redisSource =
+      onRedis && persistence
+        ? {
+            redis: {
+              ...(options.redis?.syncState ? { syncState: options.redis.syncState } : {}),
+              stepFailures: () => persistence.failures,
+              backlog: () => persistence.backlog,
+              heldContacts: () => onRedis.shared.open,
+            },
+          }
+        : {};
+    metrics = createMetrics(engine, { outboxSize: () => outbox.size, smsQueued: () => sms.queued, ...redisSource }, options.processMetrics ?? true);
     (ctx as { metrics: typeof metrics }).metrics = metrics;
   }
 

@@ -36,7 +36,21 @@ export interface ServerMetrics {
   readonly requestDuration: Histogram<'method' | 'route' | 'status'>;
 }
 
-export function createMetrics(engine: Engine, extra: { outboxSize: () => number; smsQueued: () => number }, defaults: boolean): ServerMetrics {
+/** What /metrics shows of the server on Redis. */
+export interface RedisMetricsSource {
+  /** The status sync's state, when known. */
+  readonly syncState?: () => string;
+  /** Steps that failed in a row (0 while Redis answers). */
+  readonly stepFailures: () => number;
+  /** The fleet's backlog as last read (contacts accepted, not done). */
+  readonly backlog: () => number;
+  /** Contacts this instance holds (claimed, not final). */
+  readonly heldContacts: () => number;
+}
+
+const SYNC_STATES = ['idle', 'connecting', 'ready', 'lost', 'stopped'];
+
+export function createMetrics(engine: Engine, extra: { outboxSize: () => number; smsQueued: () => number; redis?: RedisMetricsSource }, defaults: boolean): ServerMetrics {
   const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
   const registry = new Registry();
   // prom-client's names already start with their family (`process_cpu_seconds_total`,
@@ -93,5 +107,48 @@ export function createMetrics(engine: Engine, extra: { outboxSize: () => number;
       this.set({ queue: 'webhooks' }, extra.outboxSize());
     },
   });
+  const redis = extra.redis;
+  if (redis) redisGauges(Gauge, registers, redis);
   return metrics;
+}
+
+/** The server on Redis: the status sync's state, failing steps, the fleet's backlog, what this instance holds. */
+function redisGauges(Gauge: typeof PromClient.Gauge, registers: Registry[], redis: RedisMetricsSource): void {
+  const syncState = redis.syncState;
+  if (syncState) {
+    new Gauge({
+      name: 'sendpool_redis_sync_state',
+      help: "The numbers' status sync with Redis: 1 for its current state (idle, connecting, ready, lost, stopped), 0 for the others.",
+      labelNames: ['state'],
+      registers,
+      collect() {
+        const now = syncState();
+        for (const s of SYNC_STATES) this.set({ state: s }, s === now ? 1 : 0);
+      },
+    });
+  }
+  new Gauge({
+    name: 'sendpool_redis_step_failures',
+    help: 'Writes to Redis that failed in a row (0 while Redis answers; intake and sending wait while it is not).',
+    registers,
+    collect() {
+      this.set(redis.stepFailures());
+    },
+  });
+  new Gauge({
+    name: 'sendpool_redis_backlog',
+    help: "Contacts accepted by every instance and not done, as this instance last read it (the intake bound's measure).",
+    registers,
+    collect() {
+      this.set(redis.backlog());
+    },
+  });
+  new Gauge({
+    name: 'sendpool_redis_held_contacts',
+    help: 'Contacts this instance holds from the shared queue (claimed, not final).',
+    registers,
+    collect() {
+      this.set(redis.heldContacts());
+    },
+  });
 }

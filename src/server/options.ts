@@ -205,4 +205,10 @@ export interface RedisServerOptions {
    * @default 2_000
    */
   readonly prefetchContacts?: number;
+  /**
+   * The state of the numbers' status sync (`FleetSync.state`: idle, connecting, ready, lost,
+   * stopped), shown in /metrics as `sendpool_redis_sync_state`. `runServer` gives its FleetSync's.
+   * @default none: the gauge is not exported
+   */
+  readonly syncState?: () => string;
 }

@@ -41,6 +41,9 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
     expect(one.json.webhook_secret).toMatch(/^whsec_/);
     expect(two.json.webhook_secret).toBe(one.json.webhook_secret);
     secret = one.json.webhook_secret;
+    // /metrics shows the instance's side of Redis: steps failing in a row, the fleet's backlog, what it holds.
+    const metrics = (await api(a.url, '/metrics', { key: null })).text;
+    for (const line of ['sendpool_redis_step_failures 0', 'sendpool_redis_backlog ', 'sendpool_redis_held_contacts ']) expect(metrics).toContain(line);
   });
 
   it('sends what either accepted from both, each contact once, with its notifications', async () => {

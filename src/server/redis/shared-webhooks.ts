@@ -55,10 +55,11 @@ export class SharedWebhooks {
   /**
    * Makes sure the companies' configurations and secrets are Redis's before this instance notifies
    * or signs for them: a secret none has yet is created (this instance's candidate, unless another
-   * wrote one first).
+   * wrote one first). `fresh`: read them again even if loaded (a client reading or changing its
+   * configuration sees the fleet's latest, not this instance's copy of up to `refreshMs` ago).
    */
-  async ensure(companyIds: Iterable<number>): Promise<void> {
-    const missing = [...new Set(companyIds)].filter((c) => !this.#known.has(c));
+  async ensure(companyIds: Iterable<number>, fresh = false): Promise<void> {
+    const missing = [...new Set(companyIds)].filter((c) => fresh || !this.#known.has(c));
     if (missing.length === 0) return;
     await Promise.all(
       missing.map(async (companyId) => {

@@ -13,15 +13,16 @@ import { written } from './written.js';
 
 export function configRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.get('/messenger/config/', { schema: { response: { 200: WebhookConfigSchema } } }, async (request) => {
-    await ctx.redis?.webhooks.ensure([request.companyId]);
+    await ctx.redis?.webhooks.ensure([request.companyId], true);
     return ctx.notifier.config(request.companyId);
   });
 
   app.post('/messenger/config/', { schema: { body: ConfigUpdateSchema, response: { 200: WebhookConfigSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
     const parsed = parseConfig(request.body, { urlPolicy: ctx.urlPolicy });
     if (!parsed.ok) return answer(reply, errorResponse('invalid_body', parsed.problems));
-    // On Redis the configuration is every instance's: changed from the shared one, written there.
-    await ctx.redis?.webhooks.ensure([request.companyId]);
+    // On Redis the configuration is every instance's: changed from the shared one as it is now
+    // (another instance may have changed it since this one last read it), written there.
+    await ctx.redis?.webhooks.ensure([request.companyId], true);
     const next = mergeConfig(ctx.notifier.config(request.companyId), parsed.value);
     ctx.notifier.setConfig(request.companyId, next);
     if (ctx.redis) {
