@@ -49,11 +49,20 @@ function fleet(kind: 'ample' | 'realistic') {
 async function child(): Promise<void> {
   const cfg = JSON.parse(process.env['BENCH_CHILD']!) as { fleetFile: string; url: string; name: string };
   const { runServer } = (await import(join(ROOT, 'dist/server.js'))) as typeof import('../src/server/index.js');
+  // Round trips: every command this instance's client sends (a script is one; what it runs inside
+  // Redis is not a round trip). Counted where the client sends them.
+  const { Redis } = await import('ioredis');
+  let roundTrips = 0;
+  const send = Redis.prototype.sendCommand;
+  Redis.prototype.sendCommand = function (this: InstanceType<typeof Redis>, ...args: Parameters<typeof send>) {
+    roundTrips++;
+    return send.apply(this, args);
+  };
   let sent = 0;
   const running = await runServer({
     fleetFile: cfg.fleetFile,
     port: 0,
-    redis: { url: cfg.url, consumer: cfg.name },
+    redis: { url: cfg.url, consumer: cfg.name, ...(process.env['BENCH_PREFETCH'] ? { prefetchContacts: Number(process.env['BENCH_PREFETCH']) } : {}) },
     apiKeys: [{ key: KEY, companyId: 1 }],
     channel: {
       async send() {
@@ -68,9 +77,19 @@ async function child(): Promise<void> {
     logger: false,
     handleSignals: false,
     metrics: false,
+    ...(process.env['BENCH_TRACKED'] ? { maxTrackedMessages: Number(process.env['BENCH_TRACKED']), maxReportMessages: Number(process.env['BENCH_TRACKED']) } : {}),
   });
   process.send!({ op: 'ready', url: running.address });
-  const timer = setInterval(() => process.send!({ op: 'sent', sent }), 250);
+  const timer = setInterval(() => process.send!({ op: 'sent', sent, roundTrips }), 250);
+  if (process.env['BENCH_TRACE']) {
+    // Where a drain waits: the engine's queue and in-flight, the dispatch worker's state.
+    let last = 0;
+    setInterval(() => {
+      const s = running.server.sendpool.engine.stats();
+      process.stderr.write(`${cfg.name}: sent ${sent - last}/s queued ${s.queued} inFlight ${s.inFlight} waitingRetry ${s.waitingRetry}\n`);
+      last = sent;
+    }, 1000).unref();
+  }
   process.on('message', (m: { op: string }) => {
     if (m.op !== 'exit') return;
     clearInterval(timer);
@@ -94,6 +113,7 @@ interface Instance {
   readonly child: ChildProcess;
   readonly url: string;
   sent: number;
+  roundTrips: number;
 }
 
 async function startInstance(cfg: object): Promise<Instance> {
@@ -102,9 +122,11 @@ async function startInstance(cfg: object): Promise<Instance> {
     c.on('message', (m: { op: string; url?: string }) => m.op === 'ready' && resolve(m.url!));
     c.once('exit', (code) => reject(new Error(`instance exited (${code})`)));
   });
-  const instance: Instance = { child: c, url, sent: 0 };
-  c.on('message', (m: { op: string; sent?: number }) => {
-    if (m.op === 'sent') instance.sent = m.sent!;
+  const instance: Instance = { child: c, url, sent: 0, roundTrips: 0 };
+  c.on('message', (m: { op: string; sent?: number; roundTrips?: number }) => {
+    if (m.op !== 'sent') return;
+    instance.sent = m.sent!;
+    instance.roundTrips = m.roundTrips!;
   });
   return instance;
 }
@@ -177,6 +199,8 @@ async function run(port: number, kind: 'ample' | 'realistic', count: number, dir
     drainPerSecond: Math.round((sent - sentDuringIntake.reduce((a, b) => a + b, 0)) / Math.max(0.001, (drainedMs - acceptedMs) / 1000)),
     dispatchedPerInstance: instances.map((i) => Math.round(i.sent / (drainedMs / 1000))),
     commandsPer1000Sends: Math.round((commands / Math.max(1, sent)) * 1000 * 10) / 10,
+    // Intake's round trips are in it too (a request is a few); the sends dominate at these sizes.
+    roundTripsPer1000Sends: Math.round((instances.reduce((a, i) => a + i.roundTrips, 0) / Math.max(1, sent)) * 1000 * 10) / 10,
     contacts: total,
     load: loadavg().map((l) => l.toFixed(1)).join(' '),
   };
