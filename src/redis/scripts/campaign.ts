@@ -15,7 +15,7 @@
  */
 export const CAMPAIGN_LUA = `
 local function campaign_acc()
-  return { delta = {}, changed = false, keys = nil }
+  return { delta = {}, changed = false, keys = nil, live = nil }
 end
 local function has(p, b) return bit.band(p, b) ~= 0 end
 local REJECTIONS = { {1, 'invalidPhone'}, {2, 'duplicated'}, {4, 'blocked'}, {8, 'alreadySent'}, {16, 'doesNotExist'} }
@@ -67,6 +67,7 @@ local function campaign_report(acc, contacts, counts, dirty, live, ranges, conta
     acc.delta.total = (acc.delta.total or 0) + n
     acc.delta.remaining = (acc.delta.remaining or 0) + n
     redis.call('SET', live, 1)
+    acc.live = true
     acc.changed = true
     return 1
   end
@@ -74,7 +75,9 @@ local function campaign_report(acc, contacts, counts, dirty, live, ranges, conta
   if not raw then
     local settled
     if known == '1' then
-      settled = redis.call('EXISTS', live) == 0
+      -- Once per campaign and script: the marker does not change within one.
+      if acc.live == nil then acc.live = redis.call('EXISTS', live) == 1 end
+      settled = not acc.live
     else
       settled = redis.call('EXISTS', contacts) == 0 and (tonumber(redis.call('HGET', counts, 'total')) or 0) + (acc.delta.total or 0) > 0
     end

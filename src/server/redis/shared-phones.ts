@@ -34,10 +34,9 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local mine = ARGV[1] .. '@' .. now .. '@' .. ARGV[5]
 local taken = {}
 for i = 6, #ARGV do
-  local v = redis.call('HGET', KEYS[1], ARGV[i])
-  if not v then
-    redis.call('HSET', KEYS[1], ARGV[i], mine)
-  else
+  -- A new phone (the common case) costs one command.
+  if redis.call('HSETNX', KEYS[1], ARGV[i], mine) == 0 then
+    local v = redis.call('HGET', KEYS[1], ARGV[i])
     local at = string.find(v, '@', 1, true)
     local owner = string.sub(v, 1, at - 1)
     if owner ~= ARGV[1] then
