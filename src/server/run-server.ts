@@ -84,17 +84,22 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   // SMS over SMPP: composed with the template channel (its connection events go to the server's log).
   let logTo: SendpoolServer | undefined;
   const channel = smpp === undefined ? templates : (await smppServerChannel(smpp, templates, () => logTo?.log)).channel;
+  // Declared before the Redis parts: their events may come while they start (Redis down).
+  let server: SendpoolServer | undefined;
   const shared =
     redis === undefined
       ? undefined
-      : await redisFleet(redis.url, redis.prefix ?? 'sendpool:', fleet, () => server?.sendpool.wake(), (level, details, message) => server?.log[level](details, message));
+      : await redisFleet(redis.url, redis.prefix ?? 'sendpool:', fleet, () => server?.sendpool.wake(), (level, details, message) => {
+          if (server) return server.log[level](details, message);
+          // Before the server exists (Redis down at start: it waits here): a log line of the same shape.
+          if (rest.logger !== false) process.stderr.write(`${JSON.stringify({ level: level === 'info' ? 30 : 40, time: Date.now(), ...details, msg: message })}\n`);
+        });
   const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir);
   const stored = storage?.load();
   // The store wins over a snapshot file: a snapshot is imported into an empty store once, never again.
   const saved = snapshotFile === undefined || stored !== undefined ? undefined : readSnapshotFile(snapshotFile);
   const snapshot = stored !== undefined ? snapshotFromRows(stored.rows, Date.now()) : saved?.engine;
   const engine = shared?.engine ?? createEngine(fleet, { ...(snapshot !== undefined ? { snapshot } : {}), ...(storage ? { trackChanges: true } : {}) });
-  let server: SendpoolServer | undefined;
   const build = () => buildServer({
     ...rest,
     ...(channel === undefined ? {} : { channel }),

@@ -1,0 +1,18 @@
+/**
+ * Child process of the Redis-down-at-start test: `runServer({ redis })` against a Redis that is not
+ * there yet, logging at info to stderr; writes its address to `<dir>/address` once listening.
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runServer } from '../../src/server/index.js';
+
+const cfg = JSON.parse(process.env['SENDPOOL_START_CHILD']!) as { fleetFile: string; redisUrl: string; dir: string };
+const running = await runServer({
+  fleetFile: cfg.fleetFile,
+  port: 0,
+  redis: { url: cfg.redisUrl, prefix: 'start:' },
+  apiKeys: [{ key: 'redis-start-key-0123456789abcdef', companyId: 1 }],
+  handleSignals: false,
+  logger: { level: 'info' },
+});
+writeFileSync(join(cfg.dir, 'address'), running.address);

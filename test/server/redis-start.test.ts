@@ -1,0 +1,58 @@
+/**
+ * Redis down when the server on Redis starts: the process waits (it does not exit), says so in its
+ * log while it waits, and serves once Redis is there, with the status sync's state in /metrics.
+ */
+import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REDIS_URL, SKIP_REASON } from '../redis/helpers.js';
+import { waitFor } from './helpers.js';
+import { freePort, kill } from './send-log.js';
+
+const fleet = {
+  businesses: [{ id: 1, name: 'Acme', companyId: 1, numbers: [{ phone: '5511990000001', status: 'active', throughputPerHour: 1000, messagingLimit24h: 1000 }], templateTypes: [{ id: 10, name: 'billing', templateIds: [100] }] }],
+  templates: [{ id: 100, name: 'bill', text: 'Hi {{1}}', businessIds: [1], status: 'active' }],
+};
+
+function redisUp(port: number): boolean {
+  try {
+    return execFileSync('redis-cli', ['-p', String(port), 'ping'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() === 'PONG';
+  } catch {
+    return false;
+  }
+}
+
+describe.skipIf(REDIS_URL === undefined)('the server on Redis, Redis down at start', () => {
+  it('waits, logging the sync state, and serves once Redis is up', { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sendpool-start-'));
+    const port = await freePort();
+    writeFileSync(join(dir, 'fleet.json'), JSON.stringify(fleet));
+    let stderr = '';
+    let redis: ChildProcess | undefined;
+    const child = fork(join(import.meta.dirname, 'redis-start-child.ts'), [], {
+      execArgv: ['--import', 'tsx'],
+      env: { ...process.env, SENDPOOL_START_CHILD: JSON.stringify({ fleetFile: join(dir, 'fleet.json'), redisUrl: `redis://127.0.0.1:${port}`, dir }) },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    try {
+      // It says what it waits for, and does not exit or listen meanwhile.
+      await waitFor(() => stderr.includes('"state":"connecting"') && stderr.includes('ECONNREFUSED'), 'the wait in the log');
+      expect(child.exitCode).toBeNull();
+      expect(existsSync(join(dir, 'address'))).toBe(false);
+      redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      await waitFor(() => redisUp(port), 'redis-server up');
+      await waitFor(() => existsSync(join(dir, 'address')) && readFileSync(join(dir, 'address'), 'utf8').length > 0, 'the server listening');
+      const address = readFileSync(join(dir, 'address'), 'utf8');
+      await waitFor(async () => (await (await fetch(`${address}/metrics`)).text()).includes('sendpool_redis_sync_state{state="ready"} 1'), 'the sync ready in /metrics');
+    } finally {
+      await kill(child);
+      if (redis) await kill(redis);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+if (REDIS_URL === undefined) describe('the server on Redis, Redis down at start', () => it.skip(SKIP_REASON, () => {}));
