@@ -103,6 +103,13 @@ export interface RedisStoreOptions {
    */
   readonly minRetryMs?: number;
   /**
+   * How old (clock ms) Redis's "tokens left" may be when `available` reads it for `output`; older,
+   * the number is asked again (a peek when nothing is wanted), so each instance's output follows
+   * what every instance sent.
+   * @default 1_000
+   */
+  readonly viewMaxAgeMs?: number;
+  /**
    * What `availableAt` answers (from now, clock ms) while a lease for the number is on its way.
    * `onCapacity` wakes the engine sooner.
    * @default 20
@@ -252,6 +259,7 @@ export class RedisStore implements Store {
   readonly #ttl: number;
   readonly #ttlSecond: number;
   readonly #horizon: number;
+  readonly #viewMaxAge: number;
   readonly #minLease: number;
   readonly #maxLease: number;
   readonly #instances: () => number;
@@ -303,6 +311,7 @@ export class RedisStore implements Store {
     this.#ttl = positive('new RedisStore(options.leaseTtlMs)', options.leaseTtlMs ?? 10_000);
     this.#ttlSecond = positive('new RedisStore(options.leaseTtlPerSecondMs)', options.leaseTtlPerSecondMs ?? 250);
     this.#horizon = positive('new RedisStore(options.leaseHorizonMs)', options.leaseHorizonMs ?? 1_000);
+    this.#viewMaxAge = positive('new RedisStore(options.viewMaxAgeMs)', options.viewMaxAgeMs ?? 1_000);
     this.#minLease = positive('new RedisStore(options.minLease)', options.minLease ?? 1);
     this.#maxLease = positive('new RedisStore(options.maxLease)', options.maxLease ?? 100_000);
     this.#instances = options.instances ?? (() => 1);
@@ -391,7 +400,9 @@ export class RedisStore implements Store {
   available(handle: number, now: number): number {
     const st = this.#states[handle]!;
     if (now >= st.nextExpiry) this.#expire(st, now);
-    if (!st.answered) this.#enqueue(st, now);
+    // Redis's "left" moves with every instance's sends: asked again once it is older than the view's
+    // bound, so every instance's output follows the fleet's (a peek, nothing charged).
+    if (!st.answered || now - st.aliveAt >= this.#viewMaxAge) this.#enqueue(st, now);
     return st.bal + st.left;
   }
 

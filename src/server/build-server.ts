@@ -349,6 +349,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     reportTokenKey,
     durability: undefined,
     redis: undefined,
+    refreshOutput: options.redis?.refreshOutput,
     nextContactId: restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1),
     closing: false,
   };

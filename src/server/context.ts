@@ -46,6 +46,8 @@ export interface ServerContext {
   /** The durable server's group commit (embedded database or Redis); undefined when state is kept in memory only. */
   readonly durability: Persistence | undefined;
   /** The server on Redis: the shared contact ids and queue; undefined for one process. */
+  /** On Redis: resolves once the store's view of the numbers is fresh (before output is read). */
+  readonly refreshOutput: (() => Promise<void>) | undefined;
   readonly redis: { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks; readonly blocklist: SharedBlocklist; readonly phones: SharedPhones } | undefined;
   /** Next contact id (HSM `id`), advanced by each send request (one process; on Redis, `redis.ids`). */
   nextContactId: number;

@@ -211,4 +211,11 @@ export interface RedisServerOptions {
    * @default none: the gauge is not exported
    */
   readonly syncState?: () => string;
+  /**
+   * Resolves once the store's view of the numbers is fresh (`RedisStore.settle`): GET
+   * /messenger/businesses/ reads output after it, so every instance answers the fleet's output.
+   * `runServer` gives its RedisStore's.
+   * @default none: output as this instance last knew it
+   */
+  readonly refreshOutput?: () => Promise<void>;
 }

@@ -108,7 +108,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     ...(saved ? { restore: saved.server } : {}),
     ...(snapshotFile === undefined ? {} : { snapshotFile }),
     ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
-    ...(shared && redis ? { redis: { ...redis, client: shared.client, syncState: () => shared.sync.state }, ...(rest.reportTokenKey === undefined ? { reportTokenKey: shared.reportTokenKey } : {}) } : {}),
+    ...(shared && redis ? { redis: { ...redis, client: shared.client, syncState: () => shared.sync.state, refreshOutput: () => shared.store.settle() }, ...(rest.reportTokenKey === undefined ? { reportTokenKey: shared.reportTokenKey } : {}) } : {}),
   });
   try {
     server = build();

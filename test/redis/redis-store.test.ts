@@ -65,6 +65,29 @@ describeTargets('RedisStore', (target) => {
     expect(other[4]).toBe(first[4]! - 5);
   });
 
+  it("an instance's view of a number follows what the others sent (asked again once older than viewMaxAgeMs)", async () => {
+    const clock = new ManualClock(0);
+    const p = `${prefix}view:`;
+    const limits = { perHour: 100, per24h: 1000 };
+    const [a, b] = ['a', 'b'].map((id) => new RedisStore({ client, prefix: p, clock, timeSource: 'clock', instanceId: id, instances: () => 2, viewMaxAgeMs: 1_000 }));
+    const ha = a!.open('5511900000009', limits, 0);
+    const hb = b!.open('5511900000009', limits, 0);
+    b!.available(hb, 0);
+    await b!.settle();
+    expect(b!.available(hb, 0)).toBe(100);
+    // A leases and spends 30; B's view is refreshed once it is older than a second.
+    a!.reserve(ha, 30, 0);
+    await a!.settle();
+    expect(a!.reserve(ha, 30, 0)).toBe(30);
+    await a!.settle();
+    clock.advance(1_000);
+    b!.available(hb, clock.now());
+    await b!.settle();
+    // Redis's "left" no longer has A's lease: B sees at most what A did not take.
+    expect(b!.available(hb, clock.now())).toBeLessThanOrEqual(70);
+    await Promise.all([a!.close(), b!.close()]);
+  });
+
   it('falls back to EVAL after SCRIPT FLUSH (NOSCRIPT)', async () => {
     for (const node of masters(client)) await node.script('FLUSH');
     const clock = new ManualClock(0);

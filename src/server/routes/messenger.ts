@@ -12,6 +12,13 @@ import { parseSendInSlices } from '../intake-parse.js';
 
 export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.get('/messenger/businesses/', { schema: { response: { 200: BusinessesResponseSchema } } }, async (request) => {
+    // On Redis the numbers' windows are the fleet's: reading output asks Redis again for views older
+    // than a second; wait for those answers, then read it.
+    const refresh = ctx.refreshOutput;
+    if (refresh) {
+      ctx.engine.businesses();
+      await refresh();
+    }
     // Only the key's company's businesses; output is computed at this moment.
     return ctx.engine.businesses().filter((b) => ctx.tenants.owns(request.companyId, b.id));
   });
