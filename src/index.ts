@@ -55,7 +55,7 @@ export {
 // Ports
 export { ManualClock, type Clock } from './core/clock.js';
 export { SystemClock, systemClock } from './runtime/system-clock.js';
-export type { NumberLimits, Store, StoreSnapshot } from './core/limits/store.js';
+export type { NumberLimits, NumberWindows, Store, StoreSnapshot, WindowUsage } from './core/limits/store.js';
 export {
   MemoryStore,
   type MemoryStoreNumberState,

@@ -53,7 +53,7 @@ import { FleetTables } from './fleet-tables.js';
 import { businessesView, numbersView, poolOutput, ratesOf, shortfallOf, templateTypeView, templatesView } from './fleet-views.js';
 import { type Fleet, validateFleet } from './fleet-validate.js';
 import { MemoryStore } from './limits/memory-store.js';
-import type { Store, StoreSnapshot } from './limits/store.js';
+import type { NumberWindows, Store, StoreSnapshot } from './limits/store.js';
 import { limitsOf, validateNumberLimits } from './number-limits.js';
 import type { Pool, TemplateView } from './pool.js';
 import { describeValue } from './problems.js';
@@ -190,6 +190,17 @@ export class Engine {
   /** Every number with its status, limits and what it may send now. */
   numbers(): NumberView[] {
     return numbersView(this.#t, this.#store, this.#tick());
+  }
+
+  /**
+   * How full each window of a number is now (for inspection: the engine never decides by it), or
+   * undefined when the store cannot tell (`Store.windows` is optional).
+   * @throws {NotFoundError} for an unknown phone
+   */
+  numberWindows(phone: string): NumberWindows | undefined {
+    const slot = this.#slot(phone);
+    const now = this.#tick();
+    return this.#store.windows?.(this.#t.handle[slot]!, now);
   }
 
   /** Every template with its status. */

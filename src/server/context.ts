@@ -57,7 +57,9 @@ export interface ServerContext {
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** Company of the API key of the request (0 before authentication). */
+    /** Company of the API key of the request (0 before authentication, and for an operator key). */
     companyId: number;
+    /** The request carries an operator key: it sees every company's numbers, templates and queues. */
+    operator: boolean;
   }
 }

@@ -10,17 +10,34 @@ import { readFileSync } from 'node:fs';
 import { constantTimeEqual } from '../contract/api-key.js';
 import type { Engine } from '../core/engine.js';
 
-/** One API key and the company it acts for. */
-export interface ApiKeyEntry {
+/** One API key: a company's ({@link CompanyApiKey}) or an operator's ({@link OperatorApiKey}). */
+export type ApiKeyEntry = CompanyApiKey | OperatorApiKey;
+
+/** A key that acts for one company: it sees and changes only that company's businesses. */
+export interface CompanyApiKey {
   /** The secret sent in `x-api-key-id`. At least 16 characters. */
   readonly key: string;
   /** The company the key acts for (a positive integer). */
   readonly companyId: number;
   /** A name for logs and audits (the key itself is never logged). */
   readonly label?: string;
+  readonly operator?: false;
 }
 
-/** Environment variable read by {@link loadApiKeys}: `company:key` pairs separated by commas. */
+/**
+ * A key of the platform's operators: it reads and steers every company's numbers, templates and
+ * queues (GET and POST under /operator/numbers/, /operator/templates/, /operator/queues/) and the
+ * dashboard's data, and is refused everywhere else (it sends nothing and holds no configuration).
+ */
+export interface OperatorApiKey {
+  /** The secret sent in `x-api-key-id`. At least 16 characters. */
+  readonly key: string;
+  readonly operator: true;
+  /** A name for logs and audits (the key itself is never logged). */
+  readonly label?: string;
+}
+
+/** Environment variable read by {@link loadApiKeys}: `company:key` pairs (`operator:key` for an operator key) separated by commas. */
 export const API_KEYS_ENV = 'SENDPOOL_API_KEYS';
 
 /** Shortest accepted key: a guessable key is no key. */
@@ -58,18 +75,21 @@ export function checkApiKeys(entries: unknown, where = 'keys'): ApiKeyEntry[] {
       problems.push(`${at}: expected an object`);
       return;
     }
-    const { key, companyId, label } = e as Record<string, unknown>;
+    const { key, companyId, label, operator } = e as Record<string, unknown>;
     if (typeof key !== 'string' || key.length < MIN_KEY_LENGTH || key.length > 512 || /[\s,]/.test(key)) {
       problems.push(`${at}.key: expected a string of ${MIN_KEY_LENGTH} to 512 characters without spaces or commas`);
     } else if (seen.has(key)) problems.push(`${at}.key: the same key is listed twice`);
     else seen.add(key);
-    if (typeof companyId !== 'number' || !Number.isSafeInteger(companyId) || companyId < 1) {
+    if (operator !== undefined && typeof operator !== 'boolean') problems.push(`${at}.operator: expected true or false, got ${JSON.stringify(operator)}`);
+    const isOperator = operator === true;
+    if (isOperator && companyId !== undefined) problems.push(`${at}.companyId: an operator key acts for every company: leave companyId out, got ${JSON.stringify(companyId)}`);
+    else if (!isOperator && (typeof companyId !== 'number' || !Number.isSafeInteger(companyId) || companyId < 1)) {
       problems.push(`${at}.companyId: expected a positive integer, got ${JSON.stringify(companyId)}`);
     }
     if (label !== undefined && typeof label !== 'string') problems.push(`${at}.label: expected a string`);
-    if (typeof key === 'string' && typeof companyId === 'number') {
-      out.push({ key, companyId, ...(typeof label === 'string' ? { label } : {}) });
-    }
+    const named = typeof label === 'string' ? { label } : {};
+    if (typeof key === 'string' && isOperator) out.push({ key, operator: true, ...named });
+    else if (typeof key === 'string' && typeof companyId === 'number') out.push({ key, companyId, ...named });
   });
   if (problems.length > 0) throw new ApiKeysError(problems);
   return out;
@@ -96,8 +116,10 @@ export function loadApiKeys(source: { readonly file?: string; readonly env?: Nod
   if (text !== undefined && text.trim() !== '') {
     const raw = text.split(',').map((pair, i) => {
       const colon = pair.indexOf(':');
-      const company = colon < 0 ? Number.NaN : Number(pair.slice(0, colon).trim());
-      return { key: colon < 0 ? pair.trim() : pair.slice(colon + 1).trim(), companyId: company, label: `${API_KEYS_ENV}[${i}]` };
+      const who = colon < 0 ? '' : pair.slice(0, colon).trim();
+      const key = colon < 0 ? pair.trim() : pair.slice(colon + 1).trim();
+      const label = `${API_KEYS_ENV}[${i}]`;
+      return who === 'operator' ? { key, operator: true, label } : { key, companyId: colon < 0 ? Number.NaN : Number(who), label };
     });
     entries.push(...checkApiKeys(raw, API_KEYS_ENV));
   }
@@ -134,6 +156,14 @@ export class Tenants {
     }
   }
 
+  /**
+   * Whether a request's key sees `businessId`: an operator key sees every business, a company's key
+   * those of its company (false for an unknown business).
+   */
+  sees(key: { readonly companyId: number; readonly operator: boolean }, businessId: number): boolean {
+    return key.operator ? this.companyOf(businessId) !== undefined : this.owns(key.companyId, businessId);
+  }
+
   /** Whether `companyId` owns `businessId` (false for an unknown business). */
   owns(companyId: number, businessId: number): boolean {
     return this.companyOf(businessId) === companyId;
@@ -141,6 +171,6 @@ export class Tenants {
 
   /** Every company that has a key (webhook secrets and configurations are per company). */
   companies(): number[] {
-    return [...new Set(this.#keys.map((k) => k.companyId))].sort((a, b) => a - b);
+    return [...new Set(this.#keys.flatMap((k) => (k.operator === true ? [] : [k.companyId])))].sort((a, b) => a - b);
   }
 }

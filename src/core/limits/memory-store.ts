@@ -15,7 +15,7 @@ import { ArgumentError } from '../errors.js';
 import { PhoneIndex } from '../phone-index.js';
 import { describeValue } from '../problems.js';
 import { gcraAvailable, gcraAvailableAt, gcraGiveBack, gcraRescale, gcraTake } from './gcra.js';
-import type { NumberLimits, Store, StoreSnapshot } from './store.js';
+import type { NumberLimits, NumberWindows, Store, StoreSnapshot } from './store.js';
 
 const DAY = 86_400_000;
 
@@ -170,6 +170,17 @@ export class MemoryStore implements Store {
     }
     const d = rec[r + Rec.D_LIMIT]! - this.#daySum(handle, now);
     return d < a ? (d > 0 ? d : 0) : a;
+  }
+
+  windows(handle: number, now: number): NumberWindows {
+    const rec = this.#rec;
+    const r = handle * Rec.STRIDE;
+    const hCap = rec[r + Rec.H_CAP]!;
+    const hour = { used: hCap - gcraAvailable(rec[r + Rec.H_TAT]!, rec[r + Rec.H_REM]!, hCap, Period.HOUR, now), limit: hCap };
+    const day = { used: this.#daySum(handle, now), limit: rec[r + Rec.D_LIMIT]! };
+    const sCap = rec[r + Rec.S_CAP]!;
+    if (sCap === 0) return { hour, day };
+    return { second: { used: sCap - gcraAvailable(rec[r + Rec.S_TAT]!, rec[r + Rec.S_REM]!, sCap, Period.SECOND, now), limit: sCap }, hour, day };
   }
 
   reserve(handle: number, want: number, now: number): number {

@@ -15,6 +15,22 @@ export interface NumberLimits {
   readonly perSecond?: number | undefined;
 }
 
+/** One window of a number: messages counting against it now, and its size. */
+export interface WindowUsage {
+  /** Messages weighing on the window now (a token bucket's debt, rounded up; the 24 h count). */
+  readonly used: number;
+  /** The window's size: the bucket's capacity, or the 24 h limit. */
+  readonly limit: number;
+}
+
+/** Every window of one number, for inspection (dashboards, reports). */
+export interface NumberWindows {
+  /** Present when the number has a per-second window. */
+  readonly second?: WindowUsage;
+  readonly hour: WindowUsage;
+  readonly day: WindowUsage;
+}
+
 /** Limit state of a whole store, as plain JSON. */
 export interface StoreSnapshot {
   readonly kind: string;
@@ -52,6 +68,11 @@ export interface Store {
   release(handle: number, count: number, now: number): void;
   /** Earliest time at which `count` messages become available (`now` if they are), Infinity if never. */
   availableAt(handle: number, count: number, now: number): number;
+  /**
+   * Optional, for inspection only: how full each window of the number is at `now`. A store that
+   * cannot tell cheaply (one that leases from elsewhere) leaves it out.
+   */
+  windows?(handle: number, now: number): NumberWindows;
   /** Optional hint: about this many numbers will be open, so storage is sized once. */
   sizeFor?(numbers: number): void;
   /** The state of every number, as plain JSON. */

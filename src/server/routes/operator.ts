@@ -29,21 +29,23 @@ function pauseEnd(ctx: ServerContext, body: unknown): { ok: true; until?: number
   return problems.length > 0 ? { ok: false, problems } : end === undefined ? { ok: true } : { ok: true, until: end };
 }
 
-export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
-  const ownNumber = (companyId: number, phone: string) => ctx.engine.numbers().find((n) => n.phone === phone && ctx.tenants.owns(companyId, n.businessId));
-  const ownTemplate = (companyId: number, id: number) =>
-    ctx.engine.templates().find((t) => t.id === id && t.businessIds.length > 0 && t.businessIds.every((b) => ctx.tenants.owns(companyId, b)));
+/** Who asks: a company's key, or an operator key (every company). */
+type Asker = { readonly companyId: number; readonly operator: boolean };
 
-  app.get('/operator/numbers/', async (request) => ctx.engine.numbers().filter((n) => ctx.tenants.owns(request.companyId, n.businessId)));
-  app.get('/operator/templates/', async (request) =>
-    ctx.engine.templates().filter((t) => t.businessIds.some((b) => ctx.tenants.owns(request.companyId, b))),
-  );
+export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  const sees = (who: Asker, businessId: number) => ctx.tenants.sees(who, businessId);
+  const ownNumber = (who: Asker, phone: string) => ctx.engine.numbers().find((n) => n.phone === phone && sees(who, n.businessId));
+  const ownTemplate = (who: Asker, id: number) =>
+    ctx.engine.templates().find((t) => t.id === id && t.businessIds.length > 0 && t.businessIds.every((b) => sees(who, b)));
+
+  app.get('/operator/numbers/', async (request) => ctx.engine.numbers().filter((n) => sees(request, n.businessId)));
+  app.get('/operator/templates/', async (request) => ctx.engine.templates().filter((t) => t.businessIds.some((b) => sees(request, b))));
   app.get('/operator/queues/', async (request) => {
     // A contact that failed and waits for its retry time is in no queue until then, so `queued`
     // alone reads 0 while it waits: `waiting_retry` counts it, per pool and in the totals.
     const queues = ctx.engine
       .businesses()
-      .filter((b) => ctx.tenants.owns(request.companyId, b.id))
+      .filter((b) => sees(request, b.id))
       .flatMap((b) =>
         b.template_types.map((t) => {
           const { queued, waitingRetry, ...held } = ctx.engine.queueStatus(b.id, t.id);
@@ -58,35 +60,35 @@ export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
     return { queues, totals };
   });
 
-  const numberAction = async (action: 'pause' | 'disable' | 'resume', phone: string, companyId: number, body: unknown, reply: FastifyReply) => {
-    if (!ownNumber(companyId, phone)) return fail(reply, 'not_found', [], `No number ${phone} in your businesses.`);
+  const numberAction = async (action: 'pause' | 'disable' | 'resume', phone: string, who: Asker, body: unknown, reply: FastifyReply) => {
+    if (!ownNumber(who, phone)) return fail(reply, 'not_found', [], `No number ${phone} in your businesses.`);
     const end = action === 'pause' ? pauseEnd(ctx, body) : { ok: true as const };
     if (!end.ok) return answer(reply, errorResponse('invalid_body', end.problems));
     if (action === 'resume') ctx.engine.setNumberStatus(phone, 'active');
     else ctx.engine.setNumberStatus(phone, 'paused', end.until === undefined ? {} : { until: end.until });
     ctx.dispatch.kick();
-    request_log(reply, `number ${action}`, { phone });
-    return ownNumber(companyId, phone);
+    request_log(reply, `number ${action}`, { phone, operator: who.operator });
+    return ownNumber(who, phone);
   };
-  const templateAction = async (action: 'pause' | 'disable' | 'resume', idText: string, companyId: number, body: unknown, reply: FastifyReply) => {
+  const templateAction = async (action: 'pause' | 'disable' | 'resume', idText: string, who: Asker, body: unknown, reply: FastifyReply) => {
     const id = /^[1-9]\d{0,15}$/.test(idText) ? Number(idText) : Number.NaN;
-    if (!ownTemplate(companyId, id)) return fail(reply, 'not_found', [], `No template ${idText} used only by your businesses.`);
+    if (!ownTemplate(who, id)) return fail(reply, 'not_found', [], `No template ${idText} used only by your businesses.`);
     const end = action === 'pause' ? pauseEnd(ctx, body) : { ok: true as const };
     if (!end.ok) return answer(reply, errorResponse('invalid_body', end.problems));
     if (action === 'resume') ctx.engine.setTemplateStatus(id, 'active');
     else if (action === 'disable') ctx.engine.setTemplateStatus(id, 'disabled');
     else ctx.engine.setTemplateStatus(id, 'paused', end.until === undefined ? {} : { until: end.until });
     ctx.dispatch.kick();
-    request_log(reply, `template ${action}`, { template: id });
-    return ownTemplate(companyId, id);
+    request_log(reply, `template ${action}`, { template: id, operator: who.operator });
+    return ownTemplate(who, id);
   };
 
   for (const action of ['pause', 'disable', 'resume'] as const) {
     app.post<{ Params: { phone: string } }>(`/operator/numbers/:phone/${action}/`, async (request, reply) =>
-      numberAction(action, request.params.phone, request.companyId, request.body, reply),
+      numberAction(action, request.params.phone, request, request.body, reply),
     );
     app.post<{ Params: { id: string } }>(`/operator/templates/:id/${action}/`, async (request, reply) =>
-      templateAction(action, request.params.id, request.companyId, request.body, reply),
+      templateAction(action, request.params.id, request, request.body, reply),
     );
   }
 }
