@@ -1,3 +1,4 @@
+import { cpSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { defineConfig, type Options } from 'tsup';
@@ -53,6 +54,11 @@ export default defineConfig([
     splitting: true,
     treeshake: true,
     ...heapOnly,
+    // The operator dashboard's page, script and style are files, not modules: they ship as they
+    // are, beside the chunks that serve them (src/server/dashboard/assets.ts looks there).
+    onSuccess: async () => {
+      cpSync('src/server/dashboard/assets', 'dist/dashboard', { recursive: true });
+    },
   },
   {
     // The `sendpool` command: ESM only, no declarations.

@@ -175,6 +175,17 @@ export class CampaignStatistics {
     return { ...this.#campaign(campaignId, 'counts').counts };
   }
 
+  /** Ids of the declared campaigns, in the order they were declared. */
+  campaignIds(): number[] {
+    return [...this.#campaigns.keys()];
+  }
+
+  /** A campaign's 6.4 object as it stands at `now` (what a batch taken now would carry for it). */
+  statistics(campaignId: number, now: number): CampaignStatisticsPayload {
+    const c = this.#campaign(campaignId, 'statistics');
+    return campaignStatisticsPayload(c, c.counts, now);
+  }
+
   /** Recount of a campaign from its contacts' states (equal to {@link counts}; for checks). */
   recount(campaignId: number): CampaignCounts {
     return recountEntry(this.#campaign(campaignId, 'recount'));

@@ -108,4 +108,5 @@ export type {
   EnqueueOutcome,
   SettleOutcome,
   OutboxSnapshot,
+  OutboxTargetView,
 } from './outbox.js';

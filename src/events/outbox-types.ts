@@ -131,3 +131,19 @@ export interface OutboxSnapshot {
   /** Outcomes produced but not yet taken by the host. */
   readonly outcomes: readonly DeliveryOutcome[];
 }
+
+/** A receiver (a URL's origin) as the outbox sees it, for inspection ({@link Outbox.targets}). */
+export interface OutboxTargetView {
+  /** Scheme, host and port of the URLs it receives (the URL itself when it does not parse). */
+  readonly origin: string;
+  /** Its events not finished yet (held, pending or in flight). */
+  readonly pending: number;
+  /** Those events per company (the company whose secret signs them). */
+  readonly pendingByCompany: ReadonlyMap<number, number>;
+  /** Failed attempts since its last success; above 0 the target is down and probed. */
+  readonly failures: number;
+  /** The error of its last failed attempt (`HTTP 500`, `ECONNREFUSED`, `timeout`), null if none failed since it was last up. */
+  readonly lastError: string | null;
+  /** While down: when the next probe may go; null while up. */
+  readonly probeAt: number | null;
+}

@@ -41,6 +41,7 @@ import type {
   OutboxEvent,
   OutboxOptions,
   OutboxSnapshot,
+  OutboxTargetView,
   SettleOutcome,
 } from './outbox-types.js';
 
@@ -52,6 +53,7 @@ export type {
   OutboxEvent,
   OutboxOptions,
   OutboxSnapshot,
+  OutboxTargetView,
   SettleOutcome,
   WebhookFamily,
 } from './outbox-types.js';
@@ -244,6 +246,22 @@ export class Outbox {
     const e = this.#entries.get(eventId);
     if (e) return e.state.kind;
     return this.#finished.has(eventId) ? 'finished' : undefined;
+  }
+
+  /**
+   * The receivers that have unfinished events or are down, for inspection (a dashboard): O(targets
+   * + unfinished events), so call it at a human's pace, not per event.
+   */
+  targets(): OutboxTargetView[] {
+    const out: OutboxTargetView[] = [];
+    for (const [origin, t] of this.#targets) {
+      if (t.entries.size === 0 && t.failures === 0) continue;
+      const pendingByCompany = new Map<number, number>();
+      for (const e of t.entries) pendingByCompany.set(e.event.companyId, (pendingByCompany.get(e.event.companyId) ?? 0) + 1);
+      const down = t.failures > 0;
+      out.push({ origin, pending: t.entries.size, pendingByCompany, failures: t.failures, lastError: down ? t.lastError : null, probeAt: down ? t.probeAt : null });
+    }
+    return out;
   }
 
   /** Serialisable state: unfinished events in enqueue order, finished ids, and untaken outcomes. */

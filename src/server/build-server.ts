@@ -39,6 +39,8 @@ import { SharedWebhooks } from './redis/shared-webhooks.js';
 import { installErrorHandlers } from './http-errors.js';
 import { installJsonBodyParser } from './body-parser.js';
 import { installAuth } from './auth.js';
+import { DashboardState } from './dashboard/state.js';
+import { DASHBOARD_OPEN_PATHS, dashboardRoutes } from './dashboard/routes.js';
 import { createMetrics } from './metrics.js';
 import { serveMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { fastifyConnectionOptions } from './connections.js';
@@ -157,6 +159,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   } as FastifyServerOptions);
 
   const tenants = new Tenants(options.apiKeys ?? [], engine, options.defaultCompanyId ?? 1);
+  // What the operator dashboard keeps besides the engine's views (output samples, causes, campaigns' pools).
+  const dashboard = settings.dashboard ? new DashboardState(engine, clock, settings.dashboard) : undefined;
   const outbox = restore ? Outbox.restore(restore.outbox, { random, ...options.outbox }) : new Outbox({ random, ...options.outbox });
   const counters = { delivered: 0, deadLettered: 0 };
   let metrics: ReturnType<typeof createMetrics> | undefined;
@@ -171,6 +175,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       onAttempt: (family, result) => metrics?.webhookAttempts.inc({ family, result }),
       onOutcomes: (outcomes) => {
         durability?.delivered(outcomes.map((o) => o.event.id));
+        dashboard?.delivered(outcomes);
         for (const o of outcomes) {
           if (o.kind === 'delivered') counters.delivered++;
           else {
@@ -251,6 +256,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       onHandOut: (messages) => {
         // On Redis, hand-outs are written (with the step `beforeSend` waits for) before any is sent.
         onRedis?.shared.handedOut(messages);
+        dashboard?.handedOut(messages);
         if (!metrics) return;
         for (const m of messages) metrics.assignments.inc({ number: m.phone });
       },
@@ -472,8 +478,16 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       attendanceClosed: (r) => void (detached || notifier.attendance(r)),
       smsStatus: (u) => void (detached || notifier.smsStatus(u.smsId, u.status, u.reason ?? null, u.at)),
       smsReply: (r) => void (detached || notifier.smsReply(r.smsId, r.text, r.at)),
-      templateStatus: (u) => void (detached || steering.templateStatus(u)),
-      numberLimits: (u) => void (detached || steering.numberLimits(u)),
+      templateStatus: (u) => {
+        if (detached) return;
+        dashboard?.channelTemplate(u);
+        steering.templateStatus(u);
+      },
+      numberLimits: (u) => {
+        if (detached) return;
+        dashboard?.channelNumber(u);
+        steering.numberLimits(u);
+      },
       // The provider's webhook or receipt is acknowledged once what it did is on disk.
       ...(storage
         ? {
@@ -500,7 +514,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     knownPaths.set(path, methods);
   });
   installErrorHandlers(app, () => knownPaths);
-  installAuth(app, tenants, new Set(['/metrics', '/metrics/', ...inboundPaths(channel.inbound ?? [])]));
+  installAuth(app, tenants, new Set(['/metrics', '/metrics/', ...inboundPaths(channel.inbound ?? []), ...(dashboard ? DASHBOARD_OPEN_PATHS : [])]));
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
@@ -518,6 +532,10 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   operatorRoutes(app, ctx);
   blocklistRoutes(app, ctx);
   inboundRoutes(app, channel.inbound ?? [], maxBodyBytes);
+  if (dashboard) {
+    dashboardRoutes(app, ctx, dashboard);
+    dashboard.start();
+  }
   const metricsEndpoint: MetricsEndpoint | undefined = metrics && settings.metrics ? serveMetrics(app, metrics.registry, settings.metrics, settings.connections) : undefined;
 
   notifier.start(Math.max(10, Math.min(1000, batchIntervalMs)));
@@ -550,6 +568,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   });
   app.addHook('onClose', async () => {
     offAnomaly();
+    dashboard?.stop();
     await dispatch.stop(drainMs);
     await sms.stop(drainMs);
     await channel.close?.();

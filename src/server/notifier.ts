@@ -14,7 +14,7 @@ import { buildAttendanceNotification, type AttendanceMessageInput, type SurveyIn
 import type { Admission } from '../events/campaign-counts.js';
 import { CampaignStatistics, type CampaignStatisticsChanges, type CampaignStatisticsSnapshot } from '../events/campaign-stats.js';
 import type { ContactStatusChange } from '../events/campaign-stats-types.js';
-import type { CampaignBatchPayload } from '../events/schemas/campaign.js';
+import type { CampaignBatchPayload, CampaignStatisticsPayload } from '../events/schemas/campaign.js';
 import { formatUtcMinus3 } from '../events/datetime.js';
 import { buildHsmNotification, type HsmStatusInput } from '../events/hsm.js';
 import type { Outbox, OutboxEvent, WebhookFamily } from '../events/outbox.js';
@@ -510,6 +510,27 @@ export class Notifier {
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * The campaigns whose statistics this server keeps, each company's in the order they were
+   * declared (none on the server on Redis, where the statistics are shared); reads create nothing.
+   */
+  campaignKeys(companyId?: number): { readonly companyId: number; readonly campaignId: number }[] {
+    if (this.#deps.statistics) return [];
+    const out: { companyId: number; campaignId: number }[] = [];
+    for (const [id, c] of this.#companies) {
+      if (companyId !== undefined && id !== companyId) continue;
+      for (const campaignId of c.stats.campaignIds()) out.push({ companyId: id, campaignId });
+    }
+    return out;
+  }
+
+  /** A campaign's 6.4 object now, or undefined when this server keeps no statistics of it. */
+  campaignStatistics(companyId: number, campaignId: number): CampaignStatisticsPayload | undefined {
+    const c = this.#companies.get(companyId);
+    if (!c || this.#deps.statistics || !c.stats.has(campaignId)) return undefined;
+    return c.stats.statistics(campaignId, this.#deps.clock.now());
   }
 
   /** Starts the statistics period timer. */

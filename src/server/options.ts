@@ -8,6 +8,7 @@ import type { RandomSource } from '../events/random.js';
 import type { ReportType } from '../events/schemas/report.js';
 import type { Channel } from './channel.js';
 import type { ConnectionOptions } from './connections.js';
+import type { DashboardOptions } from './dashboard/options.js';
 import type { MetricsOptions } from './metrics-access.js';
 import type { DispatchOptions } from './dispatch-worker.js';
 import type { ReportGenerator } from './report-service.js';
@@ -176,6 +177,15 @@ export interface BuildServerOptions {
    * @example { key: process.env.METRICS_KEY, listen: { host: '10.0.0.5', port: 9464 } }
    */
   readonly metrics?: boolean | MetricsOptions;
+  /**
+   * The operator dashboard at /dashboard/: a page (no key needed to load it, none inside it) that
+   * shows output, numbers, templates, campaigns and webhook receivers live and pauses or resumes
+   * numbers and templates through the operator endpoints, with the key the user types (the API's
+   * scope: a company's key sees its businesses, an operator key all). `false` serves none of it;
+   * `{ sampleIntervalMs }` sets how often output is sampled for its charts. See docs/dashboard.md.
+   * @default true
+   */
+  readonly dashboard?: boolean | DashboardOptions;
   /** Include prom-client's process metrics (CPU, memory, event loop). @default true */
   readonly processMetrics?: boolean;
   /** Called with webhook events that could not be delivered within the outbox's maximum age. @default none (they are logged) */

@@ -1,0 +1,97 @@
+/**
+ * The operator dashboard's routes: the page and its two files under /dashboard/ (no key: they hold
+ * no data and no secret), and its data under /dashboard/api/ (the API's key, the API's scope: a
+ * company's key sees its businesses, an operator key every business). Actions go through the
+ * operator endpoints (/operator/numbers/…/pause/ and the rest), not through routes of its own.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { errorResponse } from '../../contract/responses.js';
+import type { ServerContext } from '../context.js';
+import { answer } from '../http-errors.js';
+import { ASSET_FILES, DASHBOARD_HEADERS, loadAssets, type AssetName } from './assets.js';
+import { QueryReader } from './query.js';
+import type { DashboardState } from './state.js';
+import { TargetsCache, campaignsView, numbersView, poolsView, templatesView, webhooksView } from './views.js';
+
+/** Paths served without a key: the page and its files. */
+export const DASHBOARD_OPEN_PATHS: readonly string[] = ['/dashboard', '/dashboard/', ...Object.keys(ASSET_FILES).map((f) => `/dashboard/${f}`)];
+
+/** Most rows of a page of numbers, templates or pools; campaigns and receivers are heavier. */
+const MAX_ROWS = 200;
+
+export function dashboardRoutes(app: FastifyInstance, ctx: ServerContext, state: DashboardState): void {
+  const assets = loadAssets();
+  const file = (name: AssetName) => async (_request: FastifyRequest, reply: FastifyReply) => {
+    const asset = assets.get(name)!;
+    return reply.headers(DASHBOARD_HEADERS).header('cache-control', 'no-cache').type(asset.contentType).send(asset.body);
+  };
+  const page = file('index.html');
+  app.get('/dashboard/', async (request, reply) => {
+    // The page's files and data are relative to it: /dashboard (no slash) must become /dashboard/.
+    // Relative, so it holds behind a proxy that serves the server under a path prefix.
+    if (request.url.split('?')[0] === '/dashboard') return reply.headers(DASHBOARD_HEADERS).redirect('dashboard/', 308);
+    return page(request, reply);
+  });
+  for (const name of Object.keys(ASSET_FILES) as AssetName[]) if (name !== 'index.html') app.get(`/dashboard/${name}`, file(name));
+
+  // Data: checked queries, small pages, never cached.
+  const data = <T>(known: readonly string[], build: (q: QueryReader, request: FastifyRequest) => T | Promise<T>) => async (request: FastifyRequest, reply: FastifyReply) => {
+    reply.headers(DASHBOARD_HEADERS).header('cache-control', 'no-store');
+    const q = new QueryReader(request.query, known);
+    const result = await build(q, request);
+    if (q.problems.length > 0) return answer(reply, errorResponse('invalid_body', q.problems));
+    return result;
+  };
+  app.get(
+    '/dashboard/api/pools/',
+    data(['offset', 'limit', 'since'], async (q, request) => {
+      const p = q.page(50, MAX_ROWS);
+      const since = q.integer('since', 0, Number.MAX_SAFE_INTEGER, 0);
+      // On Redis output is the fleet's: as GET /messenger/businesses/, wait for a fresh view first.
+      if (ctx.refreshOutput) {
+        ctx.engine.businesses();
+        await ctx.refreshOutput();
+      }
+      return q.problems.length > 0 ? undefined : poolsView(ctx, state, request, p, since);
+    }),
+  );
+  app.get(
+    '/dashboard/api/numbers/',
+    data(['offset', 'limit', 'q', 'status', 'business_id'], (q, request) => {
+      const p = q.page(50, MAX_ROWS);
+      const filter = { q: q.text('q', 32), status: q.oneOf('status', ['active', 'paused'] as const), businessId: q.id('business_id') };
+      return q.problems.length > 0 ? undefined : numbersView(ctx, state, request, p, filter);
+    }),
+  );
+  app.get(
+    '/dashboard/api/templates/',
+    data(['offset', 'limit', 'status', 'business_id'], (q, request) => {
+      const p = q.page(50, MAX_ROWS);
+      const filter = { status: q.oneOf('status', ['active', 'paused', 'disabled'] as const), businessId: q.id('business_id') };
+      return q.problems.length > 0 ? undefined : templatesView(ctx, state, request, p, filter);
+    }),
+  );
+  app.get(
+    '/dashboard/api/campaigns/',
+    data(['offset', 'limit'], (q, request) => {
+      const p = q.page(20, 100);
+      return q.problems.length > 0 ? undefined : campaignsView(ctx, state, request, p);
+    }),
+  );
+  const targets = new TargetsCache();
+  app.get(
+    '/dashboard/api/webhooks/',
+    data(['offset', 'limit'], (q, request) => {
+      const p = q.page(20, 100);
+      return q.problems.length > 0 ? undefined : webhooksView(ctx, state, targets, request, p);
+    }),
+  );
+
+  // A campaign's pool is known from its accepted request, before its first message goes.
+  app.addHook('onResponse', async (request, reply) => {
+    if (reply.statusCode !== 202 || request.method !== 'POST' || request.routeOptions.url !== '/messenger/messages/') return;
+    const body = request.body as { business_id?: unknown; template_type_id?: unknown; campaign_id?: unknown } | null;
+    if (typeof body !== 'object' || body === null || typeof body.business_id !== 'number' || typeof body.template_type_id !== 'number') return;
+    state.campaigns.accepted(request.companyId, typeof body.campaign_id === 'number' ? body.campaign_id : 0, body.business_id, body.template_type_id);
+  });
+}
