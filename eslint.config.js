@@ -28,6 +28,11 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
+    // The operator dashboard's script runs in the browser (src/server/dashboard/assets/).
+    files: ['src/server/dashboard/assets/**/*.js'],
+    languageOptions: { globals: globals.browser },
+  },
+  {
     // Tests read JSON answers and child-process output as `any` on purpose: asserting their shape
     // is the test. The unsafe-any rules would ask for a cast at every `expect`.
     files: ['test/**/*.ts'],

@@ -192,39 +192,45 @@ export function campaignsView(ctx: ServerContext, state: DashboardState, who: Sc
   return { now, scope: scopeView(who), kept: ctx.redis === undefined, total: keys.length, offset: page.offset, limit: page.limit, campaigns };
 }
 
+/** A campaign's ETA: when, if it can tell, and on what it stands. */
+export type CampaignEta =
+  | { readonly at: number; readonly basis: 'queued' | 'remaining' }
+  | { readonly at: null; readonly basis: 'done' | 'sending' | 'retries' | 'held' | 'unknown' };
+
 /**
  * When the campaign's queued contacts will have been handed out, from its pools' forecast
  * (`engine.estimateSendTime`, which starts from the numbers' windows as they stand): under fair
  * sharing between the k campaigns queued in a pool, the campaign's L contacts go within L x k
- * hand-outs of the pool, and never later than the pool's whole queue. Retries waiting go at their
- * retry time and are not in it. Null when nothing is queued, or when only an operator's resume can
- * make the pool send again.
+ * hand-outs of the pool, and never later than the pool's whole queue. Before its first hand-out
+ * its `count_remaining` stands for L. Retries waiting go at their retry time and are not in it.
+ * Without a time: done, sending (nothing queued, the last ones in flight or awaiting their
+ * status), retries (only retries wait), held (only a resume or a limit change can make a pool send
+ * again), unknown (no pool known yet).
  */
 function campaignEta(
   ctx: ServerContext,
   statistics: CampaignStatisticsPayload,
-  q: { readonly queued: number; readonly known: boolean },
+  q: { readonly queued: number; readonly waitingRetry: number; readonly known: boolean },
   pools: readonly (readonly [number, number])[],
   activeInPool: ReadonlyMap<string, number>,
-): { at: number | null; basis: 'queued' | 'remaining' | 'done' | 'unknown' } {
+): CampaignEta {
   if (statistics.count_remaining === 0) return { at: null, basis: 'done' };
-  // Before its first hand-out the engine's submissions of the campaign are not known: its remaining count stands in.
+  if (q.known && q.queued === 0) return { at: null, basis: q.waitingRetry > 0 ? 'retries' : 'sending' };
+  if (pools.length === 0) return { at: null, basis: 'unknown' };
   const left = q.known ? q.queued : statistics.count_remaining;
-  if (left === 0 || pools.length === 0) return { at: null, basis: q.known ? 'queued' : 'unknown' };
-  let at = 0;
+  let at = -Infinity;
   for (const [businessId, typeId] of pools) {
     try {
       const poolQueued = ctx.engine.queueStatus(businessId, typeId).queued;
       const share = Math.max(1, activeInPool.get(poolKey(businessId, typeId)) ?? 1);
-      const count = Math.min(Math.max(poolQueued, left), left * share);
-      const estimate = ctx.engine.estimateSendTime(businessId, typeId, count);
-      if (estimate === undefined) return { at: null, basis: q.known ? 'queued' : 'remaining' };
+      const estimate = ctx.engine.estimateSendTime(businessId, typeId, Math.min(Math.max(poolQueued, left), left * share));
+      if (estimate === undefined) return { at: null, basis: 'held' };
       at = Math.max(at, estimate);
     } catch {
       // A pool the fleet no longer has.
     }
   }
-  return { at: at === 0 ? null : at, basis: q.known ? 'queued' : 'remaining' };
+  return Number.isFinite(at) ? { at, basis: q.known ? 'queued' : 'remaining' } : { at: null, basis: 'unknown' };
 }
 
 // ------------------------------------------------------------------------------------- webhooks
@@ -286,9 +292,7 @@ export function webhooksView(ctx: ServerContext, state: DashboardState, targetsC
   const targets = targetsCache.read(ctx);
   let pendingTotal = 0;
   for (const t of targets) {
-    let backlog = 0;
-    if (who.operator) backlog = t.pending;
-    else backlog = t.pendingByCompany.get(who.companyId) ?? 0;
+    const backlog = who.operator ? t.pending : (t.pendingByCompany.get(who.companyId) ?? 0);
     pendingTotal += backlog;
     if (backlog === 0 && !rows.has(t.origin) && !who.operator) continue;
     const r = row(t.origin);

@@ -357,6 +357,15 @@ function renderTemplates(data) {
   pager('templates', data.total, data.offset, data.limit);
 }
 
+/** What an ETA without a time says. */
+const ETA_WORDS = {
+  done: 'done',
+  sending: 'sending the last ones',
+  retries: 'retries waiting',
+  held: 'held: a resume or a limit change is needed',
+  unknown: 'after its first send',
+};
+
 function renderCampaigns(data) {
   const note = $('campaigns-note');
   note.hidden = data.kept;
@@ -379,7 +388,7 @@ function renderCampaigns(data) {
       stack.append(seg);
     }
     const done = st.count_remaining === 0;
-    const eta = done ? 'done' : c.eta.at !== null ? `${relative(c.eta.at, data.now)} (${time(c.eta.at)})` : c.eta.basis === 'unknown' ? 'after its first send' : 'waits for capacity or a resume';
+    const eta = c.eta.at !== null ? `${relative(c.eta.at, data.now)} (${time(c.eta.at)})` : ETA_WORDS[c.eta.basis] ?? c.eta.basis;
     return h(
       'tr',
       { 'data-campaign': `${c.company_id}:${c.campaign_id}`, 'data-processed': st.count_processed, 'data-total': st.count_total, 'data-sent': st.count_sent },
