@@ -56,8 +56,9 @@ export default defineConfig([
     ...heapOnly,
     // The operator dashboard's page, script and style are files, not modules: they ship as they
     // are, beside the chunks that serve them (src/server/dashboard/assets.ts looks there).
-    onSuccess: async () => {
+    onSuccess: () => {
       cpSync('src/server/dashboard/assets', 'dist/dashboard', { recursive: true });
+      return Promise.resolve();
     },
   },
   {

@@ -48,6 +48,7 @@ function modelAvailableAt(m: Model, n: number, count: number): number {
 function check(m: Model, r: Real): void {
   for (let n = 0; n < PHONES.length; n++) {
     expect(r.store.available(r.handles[n]!, m.now)).toBe(modelAvailable(m, n, m.now));
+    expect(r.store.windows(r.handles[n]!, m.now).day).toEqual({ used: used(m, n, m.now), limit: m.per24h[n] });
     for (const count of [1, 7]) expect(r.store.availableAt(r.handles[n]!, count, m.now)).toBe(modelAvailableAt(m, n, count));
   }
 }
