@@ -172,6 +172,29 @@ describe('the published package', () => {
     expect(serve.stderr).toContain('sendpool serve: GET /metrics needs the optional package prom-client: npm install prom-client, or give --no-metrics');
   });
 
+  it('serves the operator dashboard’s files from the installed package, loaded either way', () => {
+    const serve = `
+      const fleet = require('./fleet.json');
+      (async () => {
+        const server = buildServer({ engine: createEngine(fleet), logger: false, metrics: false });
+        const answers = [];
+        for (const url of ['/dashboard/', '/dashboard/dashboard.js', '/dashboard/dashboard.css']) {
+          const a = await server.inject({ method: 'GET', url });
+          answers.push([a.statusCode, a.headers['content-security-policy'].startsWith("default-src 'none'"), a.body.length > 1000]);
+        }
+        await server.close();
+        console.log(JSON.stringify(answers));
+      })();`;
+    const cwd = join(scratch, 'project');
+    const expected = [[200, true, true], [200, true, true], [200, true, true]];
+    const cjs = `const { createEngine } = require('sendpool'); const { buildServer } = require('sendpool/server');${serve}`;
+    const esm = `import { createEngine } from 'sendpool'; import { buildServer } from 'sendpool/server'; import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);${serve}`;
+    expect(JSON.parse(execFileSync('node', ['-e', cjs], { cwd, encoding: 'utf8' }))).toEqual(expected);
+    expect(JSON.parse(execFileSync('node', ['--input-type=module', '-e', esm], { cwd, encoding: 'utf8' }))).toEqual(expected);
+    const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' });
+    for (const f of ['index.html', 'dashboard.js', 'dashboard.css']) expect(files).toContain(`package/dist/dashboard/${f}`);
+  });
+
   it('ships the fleet JSON Schema as sendpool/fleet.schema.json', () => {
     const esm = `import schema from 'sendpool/fleet.schema.json' with { type: 'json' }; console.log(schema.title);`;
     expect(execFileSync('node', ['--input-type=module', '-e', esm], { cwd: join(scratch, 'project'), encoding: 'utf8' }).trim()).toBe('sendpool fleet description');
