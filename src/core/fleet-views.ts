@@ -53,17 +53,25 @@ export function templateTypeView(t: FleetTables, businessId: number, typeId: num
 
 /** Every number with its status, limits and what it may send now. */
 export function numbersView(t: FleetTables, store: Store, now: number): NumberView[] {
-  return t.phones.map((_, slot) => {
-    const perSecond = t.perSecond[slot]!;
-    return {
-      ...numberStatusOf(t, slot),
+  const out: NumberView[] = new Array<NumberView>(t.phones.length);
+  for (let slot = 0; slot < t.phones.length; slot++) {
+    // Built field by field: spreads of optional parts made every view a dictionary-mode object,
+    // ten times slower to build (30 ms for 10,000 numbers).
+    const view: { -readonly [K in keyof NumberView]: NumberView[K] } = {
+      phone: t.phones[slot]!,
       businessId: t.businesses[t.numberBusiness[slot]!]!.id,
+      status: t.numberActive[slot] === 1 ? 'active' : 'paused',
       throughputPerHour: t.perHour[slot]!,
       messagingLimit24h: t.per24h[slot]!,
-      ...(perSecond > 0 ? { messagesPerSecond: perSecond } : {}),
       available: store.available(t.handle[slot]!, now),
     };
-  });
+    const until = t.numberUntil.get(slot);
+    if (until !== undefined) view.pausedUntil = until;
+    const perSecond = t.perSecond[slot]!;
+    if (perSecond > 0) view.messagesPerSecond = perSecond;
+    out[slot] = view;
+  }
+  return out;
 }
 
 /** Every template with its status. */
