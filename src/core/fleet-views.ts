@@ -4,7 +4,7 @@
  * what holds a pool back.
  */
 import type { AssignReason, BusinessOutput, NumberView, TemplateState, TemplateTypeInfo } from './engine-types.js';
-import { numberStatusOf, templateStatusOf } from './engine-snapshot.js';
+import { templateStatusOf } from './engine-snapshot.js';
 import type { FleetTables } from './fleet-tables.js';
 import type { Store } from './limits/store.js';
 import type { Pool } from './pool.js';

@@ -8,14 +8,16 @@ describe('OutputHistory', () => {
   it('keeps the last samples of each pool on a ring, answers those after `since`, and sums pools', () => {
     const h = new OutputHistory(4);
     for (let i = 1; i <= 6; i++) h.record(i * 10, new Map([['1:10', i], ...(i >= 5 ? [['1:20', 100 * i] as const] : [])]));
-    expect(h.samples('1:10', 0)).toEqual({ t: [30, 40, 50, 60], output: [3, 4, 5, 6] });
-    expect(h.samples('1:10', 40)).toEqual({ t: [50, 60], output: [5, 6] });
+    const all = h.read(['1:10', '1:20'], ['1:10', '1:20'], 0);
+    expect(all.t).toEqual([30, 40, 50, 60]);
+    expect(all.total).toEqual([3, 4, 505, 606]);
+    expect(all.pools.get('1:10')).toEqual([3, 4, 5, 6]);
     // A pool new since the third sample has no history before it.
-    expect(h.samples('1:20', 0)).toEqual({ t: [50, 60], output: [500, 600] });
-    expect(h.sum(['1:10', '1:20'], 0)).toEqual({ t: [30, 40, 50, 60], output: [3, 4, 505, 606] });
+    expect(all.pools.get('1:20')).toEqual([null, null, 500, 600]);
+    expect(h.read(['1:10'], ['1:10'], 40)).toEqual({ t: [50, 60], total: [5, 6], pools: new Map([['1:10', [5, 6]]]) });
     // A pool the fleet no longer has is forgotten.
     h.record(70, new Map([['1:20', 700]]));
-    expect(h.samples('1:10', 0)).toEqual({ t: [], output: [] });
+    expect(h.read(['1:10'], ['1:10'], 60)).toEqual({ t: [70], total: [0], pools: new Map([['1:10', [null]]]) });
   });
 });
 

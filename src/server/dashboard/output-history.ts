@@ -5,12 +5,6 @@
  * most and a read copies only what the page has not seen yet (`since`).
  */
 
-/** One pool's samples: times (epoch ms) and the output at each, oldest first. */
-export interface OutputSamples {
-  readonly t: number[];
-  readonly output: number[];
-}
-
 export class OutputHistory {
   readonly #capacity: number;
   readonly #times: Float64Array;
@@ -43,42 +37,33 @@ export class OutputHistory {
     if (this.#count < this.#capacity) this.#count++;
   }
 
-  /** The sum of the pools' samples taken after `since` (a pool without a sample at a time counts 0 there). */
-  sum(keys: readonly string[], since: number): OutputSamples {
-    const rings = keys.flatMap((k) => this.#values.get(k) ?? []);
+  /**
+   * The samples taken after `since` (all kept when 0): their times once, the sum over `sum` at each,
+   * and the values of each pool of `each` at each (null where it had none), so a page of pools
+   * costs its values only, not a copy of the times per pool.
+   */
+  read(sum: readonly string[], each: readonly string[], since: number): { t: number[]; total: number[]; pools: Map<string, (number | null)[]> } {
+    const rings = sum.flatMap((k) => this.#values.get(k) ?? []);
+    const shown = each.map((k) => [k, this.#values.get(k), [] as (number | null)[]] as const);
     const t: number[] = [];
-    const output: number[] = [];
+    const total: number[] = [];
     const first = (this.#head - this.#count + this.#capacity) % this.#capacity;
     for (let i = 0; i < this.#count; i++) {
       const slot = (first + i) % this.#capacity;
       const at = this.#times[slot]!;
       if (at <= since) continue;
-      let total = 0;
+      let value = 0;
       for (const ring of rings) {
         const v = ring[slot]!;
-        if (!Number.isNaN(v)) total += v;
+        if (!Number.isNaN(v)) value += v;
       }
       t.push(at);
-      output.push(total);
+      total.push(value);
+      for (const [, ring, out] of shown) {
+        const v = ring === undefined ? Number.NaN : ring[slot]!;
+        out.push(Number.isNaN(v) ? null : v);
+      }
     }
-    return { t, output };
-  }
-
-  /** The samples of a pool taken after `since` (all kept when 0), oldest first. */
-  samples(key: string, since: number): OutputSamples {
-    const ring = this.#values.get(key);
-    const t: number[] = [];
-    const output: number[] = [];
-    if (ring === undefined) return { t, output };
-    const first = (this.#head - this.#count + this.#capacity) % this.#capacity;
-    for (let i = 0; i < this.#count; i++) {
-      const slot = (first + i) % this.#capacity;
-      const at = this.#times[slot]!;
-      const value = ring[slot]!;
-      if (at <= since || Number.isNaN(value)) continue;
-      t.push(at);
-      output.push(value);
-    }
-    return { t, output };
+    return { t, total, pools: new Map(shown.map(([k, , out]) => [k, out])) };
   }
 }

@@ -53,12 +53,22 @@ export function poolsView(ctx: ServerContext, state: DashboardState, who: Scope,
       });
     }
   }
-  const shown = rows.slice(page.offset, page.offset + page.limit).map((r) => ({ ...r, history: state.history.samples(poolKey(r.business_id, r.template_type_id), since) }));
-  const history = state.history.sum(
-    rows.map((r) => poolKey(r.business_id, r.template_type_id)),
-    since,
-  );
-  return { now, scope: scopeView(who), sample_interval_ms: state.sampleIntervalMs, total: rows.length, offset: page.offset, limit: page.limit, totals, history, pools: shown };
+  const key = (r: { business_id: number; template_type_id: number }) => poolKey(r.business_id, r.template_type_id);
+  const shown = rows.slice(page.offset, page.offset + page.limit);
+  // One list of sample times for the total and every pool of the page; each pool's values follow it.
+  const samples = state.history.read(rows.map(key), shown.map(key), since);
+  const pools = shown.map((r) => ({ ...r, history: samples.pools.get(key(r))! }));
+  return {
+    now,
+    scope: scopeView(who),
+    sample_interval_ms: state.sampleIntervalMs,
+    total: rows.length,
+    offset: page.offset,
+    limit: page.limit,
+    totals,
+    history: { t: samples.t, output: samples.total },
+    pools,
+  };
 }
 
 // ------------------------------------------------------------------------------------- numbers

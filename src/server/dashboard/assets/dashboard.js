@@ -214,15 +214,19 @@ function renderPools(data) {
   $('total-queued').textContent = number(data.totals.queued);
   $('total-retries').textContent = number(data.totals.waiting_retry);
   keep(samples.total, data.history, data.now);
-  let latest = samples.since;
+  // Each pool's values follow the answer's one list of sample times (null: no sample of it then).
   for (const p of data.pools) {
     const k = `${p.business_id}:${p.template_type_id}`;
     if (!samples.pools.has(k)) samples.pools.set(k, { t: [], output: [] });
-    keep(samples.pools.get(k), p.history, data.now);
-    for (const t of p.history.t) latest = Math.max(latest, t);
+    const fresh = { t: [], output: [] };
+    data.history.t.forEach((t, i) => {
+      if (p.history[i] === null) return;
+      fresh.t.push(t);
+      fresh.output.push(p.history[i]);
+    });
+    keep(samples.pools.get(k), fresh, data.now);
   }
-  for (const t of data.history.t) latest = Math.max(latest, t);
-  samples.since = latest;
+  for (const t of data.history.t) samples.since = Math.max(samples.since, t);
   // The charts end at the figure shown now, not at the last sample.
   drawChart($('total-chart'), samples.total, data.now, data.totals.output);
   const rows = data.pools.map((p) => {
