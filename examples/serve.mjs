@@ -22,4 +22,5 @@ const { address } = await runServer({
 console.log(`sendpool server listening on ${address} (state kept in ${dataDir})`);
 console.log(`demo API key (local use only): ${DEMO_API_KEY}`);
 console.log(`try: curl -s -H 'x-api-key-id: ${DEMO_API_KEY}' ${address}/messenger/businesses/`);
+console.log(`dashboard: ${address}/dashboard/ (type the demo key)`);
 console.log('docs: docs/server.md; Ctrl-C stops it (intake stops, in-flight work finishes).');
