@@ -30,7 +30,7 @@ await new Promise<void>((r) => down.listen(0, '127.0.0.1', r));
 const downPort = (down.address() as AddressInfo).port;
 await new Promise<void>((r) => down.close(() => r()));
 
-const fleet = JSON.parse(readFileSync(`${root}examples/fleet.json`, 'utf8'));
+const fleet: unknown = JSON.parse(readFileSync(`${root}examples/fleet.json`, 'utf8'));
 const clock = new ManualClock(Date.now() - 42 * MINUTE);
 const channel = createSimulatedChannel({ seed: 7, sendDelayMs: { min: 1, max: 5 }, statusDelayMs: { min: 20, max: 200 } });
 const server = buildServer({
@@ -49,7 +49,7 @@ const url = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
 const call = async (path: string, body?: unknown) => {
   const res = await fetch(url + path, { method: body === undefined ? 'GET' : 'POST', headers: { 'x-api-key-id': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json() as Promise<unknown>;
+  return res.json();
 };
 const contacts = (n: number, from: number) =>
   Array.from({ length: n }, (_, i) => ({ phone_number: `55119${String(70_000_000 + from + i)}`, template_variables: [`Client ${from + i}`, `R$ ${(10 + ((from + i) % 90)).toFixed(2)}`] }));
