@@ -10,6 +10,8 @@ import type { DeliveryOutcome } from '../../events/outbox.js';
 /** Seconds the rate is averaged over. */
 export const RATE_WINDOW_S = 10;
 const FORGET_AFTER_MS = 60_000;
+/** Receivers counted at most: SMS callbacks go to origins of each item's choosing. */
+const MAX_COUNTERS = 5_000;
 
 interface Counter {
   readonly companyId: number;
@@ -49,6 +51,7 @@ export class DeliveryRates {
         this.#counters.set(key, c);
       }
       c.lastAt = Math.max(c.lastAt, o.at);
+      if (this.#counters.size > MAX_COUNTERS) this.#prune(o.at);
       if (o.kind === 'dead-lettered') {
         c.deadLettered++;
         c.lastDeadLetter = { at: o.at, error: o.lastError.slice(0, 200) };
@@ -60,6 +63,12 @@ export class DeliveryRates {
       // An outcome older than the window (settled late) counts in the totals only.
       if (second > c.second - RATE_WINDOW_S) c.buckets[((second % RATE_WINDOW_S) + RATE_WINDOW_S) % RATE_WINDOW_S]!++;
     }
+  }
+
+  /** Forgets receivers quiet for a minute; if that is not enough, those first seen longest ago. */
+  #prune(now: number): void {
+    for (const [key, c] of this.#counters) if (c.lastAt + FORGET_AFTER_MS < now) this.#counters.delete(key);
+    while (this.#counters.size > MAX_COUNTERS) this.#counters.delete(this.#counters.keys().next().value!);
   }
 
   /** Every receiver with recent outcomes, its rate over the window that ends at `now`. */

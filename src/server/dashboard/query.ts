@@ -16,11 +16,9 @@ type Query = Readonly<Record<string, string | string[] | undefined>>;
 export class QueryReader {
   readonly problems: Problem[] = [];
   readonly #query: Query;
-  readonly #known: readonly string[];
 
   constructor(query: unknown, known: readonly string[]) {
     this.#query = (typeof query === 'object' && query !== null ? query : {}) as Query;
-    this.#known = known;
     for (const name of Object.keys(this.#query)) {
       if (!known.includes(name)) this.problems.push(problem(`$.query.${name}`, `no such parameter (known: ${known.join(', ')})`, this.#query[name]));
     }
@@ -76,9 +74,5 @@ export class QueryReader {
   /** `offset` and `limit`, `limit` from 1 to `maxLimit`. */
   page(defaultLimit: number, maxLimit: number): Page {
     return { offset: this.integer('offset', 0, 10_000_000, 0), limit: this.integer('limit', 1, maxLimit, defaultLimit) };
-  }
-
-  get known(): readonly string[] {
-    return this.#known;
   }
 }

@@ -14,7 +14,7 @@ import type { DashboardState } from './state.js';
 import { TargetsCache, campaignsView, numbersView, poolsView, templatesView, webhooksView } from './views.js';
 
 /** Paths served without a key: the page and its files. */
-export const DASHBOARD_OPEN_PATHS: readonly string[] = ['/dashboard', '/dashboard/', ...Object.keys(ASSET_FILES).map((f) => `/dashboard/${f}`)];
+export const DASHBOARD_OPEN_PATHS: readonly string[] = ['/dashboard', '/dashboard/', ...Object.keys(ASSET_FILES).filter((f) => f !== 'index.html').map((f) => `/dashboard/${f}`)];
 
 /** Most rows of a page of numbers, templates or pools; campaigns and receivers are heavier. */
 const MAX_ROWS = 200;
