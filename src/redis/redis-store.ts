@@ -187,6 +187,8 @@ interface Lease {
   returned: number;
   /** Clock time after which the lease may no longer be spent. */
   readonly expiresAt: number;
+  /** The same moment in the lease script's time (what the other instances are told). */
+  readonly scriptExpiresAt: number;
 }
 
 interface NumberState {
@@ -223,11 +225,17 @@ interface NumberState {
   notBefore: number;
   /** Redis' answer "tokens left" at the last call. */
   left: number;
+  /** Unspent tokens the other instances said they hold, at the last call. */
+  others: number;
+  /** What this instance told Redis it holds at its last call (its balance then, with the grant). */
+  told: number;
   answered: boolean;
   /** The engine was told to wait: tell `onCapacity` when tokens arrive. */
   parked: boolean;
   /** The engine wanted more than the balance since the last call. */
   short: boolean;
+  /** The balance sent with the call on its way (`told` once answered, with the grant). */
+  telling: number;
   readonly seen: string[];
   /** What the last `reserve` took, lease by lease, so `release` puts tokens back where they were. */
   readonly took: Lease[];
@@ -284,6 +292,7 @@ export class RedisStore implements Store {
   #flushScheduled = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #timerAt = Infinity;
+  #tellTimer: ReturnType<typeof setTimeout> | undefined;
   #leaseSeq = 0;
   /**
    * Part of every lease id that changes with each process: a restarted instance with the same
@@ -377,6 +386,9 @@ export class RedisStore implements Store {
       retryId: undefined,
       notBefore: 0,
       left: 0,
+      others: 0,
+      told: 0,
+      telling: 0,
       answered: false,
       parked: false,
       short: false,
@@ -394,8 +406,9 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Tokens this instance holds for the number plus what Redis had left for everyone at the last
-   * answer (a view for `output`; the first call asks Redis in the background).
+   * What the fleet can send now: tokens this instance holds for the number, what Redis had left for
+   * everyone at the last answer, and what the other instances said they hold unspent (a view for
+   * `output`; the first call asks Redis in the background).
    */
   available(handle: number, now: number): number {
     const st = this.#states[handle]!;
@@ -403,7 +416,7 @@ export class RedisStore implements Store {
     // Redis's "left" moves with every instance's sends: asked again once it is older than the view's
     // bound, so every instance's output follows the fleet's (a peek, nothing charged).
     if (!st.answered || now - st.aliveAt >= this.#viewMaxAge) this.#enqueue(st, now);
-    return st.bal + st.left;
+    return st.bal + st.left + st.others;
   }
 
   reserve(handle: number, want: number, now: number): number {
@@ -430,6 +443,7 @@ export class RedisStore implements Store {
     }
     if (g < want) st.short = true;
     if (st.short || st.bal * 2 < st.size) this.#enqueue(st, now);
+    else if (g > 0 && this.#tellTimer === undefined) this.#armTell();
     return g;
   }
 
@@ -510,6 +524,25 @@ export class RedisStore implements Store {
     return st.bal;
   }
 
+  /**
+   * Tells Redis, for every number whose unspent tokens changed since its last call, what this
+   * instance holds now (a peek, nothing charged), so the other instances' output counts it. A timer
+   * calls it a view's age (`viewMaxAgeMs`) after the instance spent without calling Redis.
+   */
+  tell(): void {
+    const now = this.#clock.now();
+    let later = false;
+    for (const st of this.#states) {
+      if (!st.answered) continue;
+      if (now >= st.nextExpiry) this.#expire(st, now);
+      if (st.bal === st.told) continue;
+      // A number Redis asked to wait for is told with its next call; look again then.
+      if (st.notBefore > now) later = true;
+      else this.#enqueue(st, now);
+    }
+    if (later && this.#tellTimer === undefined) this.#armTell();
+  }
+
   /** Resolves when no lease call is queued or on its way (tests, benchmarks, orderly shutdown). */
   async settle(): Promise<void> {
     for (let i = 0; i < 100 && (this.#flushScheduled || this.#inFlightCalls.size > 0); i++) {
@@ -539,7 +572,9 @@ export class RedisStore implements Store {
   async close(): Promise<number> {
     this.#closed = true;
     if (this.#timer !== undefined) clearTimeout(this.#timer);
+    if (this.#tellTimer !== undefined) clearTimeout(this.#tellTimer);
     this.#timer = undefined;
+    this.#tellTimer = undefined;
     await this.settle();
     const counts = await Promise.all(this.#states.map((st) => this.#giveBackNumber(st)));
     return counts.reduce((a, b) => a + b, 0);
@@ -604,6 +639,16 @@ export class RedisStore implements Store {
     const delay = Math.max(0, (at - this.#clock.now()) / this.#clockRate);
     this.#timer = setTimeout(() => this.#fire(), delay);
     this.#timer.unref?.();
+  }
+
+  /** A view's age after spending, tell Redis what is left (the other instances' output counts it). */
+  #armTell(): void {
+    if (this.#closed) return;
+    this.#tellTimer = setTimeout(() => {
+      this.#tellTimer = undefined;
+      this.tell();
+    }, this.#viewMaxAge / this.#clockRate);
+    this.#tellTimer.unref?.();
   }
 
   #fire(): void {
@@ -693,10 +738,15 @@ export class RedisStore implements Store {
     const now = this.#clock.now();
     const keys: string[] = [];
     const fleet = Math.max(1, Math.floor(this.#instances()));
-    const args: (string | number)[] = [this.#clockTime ? now : '', this.#epoch.id, this.#bucketMs, this.#keep, this.#epoch.lostAt, this.#fair ? this.instanceId : '', this.#fairGrace, this.#minRetry, fleet];
+    const args: (string | number)[] = [this.#clockTime ? now : '', this.#epoch.id, this.#bucketMs, this.#keep, this.#epoch.lostAt, this.instanceId, this.#fairGrace, this.#minRetry, fleet, this.#fair ? '1' : ''];
     numbers.forEach((st, i) => {
+      if (now >= st.nextExpiry) this.#expire(st, now);
+      // What this instance holds unspent, so the others' output counts it.
+      let until = 0;
+      for (const lease of st.leases) if (lease.remaining > 0 && lease.scriptExpiresAt > until) until = lease.scriptExpiresAt;
+      st.telling = st.bal;
       keys.push(st.stateKey, `${this.prefix}{${st.phone}}:l:${ids[i]!}`);
-      args.push(wants[i]!, st.perHour, st.perSecond, st.per24h, ids[i]!, this.#ttlOf(st), Math.max(0, st.seenT), st.confirm);
+      args.push(wants[i]!, st.perHour, st.perSecond, st.per24h, ids[i]!, this.#ttlOf(st), Math.max(0, st.seenT), st.confirm, st.bal, until);
     });
     this.#metrics.roundTrips++;
     const reply = (await withTimeout(runScript(this.#client, LEASE, keys, args), this.#callTimeout)) as number[];
@@ -790,10 +840,10 @@ export class RedisStore implements Store {
     for (let i = 0; i < numbers.length; i++) {
       const st = numbers[i]!;
       const id = ids[i]!;
-      const granted = Number(reply[1 + 5 * i]);
-      const grantedAt = Number(reply[2 + 5 * i]);
-      const retryAt = Number(reply[3 + 5 * i]);
-      const code = Number(reply[5 + 5 * i]);
+      const granted = Number(reply[1 + 6 * i]);
+      const grantedAt = Number(reply[2 + 6 * i]);
+      const retryAt = Number(reply[3 + 6 * i]);
+      const code = Number(reply[5 + 6 * i]);
       st.inFlight = false;
       if (code !== 0) {
         // Nothing was read nor written: check the epoch, then ask again (same lease id).
@@ -801,7 +851,9 @@ export class RedisStore implements Store {
         again.push(st);
         continue;
       }
-      st.left = Number(reply[4 + 5 * i]);
+      st.left = Number(reply[4 + 6 * i]);
+      st.others = Number(reply[6 + 6 * i]);
+      st.told = st.telling + granted;
       st.retryId = undefined;
       st.answered = true;
       st.confirm = '';
@@ -815,7 +867,7 @@ export class RedisStore implements Store {
         this.#metrics.tokensLeased += granted;
         this.#emit({ type: 'lease', at: recv, phone: st.phone, leaseId: id, granted, grantedAt });
         if (expiresAt > recv) {
-          st.leases.push({ id, granted, remaining: granted, returned: 0, expiresAt });
+          st.leases.push({ id, granted, remaining: granted, returned: 0, expiresAt, scriptExpiresAt: grantedAt + this.#ttlOf(st) });
           st.bal += granted;
           if (st.nextExpiry === Infinity) st.nextExpiry = expiresAt;
         } else {
@@ -877,7 +929,7 @@ export class RedisStore implements Store {
               this.#client,
               GIVE_BACK,
               [st.stateKey, `${this.prefix}{${st.phone}}:l:${lease.id}`],
-              [this.#clockTime ? this.#clock.now() : '', this.#ttlOf(st), lease.returned, lease.id, this.#epoch.id],
+              [this.#clockTime ? this.#clock.now() : '', this.#ttlOf(st), lease.returned, lease.id, this.#epoch.id, this.instanceId],
             ),
             this.#callTimeout,
           ),
