@@ -34,6 +34,7 @@ import { RedisPersistence } from './redis/redis-persistence.js';
 import { SharedBlocklist } from './redis/shared-blocklist.js';
 import { SharedDispatch } from './redis/shared-dispatch.js';
 import { SharedPhones } from './redis/shared-phones.js';
+import { SharedMemory, memoryPairs } from './redis/shared-memory.js';
 import { SharedStatistics } from './redis/shared-statistics.js';
 import { SharedWebhooks } from './redis/shared-webhooks.js';
 import { installErrorHandlers } from './http-errors.js';
@@ -141,7 +142,14 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
    * restart"): two entries a message (its platform id, its recipient), so twice the tracked bound;
    * on the durable server written with each step and loaded at start.
    */
-  const channelMemory = new ChannelMemoryStore(2 * (options.maxTrackedMessages ?? 1_000_000), storage ? { trackChanges: true, onChange: () => durability?.schedule() } : {});
+  // On Redis what the server remembers of its sends is the fleet's: written with each step, read
+  // back by an instance a provider's event reaches without it (redis/shared-memory.ts).
+  const sharedMemory = onRedis ? new SharedMemory(options.redis!.client, onRedis.prefix, 2 * (options.maxTrackedMessages ?? 1_000_000)) : undefined;
+  const recallChannel = sharedMemory && (async (keys: readonly string[]) => new Map([...(await sharedMemory.read(keys.map((k) => `c:${k}`)))].map(([k, v]) => [k.slice(2), v])));
+  const channelMemory = new ChannelMemoryStore(
+    2 * (options.maxTrackedMessages ?? 1_000_000),
+    storage || onRedis ? { trackChanges: true, onChange: () => durability?.schedule(), ...(recallChannel ? { recall: recallChannel } : {}) } : {},
+  );
   channelMemory.load(options.stored?.channelMemory ?? []);
   /** Reports changed since the last step: written then (with their files), not at every step. */
   let reportsChanged = false;
@@ -229,6 +237,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       onEvent: (family) => metrics?.webhookEvents.inc({ family }),
       ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event), trackChanges: true } : {}),
       ...(sharedStatistics ? { stage: (event: OutboxEvent) => durability!.stage(event), statistics: sharedStatistics } : {}),
+      ...(sharedMemory ? { trackChanges: true, forgetRows: false, recall: (keys: readonly string[]) => sharedMemory.read(keys) } : {}),
       onOptOut: (companyId, phone, at) => {
         if (!blocklist.add(companyId, phone, at, 'reply')) return;
         durability?.schedule();
@@ -398,6 +407,13 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       queue: onRedis.queue,
       shared: onRedis.shared,
       statistics: sharedStatistics!,
+      memory: {
+        take: () => {
+          const pairs = memoryPairs(notifier.takeChanges(), channelMemory.takeChanges());
+          return pairs.length > 0 ? { pairs, generation: sharedMemory!.generation } : undefined;
+        },
+        pending: () => notifier.changesPending || channelMemory.changed,
+      },
       // Notifications for a company go to its shared configuration, signed with its shared secret.
       prepare: (companyIds) => webhooks.ensure(companyIds),
       periodic: () => webhooks.refresh(),
@@ -474,8 +490,10 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       smsReply: (r) => void (detached || notifier.smsReply(r.smsId, r.text, r.at)),
       templateStatus: (u) => void (detached || steering.templateStatus(u)),
       numberLimits: (u) => void (detached || steering.numberLimits(u)),
-      // The provider's webhook or receipt is acknowledged once what it did is on disk.
-      ...(storage
+      // Another instance may have sent what the provider reports on: read what the fleet remembers.
+      ...(sharedMemory ? { recall: (ids: Parameters<typeof notifier.recall>[0]) => notifier.recall(ids) } : {}),
+      // The provider's webhook or receipt is acknowledged once what it did is on disk (in Redis).
+      ...(storage || onRedis
         ? {
             written: () =>
               durability!.commit().then(

@@ -92,6 +92,16 @@ interface Deps {
   readonly activity?: ActivitySink;
   /** Campaign statistics kept elsewhere (the server on Redis). @default each company's own, here */
   readonly statistics?: StatisticsPort;
+  /**
+   * With `trackChanges`: messages and SMS forgotten here are deleted from the copy kept elsewhere
+   * too. The server on Redis bounds its copy itself (shared-memory.ts). @default true
+   */
+  readonly forgetRows?: boolean;
+  /**
+   * Reads tracked messages and SMS kept elsewhere by key (`m:` + message id, `s:` + SMS id), JSON
+   * as `takeChanges` gave them (the server on Redis). @default none: only what is held here
+   */
+  readonly recall?: (keys: readonly string[]) => Promise<ReadonlyMap<string, string>>;
 }
 
 /** What the durable server writes of the notifier in a step. */
@@ -142,7 +152,7 @@ export class Notifier {
   constructor(deps: Deps, snapshot?: NotifierSnapshot) {
     this.#deps = deps;
     const onDrop = (prefix: string) => (dropped: ReadonlyMap<string, unknown>) => {
-      if (deps.trackChanges === true) this.#forgotten.push({ prefix, ids: dropped.keys() });
+      if (deps.trackChanges === true && deps.forgetRows !== false) this.#forgotten.push({ prefix, ids: dropped.keys() });
     };
     this.#tracked = new BoundedMap<string, TrackedMessage>(deps.maxTracked, onDrop('m:'));
     this.#sms = new BoundedMap<string, OutgoingSms>(deps.maxTracked, onDrop('s:'));
@@ -207,6 +217,27 @@ export class Notifier {
         // Set again since (a message resent under its id after a restart): its row stays.
         if (!map.has(next.value)) deletes.push(prefix + next.value);
       }
+    }
+  }
+
+  /** Tracked messages or SMS changed since the last `takeChanges`. */
+  get changesPending(): boolean {
+    return this.#trackedChanges.size > 0;
+  }
+
+  /**
+   * Holds what the fleet remembers of these messages and SMS that this instance does not (another
+   * instance sent them), before their later statuses are reported.
+   */
+  async recall(ids: { readonly messageIds?: readonly string[]; readonly smsIds?: readonly string[] }): Promise<void> {
+    const read = this.#deps.recall;
+    if (read === undefined) return;
+    const keys = [...(ids.messageIds ?? []).filter((id) => !this.#tracked.has(id)).map((id) => `m:${id}`), ...(ids.smsIds ?? []).filter((id) => !this.#sms.has(id)).map((id) => `s:${id}`)];
+    if (keys.length === 0) return;
+    for (const [key, json] of await read(keys)) {
+      // Set again here since the read was sent: what this instance holds is newer.
+      if (key.startsWith('m:') && !this.#tracked.has(key.slice(2))) this.#tracked.set(key.slice(2), JSON.parse(json) as TrackedMessage);
+      else if (key.startsWith('s:') && !this.#sms.has(key.slice(2))) this.#sms.set(key.slice(2), JSON.parse(json) as OutgoingSms);
     }
   }
 

@@ -180,7 +180,7 @@ export async function startReceiver(secret: () => string, port = 0): Promise<Rec
  * come within seconds, a minute for the heaviest, even on a loaded CI machine), so only a real hang
  * reaches it.
  */
-export const WAIT_BOUND_MS = 300_000;
+export const WAIT_BOUND_MS = Number(process.env.SENDPOOL_WAIT_BOUND_MS ?? 300_000);
 
 /** Polls until `condition` holds; fails only after {@link WAIT_BOUND_MS}. */
 export async function waitFor(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {
