@@ -3,7 +3,7 @@
  * strings in the same run: `node --expose-gc --import tsx bench/campaign-phones-memory.ts`.
  */
 import { CampaignPhones } from '../src/server/campaign-phones.js';
-const gc = (globalThis as any).gc as () => void;
+const gc = (globalThis as { gc?: () => void }).gc!;
 for (const n of [100_000, 1_000_000, 3_000_000]) {
   gc(); const before = process.memoryUsage();
   const p = new CampaignPhones();

@@ -420,7 +420,7 @@ async function restartCli(source: string): Promise<number> {
     });
     const ms = await new Promise<number>((resolve, reject) => {
       let err = '';
-      child.stderr!.on('data', (d: Buffer) => {
+      child.stderr.on('data', (d: Buffer) => {
         err += d.toString();
         if (err.includes('listening on')) resolve(performance.now() - t);
       });
@@ -541,7 +541,7 @@ async function main(): Promise<void> {
     settings: { seconds: SECONDS, connections: CONNECTIONS, repeats: REPEATS, storeContacts: STORE_CONTACTS },
     loadAtStart: load(),
   };
-  console.error(`sendpool durable bench: ${report['machine']}; load average ${load()}`);
+  console.error(`sendpool durable bench: ${String(report['machine'])}; load average ${load()}`);
   if (PARTS.has('intake')) await intakePart(report);
   if (PARTS.has('restart') || PARTS.has('disk')) {
     const source = mkdtempSync(join(tmpdir(), 'sendpool-bench-store-'));
@@ -557,7 +557,7 @@ async function main(): Promise<void> {
     }
   }
   report['loadAtEnd'] = load();
-  console.log(`\nload average at start ${report['loadAtStart']}, at end ${report['loadAtEnd']} (1, 5, 15 min; ${cpus().length} cores)`);
+  console.log(`\nload average at start ${String(report['loadAtStart'])}, at end ${String(report['loadAtEnd'])} (1, 5, 15 min; ${cpus().length} cores)`);
   if (env['BENCH_JSON']) writeFileSync(env['BENCH_JSON'], `${JSON.stringify(report, null, 2)}\n`);
   if (PROFILE !== undefined) {
     for (const f of readdirSync(PROFILE).filter((x) => x.endsWith('.cpuprofile'))) console.log(`\n${profileTop(join(PROFILE, f))}`);

@@ -36,7 +36,7 @@ for (let run = 1; run <= RUNS; run++) {
   const fleet = await startInstances({ url, prefix, instances: INSTANCES, fleet: testFleet(NUMBERS), scale: SCALE, simEnd: HOUR + 15 * 60_000 }, PER_INSTANCE);
   const results = await Promise.all(fleet.instances.map((x) => x.done));
   const sends = readSends(fleet.instances);
-  const client = new Redis(url!);
+  const client = new Redis(url);
   await cleanup(client, prefix);
   client.disconnect();
   const inHour = sends.filter((s) => s.at < HOUR).length;

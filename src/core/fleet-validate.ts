@@ -106,7 +106,7 @@ class Reader {
       this.report(path, 'an array', value);
       return undefined;
     }
-    return value;
+    return value as unknown[];
   }
 
   integer(value: unknown, path: string, min: number, max: number, what: string): number | undefined {
@@ -255,7 +255,7 @@ function readBusiness(r: Reader, value: unknown, path: string): FleetBusiness | 
   if (id === undefined) return undefined;
   // A number without a WABA of its own belongs to its business's.
   const withWaba = whatsapp
-    ? numbers.filter(present).map((n) => (n.whatsapp && n.whatsapp.wabaId === undefined ? { ...n, whatsapp: { ...n.whatsapp, wabaId: whatsapp!.wabaId } } : n))
+    ? numbers.filter(present).map((n) => (n.whatsapp && n.whatsapp.wabaId === undefined ? { ...n, whatsapp: { ...n.whatsapp, wabaId: whatsapp.wabaId } } : n))
     : numbers.filter(present);
   return { id, name: name ?? '', companyId, numbers: withWaba, templateTypes: types.filter(present), ...(whatsapp ? { whatsapp } : {}) };
 }

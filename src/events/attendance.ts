@@ -142,7 +142,7 @@ function survey(s: SurveyInput): SurveyPayload {
     id: s.id,
     name: s.name,
     started_at: formatTime(at('startedAt'), s.startedAt),
-    answers: s.answers.map((a, k) => {
+    answers: (s.answers as SurveyInput['answers']).map((a, k) => {
       requireString(at(`answers[${k}].question`), a.question);
       requireOneOf(at(`answers[${k}].questionType`), a.questionType, ['scale', 'text']);
       requireString(at(`answers[${k}].answer`), a.answer);

@@ -107,7 +107,7 @@ function loggerOptions(option: BuildServerOptions['logger']): FastifyServerOptio
       req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
-  } as FastifyServerOptions['logger'];
+  };
 }
 
 /** Builds the server. Call `listen` on the answer to serve; `close` stops intake, drains, and snapshots. */

@@ -132,7 +132,7 @@ export class DispatchWorker {
     try {
       sending = this.#deps.channel.send(out);
     } catch (e) {
-      sending = Promise.reject(e);
+      sending = Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
     sending.then(
       (outcome) => this.#answered(m, out, outcome, true),

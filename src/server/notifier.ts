@@ -394,7 +394,7 @@ export class Notifier {
         sentAt,
         retryIndex,
         ...status,
-      } as Parameters<typeof buildHsmNotification>[0],
+      },
       this.#deps.random,
     );
     this.#enqueue(contact.companyId, 'hsm', url, payload.event_id, payload, `hsm:${contact.id}`);

@@ -175,7 +175,11 @@ export class ReportService {
   #start(record: ReportRecord): void {
     this.#tracker.begin({ reportId: record.reportId, reportType: record.reportType, reportName: record.reportName, companyId: record.companyId, createdAt: record.createdAt });
     const generator = this.#deps.generators[record.reportType] ?? BUILTIN_REPORTS[record.reportType];
-    setImmediate(async () => {
+    setImmediate(() => void this.#generate(record, generator));
+  }
+
+  async #generate(record: ReportRecord, generator: ReportGenerator | undefined): Promise<void> {
+    {
       let result: { ok: true } | { ok: false; errorMessage: string };
       try {
         if (!generator) throw new Error(noGeneratorMessage(record.reportType));
@@ -200,7 +204,7 @@ export class ReportService {
       if (!result.ok) record.errorMessage = result.errorMessage;
       this.#deps.onChange?.();
       this.#deps.onEvent(finished.event);
-    });
+    }
   }
 
   /** How far back the activity log reaches (the default start of a period). */

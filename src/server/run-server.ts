@@ -150,7 +150,7 @@ async function whatsAppChannel(fleet: unknown, options: Omit<WhatsAppChannelOpti
     mod = await import('./channels/whatsapp/index.js');
   } catch (e) {
     const text = e instanceof Error ? e.message : String(e);
-    throw new Error(/Cannot find (?:package|module) 'undici/.test(text) ? 'the WhatsApp channel needs the optional package undici: npm install undici' : text);
+    throw new Error(/Cannot find (?:package|module) 'undici/.test(text) ? 'the WhatsApp channel needs the optional package undici: npm install undici' : text, { cause: e });
   }
   return mod.createWhatsAppChannel({ onWarning, ...options, fleet });
 }

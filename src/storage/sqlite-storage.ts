@@ -150,13 +150,16 @@ interface Database {
   close(): void;
 }
 
+/** The value type of one of the engine's row maps (a row read back from its JSON). */
+type RowOf<M> = M extends Map<unknown, infer V> ? V : never;
+
 /** libsql is loaded when a database is opened, so hosts without one do not need the package. */
 async function loadLibsql(): Promise<new (path: string) => Database> {
   try {
     const mod = (await import('libsql')) as unknown as { default: new (path: string) => Database };
     return mod.default;
   } catch (e) {
-    throw new Error(`The durable server needs the optional package "libsql" (npm i libsql): ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(`The durable server needs the optional package "libsql" (npm i libsql): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
 }
 
@@ -343,15 +346,15 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       }
       for (const r of db.prepare('SELECT contacts, row FROM submissions ORDER BY seq').all()) {
         const row = JSON.parse(String(r['row'])) as Omit<SubmissionRow, 'contacts'>;
-        rows.submissions.set(row.seq, { ...row, contacts: JSON.parse(String(r['contacts'])) });
+        rows.submissions.set(row.seq, { ...row, contacts: JSON.parse(String(r['contacts'])) as SubmissionRow['contacts'] });
       }
-      for (const r of db.prepare('SELECT id, row FROM finished ORDER BY n').all()) rows.finished.set(String(r['id']), JSON.parse(String(r['row'])));
+      for (const r of db.prepare('SELECT id, row FROM finished ORDER BY n').all()) rows.finished.set(String(r['id']), JSON.parse(String(r['row'])) as RowOf<EngineRows['finished']>);
       for (const r of db.prepare('SELECT row FROM numbers').all()) {
-        const n = JSON.parse(String(r['row']));
+        const n = JSON.parse(String(r['row'])) as RowOf<EngineRows['numbers']>;
         rows.numbers.set(n.phone, n);
       }
       for (const r of db.prepare('SELECT row FROM templates').all()) {
-        const t = JSON.parse(String(r['row']));
+        const t = JSON.parse(String(r['row'])) as RowOf<EngineRows['templates']>;
         rows.templates.set(t.id, t);
       }
       return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist, activity, channelMemory };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   ManualClock,
   MemoryStore,
-  SnapshotError,
+  type SnapshotError,
   createEngine,
   isArgumentError,
   isNotFoundError,

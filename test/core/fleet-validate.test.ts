@@ -4,7 +4,7 @@ import { FleetValidationError, ManualClock, createEngine, isFleetValidationError
 import { fleetArb, specFleet } from './arbitraries.js';
 
 type Json = Record<string, any>;
-const clone = (): Json => structuredClone(specFleet()) as Json;
+const clone = (): Json => structuredClone(specFleet());
 
 function problemsOf(fleet: unknown) {
   const result = validateFleet(fleet);

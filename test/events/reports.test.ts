@@ -71,7 +71,7 @@ describe('report builders refuse what their schemas would refuse', () => {
     ['reportType', 'tickets', 'one of "licenses", '],
     ['createdAt', Number.POSITIVE_INFINITY, 'a finite epoch time in milliseconds, got Infinity (number)'],
   ] as const)('throws ArgumentError for %s = %s, in both builders, naming the field', (field, value, message) => {
-    const bad = { ...report, [field]: value } as unknown as typeof report;
+    const bad = { ...report, [field]: value };
     for (const [name, build] of [['buildReportReady', ready], ['buildReportError', error]] as const) {
       const random = seededRandom(1);
       const e = thrown(() => build(bad, random));

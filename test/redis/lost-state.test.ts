@@ -146,7 +146,7 @@ describeTargets('Redis loses its state', (target) => {
     expect(await a.take(X)).toBe(10);
     // The copy of two hours ago comes back: it does not know the last 10, and would give 10 more
     // once the store asks again (after the next token of the hour, 6 minutes on).
-    await client.restore(key, 0, copy!, 'REPLACE');
+    await client.restore(key, 0, copy, 'REPLACE');
     clock.set(2 * HOUR + 7 * 60_000);
     expect(await a.take(X)).toBe(0);
     expect(resets(a.events)).toMatchObject([{ scope: 'numbers', phones: [X], reason: 'rolled-back' }]);

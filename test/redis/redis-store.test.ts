@@ -220,7 +220,7 @@ describeTargets('RedisStore', (target) => {
       evalsha: (...a: Parameters<typeof client.evalsha>) => current.evalsha(...a),
       eval: (...a: Parameters<typeof client.eval>) => current.eval(...a),
     };
-    const store = new RedisStore({ client: proxy as never, prefix: `${prefix}down:`, clock, timeSource: 'clock', downRetryMs: 100, onEvent: (e) => events.push(e) });
+    const store = new RedisStore({ client: proxy, prefix: `${prefix}down:`, clock, timeSource: 'clock', downRetryMs: 100, onEvent: (e) => events.push(e) });
     const h = store.open('5511900000007', { perHour: 10, per24h: 100 }, 0);
     expect(store.reserve(h, 3, 0)).toBe(0);
     await store.settle();

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/core/clock.js';
+import { type ManualClock } from '../../src/core/clock.js';
 import type { NumberLimits, Store } from '../../src/core/limits/store.js';
 import { windowViolation } from './window-violation.js';
 

@@ -41,7 +41,7 @@ describe('durable server restart', () => {
         .sort((a, b) => a.datetime.localeCompare(b.datetime))
         .at(-1);
     const first = await runServer(options());
-    let fileUrl = '';
+    let fileUrl: string;
     try {
       expect((await api(first.address, '/messenger/config/', { body: { url_report_webhook: `${receiver.url}/reports`, url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign` } })).status).toBe(200);
       secret = (await api(first.address, '/messenger/config/secret/')).json.webhook_secret;

@@ -143,7 +143,7 @@ export async function startReceiver(secret: () => string, port = 0): Promise<Rec
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const verdict = verifyWebhook({ headers: req.headers as Record<string, string>, body, secret: secret(), now: Date.now() });
+      const verdict = verifyWebhook({ headers: req.headers, body, secret: secret(), now: Date.now() });
       if (!verdict.ok) {
         receiver.badSignatures++;
         res.writeHead(401).end();

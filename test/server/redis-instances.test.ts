@@ -225,7 +225,7 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
       // Recovery, from the log: the first send by a survivor of a contact the dead instance had
       // sent (its chunk taken over after the lease), and the first send after Redis was back.
       const takeover = log.find((l) => l.at >= killedAt && l.by !== 'i1' && byDead.has(l.ref));
-      const resumed = redisBackAt === undefined ? undefined : log.find((l) => l.at >= redisBackAt!);
+      const resumed = redisBackAt === undefined ? undefined : log.find((l) => l.at >= redisBackAt);
       console.log(
         `3 instances on Redis (${cluster === undefined ? 'single, restarted' : 'cluster'}), one killed: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications, statistics ${stats.count_total} total / ${stats.count_sent} sent / ${stats.count_does_not_exist} not existing / ${stats.count_duplicated} duplicated (${duplicated.size} refused on a retry); the dead instance's contacts sent again ${takeover ? takeover.at - killedAt : 'n/a'} ms after the kill (lease 2,000 ms), sends resumed ${resumed && redisBackAt !== undefined ? `${resumed.at - redisBackAt} ms` : 'n/a'} after Redis was back`,
       );

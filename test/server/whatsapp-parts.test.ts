@@ -102,7 +102,7 @@ describe('signatures', () => {
     expect(header).toMatch(/^sha256=[0-9a-f]{64}$/);
     expect(verifySignature(body, header, 'secret-of-the-app')).toBe(true);
     expect(verifySignature(body, header.toUpperCase().replace('SHA256=', 'sha256='), 'secret-of-the-app')).toBe(true);
-    expect(verifySignature(Buffer.from(`${body} `), header, 'secret-of-the-app')).toBe(false);
+    expect(verifySignature(Buffer.from(`${body.toString()} `), header, 'secret-of-the-app')).toBe(false);
     expect(verifySignature(body, header, 'another-secret')).toBe(false);
     expect(verifySignature(body, undefined, 'secret-of-the-app')).toBe(false);
     expect(verifySignature(body, [header], 'secret-of-the-app')).toBe(false);

@@ -36,6 +36,7 @@ const nullableMessage = { from: Nullable(Type.String()), message: Nullable(Type.
 const sentMessage = { from: Type.String(), message: Type.String() };
 const noOutcome = { reason: Type.Null(), blocklistResponse: Type.Null() };
 
+// eslint-disable-next-line @typescript-eslint/unbound-method -- TypeBox's builders do not use `this`
 const L = Type.Literal;
 
 /** The two retry shapes of one status group: first try, and retry with its zero-based index. */

@@ -332,7 +332,7 @@ class SmppChannelImpl implements SmppChannel {
     }
     const session = this.#session;
     if (!session || !this.#bound) return;
-    const oldest = this.#outstanding.values().next().value as Part | undefined;
+    const oldest = this.#outstanding.values().next().value;
     const timeout = this.#o.responseTimeoutMs;
     if ((oldest && now - oldest.sentAt > timeout) || (this.#enquireSentAt > 0 && now - this.#enquireSentAt > timeout)) {
       this.#o.onEvent?.({ type: 'response-timeout', outstanding: this.#outstanding.size });

@@ -152,7 +152,7 @@ export class SmppInbound {
       memory.set(progressKey, DECIDED);
     } else if (delivered) return { smsId, status: 'DELIVERED', reason: null };
     const reason = receiptReason(r);
-    return { smsId, status: r.outcome.status as Exclude<SmsStatus, 'SENT' | 'DELIVERED'>, reason: parts > 1 && reason !== null ? `part of ${parts}: ${reason}` : reason };
+    return { smsId, status: r.outcome.status, reason: parts > 1 && reason !== null ? `part of ${parts}: ${reason}` : reason };
   }
 
   /** An SMS went to `phone` (digits, as the contract gives it): a reply from it belongs to this SMS until another is sent. */

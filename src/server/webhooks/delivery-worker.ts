@@ -163,7 +163,7 @@ export class DeliveryWorker {
           ...u.options,
           method: 'POST',
           agent: secure ? this.#https : this.#http,
-          lookup: this.#lookup as never,
+          lookup: this.#lookup,
           timeout: this.#timeoutMs,
           headers: {
             'content-type': 'application/json',
