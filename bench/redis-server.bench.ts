@@ -203,7 +203,9 @@ async function run(port: number, kind: 'ample' | 'realistic', count: number, dir
     // Intake's round trips are in it too (a request is a few); the sends dominate at these sizes.
     roundTripsPer1000Sends: Math.round((instances.reduce((a, i) => a + i.roundTrips, 0) / Math.max(1, sent)) * 1000 * 10) / 10,
     contacts: total,
-    load: loadavg().map((l) => l.toFixed(1)).join(' '),
+    load: loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' '),
   };
 }
 

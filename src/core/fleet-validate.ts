@@ -60,9 +60,7 @@ export interface Fleet {
 }
 
 /** The answer of {@link validateFleet}: the normalised fleet, or every problem found. */
-export type FleetValidation =
-  | { readonly ok: true; readonly fleet: Fleet }
-  | { readonly ok: false; readonly problems: readonly Problem[] };
+export type FleetValidation = { readonly ok: true; readonly fleet: Fleet } | { readonly ok: false; readonly problems: readonly Problem[] };
 
 type Obj = Record<string, unknown>;
 
@@ -326,12 +324,7 @@ function present<T>(value: T | undefined): value is T {
 }
 
 /** Cross-references: unique ids and phones, types linking known templates of their own business. */
-function checkReferences(
-  r: Reader,
-  businesses: readonly (FleetBusiness | undefined)[],
-  templates: readonly (FleetTemplate | undefined)[],
-  rawTemplates: readonly unknown[],
-): void {
+function checkReferences(r: Reader, businesses: readonly (FleetBusiness | undefined)[], templates: readonly (FleetTemplate | undefined)[], rawTemplates: readonly unknown[]): void {
   const businessAt = new Map<number, number>();
   const phoneAt = new Map<string, string>();
   const phoneNumberIdAt = new Map<string, string>();

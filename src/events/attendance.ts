@@ -58,16 +58,10 @@ export type SurveyInput = {
     /** Epoch milliseconds. */
     readonly answeredAt: number;
   }[];
-} & (
-  | { readonly status: 'completed'; readonly completedAt: number }
-  | { readonly status: 'expired'; readonly expiredAt: number }
-  | { readonly status: 'declined' | 'failed' | 'cancelled' }
-);
+} & ({ readonly status: 'completed'; readonly completedAt: number } | { readonly status: 'expired'; readonly expiredAt: number } | { readonly status: 'declined' | 'failed' | 'cancelled' });
 
 /** How the attendance started: by a campaign (active) or by the client (receptive). */
-export type AttendanceOrigin =
-  | { readonly kind: 'active'; readonly campaignId: number; readonly requestId: string | null; readonly costCenterId: number }
-  | { readonly kind: 'receptive' };
+export type AttendanceOrigin = { readonly kind: 'active'; readonly campaignId: number; readonly requestId: string | null; readonly costCenterId: number } | { readonly kind: 'receptive' };
 
 /** Everything the attendance notification builder needs. */
 export interface AttendanceInput {

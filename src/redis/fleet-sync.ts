@@ -147,7 +147,6 @@ function usable(status: string | undefined): boolean {
   return status !== 'reconnecting' && status !== 'close' && status !== 'end';
 }
 
-
 export class FleetSync {
   readonly instanceId: string;
   readonly #client: FleetSyncClient;

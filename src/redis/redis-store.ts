@@ -349,7 +349,9 @@ export class RedisStore implements Store {
       this.#emit(e);
     });
     // A state lives a day and two buckets after its last call, plus the lease record time.
-    this.#epoch = new EpochGuard(this.#client, this.prefix, options.knownEpoch ?? '', 86_400_000 + 2 * this.#bucketMs + this.#keep, (e) => (e.type === 'redis-reset' ? this.#emitReset(e) : this.#emit(e)));
+    this.#epoch = new EpochGuard(this.#client, this.prefix, options.knownEpoch ?? '', 86_400_000 + 2 * this.#bucketMs + this.#keep, (e) =>
+      e.type === 'redis-reset' ? this.#emitReset(e) : this.#emit(e),
+    );
   }
 
   // ---------------------------------------------------------------- the Store port
@@ -738,7 +740,18 @@ export class RedisStore implements Store {
     const now = this.#clock.now();
     const keys: string[] = [];
     const fleet = Math.max(1, Math.floor(this.#instances()));
-    const args: (string | number)[] = [this.#clockTime ? now : '', this.#epoch.id, this.#bucketMs, this.#keep, this.#epoch.lostAt, this.instanceId, this.#fairGrace, this.#minRetry, fleet, this.#fair ? '1' : ''];
+    const args: (string | number)[] = [
+      this.#clockTime ? now : '',
+      this.#epoch.id,
+      this.#bucketMs,
+      this.#keep,
+      this.#epoch.lostAt,
+      this.instanceId,
+      this.#fairGrace,
+      this.#minRetry,
+      fleet,
+      this.#fair ? '1' : '',
+    ];
     numbers.forEach((st, i) => {
       if (now >= st.nextExpiry) this.#expire(st, now);
       // What this instance holds unspent, so the others' output counts it.
@@ -947,4 +960,3 @@ export class RedisStore implements Store {
     return total;
   }
 }
-

@@ -430,7 +430,13 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     });
     redisPersistence = durability = persistence;
     (ctx as { durability: Persistence | undefined }).durability = persistence;
-    (ctx as { redis: ServerContext['redis'] }).redis = { ids: onRedis.ids, persistence, webhooks, blocklist: sharedBlocklist, phones: new SharedPhones(options.redis!.client, onRedis.prefix, onRedis.queue.consumer) };
+    (ctx as { redis: ServerContext['redis'] }).redis = {
+      ids: onRedis.ids,
+      persistence,
+      webhooks,
+      blocklist: sharedBlocklist,
+      phones: new SharedPhones(options.redis!.client, onRedis.prefix, onRedis.queue.consumer),
+    };
   }
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
   (ctx as { reports: ReportService }).reports = new ReportService(
@@ -598,7 +604,14 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     channel,
     snapshot,
     webhookSecret: (companyId) => notifier.secretOf(companyId),
-    stats: () => ({ dispatch: engine.stats(), webhooksPending: outbox.size, webhooksDelivered: counters.delivered, webhooksDeadLettered: counters.deadLettered, smsQueued: sms.queued, smsInFlight: sms.inFlight }),
+    stats: () => ({
+      dispatch: engine.stats(),
+      webhooksPending: outbox.size,
+      webhooksDelivered: counters.delivered,
+      webhooksDeadLettered: counters.deadLettered,
+      smsQueued: sms.queued,
+      smsInFlight: sms.inFlight,
+    }),
     idle: () => {
       const s = engine.stats();
       const shared = onRedis === undefined || (onRedis.shared.open === 0 && redisPersistence!.heldEvents === 0);

@@ -63,7 +63,11 @@ export class DispatchWorker {
     this.#deps = deps;
     this.#pollLimit = options.pollLimit ?? 1000;
     this.#maxInFlight = options.maxInFlight ?? 1000;
-    this.#loop = new PassLoop(() => this.#pass(), () => deps.clock.now(), MAX_SLEEP_MS);
+    this.#loop = new PassLoop(
+      () => this.#pass(),
+      () => deps.clock.now(),
+      MAX_SLEEP_MS,
+    );
   }
 
   get inFlight(): number {

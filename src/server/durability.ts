@@ -158,4 +158,3 @@ export class Durability implements Persistence {
     for (const w of waiters) w.resolve();
   }
 }
-

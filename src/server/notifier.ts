@@ -308,20 +308,17 @@ export class Notifier {
    * `first + count - 1`, as accepted (as id ranges: nothing per contact), except the rejected ones,
    * counted under their admission, or not at all when it has none.
    */
-  admit(
-    companyId: number,
-    campaignId: number,
-    first: number,
-    count: number,
-    rejections: readonly (readonly [contactId: number, admission: Admission | undefined])[] = [],
-  ): void {
+  admit(companyId: number, campaignId: number, first: number, count: number, rejections: readonly (readonly [contactId: number, admission: Admission | undefined])[] = []): void {
     const shared = this.#deps.statistics;
     const { stats } = this.#company(companyId);
     if (!shared) stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
     // Ranges around the rejections that no count takes (they are not part of the campaign's total);
     // a range is named by its first contact id, unique on every instance.
     const accept = (from: number, n: number) => (shared ? shared.admitRange(companyId, campaignId, String(from), n) : stats.admitAccepted(campaignId, from, n));
-    const skipped = rejections.filter(([, a]) => a === undefined).map(([id]) => id).sort((a, b) => a - b);
+    const skipped = rejections
+      .filter(([, a]) => a === undefined)
+      .map(([id]) => id)
+      .sort((a, b) => a - b);
     let from = first;
     for (const id of skipped) {
       if (id > from) accept(from, id - from);
@@ -349,14 +346,7 @@ export class Notifier {
   }
 
   /** One HSM status change of a contact's send (spec 6.3), with its statistics. */
-  hsm(
-    contact: ServerContact,
-    campaignId: number,
-    retryIndex: number | null,
-    sentAt: number,
-    status: HsmStatusInput,
-    extra: { failureCode?: number; blocklistResponse?: boolean } = NO_EXTRA,
-  ): void {
+  hsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput, extra: { failureCode?: number; blocklistResponse?: boolean } = NO_EXTRA): void {
     const company = this.#company(contact.companyId);
     const s: HsmStatus = status.status;
     const shared = this.#deps.statistics;

@@ -56,9 +56,7 @@ export type ReportGenerator = (context: ReportContext) => ReportFile | Promise<R
 const BASE64 = 'base64:';
 
 function fileToSnapshot(file: ReportFile): ReportFile {
-  return typeof file.body === 'string' && !file.body.startsWith(BASE64)
-    ? file
-    : { ...file, body: BASE64 + Buffer.from(file.body).toString('base64') };
+  return typeof file.body === 'string' && !file.body.startsWith(BASE64) ? file : { ...file, body: BASE64 + Buffer.from(file.body).toString('base64') };
 }
 
 function fileFromSnapshot(file: ReportFile): ReportFile {

@@ -2,7 +2,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileTemplate, renderCompiled, renderTemplate, scanPlaceholders } from '../../src/core/template-text.js';
 
-const textArb = fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.integer({ min: 1, max: 4 }).map((n) => `{{${n}}}`), fc.constant('{{ 2 }}'), fc.constant('{{x}}')), { maxLength: 10 }).map((p) => p.join(''));
+const textArb = fc
+  .array(
+    fc.oneof(
+      fc.string({ maxLength: 8 }),
+      fc.integer({ min: 1, max: 4 }).map((n) => `{{${n}}}`),
+      fc.constant('{{ 2 }}'),
+      fc.constant('{{x}}'),
+    ),
+    { maxLength: 10 },
+  )
+  .map((p) => p.join(''));
 
 describe('template text', () => {
   it('compiled rendering equals regex rendering, for any text and values', () => {

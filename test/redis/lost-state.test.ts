@@ -37,7 +37,8 @@ describeTargets('Redis loses its state', (target) => {
     const events: RedisCapacityEvent[] = [];
     // epochCheckMs: the marker is read before each call after a minute of the clock.
     const store = new RedisStore({ client, prefix: p, clock, timeSource: 'clock', leaseTtlMs: 1_000, epochCheckMs: 60_000, onEvent: (e) => events.push(e), ...options });
-    const take = (phone: string, limits: NumberLimits = LIMITS): Promise<number> => reserveEventually({ store, clock, settle: () => store.settle(), close: async () => {}, refillDelayMs: 0 }, store.open(phone, limits, clock.now()), 1_000, clock.now());
+    const take = (phone: string, limits: NumberLimits = LIMITS): Promise<number> =>
+      reserveEventually({ store, clock, settle: () => store.settle(), close: async () => {}, refillDelayMs: 0 }, store.open(phone, limits, clock.now()), 1_000, clock.now());
     return { store, events, take };
   }
   const resets = (events: readonly RedisCapacityEvent[]) => events.filter((e) => e.type === 'redis-reset');
@@ -71,7 +72,7 @@ describeTargets('Redis loses its state', (target) => {
     await b.store.close();
   });
 
-  it('a state gone before any register saw it (written after Redis\' last snapshot): the store that saw it notices', async () => {
+  it("a state gone before any register saw it (written after Redis' last snapshot): the store that saw it notices", async () => {
     const p = `${prefix}${++run}:`;
     const clock = new ManualClock(0);
     const a = storeOn(p, clock);

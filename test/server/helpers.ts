@@ -3,7 +3,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createEngine } from '../../src/engine.js';
 import { verifyWebhook } from '../../src/events/index.js';
-import { buildServer, createSimulatedChannel, type BuildServerOptions, type Channel, type ChannelSink, type SendpoolServer, type SimulatedChannel, type SimulatedChannelOptions } from '../../src/server/index.js';
+import {
+  buildServer,
+  createSimulatedChannel,
+  type BuildServerOptions,
+  type Channel,
+  type ChannelSink,
+  type SendpoolServer,
+  type SimulatedChannel,
+  type SimulatedChannelOptions,
+} from '../../src/server/index.js';
 
 export const KEY_1 = 'test-key-company-one-0001';
 export const KEY_2 = 'test-key-company-two-0002';

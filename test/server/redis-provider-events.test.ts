@@ -10,7 +10,19 @@ import { composeChannels, createSmppChannel, type SimulatedChannel } from '../..
 import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
 import { api, fastChannel, startReceiver, startServer, testFleet, waitFor, type Receiver, type Started } from './helpers.js';
 import { startFakeSmsc } from './smpp-smsc.js';
-import { ACCESS_TOKEN, APP_SECRET, VERIFY_TOKEN, deliver, graphAccount, messageNotification, startFakeGraph, statusNotification, whatsappFleet, type FakeGraph, type GraphNumber } from './whatsapp-fake-graph.js';
+import {
+  ACCESS_TOKEN,
+  APP_SECRET,
+  VERIFY_TOKEN,
+  deliver,
+  graphAccount,
+  messageNotification,
+  startFakeGraph,
+  statusNotification,
+  whatsappFleet,
+  type FakeGraph,
+  type GraphNumber,
+} from './whatsapp-fake-graph.js';
 
 const fleet = whatsappFleet(testFleet());
 const account = graphAccount(fleet);
@@ -42,9 +54,11 @@ describeTargets('the server on Redis: provider events reach any instance', (targ
     client.disconnect();
   });
 
-  it("statuses and replies posted to an instance that did not send the messages find them", async () => {
+  it('statuses and replies posted to an instance that did not send the messages find them', async () => {
     const phones = ['5511981000001', '5511981000002', '5511981000003'];
-    const sent = await api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 3, contacts: phones.map((phone_number, i) => ({ phone_number, template_variables: [`Client ${i}`] })) } });
+    const sent = await api(a.url, '/messenger/messages/', {
+      body: { business_id: 1, template_type_id: 10, campaign_id: 3, contacts: phones.map((phone_number, i) => ({ phone_number, template_variables: [`Client ${i}`] })) },
+    });
     expect(sent.status).toBe(202);
     const hsm = () => receiver.all('/hsm');
     await waitFor(() => hsm().filter((x) => x.status === 'SENT').length === 3, 'three SENT notifications');
@@ -62,7 +76,10 @@ describeTargets('the server on Redis: provider events reach any instance', (targ
     // A reply in context of the third message: REPLIED.
     expect((await deliver(hook, messageNotification(numberOf(three), { from: three.body.to, text: 'ok', contextId: three.wamid! }))).status).toBe(200);
     const idOf = (phone: string) => hsm().find((x) => x.to === phone && x.status === 'SENT')!.id as number;
-    const statuses = (phone: string) => hsm().filter((x) => x.id === idOf(phone)).map((x) => x.status);
+    const statuses = (phone: string) =>
+      hsm()
+        .filter((x) => x.id === idOf(phone))
+        .map((x) => x.status);
     await waitFor(() => statuses(one.body.to).includes('DEVICE') && statuses(two.body.to).includes('READ') && statuses(three.body.to).includes('REPLIED'), 'DEVICE, READ and REPLIED from B');
     expect(statuses(one.body.to)).toEqual(['ENQUEUED', 'SENT', 'DEVICE']);
     expect(statuses(three.body.to)).toEqual(['ENQUEUED', 'SENT', 'REPLIED']);
@@ -80,7 +97,11 @@ describeTargets('the server on Redis: provider events reach any instance', (targ
 
   it('a delivery receipt and a reply that come on the bind of an instance that did not send the SMS find it', async () => {
     const smsc = await startFakeSmsc();
-    const smpp = () => composeChannels({ messages: fastChannel(), sms: createSmppChannel({ host: '127.0.0.1', port: smsc.port, systemId: 'sendpool', password: 'secret1', sourceAddr: '5511300000000' }) }) as unknown as SimulatedChannel;
+    const smpp = () =>
+      composeChannels({
+        messages: fastChannel(),
+        sms: createSmppChannel({ host: '127.0.0.1', port: smsc.port, systemId: 'sendpool', password: 'secret1', sourceAddr: '5511300000000' }),
+      }) as unknown as SimulatedChannel;
     const prefix = `${base}sms:`;
     let c: Started | undefined = await startServer({ redis: { client, prefix, consumer: 'c' }, channel: smpp() });
     let d: Started | undefined;
@@ -98,7 +119,12 @@ describeTargets('the server on Redis: provider events reach any instance', (targ
       smsc.receipt(smsc.accepted[0]!.messageId!, 'DELIVRD');
       smsc.mo('5511987654329', 'STOP promos');
       await waitFor(() => dlr.all('/dlr').some((x) => x.status === 'DELIVERED') && dlr.all('/mo').length === 1, 'DELIVERED and the reply, from D');
-      expect(dlr.all('/dlr').map((x) => x.status).sort()).toEqual(['DELIVERED', 'SENT']);
+      expect(
+        dlr
+          .all('/dlr')
+          .map((x) => x.status)
+          .sort(),
+      ).toEqual(['DELIVERED', 'SENT']);
       expect(dlr.all('/mo')[0]).toMatchObject({ event: 'sms.reply', reference: 'ref-9', phone: '5511987654329', text: 'STOP promos' });
       expect(smsc.deliverRespStatuses).toEqual([0, 0]);
     } finally {

@@ -278,7 +278,8 @@ export class ContactQueue {
     for (const c of done) fields(c);
     for (const e of step.chunkEvents ?? []) of(e.chunk).events.push(e.json);
     const progress: (string | number)[] = [];
-    for (const [c, t] of touched) progress.push(key(c.stream), c.entryId, key(this.progressKey(c)), done.has(c) ? 1 : 0, c.body.contacts.length, t.fields.length / 2, ...t.fields, t.events.length, ...t.events);
+    for (const [c, t] of touched)
+      progress.push(key(c.stream), c.entryId, key(this.progressKey(c)), done.has(c) ? 1 : 0, c.body.contacts.length, t.fields.length / 2, ...t.fields, t.events.length, ...t.events);
     const delivered = step.delivered ?? [];
     const events = step.events ?? [];
     const sms = step.sms ?? [];
@@ -286,7 +287,22 @@ export class ContactQueue {
     const reports = step.statistics?.reports ?? [];
     const memory = step.memory?.pairs ?? [];
     if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length + memory.length === 0) return { ids: [], lost: [] };
-    const args = [GROUP, OUTBOX_GROUP, this.#consumer, step.id ?? randomUUID(), chunks.length / 3, ...chunks, touched.size, ...progress, delivered.length, ...delivered, sms.length, ...sms, answered.length, ...answered];
+    const args = [
+      GROUP,
+      OUTBOX_GROUP,
+      this.#consumer,
+      step.id ?? randomUUID(),
+      chunks.length / 3,
+      ...chunks,
+      touched.size,
+      ...progress,
+      delivered.length,
+      ...delivered,
+      sms.length,
+      ...sms,
+      answered.length,
+      ...answered,
+    ];
     // The requests whose chunks this step writes: committed (shared-phones.ts).
     const requests = [...new Set((step.chunks ?? []).map((c) => c.requestId))];
     args.push(reports.length / 6, RETAIN_CONTACTS_MS, step.statistics?.at ?? 0, ...reports, requests.length, COMMIT_TTL_MS, ...requests);

@@ -230,7 +230,14 @@ export class RedisPersistence implements Persistence {
     if (ok) {
       for (const w of waiters) w.resolve();
       if ((step.events?.length ?? 0) + (step.chunkEvents?.length ?? 0) + (step.sms?.length ?? 0) > 0) this.kick();
-      if (this.#waiters.length > 0 || this.#chunks.length > 0 || this.#deps.shared.dirty || this.#deps.statistics.dirty || this.#deps.memory?.pending() === true || this.#delivered.length + this.#sms.length + this.#smsAnswered.length > 0) {
+      if (
+        this.#waiters.length > 0 ||
+        this.#chunks.length > 0 ||
+        this.#deps.shared.dirty ||
+        this.#deps.statistics.dirty ||
+        this.#deps.memory?.pending() === true ||
+        this.#delivered.length + this.#sms.length + this.#smsAnswered.length > 0
+      ) {
         if (this.#waiters.length > 0) void this.#write();
         else this.schedule();
       }

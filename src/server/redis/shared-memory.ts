@@ -98,7 +98,10 @@ export class SharedMemory {
  * rows as JSON) and the channel's entries (`c:` + key). Deletes are empty values; the channel
  * memory's generation markers are its own bookkeeping and stay out.
  */
-export function memoryPairs(tracked: { readonly trackedPut: readonly (readonly [string, unknown])[]; readonly trackedDelete: readonly string[] }, channel: { readonly keys: readonly string[]; readonly values: readonly (string | null)[] } | undefined): string[] {
+export function memoryPairs(
+  tracked: { readonly trackedPut: readonly (readonly [string, unknown])[]; readonly trackedDelete: readonly string[] },
+  channel: { readonly keys: readonly string[]; readonly values: readonly (string | null)[] } | undefined,
+): string[] {
   const pairs: string[] = [];
   for (const [key, row] of tracked.trackedPut) pairs.push(key, JSON.stringify(row));
   for (const key of tracked.trackedDelete) pairs.push(key, '');

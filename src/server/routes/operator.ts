@@ -31,13 +31,10 @@ function pauseEnd(ctx: ServerContext, body: unknown): { ok: true; until?: number
 
 export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const ownNumber = (companyId: number, phone: string) => ctx.engine.numbers().find((n) => n.phone === phone && ctx.tenants.owns(companyId, n.businessId));
-  const ownTemplate = (companyId: number, id: number) =>
-    ctx.engine.templates().find((t) => t.id === id && t.businessIds.length > 0 && t.businessIds.every((b) => ctx.tenants.owns(companyId, b)));
+  const ownTemplate = (companyId: number, id: number) => ctx.engine.templates().find((t) => t.id === id && t.businessIds.length > 0 && t.businessIds.every((b) => ctx.tenants.owns(companyId, b)));
 
   app.get('/operator/numbers/', async (request) => ctx.engine.numbers().filter((n) => ctx.tenants.owns(request.companyId, n.businessId)));
-  app.get('/operator/templates/', async (request) =>
-    ctx.engine.templates().filter((t) => t.businessIds.some((b) => ctx.tenants.owns(request.companyId, b))),
-  );
+  app.get('/operator/templates/', async (request) => ctx.engine.templates().filter((t) => t.businessIds.some((b) => ctx.tenants.owns(request.companyId, b))));
   app.get('/operator/queues/', async (request) => {
     // A contact that failed and waits for its retry time is in no queue until then, so `queued`
     // alone reads 0 while it waits: `waiting_retry` counts it, per pool and in the totals.
@@ -82,12 +79,8 @@ export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
   };
 
   for (const action of ['pause', 'disable', 'resume'] as const) {
-    app.post<{ Params: { phone: string } }>(`/operator/numbers/:phone/${action}/`, async (request, reply) =>
-      numberAction(action, request.params.phone, request.companyId, request.body, reply),
-    );
-    app.post<{ Params: { id: string } }>(`/operator/templates/:id/${action}/`, async (request, reply) =>
-      templateAction(action, request.params.id, request.companyId, request.body, reply),
-    );
+    app.post<{ Params: { phone: string } }>(`/operator/numbers/:phone/${action}/`, async (request, reply) => numberAction(action, request.params.phone, request.companyId, request.body, reply));
+    app.post<{ Params: { id: string } }>(`/operator/templates/:id/${action}/`, async (request, reply) => templateAction(action, request.params.id, request.companyId, request.body, reply));
   }
 }
 

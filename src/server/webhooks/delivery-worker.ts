@@ -67,7 +67,10 @@ export class DeliveryWorker {
     this.#http = new http.Agent({ keepAlive: true, maxSockets: this.#perTarget });
     this.#https = new https.Agent({ keepAlive: true, maxSockets: this.#perTarget });
     this.#lookup = safeLookup(deps.allowPrivateTargets);
-    this.#loop = new PassLoop(() => this.#pass(), () => deps.clock.now());
+    this.#loop = new PassLoop(
+      () => this.#pass(),
+      () => deps.clock.now(),
+    );
   }
 
   /** Attempts running now. */

@@ -135,10 +135,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
   let sink: ChannelSink | undefined;
   let closed = false;
 
-  const attendances =
-    o.attendanceIdleMs === false
-      ? undefined
-      : new Attendances({ idleMs: o.attendanceIdleMs, maxOpen: o.maxOpenAttendances, now: o.now, report: (r) => sink?.attendanceClosed(r) });
+  const attendances = o.attendanceIdleMs === false ? undefined : new Attendances({ idleMs: o.attendanceIdleMs, maxOpen: o.maxOpenAttendances, now: o.now, report: (r) => sink?.attendanceClosed(r) });
   const sweep = attendances ? setInterval(() => attendances.sweep(), Math.max(10, Math.min(60_000, Math.floor((o.attendanceIdleMs as number) / 2)))) : undefined;
   sweep?.unref();
 
@@ -309,7 +306,8 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
         const change = templateChange(e, o.now());
         if (!change) return;
         const templateIds = o.ids.templatesOf({ wabaId: e.wabaId, id: e.templateId, name: e.name, language: e.language });
-        if (templateIds.length === 0) return o.onWarning('template event for a template the fleet does not have', { event: e.event, templateId: e.templateId ?? null, name: e.name ?? null, language: e.language ?? null });
+        if (templateIds.length === 0)
+          return o.onWarning('template event for a template the fleet does not have', { event: e.event, templateId: e.templateId ?? null, name: e.name ?? null, language: e.language ?? null });
         const reason = [e.event, e.title, e.reason].filter((x) => x !== undefined).join(' ');
         for (const templateId of templateIds) to.templateStatus?.({ templateId, status: change.status, ...(change.until !== undefined ? { until: change.until } : {}), reason });
         return;
@@ -325,7 +323,8 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
   }
 
   function reply(e: Extract<WebhookEvent, { kind: 'message' }>, to: ChannelSink): void {
-    const phone = (e.phoneNumberId !== undefined ? o.ids.phoneOfPhoneNumberId(e.phoneNumberId) : undefined) ?? (e.displayPhoneNumber !== undefined ? o.ids.phoneOfDisplay(e.displayPhoneNumber) : undefined);
+    const phone =
+      (e.phoneNumberId !== undefined ? o.ids.phoneOfPhoneNumberId(e.phoneNumberId) : undefined) ?? (e.displayPhoneNumber !== undefined ? o.ids.phoneOfDisplay(e.displayPhoneNumber) : undefined);
     if (phone === undefined || e.from === undefined) return;
     const conversation = `${phone}>${e.from}`;
     const last = recordOf(memory.get(PHONE_KEY + e.from));
