@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import type { NumberLimits } from '../../src/core/limits/store.js';
 import { RedisStore } from '../../src/redis/index.js';
 import { cleanup, connect, describeTargets, testPrefix } from './helpers.js';
-import { windowViolation } from './store-contract.js';
+import { windowViolation } from '../store/store-contract.js';
 
 const PHONE = '5511990000001';
 const MINUTE = 60_000;

@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import type { NumberLimits } from '../../src/core/limits/store.js';
 import { RedisStore, type RedisCapacityEvent, type RedisStoreOptions } from '../../src/redis/index.js';
 import { cleanup, connect, describeTargets, testPrefix } from './helpers.js';
-import { reserveEventually } from './store-contract.js';
+import { reserveEventually } from '../store/store-contract.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;

@@ -10,7 +10,7 @@ import type { NumberLimits } from '../../src/core/limits/store.js';
 import { keySlot } from '../../src/redis/key-slot.js';
 import { LEASE_SCRIPT, RedisStore, runScript, script, type RedisCapacityEvent } from '../../src/redis/index.js';
 import { cleanup, connect, describeTargets, keysOf, masters, testPrefix } from './helpers.js';
-import { windowViolation } from './store-contract.js';
+import { windowViolation } from '../store/store-contract.js';
 
 describeTargets('RedisStore', (target) => {
   const prefix = testPrefix('store');

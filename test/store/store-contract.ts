@@ -1,6 +1,6 @@
 /**
  * The contract every `Store` keeps, as a reusable suite: `MemoryStore` and `RedisStore` both run it
- * (test/redis/store-contract.test.ts). A store shared through Redis grants from tokens it leased in
+ * (test/store/store-contract.test.ts). A store shared through Redis grants from tokens it leased in
  * the background, so the suite asks "eventually": it lets the store settle (its lease calls
  * answered) and asks again, until the store grants nothing more at that moment.
  */
