@@ -34,7 +34,7 @@ import { RedisPersistence } from './redis/redis-persistence.js';
 import { SharedBlocklist } from './redis/shared-blocklist.js';
 import { SharedDispatch } from './redis/shared-dispatch.js';
 import { SharedPhones } from './redis/shared-phones.js';
-import { SharedMemory, memoryPairs } from './redis/shared-memory.js';
+import { SharedMemory, decodeRow, memoryPairs } from './redis/shared-memory.js';
 import { SharedStatistics } from './redis/shared-statistics.js';
 import { SharedWebhooks } from './redis/shared-webhooks.js';
 import { installErrorHandlers } from './http-errors.js';
@@ -237,7 +237,9 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       onEvent: (family) => metrics?.webhookEvents.inc({ family }),
       ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event), trackChanges: true } : {}),
       ...(sharedStatistics ? { stage: (event: OutboxEvent) => durability!.stage(event), statistics: sharedStatistics } : {}),
-      ...(sharedMemory ? { trackChanges: true, forgetRows: false, recall: (keys: readonly string[]) => sharedMemory.read(keys) } : {}),
+      ...(sharedMemory
+        ? { trackChanges: true, forgetRows: false, recall: async (keys: readonly string[]) => new Map([...(await sharedMemory.read(keys))].map(([k, v]) => [k, decodeRow(k, v)])) }
+        : {}),
       onOptOut: (companyId, phone, at) => {
         if (!blocklist.add(companyId, phone, at, 'reply')) return;
         durability?.schedule();

@@ -98,10 +98,10 @@ interface Deps {
    */
   readonly forgetRows?: boolean;
   /**
-   * Reads tracked messages and SMS kept elsewhere by key (`m:` + message id, `s:` + SMS id), JSON
-   * as `takeChanges` gave them (the server on Redis). @default none: only what is held here
+   * Reads tracked messages and SMS kept elsewhere by key (`m:` + message id, `s:` + SMS id), the
+   * rows `takeChanges` gave (the server on Redis). @default none: only what is held here
    */
-  readonly recall?: (keys: readonly string[]) => Promise<ReadonlyMap<string, string>>;
+  readonly recall?: (keys: readonly string[]) => Promise<ReadonlyMap<string, unknown>>;
 }
 
 /** What the durable server writes of the notifier in a step. */
@@ -234,10 +234,10 @@ export class Notifier {
     if (read === undefined) return;
     const keys = [...(ids.messageIds ?? []).filter((id) => !this.#tracked.has(id)).map((id) => `m:${id}`), ...(ids.smsIds ?? []).filter((id) => !this.#sms.has(id)).map((id) => `s:${id}`)];
     if (keys.length === 0) return;
-    for (const [key, json] of await read(keys)) {
+    for (const [key, row] of await read(keys)) {
       // Set again here since the read was sent: what this instance holds is newer.
-      if (key.startsWith('m:') && !this.#tracked.has(key.slice(2))) this.#tracked.set(key.slice(2), JSON.parse(json) as TrackedMessage);
-      else if (key.startsWith('s:') && !this.#sms.has(key.slice(2))) this.#sms.set(key.slice(2), JSON.parse(json) as OutgoingSms);
+      if (key.startsWith('m:') && !this.#tracked.has(key.slice(2))) this.#tracked.set(key.slice(2), row as TrackedMessage);
+      else if (key.startsWith('s:') && !this.#sms.has(key.slice(2))) this.#sms.set(key.slice(2), row as OutgoingSms);
     }
   }
 

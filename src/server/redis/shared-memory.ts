@@ -13,6 +13,8 @@
  * read first). All keys carry the queue's hash tag: the step script writes them in its own slot.
  */
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
+import type { ServerContact } from '../contacts.js';
+import type { TrackedMessage } from '../notifier.js';
 
 /** Lua for the step script: `memory_write(root, generation, at, m)` writes ARGV[at..at+2m-1]. */
 export const MEMORY_WRITE_LUA = `
@@ -98,12 +100,63 @@ export class SharedMemory {
  * rows as JSON) and the channel's entries (`c:` + key). Deletes are empty values; the channel
  * memory's generation markers are its own bookkeeping and stay out.
  */
+/**
+ * A tracked message as the shared memory keeps it: a JSON array without field names, and without
+ * what later statuses do not use (the template's variables: the text is already rendered). Sending
+ * is the hot path of the server on Redis, and each row rides the step a 202 may wait for.
+ */
+function packTracked(t: TrackedMessage): string {
+  const c = t.contact;
+  return JSON.stringify([c.id, c.requestId, c.companyId, c.costCenterId, c.phone, t.campaignId, t.from, t.text, t.retryIndex, t.sentAt, c.document ?? null, c.contract ?? null, c.data ?? null]);
+}
+
+function unpackTracked(text: string): TrackedMessage {
+  const [id, requestId, companyId, costCenterId, phone, campaignId, from, body, retryIndex, sentAt, document, contract, data] = JSON.parse(text) as [
+    number,
+    string,
+    number,
+    number,
+    string,
+    number,
+    string,
+    string,
+    number | null,
+    number,
+    string | null,
+    string | null,
+    Record<string, string> | null,
+  ];
+  // A tracked message was sent: its contact's terminal notification (SENT) went out.
+  const contact: ServerContact = {
+    id,
+    requestId,
+    companyId,
+    costCenterId,
+    phone,
+    final: 1,
+    ...(document !== null ? { document } : {}),
+    ...(contract !== null ? { contract } : {}),
+    ...(data !== null ? { data } : {}),
+  };
+  return { contact, campaignId, from, text: body, retryIndex, sentAt };
+}
+
+/** A row of the notifier's (`m:` tracked message, `s:` SMS) as the shared memory keeps it. */
+export function encodeRow(key: string, row: unknown): string {
+  return key.startsWith('m:') ? packTracked(row as TrackedMessage) : JSON.stringify(row);
+}
+
+/** A row read back from the shared memory. */
+export function decodeRow(key: string, text: string): unknown {
+  return key.startsWith('m:') ? unpackTracked(text) : JSON.parse(text);
+}
+
 export function memoryPairs(
   tracked: { readonly trackedPut: readonly (readonly [string, unknown])[]; readonly trackedDelete: readonly string[] },
   channel: { readonly keys: readonly string[]; readonly values: readonly (string | null)[] } | undefined,
 ): string[] {
   const pairs: string[] = [];
-  for (const [key, row] of tracked.trackedPut) pairs.push(key, JSON.stringify(row));
+  for (const [key, row] of tracked.trackedPut) pairs.push(key, encodeRow(key, row));
   for (const key of tracked.trackedDelete) pairs.push(key, '');
   if (channel) {
     channel.keys.forEach((key, i) => {
