@@ -6,9 +6,7 @@ import { assignBenchmarks, type SuiteOptions } from './assign.bench.js';
 import type { Result } from './harness.js';
 import { peerBenchmarks, type PeerOptions } from './peers.bench.js';
 
-export type ChildRequest =
-  | { readonly group: 'assign'; readonly options: Omit<SuiteOptions, 'log'> }
-  | { readonly group: 'peers'; readonly options: Omit<PeerOptions, 'log'> };
+export type ChildRequest = { readonly group: 'assign'; readonly options: Omit<SuiteOptions, 'log'> } | { readonly group: 'peers'; readonly options: Omit<PeerOptions, 'log'> };
 
 const request = JSON.parse(process.argv[2] ?? '{}') as ChildRequest;
 const log = (line: string): void => void process.stderr.write(`  ${line}\n`);

@@ -46,7 +46,6 @@ function loopCase(api: Api, numbers: number, campaigns: number, contactsPerRound
     clock.advance(1);
     for (let c = 0; c < campaigns; c++) engine.submit({ businessId: BUSINESS, typeId: TYPE, campaignId: c + 1, contacts: slices[c]! });
     let out = 0;
-    let ended = 0;
     for (let guard = 0; out < total && guard < 1_000; guard++) {
       if (api === 'objects') {
         const messages = engine.poll({ limit: 10_000 });
@@ -60,7 +59,7 @@ function loopCase(api: Api, numbers: number, campaigns: number, contactsPerRound
         if (n === 0) clock.advance(1);
       }
     }
-    ended = api === 'objects' ? engine.takeOutcomes().length : engine.takeOutcomesInto(rows);
+    const ended = api === 'objects' ? engine.takeOutcomes().length : engine.takeOutcomesInto(rows);
     if (out !== total || ended !== total) throw new Error(`${api}: handed out ${out} and ended ${ended} of ${total}`);
   };
   return { id: idOf(api, numbers, campaigns), ops: total, run };

@@ -326,7 +326,9 @@ async function intakeRun(mode: 'memory' | 'durable', post: string): Promise<Inta
 
 async function intakePart(report: Record<string, unknown>): Promise<void> {
   const post = TEMPLATE.replaceAll('@@@@@', '00000');
-  console.error(`\n# intake: ${SECONDS} s per run, ${CONNECTIONS} connections, ${CONTACTS_PER_REQUEST} contacts/request (${post.length.toLocaleString('en')} bytes), ${REPEATS} repeats; load ${load()}`);
+  console.error(
+    `\n# intake: ${SECONDS} s per run, ${CONNECTIONS} connections, ${CONTACTS_PER_REQUEST} contacts/request (${post.length.toLocaleString('en')} bytes), ${REPEATS} repeats; load ${load()}`,
+  );
   const runs: IntakeRun[] = [];
   for (let i = 0; i < REPEATS; i++) {
     // Alternate the order so neither mode always runs on the machine's quieter moments.
@@ -335,7 +337,9 @@ async function intakePart(report: Record<string, unknown>): Promise<void> {
       runs.push(run);
       console.error(
         `  ${mode.padEnd(7)} ${fmt(run.contactsPerSecond)} contacts/s, p50 ${run.p50} ms, p99 ${run.p99} ms, non-2xx ${run.non2xx}` +
-          (run.writes !== undefined ? `, ${run.writes} writes (${fmt(run.requestsPerWrite!, 2)} requests each, ${fmt(run.writeMsMean!, 1)} ms mean, ${fmt(run.writeMsMax!, 1)} ms max; takeChanges ${fmt(run.takeChangesMsMean!, 2)} ms), ${fmt(run.dbBytesPerContact!)} B/contact on disk` : '') +
+          (run.writes !== undefined
+            ? `, ${run.writes} writes (${fmt(run.requestsPerWrite!, 2)} requests each, ${fmt(run.writeMsMean!, 1)} ms mean, ${fmt(run.writeMsMax!, 1)} ms max; takeChanges ${fmt(run.takeChangesMsMean!, 2)} ms), ${fmt(run.dbBytesPerContact!)} B/contact on disk`
+            : '') +
           `; load ${run.load}`,
       );
     }
@@ -348,8 +352,20 @@ async function intakePart(report: Record<string, unknown>): Promise<void> {
     console.log(`  ${mode.padEnd(7)} ${mr(pick(mode, (r) => r.contactsPerSecond))} contacts/s; p50 ${mr(pick(mode, (r) => r.p50))} ms; p99 ${mr(pick(mode, (r) => r.p99))} ms`);
   }
   console.log(
-    `  durable commits: ${mr(pick('durable', (r) => r.requestsPerWrite!), 2)} requests per write; storage.write ${mr(pick('durable', (r) => r.writeMsMean!), 1)} ms mean, ` +
-      `${mr(pick('durable', (r) => r.writeMsMax!), 1)} ms max; takeChanges ${mr(pick('durable', (r) => r.takeChangesMsMean!), 2)} ms per write`,
+    `  durable commits: ${mr(
+      pick('durable', (r) => r.requestsPerWrite!),
+      2,
+    )} requests per write; storage.write ${mr(
+      pick('durable', (r) => r.writeMsMean!),
+      1,
+    )} ms mean, ` +
+      `${mr(
+        pick('durable', (r) => r.writeMsMax!),
+        1,
+      )} ms max; takeChanges ${mr(
+        pick('durable', (r) => r.takeChangesMsMean!),
+        2,
+      )} ms per write`,
   );
   console.log(`  durable/memory: ${(median(pick('durable', (r) => r.contactsPerSecond)) / median(pick('memory', (r) => r.contactsPerSecond))).toFixed(2)}x (goal: durable >= 100,000 contacts/s)`);
 }
@@ -420,7 +436,7 @@ async function restartCli(source: string): Promise<number> {
     });
     const ms = await new Promise<number>((resolve, reject) => {
       let err = '';
-      child.stderr!.on('data', (d: Buffer) => {
+      child.stderr.on('data', (d: Buffer) => {
         err += d.toString();
         if (err.includes('listening on')) resolve(performance.now() - t);
       });
@@ -464,7 +480,8 @@ async function restartPart(report: Record<string, unknown>, source: string): Pro
 }
 
 async function diskPart(report: Record<string, unknown>, source: string): Promise<void> {
-  const Libsql = ((await import('libsql')) as unknown as { default: new (path: string) => { prepare(sql: string): { get(): Record<string, unknown> }; exec(sql: string): void; close(): void } }).default;
+  const Libsql = ((await import('libsql')) as unknown as { default: new (path: string) => { prepare(sql: string): { get(): Record<string, unknown> }; exec(sql: string): void; close(): void } })
+    .default;
   const asLeft = { db: fileSize(join(source, DB)), wal: fileSize(join(source, `${DB}-wal`)) };
   const dir = mkdtempSync(join(tmpdir(), 'sendpool-bench-disk-'));
   cpSync(source, dir, { recursive: true });
@@ -497,7 +514,9 @@ async function diskPart(report: Record<string, unknown>, source: string): Promis
     console.log(`\nOn disk, ${fmt(n)} queued contacts in ${fmt(d.submissions)} submissions:`);
     console.log(`  as kill -9 left it: sendpool.db ${fmt(asLeft.db)} B + -wal ${fmt(asLeft.wal)} B = ${fmt((asLeft.db + asLeft.wal) / n, 1)} B/contact`);
     console.log(`  after wal_checkpoint(TRUNCATE): sendpool.db ${fmt(after.db)} B + -wal ${fmt(after.wal)} B = ${fmt((after.db + after.wal) / n, 1)} B/contact`);
-    console.log(`  rows: contacts JSON ${fmt(d.contactsJsonBytes / n, 1)} B/contact, submission state JSON ${fmt(d.submissionRowJsonBytes / n, 1)} B/contact; ${fmt(d.pages)} pages of ${d.pageSize} B, ${fmt(d.freePages)} free`);
+    console.log(
+      `  rows: contacts JSON ${fmt(d.contactsJsonBytes / n, 1)} B/contact, submission state JSON ${fmt(d.submissionRowJsonBytes / n, 1)} B/contact; ${fmt(d.pages)} pages of ${d.pageSize} B, ${fmt(d.freePages)} free`,
+    );
     console.log(`  one stored contact: ${JSON.stringify(first)}`);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -541,7 +560,7 @@ async function main(): Promise<void> {
     settings: { seconds: SECONDS, connections: CONNECTIONS, repeats: REPEATS, storeContacts: STORE_CONTACTS },
     loadAtStart: load(),
   };
-  console.error(`sendpool durable bench: ${report['machine']}; load average ${load()}`);
+  console.error(`sendpool durable bench: ${String(report['machine'])}; load average ${load()}`);
   if (PARTS.has('intake')) await intakePart(report);
   if (PARTS.has('restart') || PARTS.has('disk')) {
     const source = mkdtempSync(join(tmpdir(), 'sendpool-bench-store-'));
@@ -557,7 +576,7 @@ async function main(): Promise<void> {
     }
   }
   report['loadAtEnd'] = load();
-  console.log(`\nload average at start ${report['loadAtStart']}, at end ${report['loadAtEnd']} (1, 5, 15 min; ${cpus().length} cores)`);
+  console.log(`\nload average at start ${String(report['loadAtStart'])}, at end ${String(report['loadAtEnd'])} (1, 5, 15 min; ${cpus().length} cores)`);
   if (env['BENCH_JSON']) writeFileSync(env['BENCH_JSON'], `${JSON.stringify(report, null, 2)}\n`);
   if (PROFILE !== undefined) {
     for (const f of readdirSync(PROFILE).filter((x) => x.endsWith('.cpuprofile'))) console.log(`\n${profileTop(join(PROFILE, f))}`);

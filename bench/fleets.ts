@@ -63,9 +63,7 @@ export function makeFleet(shape: FleetShape): FleetDescription {
  */
 export function makeSharedTemplateFleet(pools: number, perPool: number): FleetDescription {
   const businessIds = Array.from({ length: pools }, (_, b) => b + 1);
-  const templates: TemplateDescription[] = [
-    { id: 1, name: 'shared', text: 'Hi {{1}}.', businessIds, status: 'active' },
-  ];
+  const templates: TemplateDescription[] = [{ id: 1, name: 'shared', text: 'Hi {{1}}.', businessIds, status: 'active' }];
   let slot = 0;
   const businesses = businessIds.map((id) => {
     const numbers: NumberDescription[] = [];

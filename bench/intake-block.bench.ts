@@ -163,7 +163,7 @@ async function serverChild(o: { dir: string }): Promise<void> {
       if (e.duration > 10) gc.over10++;
       if (e.duration > gc.maxMs) {
         gc.maxMs = e.duration;
-        gc.maxKind = ((e as { detail?: { kind?: number } }).detail?.kind ?? 0);
+        gc.maxKind = (e as { detail?: { kind?: number } }).detail?.kind ?? 0;
       }
     }
   }).observe({ entryTypes: ['gc'] });
@@ -363,7 +363,9 @@ async function loadPart(): Promise<ScenarioResult[]> {
     }
   }
   console.log(`\nLoad: GET /messenger/businesses/ at ${GET_RATE} req/s, POST at ${CONTACTS_PER_SECOND} contacts/s, ${SECONDS} s per scenario, ${RUNS} runs (median [min..max])\n`);
-  console.log('| build | scenario | event-loop block, max (ms) | most CPU in one gap (ms) | longest GC pause (ms) | event-loop delay p99 (ms) | GET p50 (ms) | GET p99 (ms) | GET max (ms) | POST p50 (ms) | POSTs answered 202 |');
+  console.log(
+    '| build | scenario | event-loop block, max (ms) | most CPU in one gap (ms) | longest GC pause (ms) | event-loop delay p99 (ms) | GET p50 (ms) | GET p99 (ms) | GET max (ms) | POST p50 (ms) | POSTs answered 202 |',
+  );
   console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const build of BUILDS) {
     for (const name of SCENARIOS) {
@@ -371,7 +373,19 @@ async function loadPart(): Promise<ScenarioResult[]> {
       const pick = (f: (r: ScenarioResult) => number | undefined) => rs.map(f).filter((x): x is number => x !== undefined);
       const posts = rs.map((r) => `${r.postStatus['202'] ?? 0}/${r.posts}`).join(', ');
       console.log(
-        `| ${build.label} | ${name} | ${mr(pick((r) => r.blockMaxMs))} | ${mr(pick((r) => r.busyMaxMs))} | ${mr(pick((r) => r.gcMaxMs))} | ${mr(pick((r) => r.delayP99Ms))} | ${mr(pick((r) => r.getP50Ms), 0)} | ${mr(pick((r) => r.getP99Ms), 0)} | ${mr(pick((r) => r.getMaxMs), 0)} | ${mr(pick((r) => r.postP50Ms), 0)} | ${name === 'get' ? '–' : posts} |`,
+        `| ${build.label} | ${name} | ${mr(pick((r) => r.blockMaxMs))} | ${mr(pick((r) => r.busyMaxMs))} | ${mr(pick((r) => r.gcMaxMs))} | ${mr(pick((r) => r.delayP99Ms))} | ${mr(
+          pick((r) => r.getP50Ms),
+          0,
+        )} | ${mr(
+          pick((r) => r.getP99Ms),
+          0,
+        )} | ${mr(
+          pick((r) => r.getMaxMs),
+          0,
+        )} | ${mr(
+          pick((r) => r.postP50Ms),
+          0,
+        )} | ${name === 'get' ? '–' : posts} |`,
       );
     }
   }
@@ -469,7 +483,11 @@ async function stagesPart(): Promise<StageResult[]> {
 
 async function main(): Promise<void> {
   checkBuild('intake-block');
-  console.log(`intake-block bench: ${cpus()[0]?.model ?? 'cpu'}, ${cpus().length} cores, Node ${process.version}, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}, ${new Date().toISOString()}`);
+  console.log(
+    `intake-block bench: ${cpus()[0]?.model ?? 'cpu'}, ${cpus().length} cores, Node ${process.version}, load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}, ${new Date().toISOString()}`,
+  );
   const out: Record<string, unknown> = {};
   if (PARTS.has('stages')) out['stages'] = await stagesPart();
   if (PARTS.has('load')) out['load'] = await loadPart();

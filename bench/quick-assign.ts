@@ -24,7 +24,11 @@ function rate(run: () => void, seconds = 1.5): number {
 
 const fmt = (x: number) => `${(x / 1e6).toFixed(1)} M/s`;
 for (const numbers of [100, 100_000]) {
-  for (const [templates, exhausted] of [[1, 0], [20, 0], [1, 0.9]] as const) {
+  for (const [templates, exhausted] of [
+    [1, 0],
+    [20, 0],
+    [1, 0.9],
+  ] as const) {
     const clock = new ManualClock(0);
     const engine = createEngine(makeFleet({ numbers, templates, exhausted }), { clock });
     if (exhausted > 0) {

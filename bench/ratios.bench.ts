@@ -30,7 +30,13 @@ function peerCase(id: string, peer: Peer): PairedCase {
 
 /** A case of several calls, so each round takes a few milliseconds at least. */
 function repeated(c: PairedCase, times: number): PairedCase {
-  return { id: c.id, ops: c.ops * times, run: () => { for (let k = 0; k < times; k++) c.run(); } };
+  return {
+    id: c.id,
+    ops: c.ops * times,
+    run: () => {
+      for (let k = 0; k < times; k++) c.run();
+    },
+  };
 }
 
 /** The pairs: [numerator, denominator, what the ratio says]. */
@@ -63,7 +69,13 @@ export function ratioBenchmarks(options: { readonly quick: boolean; readonly fil
   }));
   for (const [a, b, what] of RATIO_PAIRS) {
     const ratio = pairedRatio(paired, a, b);
-    results.push({ id: `ratio ${what}`, group: 'ratio', subject: 'sendpool', ratioToSendpool: Number(ratio.toFixed(3)), note: `${a} / ${b}, per round, median of ${paired.rounds}; ${loadNote(paired.load)}` });
+    results.push({
+      id: `ratio ${what}`,
+      group: 'ratio',
+      subject: 'sendpool',
+      ratioToSendpool: Number(ratio.toFixed(3)),
+      note: `${a} / ${b}, per round, median of ${paired.rounds}; ${loadNote(paired.load)}`,
+    });
     options.log?.(`ratio ${what}: x${ratio.toFixed(2)}`);
   }
   return results;

@@ -28,15 +28,18 @@ const PER_INSTANCE = 11_000;
 const INSTANCES = 4;
 const capacity = NUMBERS.reduce((sum, n) => sum + Math.min(n.per24h, 2 * n.perHour), 0);
 
-
 const used: number[] = [];
-console.log(`4 instances, 10 numbers, one Redis, ${SCALE}x simulated time; capacity of the hour ${capacity.toLocaleString('en-US')}; load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `4 instances, 10 numbers, one Redis, ${SCALE}x simulated time; capacity of the hour ${capacity.toLocaleString('en-US')}; load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
 for (let run = 1; run <= RUNS; run++) {
   const prefix = `sendpool-bench:fleet:${process.pid}:${run}:`;
   const fleet = await startInstances({ url, prefix, instances: INSTANCES, fleet: testFleet(NUMBERS), scale: SCALE, simEnd: HOUR + 15 * 60_000 }, PER_INSTANCE);
   const results = await Promise.all(fleet.instances.map((x) => x.done));
   const sends = readSends(fleet.instances);
-  const client = new Redis(url!);
+  const client = new Redis(url);
   await cleanup(client, prefix);
   client.disconnect();
   const inHour = sends.filter((s) => s.at < HOUR).length;
@@ -52,4 +55,8 @@ for (let run = 1; run <= RUNS; run++) {
   );
 }
 used.sort((a, b) => a - b);
-console.log(`used: ${used.map((u) => `${(100 * u).toFixed(1)} %`).join(', ')} (median ${(100 * used[Math.floor(used.length / 2)]!).toFixed(1)} %); load average ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `used: ${used.map((u) => `${(100 * u).toFixed(1)} %`).join(', ')} (median ${(100 * used[Math.floor(used.length / 2)]!).toFixed(1)} %); load average ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);

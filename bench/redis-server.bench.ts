@@ -53,6 +53,7 @@ async function child(): Promise<void> {
   // Redis is not a round trip). Counted where the client sends them.
   const { Redis } = await import('ioredis');
   let roundTrips = 0;
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called back with its `this` below
   const send = Redis.prototype.sendCommand;
   Redis.prototype.sendCommand = function (this: InstanceType<typeof Redis>, ...args: Parameters<typeof send>) {
     roundTrips++;
@@ -202,7 +203,9 @@ async function run(port: number, kind: 'ample' | 'realistic', count: number, dir
     // Intake's round trips are in it too (a request is a few); the sends dominate at these sizes.
     roundTripsPer1000Sends: Math.round((instances.reduce((a, i) => a + i.roundTrips, 0) / Math.max(1, sent)) * 1000 * 10) / 10,
     contacts: total,
-    load: loadavg().map((l) => l.toFixed(1)).join(' '),
+    load: loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' '),
   };
 }
 

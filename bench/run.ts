@@ -47,7 +47,11 @@ export function formatTable(results: readonly Result[]): string {
   ]);
   const head = ['case', 'ops/s (or bytes)', 'µs/op', 'vs sendpool', 'rme', 'note'];
   const widths = head.map((h, c) => Math.max(h.length, ...rows.map((row) => row[c]!.length)));
-  const line = (cells: readonly string[]): string => cells.map((s, c) => (c === 1 || c === 2 ? s.padStart(widths[c]!) : s.padEnd(widths[c]!))).join('  ').trimEnd();
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((s, c) => (c === 1 || c === 2 ? s.padStart(widths[c]!) : s.padEnd(widths[c]!)))
+      .join('  ')
+      .trimEnd();
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -72,7 +76,13 @@ async function main(): Promise<void> {
     const command = `npm run bench -- --json${args.quick ? ' --quick' : ''}${args.filter === undefined ? '' : ` --filter ${JSON.stringify(args.filter)}`}${args.repeats === undefined ? '' : ` --repeats ${args.repeats}`}`;
     writeFileSync(`${dir}latest.json`, `${JSON.stringify({ command, seconds: Number(seconds), ...report }, null, 2)}\n`);
     const svg = fileURLToPath(new URL('docs/benchmarks-assign.svg', root));
-    writeFileSync(svg, renderChart(report.results, `${m.cpu}, ${m.cores} cores, Node ${m.node}, ${report.date.slice(0, 10)}; median of tinybench iterations${args.quick ? '' : `, median of ${args.repeats ?? 3} processes`}`));
+    writeFileSync(
+      svg,
+      renderChart(
+        report.results,
+        `${m.cpu}, ${m.cores} cores, Node ${m.node}, ${report.date.slice(0, 10)}; median of tinybench iterations${args.quick ? '' : `, median of ${args.repeats ?? 3} processes`}`,
+      ),
+    );
     console.log(`\nwrote bench/results/latest.json and docs/benchmarks-assign.svg`);
   }
 }

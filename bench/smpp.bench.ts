@@ -83,10 +83,29 @@ async function once(window: number, receipts: boolean, count: number, concurrenc
   try {
     const { port } = await ask<SmscReady>(child);
     let dlrs = 0;
-    const channel = createSmppChannel({ host: '127.0.0.1', port, systemId: 'sendpool', password: 'secret1', sourceAddr: 'SENDPOOL', window, deliveryReceipts: receipts, maxTrackedReceipts: count + 1 });
+    const channel = createSmppChannel({
+      host: '127.0.0.1',
+      port,
+      systemId: 'sendpool',
+      password: 'secret1',
+      sourceAddr: 'SENDPOOL',
+      window,
+      deliveryReceipts: receipts,
+      maxTrackedReceipts: count + 1,
+    });
     channel.attach({ messageStatus: () => undefined, attendanceClosed: () => undefined, smsReply: () => undefined, smsStatus: () => void dlrs++ });
     await channel.whenBound();
-    const sms = (i: number) => ({ smsId: `bench:${i}`, requestId: 'bench', companyId: 1, index: i, phone: `55119${String(i % 100_000_000).padStart(8, '0')}`, message: `Your code is ${100000 + (i % 900000)}`, encoding: 'GSM-7' as const, parts: 1, callbacks: {} });
+    const sms = (i: number) => ({
+      smsId: `bench:${i}`,
+      requestId: 'bench',
+      companyId: 1,
+      index: i,
+      phone: `55119${String(i % 100_000_000).padStart(8, '0')}`,
+      message: `Your code is ${100000 + (i % 900000)}`,
+      encoding: 'GSM-7' as const,
+      parts: 1,
+      callbacks: {},
+    });
     // Warm-up: the JIT and the connection.
     await Promise.all(Array.from({ length: 5_000 }, (_, i) => channel.sendSms(sms(count + i))));
     await ask<{ started: true }>(child, 'start');
@@ -140,7 +159,12 @@ async function instanceOnce(durable: boolean, count: number, concurrency: number
     const { port } = await ask<SmscReady>(child);
     const smpp = server.createSmppChannel({ host: '127.0.0.1', port, systemId: 'sendpool', password: 'secret1', sourceAddr: 'SENDPOOL', maxTrackedReceipts: 2 * count });
     const storage = dir === undefined ? undefined : await server.openSqliteStorage(dir);
-    const fleet = { businesses: [{ id: 1, name: 'Bench', companyId: 1, numbers: [{ phone: '5511990000001', throughputPerHour: 1000, messagingLimit24h: 1000 }], templateTypes: [{ id: 10, name: 'b', templateIds: [100] }] }], templates: [{ id: 100, name: 'b', text: 'Hi {{1}}', businessIds: [1] }] };
+    const fleet = {
+      businesses: [
+        { id: 1, name: 'Bench', companyId: 1, numbers: [{ phone: '5511990000001', throughputPerHour: 1000, messagingLimit24h: 1000 }], templateTypes: [{ id: 10, name: 'b', templateIds: [100] }] },
+      ],
+      templates: [{ id: 100, name: 'b', text: 'Hi {{1}}', businessIds: [1] }],
+    };
     const app = server.buildServer({
       engine: core.createEngine(fleet, durable ? { trackChanges: true } : {}),
       channel: server.composeChannels({ messages: server.createSimulatedChannel(), sms: smpp }),
@@ -170,7 +194,14 @@ async function instanceOnce(durable: boolean, count: number, concurrency: number
     await app.close();
     storage?.close();
     const cpuMs = (cpu.user + cpu.system) / 1000;
-    return { durable, load1: Number(load1.toFixed(2)), smsPerSecond: Math.round(count / seconds), cpuMicrosPerSms: Math.round((cpuMs * 1000) / count), serverCpu: cpuMs / 1000 / seconds, smscCpu: usage.cpuMs / 1000 / seconds };
+    return {
+      durable,
+      load1: Number(load1.toFixed(2)),
+      smsPerSecond: Math.round(count / seconds),
+      cpuMicrosPerSms: Math.round((cpuMs * 1000) / count),
+      serverCpu: cpuMs / 1000 / seconds,
+      smscCpu: usage.cpuMs / 1000 / seconds,
+    };
   } finally {
     child.kill('SIGKILL');
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
@@ -206,7 +237,9 @@ async function main(): Promise<void> {
   console.log('|---|---|---|---|---|---|');
   for (const row of rows) {
     const mid = row.runs.find((x) => x.smsPerSecond === median(row.runs.map((y) => y.smsPerSecond)))!;
-    console.log(`| ${row.window} | ${row.receipts ? 'yes' : 'no'} | ${mid.smsPerSecond.toLocaleString('en')} | ${row.runs.map((x) => x.smsPerSecond.toLocaleString('en')).join(', ')} | ${pct(mid.channelCpu)} | ${pct(mid.smscCpu)} |`);
+    console.log(
+      `| ${row.window} | ${row.receipts ? 'yes' : 'no'} | ${mid.smsPerSecond.toLocaleString('en')} | ${row.runs.map((x) => x.smsPerSecond.toLocaleString('en')).join(', ')} | ${pct(mid.channelCpu)} | ${pct(mid.smscCpu)} |`,
+    );
   }
   if (rows.length > 0) {
     const best = Math.max(...rows.map((r) => median(r.runs.map((x) => x.smsPerSecond))));
@@ -219,7 +252,9 @@ async function main(): Promise<void> {
       for (const durable of [false, true]) {
         const run = await instanceOnce(durable, count, concurrency);
         instances.push(run);
-        console.error(`instance${durable ? ', durable' : ''}: ${run.smsPerSecond.toLocaleString('en')} SMS/s, ${run.cpuMicrosPerSms} µs CPU an SMS, server ${pct(run.serverCpu)}, SMSC ${pct(run.smscCpu)}, load ${run.load1}`);
+        console.error(
+          `instance${durable ? ', durable' : ''}: ${run.smsPerSecond.toLocaleString('en')} SMS/s, ${run.cpuMicrosPerSms} µs CPU an SMS, server ${pct(run.serverCpu)}, SMSC ${pct(run.smscCpu)}, load ${run.load1}`,
+        );
       }
     }
     console.log(`\nOne whole instance (POST /sms/messages/ to the last DLR, a receipt per SMS, ${concurrency} SMS at the channel at most, default window)\n`);
@@ -228,7 +263,9 @@ async function main(): Promise<void> {
     for (const durable of [false, true]) {
       const mine = instances.filter((x) => x.durable === durable);
       const mid = mine.find((x) => x.smsPerSecond === median(mine.map((y) => y.smsPerSecond)))!;
-      console.log(`| ${durable ? 'durable' : 'in memory'} | ${mid.smsPerSecond.toLocaleString('en')} | ${mine.map((x) => `${x.smsPerSecond.toLocaleString('en')} (${x.load1})`).join(', ')} | ${mid.cpuMicrosPerSms} µs | ${pct(mid.serverCpu)} | ${pct(mid.smscCpu)} |`);
+      console.log(
+        `| ${durable ? 'durable' : 'in memory'} | ${mid.smsPerSecond.toLocaleString('en')} | ${mine.map((x) => `${x.smsPerSecond.toLocaleString('en')} (${x.load1})`).join(', ')} | ${mid.cpuMicrosPerSms} µs | ${pct(mid.serverCpu)} | ${pct(mid.smscCpu)} |`,
+      );
     }
   }
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, `${JSON.stringify({ date: new Date().toISOString(), machine, count, concurrency, repeats, rows, instances }, null, 2)}\n`);

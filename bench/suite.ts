@@ -69,11 +69,11 @@ const PLAN = {
 
 function memoryInChild(m: { numbers: number; templates: number; contacts: number }): MemoryReport {
   const main = entry('memory-main');
-  const child = spawnSync(
-    process.execPath,
-    ['--expose-gc', ...main.nodeArgs, main.script, '--numbers', String(m.numbers), '--templates', String(m.templates), '--contacts', String(m.contacts)],
-    { encoding: 'utf8', cwd: ROOT, maxBuffer: 1 << 20 },
-  );
+  const child = spawnSync(process.execPath, ['--expose-gc', ...main.nodeArgs, main.script, '--numbers', String(m.numbers), '--templates', String(m.templates), '--contacts', String(m.contacts)], {
+    encoding: 'utf8',
+    cwd: ROOT,
+    maxBuffer: 1 << 20,
+  });
   const line = child.stdout.trim().split('\n').pop() ?? '';
   if (child.status !== 0 || !line.startsWith('{')) throw new Error(`memory child failed (${child.status}): ${child.stderr.trim().slice(-500)}`);
   return JSON.parse(line) as MemoryReport;
@@ -111,10 +111,38 @@ export async function runSuite(config: SuiteConfig): Promise<SuiteReport> {
   results.push(...(await failoverBenchmarks({ ...common, ...plan.failover })));
   if (filter === undefined || 'memory'.includes(filter) || filter.startsWith('memory')) {
     const m = config.memoryChild === false ? measureMemory(plan.memory.numbers, plan.memory.templates, plan.memory.contacts) : memoryInChild(plan.memory);
-    const perNumber: Result = { id: `memory per number n=${m.numbers}`, group: 'memory', subject: 'sendpool', numbers: m.numbers, templates: m.templates, ...(m.bytesPerNumber === null ? {} : { bytes: m.bytesPerNumber }), note: m.gc ? `after forced GC; total ${m.totalBytes} bytes` : 'no --expose-gc' };
-    const perContact: Result = { id: `memory per queued contact queued=${m.contacts}`, group: 'memory', subject: 'sendpool', ...(m.bytesPerQueuedContact === null ? {} : { bytes: m.bytesPerQueuedContact }), note: `${m.note}; the caller keeps its contacts` };
-    const perNumberAlone: Result = { id: `memory per number alone n=${m.numbers}`, group: 'memory', subject: 'sendpool', numbers: m.numbers, templates: m.templates, ...(m.bytesPerNumberAlone === null ? {} : { bytes: m.bytesPerNumberAlone }), note: 'the caller dropped its fleet description (read from JSON) after createEngine' };
-    const perContactAlone: Result = { id: `memory per queued contact alone queued=${m.contacts}`, group: 'memory', subject: 'sendpool', ...(m.bytesPerQueuedContactAlone === null ? {} : { bytes: m.bytesPerQueuedContactAlone }), note: `${m.note}; the caller keeps nothing after submit` };
+    const perNumber: Result = {
+      id: `memory per number n=${m.numbers}`,
+      group: 'memory',
+      subject: 'sendpool',
+      numbers: m.numbers,
+      templates: m.templates,
+      ...(m.bytesPerNumber === null ? {} : { bytes: m.bytesPerNumber }),
+      note: m.gc ? `after forced GC; total ${m.totalBytes} bytes` : 'no --expose-gc',
+    };
+    const perContact: Result = {
+      id: `memory per queued contact queued=${m.contacts}`,
+      group: 'memory',
+      subject: 'sendpool',
+      ...(m.bytesPerQueuedContact === null ? {} : { bytes: m.bytesPerQueuedContact }),
+      note: `${m.note}; the caller keeps its contacts`,
+    };
+    const perNumberAlone: Result = {
+      id: `memory per number alone n=${m.numbers}`,
+      group: 'memory',
+      subject: 'sendpool',
+      numbers: m.numbers,
+      templates: m.templates,
+      ...(m.bytesPerNumberAlone === null ? {} : { bytes: m.bytesPerNumberAlone }),
+      note: 'the caller dropped its fleet description (read from JSON) after createEngine',
+    };
+    const perContactAlone: Result = {
+      id: `memory per queued contact alone queued=${m.contacts}`,
+      group: 'memory',
+      subject: 'sendpool',
+      ...(m.bytesPerQueuedContactAlone === null ? {} : { bytes: m.bytesPerQueuedContactAlone }),
+      note: `${m.note}; the caller keeps nothing after submit`,
+    };
     results.push(perNumber, perNumberAlone, perContact, perContactAlone);
     for (const r of [perNumber, perNumberAlone, perContact, perContactAlone]) log(`${r.id}: ${r.bytes ?? '-'} bytes`);
   }
@@ -147,25 +175,58 @@ export function checkTargets(results: readonly Result[], sizes: readonly number[
   const sp = ops(`peers n=${small} t=1 sendpool`);
   const lim = ops(`peers n=${small} t=1 limiter`);
   const ceil = ops(`peers n=${small} t=1 ceiling`);
-  add(`batch at ${small} >= 3x limiter (same section)`, sp !== undefined && lim !== undefined ? sp / lim : undefined, (v) => v >= 3, (v) => `${v.toFixed(2)}x (${M(sp!)} vs ${M(lim!)})`);
-  add(`batch at ${small} >= 0.5x ceiling (same section)`, sp !== undefined && ceil !== undefined ? sp / ceil : undefined, (v) => v >= 0.5, (v) => `${v.toFixed(2)}x (${M(sp!)} vs ${M(ceil!)})`);
+  add(
+    `batch at ${small} >= 3x limiter (same section)`,
+    sp !== undefined && lim !== undefined ? sp / lim : undefined,
+    (v) => v >= 3,
+    (v) => `${v.toFixed(2)}x (${M(sp!)} vs ${M(lim!)})`,
+  );
+  add(
+    `batch at ${small} >= 0.5x ceiling (same section)`,
+    sp !== undefined && ceil !== undefined ? sp / ceil : undefined,
+    (v) => v >= 0.5,
+    (v) => `${v.toFixed(2)}x (${M(sp!)} vs ${M(ceil!)})`,
+  );
   add(`single assign(…, 1) >= 5 M/s (at ${small})`, ops(`single n=${small} t=1 ample`), (v) => v >= 5e6, M);
   for (const t of templates) {
     const base = ops(`batch n=${small} t=${t} ample`);
     const others = [...new Set([`batch n=${big} t=${t} ample`, `batch n=${small} t=${t} exhausted90`, `batch n=${big} t=${t} exhausted90`])];
     for (const other of others) {
       const v = ops(other);
-      add(`${small} -> "${other}": falls by <= 2x`, base !== undefined && v !== undefined ? base / v : undefined, (x) => x <= 2, (x) => `${x.toFixed(2)}x (${M(base!)} -> ${M(v!)})`);
+      add(
+        `${small} -> "${other}": falls by <= 2x`,
+        base !== undefined && v !== undefined ? base / v : undefined,
+        (x) => x <= 2,
+        (x) => `${x.toFixed(2)}x (${M(base!)} -> ${M(v!)})`,
+      );
     }
   }
   for (const id of results.filter((r) => r.group === 'failover' && r.id.includes('number')).map((r) => r.id)) {
-    add(`${id} < 20 µs`, get(id)?.microsPerOp, (v) => v < 20, (v) => `${v.toFixed(3)} µs`);
+    add(
+      `${id} < 20 µs`,
+      get(id)?.microsPerOp,
+      (v) => v < 20,
+      (v) => `${v.toFixed(3)} µs`,
+    );
   }
   const mem = results.find((r) => r.id.startsWith('memory per number alone'));
-  add(`memory per number without the caller's fleet <= 300 bytes (${mem?.numbers ?? '?'} numbers)`, mem?.bytes, (v) => v <= 300, (v) => `${v} bytes`);
+  add(
+    `memory per number without the caller's fleet <= 300 bytes (${mem?.numbers ?? '?'} numbers)`,
+    mem?.bytes,
+    (v) => v <= 300,
+    (v) => `${v} bytes`,
+  );
   const q = results.find((r) => r.id.startsWith('memory per queued contact alone'));
-  add('memory per queued contact, the caller keeping nothing, <= 120 bytes', q?.bytes, (v) => v <= 120, (v) => `${v} bytes`);
-  for (const [campaigns, goal] of [[1, 5e6], [100, 3e6]] as const) {
+  add(
+    'memory per queued contact, the caller keeping nothing, <= 120 bytes',
+    q?.bytes,
+    (v) => v <= 120,
+    (v) => `${v} bytes`,
+  );
+  for (const [campaigns, goal] of [
+    [1, 5e6],
+    [100, 3e6],
+  ] as const) {
     const r = results.find((x) => x.group === 'dispatch' && x.id.startsWith('dispatch batch ') && x.id.endsWith(` campaigns=${campaigns}`));
     add(`dispatch loop (batch API), ${campaigns} campaign(s) >= ${goal / 1e6} M contacts/s`, r?.opsPerSecond, (v) => v >= goal, M);
   }
@@ -175,6 +236,11 @@ export function checkTargets(results: readonly Result[], sizes: readonly number[
     add(`${what} ${show} (paired rounds, one process)`, r, ok, (v) => `${v.toFixed(2)}x`);
   }
   const sim = results.find((r) => r.id === 'cli simulate 1,000,000 messages');
-  add('sendpool simulate of 1,000,000 messages < 5 s', sim?.microsPerOp === undefined ? undefined : sim.microsPerOp, (v) => v < 5, (v) => `${v.toFixed(2)} s`);
+  add(
+    'sendpool simulate of 1,000,000 messages < 5 s',
+    sim?.microsPerOp === undefined ? undefined : sim.microsPerOp,
+    (v) => v < 5,
+    (v) => `${v.toFixed(2)} s`,
+  );
   return targets;
 }

@@ -60,7 +60,14 @@ function events(count: number, port: number, from: number): OutboxEvent[] {
     const i = from + k;
     const id = `evt-${i}`;
     // A contact's notifications share an order key: a few events per contact, in order.
-    return { id, family: 'hsm', url: `http://127.0.0.1:${port}/hsm`, companyId: 1, ...(process.env['BENCH_NO_ORDER'] ? {} : { order: `c${Math.floor(i / 4)}` }), body: JSON.stringify({ event_id: id, id: i, status: 'SENT', to: '5511999990000' }) };
+    return {
+      id,
+      family: 'hsm',
+      url: `http://127.0.0.1:${port}/hsm`,
+      companyId: 1,
+      ...(process.env['BENCH_NO_ORDER'] ? {} : { order: `c${Math.floor(i / 4)}` }),
+      body: JSON.stringify({ event_id: id, id: i, status: 'SENT', to: '5511999990000' }),
+    };
   });
 }
 
@@ -76,22 +83,25 @@ interface Rig {
 function rig(perTarget: number | undefined): Rig {
   const outbox = new Outbox({ random });
   const r: Rig = { outbox, worker: undefined as never, delivered: 0, first: 0, last: 0 };
-  (r as { worker: DeliveryWorker }).worker = new DeliveryWorker({
-    outbox,
-    clock: systemClock,
-    secretOf: () => 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
-    allowPrivateTargets: true,
-    userAgent: 'sendpool-bench',
-    onOutcomes: (outcomes) => {
-      for (const o of outcomes) {
-        if (o.kind !== 'delivered') continue;
-        r.delivered++;
-        const now = performance.now();
-        if (r.first === 0) r.first = now;
-        r.last = now;
-      }
+  (r as { worker: DeliveryWorker }).worker = new DeliveryWorker(
+    {
+      outbox,
+      clock: systemClock,
+      secretOf: () => 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      allowPrivateTargets: true,
+      userAgent: 'sendpool-bench',
+      onOutcomes: (outcomes) => {
+        for (const o of outcomes) {
+          if (o.kind !== 'delivered') continue;
+          r.delivered++;
+          const now = performance.now();
+          if (r.first === 0) r.first = now;
+          r.last = now;
+        }
+      },
     },
-  }, perTarget === undefined ? {} : { concurrencyPerTarget: perTarget });
+    perTarget === undefined ? {} : { concurrencyPerTarget: perTarget },
+  );
   return r;
 }
 
@@ -117,10 +127,13 @@ async function rawPosts(port: number, count: number, concurrency: number): Promi
     while (next < count) {
       next++;
       await new Promise<void>((resolve, reject) => {
-        const req = http.request({ hostname: '127.0.0.1', port, path: '/hsm', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve());
-        });
+        const req = http.request(
+          { hostname: '127.0.0.1', port, path: '/hsm', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve());
+          },
+        );
         req.on('error', reject);
         req.end(body);
       });

@@ -279,7 +279,9 @@ async function main(): Promise<void> {
         const run = await measure(mode, fake);
         runs.push(run);
         const store = run.stepsPerSecond === undefined ? '' : `, ${run.stepsPerSecond} steps/s taking ${Math.round(Number(run.storeShare) * 100)} % of the time`;
-        console.error(`${mode}: ${Number(run.messagesPerSecond).toLocaleString('en')} messages/s, ${run.cpuMicrosPerMessage} µs CPU a message, this process ${Math.round(Number(run.ourCpuShare) * 100)} % of a core, the fake ${Math.round(Number(run.fakeCpuShare) * 100)} %${store}, load ${run.load1}`);
+        console.error(
+          `${mode}: ${Number(run.messagesPerSecond).toLocaleString('en')} messages/s, ${run.cpuMicrosPerMessage} µs CPU a message, this process ${Math.round(Number(run.ourCpuShare) * 100)} % of a core, the fake ${Math.round(Number(run.fakeCpuShare) * 100)} %${store}, load ${run.load1}`,
+        );
       }
     }
   } finally {

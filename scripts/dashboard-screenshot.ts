@@ -47,7 +47,11 @@ const server = buildServer({
 await server.listen({ port: 0, host: '127.0.0.1' });
 const url = `http://127.0.0.1:${(server.server.address() as AddressInfo).port}`;
 const call = async (path: string, body?: unknown) => {
-  const res = await fetch(url + path, { method: body === undefined ? 'GET' : 'POST', headers: { 'x-api-key-id': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const res = await fetch(url + path, {
+    method: body === undefined ? 'GET' : 'POST',
+    headers: { 'x-api-key-id': KEY, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   if (!res.ok) throw new Error(`${path}: ${res.status} ${await res.text()}`);
   return res.json();
 };

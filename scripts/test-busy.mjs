@@ -47,7 +47,10 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 }
 
 const started = Date.now();
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ');
 console.log(`test:busy: ${count} busy loops started (pids ${loopers.map((c) => c.pid).join(', ')}); load average ${load()}`);
 
 // `npm run` sets npm_execpath to npm's own entry: run the same npm with the same node.

@@ -42,46 +42,17 @@ export type {
   WhatsAppTemplateIds,
 } from './core/fleet.js';
 export { MAX_MESSAGES_PER_SECOND, MAX_MESSAGING_LIMIT_24H, MAX_THROUGHPUT_PER_HOUR } from './core/fleet.js';
-export {
-  validateFleet,
-  type Fleet,
-  type FleetBusiness,
-  type FleetNumber,
-  type FleetTemplate,
-  type FleetTemplateType,
-  type FleetValidation,
-} from './core/fleet-validate.js';
+export { validateFleet, type Fleet, type FleetBusiness, type FleetNumber, type FleetTemplate, type FleetTemplateType, type FleetValidation } from './core/fleet-validate.js';
 
 // Ports
 export { ManualClock, type Clock } from './core/clock.js';
 export { SystemClock, systemClock } from './runtime/system-clock.js';
 export type { NumberLimits, NumberWindows, Store, StoreSnapshot, WindowUsage } from './core/limits/store.js';
-export {
-  MemoryStore,
-  type MemoryStoreNumberState,
-  type MemoryStoreOptions,
-  type MemoryStoreSnapshot,
-} from './core/limits/memory-store.js';
-export {
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_VERSION,
-  type EngineSnapshot,
-  type NumberStatusSnapshot,
-  type PoolSnapshot,
-  type TemplateStatusSnapshot,
-} from './core/snapshot.js';
+export { MemoryStore, type MemoryStoreNumberState, type MemoryStoreOptions, type MemoryStoreSnapshot } from './core/limits/memory-store.js';
+export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type EngineSnapshot, type NumberStatusSnapshot, type PoolSnapshot, type TemplateStatusSnapshot } from './core/snapshot.js';
 
 // Capacity forecast
-export {
-  forecast,
-  type FleetChange,
-  type Forecast,
-  type ForecastHour,
-  type ForecastInput,
-  type ForecastLimit,
-  type LimitPhase,
-  type NumberForecast,
-} from './core/forecast.js';
+export { forecast, type FleetChange, type Forecast, type ForecastHour, type ForecastInput, type ForecastLimit, type LimitPhase, type NumberForecast } from './core/forecast.js';
 
 // The dispatch loop
 export type { Submission, SubmissionContact } from './core/submission.js';

@@ -28,8 +28,12 @@ export async function openLibsql(dir, cfg) {
     name: 'libsql',
     settings: { journal_mode: db.prepare('PRAGMA journal_mode').get().journal_mode, synchronous: db.prepare('PRAGMA synchronous').get().synchronous },
     // libsql's sync API: COMMIT returns after the WAL fsync (synchronous=FULL)
-    async commit(fn) { txn(fn); },
-    insertContacts(rows, batch = 0) { for (const [id, c] of rows) ins.run(id, JSON.stringify(c), batch); },
+    async commit(fn) {
+      txn(fn);
+    },
+    insertContacts(rows, batch = 0) {
+      for (const [id, c] of rows) ins.run(id, JSON.stringify(c), batch);
+    },
     handout(ids, limits) {
       for (const id of ids) upHand.run('4915112345678', 'tpl_welcome', 1718000000 + id, id);
       for (const [k, v] of limits) upLim.run(k, v);
@@ -38,22 +42,39 @@ export async function openLibsql(dir, cfg) {
       for (const id of ids) upFinal.run('delivered', id);
       for (const [id, body] of outbox) insOut.run(id, body);
     },
-    deleteOutbox(ids) { for (const id of ids) delOut.run(id); },
-    markBatch(b, n) { insBatch.run(b, n); },
+    deleteOutbox(ids) {
+      for (const id of ids) delOut.run(id);
+    },
+    markBatch(b, n) {
+      insBatch.run(b, n);
+    },
     readQueued() {
       const out = [];
-      for (const r of db.prepare('SELECT id, payload FROM contacts WHERE state=0').all())
-        out.push({ id: r.id, ...JSON.parse(r.payload) });
+      for (const r of db.prepare('SELECT id, payload FROM contacts WHERE state=0').all()) out.push({ id: r.id, ...JSON.parse(r.payload) });
       return out;
     },
-    checkpoint() { return db.pragma('wal_checkpoint(TRUNCATE)'); },
-    integrity() { return db.prepare('PRAGMA integrity_check').get().integrity_check; }, // pragma({simple:true}) does not pluck in libsql 0.5.29
+    checkpoint() {
+      return db.pragma('wal_checkpoint(TRUNCATE)');
+    },
+    integrity() {
+      return db.prepare('PRAGMA integrity_check').get().integrity_check;
+    }, // pragma({simple:true}) does not pluck in libsql 0.5.29
     batches() {
-      const marks = db.prepare('SELECT id, n FROM batches ORDER BY id').all().map((r) => [r.id, r.n]);
-      const counts = new Map(db.prepare('SELECT batch, count(*) c FROM contacts GROUP BY batch').all().map((r) => [r.batch, r.c]));
+      const marks = db
+        .prepare('SELECT id, n FROM batches ORDER BY id')
+        .all()
+        .map((r) => [r.id, r.n]);
+      const counts = new Map(
+        db
+          .prepare('SELECT batch, count(*) c FROM contacts GROUP BY batch')
+          .all()
+          .map((r) => [r.batch, r.c]),
+      );
       return { marks, counts };
     },
-    async close() { db.close(); },
+    async close() {
+      db.close();
+    },
   };
 }
 
@@ -72,17 +93,33 @@ export async function openLmdb(dir, cfg) {
   const batches = env.openDB({ name: 'batches' });
   const mode = cfg.mode;
   let ops; // 'puts' mode collects promises
-  const put = (db, k, v) => { if (mode === 'puts') ops = db.put(k, v); else db.putSync(k, v); };
-  const del = (db, k) => { if (mode === 'puts') ops = db.remove(k); else db.removeSync(k); };
+  const put = (db, k, v) => {
+    if (mode === 'puts') ops = db.put(k, v);
+    else db.putSync(k, v);
+  };
+  const del = (db, k) => {
+    if (mode === 'puts') ops = db.remove(k);
+    else db.removeSync(k);
+  };
   const a = {
     name: 'lmdb',
     async commit(fn) {
-      if (mode === 'sync') { env.transactionSync(fn); return; }
-      if (mode === 'puts') { fn(); await ops; await env.flushed; return; }
+      if (mode === 'sync') {
+        env.transactionSync(fn);
+        return;
+      }
+      if (mode === 'puts') {
+        fn();
+        await ops;
+        await env.flushed;
+        return;
+      }
       await env.transaction(fn);
       if (mode !== 'commit') await env.flushed;
     },
-    insertContacts(rows, batch = 0) { for (const [id, c] of rows) put(contacts, id, { s: 0, b: batch, c }); },
+    insertContacts(rows, batch = 0) {
+      for (const [id, c] of rows) put(contacts, id, { s: 0, b: batch, c });
+    },
     handout(ids, lim) {
       // read-modify-write keeps the payload, like SQLite's UPDATE of some columns
       for (const id of ids) put(contacts, id, { ...contacts.get(id), s: 1, phone: '4915112345678', template: 'tpl_welcome', handout: 1718000000 + id });
@@ -92,17 +129,24 @@ export async function openLmdb(dir, cfg) {
       for (const id of ids) put(contacts, id, { ...contacts.get(id), s: 2, result: 'delivered' });
       for (const [id, body] of ob) put(outbox, id, body);
     },
-    deleteOutbox(ids) { for (const id of ids) del(outbox, id); },
-    markBatch(b, n) { put(batches, b, n); },
+    deleteOutbox(ids) {
+      for (const id of ids) del(outbox, id);
+    },
+    markBatch(b, n) {
+      put(batches, b, n);
+    },
     readQueued() {
       const out = [];
       for (const { key, value } of contacts.getRange({})) if (value.s === 0) out.push({ id: key, ...value.c });
       return out;
     },
-    checkpoint() { return null; },
+    checkpoint() {
+      return null;
+    },
     integrity() {
       // LMDB has no integrity_check pragma; walk every DB fully.
-      let n = 0; for (const db of [contacts, limits, outbox, batches]) for (const _ of db.getRange({})) n++;
+      let n = 0;
+      for (const db of [contacts, limits, outbox, batches]) for (const _ of db.getRange({})) n++;
       return 'walked ' + n;
     },
     batches() {
@@ -111,19 +155,23 @@ export async function openLmdb(dir, cfg) {
       for (const { value } of contacts.getRange({})) counts.set(value.b, (counts.get(value.b) || 0) + 1);
       return { marks, counts };
     },
-    async backup(dest) { await env.backup(dest, true); },
-    async close() { await env.close(); },
+    async backup(dest) {
+      await env.backup(dest, true);
+    },
+    async close() {
+      await env.close();
+    },
   };
   return a;
 }
 
 export const CONFIGS = {
-  'libsql-full':   { db: 'libsql', sync: 'FULL' },
+  'libsql-full': { db: 'libsql', sync: 'FULL' },
   'libsql-normal': { db: 'libsql', sync: 'NORMAL' },
-  'lmdb-async':    { db: 'lmdb', mode: 'async' },
-  'lmdb-puts':     { db: 'lmdb', mode: 'puts' },
-  'lmdb-sync':     { db: 'lmdb', mode: 'sync' },
-  'lmdb-commit':   { db: 'lmdb', mode: 'commit' },
+  'lmdb-async': { db: 'lmdb', mode: 'async' },
+  'lmdb-puts': { db: 'lmdb', mode: 'puts' },
+  'lmdb-sync': { db: 'lmdb', mode: 'sync' },
+  'lmdb-commit': { db: 'lmdb', mode: 'commit' },
 };
 export async function openCfg(name, dir) {
   const cfg = CONFIGS[name];

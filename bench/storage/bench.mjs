@@ -35,7 +35,8 @@ async function write() {
     const db = await openCfg(cfgName, dir);
     const r = await timedCommits(db, 200, (i) => db.insertContacts(contacts.slice(i * 1000, i * 1000 + 1000), i));
     res.intake_per_request = { contacts_per_s: Math.round(N / (r.total / 1000)), commit_ms: stats(r.lat), elu: +r.elu.toFixed(2) };
-    await db.close(); rmDir(dir);
+    await db.close();
+    rmDir(dir);
   }
   // 1b: group commit: 10 requests (10,000 contacts) per commit
   const dir = freshDir(cfgName + '-1b');
@@ -43,14 +44,22 @@ async function write() {
   if (db.settings) res.settings = db.settings;
   {
     const r = await timedCommits(db, 20, (i) => {
-      for (let j = 0; j < 10; j++) { const k = i * 10 + j; db.insertContacts(contacts.slice(k * 1000, k * 1000 + 1000), k); }
+      for (let j = 0; j < 10; j++) {
+        const k = i * 10 + j;
+        db.insertContacts(contacts.slice(k * 1000, k * 1000 + 1000), k);
+      }
     });
     res.intake_group10 = { contacts_per_s: Math.round(N / (r.total / 1000)), commit_ms: stats(r.lat), elu: +r.elu.toFixed(2) };
   }
   // 2: hand-out: 1000 contact updates + ~100 limit upserts per commit
   {
     const ids = Array.from({ length: 200 }, (_, i) => Array.from({ length: 1000 }, (_, j) => i * 1000 + j));
-    const lims = Array.from({ length: 200 }, () => Array.from({ length: 100 }, () => { const n = (rnd() * 5000) | 0; return ['num' + n, makeLimit(n)]; }));
+    const lims = Array.from({ length: 200 }, () =>
+      Array.from({ length: 100 }, () => {
+        const n = (rnd() * 5000) | 0;
+        return ['num' + n, makeLimit(n)];
+      }),
+    );
     const r = await timedCommits(db, 200, (i) => db.handout(ids[i], lims[i]));
     res.handout = { contacts_per_s: Math.round(N / (r.total / 1000)), commit_ms: stats(r.lat), elu: +r.elu.toFixed(2) };
   }
@@ -59,29 +68,48 @@ async function write() {
   {
     const ids = Array.from({ length: 200 }, (_, i) => Array.from({ length: 1000 }, (_, j) => i * 1000 + j));
     const obs = ids.map((b) => b.map((id) => [id, makeOutbox(id)]));
-    const latOut = [], latDel = [];
+    const latOut = [],
+      latDel = [];
     const elu0 = performance.eventLoopUtilization();
     const t0 = now();
     for (let i = 0; i <= 200; i++) {
-      if (i < 200) { const s = now(); await db.commit(() => db.outcome(ids[i], obs[i])); latOut.push(now() - s); }
-      if (i > 0) { const s = now(); await db.commit(() => db.deleteOutbox(ids[i - 1])); latDel.push(now() - s); }
+      if (i < 200) {
+        const s = now();
+        await db.commit(() => db.outcome(ids[i], obs[i]));
+        latOut.push(now() - s);
+      }
+      if (i > 0) {
+        const s = now();
+        await db.commit(() => db.deleteOutbox(ids[i - 1]));
+        latDel.push(now() - s);
+      }
     }
     const total = now() - t0;
-    res.outcome = { contacts_per_s: Math.round(N / (total / 1000)), outcome_commit_ms: stats(latOut), delete_commit_ms: stats(latDel),
-      elu: +performance.eventLoopUtilization(elu0).utilization.toFixed(2) };
+    res.outcome = {
+      contacts_per_s: Math.round(N / (total / 1000)),
+      outcome_commit_ms: stats(latOut),
+      delete_commit_ms: stats(latDel),
+      elu: +performance.eventLoopUtilization(elu0).utilization.toFixed(2),
+    };
   }
   if (db.checkpoint) db.checkpoint();
   res.bytes_after_phase3 = dirBytes(dir).total;
-  await db.close(); rmDir(dir);
+  await db.close();
+  rmDir(dir);
   console.log(JSON.stringify(res));
 }
 
 async function restartPrep() {
-  const dir = dirArg; fs.mkdirSync(dir, { recursive: true });
+  const dir = dirArg;
+  fs.mkdirSync(dir, { recursive: true });
   const db = await openCfg(cfgName, dir);
-  const M = 1_000_000, B = 50_000;
+  const M = 1_000_000,
+    B = 50_000;
   for (let i = 0; i < M / B; i++) {
-    const rows = Array.from({ length: B }, (_, j) => { const id = i * B + j; return [id, makeContact(id)]; });
+    const rows = Array.from({ length: B }, (_, j) => {
+      const id = i * B + j;
+      return [id, makeContact(id)];
+    });
     await db.commit(() => db.insertContacts(rows, 0));
   }
   const out = { config: cfgName };
@@ -89,7 +117,9 @@ async function restartPrep() {
     db.checkpoint();
     await db.close();
     const f = dirBytes(dir);
-    out.bytes = f.total; out.files = f.files; out.bytes_per_contact = +(f.total / M).toFixed(1);
+    out.bytes = f.total;
+    out.files = f.files;
+    out.bytes_per_contact = +(f.total / M).toFixed(1);
   } else {
     const ldir = path.join(dir, 'lmdb');
     const bk = path.join(dir, 'compact');
@@ -97,7 +127,9 @@ async function restartPrep() {
     await db.backup(bk); // env opened with a subdir: mdb_env_copy wants an existing directory
     await db.close();
     const f = dirBytes(ldir);
-    out.bytes = f.total; out.files = f.files; out.bytes_per_contact = +(f.files['data.mdb'] / M).toFixed(1);
+    out.bytes = f.total;
+    out.files = f.files;
+    out.bytes_per_contact = +(f.files['data.mdb'] / M).toFixed(1);
     const c = dirBytes(bk);
     out.compact_bytes_per_contact = +(c.total / M).toFixed(1);
     rmDir(bk);
@@ -113,11 +145,15 @@ async function restartRead() {
   const t2 = now();
   if (rows.length !== 1_000_000 || typeof rows[999].phone !== 'string') throw new Error('bad read ' + rows.length);
   await db.close();
-  console.log(JSON.stringify({ config: cfgName, open_ms: +(t1 - t0).toFixed(1), read_ms: +(t2 - t1).toFixed(1), total_ms: +(t2 - t0).toFixed(1),
-    rss_mb: Math.round(process.memoryUsage().rss / 1e6) }));
+  console.log(
+    JSON.stringify({ config: cfgName, open_ms: +(t1 - t0).toFixed(1), read_ms: +(t2 - t1).toFixed(1), total_ms: +(t2 - t0).toFixed(1), rss_mb: Math.round(process.memoryUsage().rss / 1e6) }),
+  );
 }
 
 if (cmd === 'write') await write();
 else if (cmd === 'restart-prep') await restartPrep();
 else if (cmd === 'restart-read') await restartRead();
-else { console.error('usage: see header'); process.exit(2); }
+else {
+  console.error('usage: see header');
+  process.exit(2);
+}

@@ -10,22 +10,38 @@ export function freshDir(tag) {
   fs.mkdirSync(dir, { recursive: true });
   return dir;
 }
-export function rmDir(dir) { fs.rmSync(dir, { recursive: true, force: true }); }
+export function rmDir(dir) {
+  fs.rmSync(dir, { recursive: true, force: true });
+}
 
 export function dirBytes(dir) {
-  let total = 0; const files = {};
+  let total = 0;
+  const files = {};
   for (const f of fs.readdirSync(dir)) {
     const st = fs.statSync(path.join(dir, f));
-    if (st.isFile()) { total += st.size; files[f] = st.size; }
-    else if (st.isDirectory()) { const sub = dirBytes(path.join(dir, f)); total += sub.total; for (const [k, v] of Object.entries(sub.files)) files[f + '/' + k] = v; }
+    if (st.isFile()) {
+      total += st.size;
+      files[f] = st.size;
+    } else if (st.isDirectory()) {
+      const sub = dirBytes(path.join(dir, f));
+      total += sub.total;
+      for (const [k, v] of Object.entries(sub.files)) files[f + '/' + k] = v;
+    }
   }
   return { total, files };
 }
 
 // deterministic pseudo random
 let seed = 12345;
-export function rnd() { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed / 0x7fffffff; }
-function digits(n) { let s = ''; for (let i = 0; i < n; i++) s += (rnd() * 10) | 0; return s; }
+export function rnd() {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x7fffffff;
+}
+function digits(n) {
+  let s = '';
+  for (let i = 0; i < n; i++) s += (rnd() * 10) | 0;
+  return s;
+}
 
 // ~120 bytes of JSON: phone (13 digits), two variables, a data object
 export function makeContact(id) {
@@ -39,7 +55,8 @@ export const OUTBOX_BODY = 'x'.repeat(400 - 60); // padded below with JSON envel
 export function makeOutbox(id) {
   return JSON.stringify({ id, event: 'delivered', at: 1718000000 + id, pad: OUTBOX_BODY });
 }
-export function makeLimit(n) { // ~64 bytes
+export function makeLimit(n) {
+  // ~64 bytes
   return JSON.stringify({ n: 'num' + n, tokens: (rnd() * 100) | 0, resetAt: 1718000000 + n });
 }
 

@@ -18,7 +18,10 @@ if (cmd === 'child') {
   const db = await openCfg(cfgName, a3);
   for (let b = 1; ; b++) {
     const rows = Array.from({ length: 100 }, (_, j) => [b * 100 + j, makeContact(b * 100 + j)]);
-    await db.commit(() => { db.insertContacts(rows, b); db.markBatch(b, 100); });
+    await db.commit(() => {
+      db.insertContacts(rows, b);
+      db.markBatch(b, 100);
+    });
     process.stdout.write(b + '\n'); // synchronous for pipes on Linux
   }
 } else if (cmd === 'check') {
@@ -33,9 +36,13 @@ if (cmd === 'child') {
     const gaps = marks.some(([id], i) => id !== i + 1);
     const partial = marks.some(([id, n]) => counts.get(id) !== n) || [...counts.keys()].some((b) => b > M);
     out.ok = (out.integrity === 'ok' || String(out.integrity).startsWith('walked')) && !gaps && !partial && M >= L && M <= L + 1;
-    if (gaps) out.gaps = true; if (partial) out.partial = true;
+    if (gaps) out.gaps = true;
+    if (partial) out.partial = true;
     await db.close();
-  } catch (e) { out.ok = false; out.error = String(e); }
+  } catch (e) {
+    out.ok = false;
+    out.error = String(e);
+  }
   console.log(JSON.stringify(out));
 } else if (cmd === 'run') {
   const times = Number(a3 || 10);
@@ -44,7 +51,12 @@ if (cmd === 'child') {
     const dir = freshDir('torn-' + cfgName);
     const child = spawn(process.execPath, [self, 'child', cfgName, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
     let buf = '';
-    const firstLine = new Promise((res) => child.stdout.on('data', (d) => { buf += d; res(); }));
+    const firstLine = new Promise((res) =>
+      child.stdout.on('data', (d) => {
+        buf += d;
+        res();
+      }),
+    );
     const exited = new Promise((res) => child.on('close', (code, sig) => res(sig || code)));
     await firstLine;
     await new Promise((r) => setTimeout(r, 100 + Math.random() * 1400));
@@ -55,11 +67,15 @@ if (cmd === 'child') {
     const L = Number(lines[lines.length - 1]);
     const chk = await new Promise((res) => {
       const c = spawn(process.execPath, [self, 'check', cfgName, dir, String(L)], { stdio: ['ignore', 'pipe', 'inherit'] });
-      let o = ''; c.stdout.on('data', (d) => (o += d)); c.on('exit', () => res(JSON.parse(o)));
+      let o = '';
+      c.stdout.on('data', (d) => (o += d));
+      c.on('exit', () => res(JSON.parse(o)));
     });
     results.push({ sig, ...chk });
     rmDir(dir);
   }
   const ok = results.filter((r) => r.ok).length;
-  console.log(JSON.stringify({ config: cfgName, ok: `${ok}/${times}`, runs: results.map((r) => `${r.L}->${r.M}${r.ok ? '' : '!' + (r.error || (r.gaps ? 'gaps' : '') + (r.partial ? 'partial' : ''))}`) }));
+  console.log(
+    JSON.stringify({ config: cfgName, ok: `${ok}/${times}`, runs: results.map((r) => `${r.L}->${r.M}${r.ok ? '' : '!' + (r.error || (r.gaps ? 'gaps' : '') + (r.partial ? 'partial' : ''))}`) }),
+  );
 }

@@ -139,9 +139,7 @@ function readAction(r: Reader, action: Action, value: unknown, path: string, at:
       const perHour = o['throughputPerHour'] === undefined ? undefined : r.limit(o['throughputPerHour'], `${path}.throughputPerHour`, MAX_THROUGHPUT_PER_HOUR);
       const per24h = o['messagingLimit24h'] === undefined ? undefined : r.limit(o['messagingLimit24h'], `${path}.messagingLimit24h`, MAX_MESSAGING_LIMIT_24H);
       const perSecond =
-        o['messagesPerSecond'] === undefined || o['messagesPerSecond'] === null
-          ? o['messagesPerSecond']
-          : r.limit(o['messagesPerSecond'], `${path}.messagesPerSecond`, MAX_MESSAGES_PER_SECOND);
+        o['messagesPerSecond'] === undefined || o['messagesPerSecond'] === null ? o['messagesPerSecond'] : r.limit(o['messagesPerSecond'], `${path}.messagesPerSecond`, MAX_MESSAGES_PER_SECOND);
       if (o['throughputPerHour'] === undefined && o['messagingLimit24h'] === undefined && o['messagesPerSecond'] === undefined) {
         r.report(path, 'at least one of throughputPerHour, messagingLimit24h, messagesPerSecond', 'none');
       }
@@ -231,5 +229,8 @@ export function ordered(events: readonly TimedEvent[]): TimedEvent[] {
     seen.add(key);
     return true;
   });
-  return once.map((e, i) => [e, i] as const).sort((a, b) => a[0].change.at - b[0].change.at || a[1] - b[1]).map(([e]) => e);
+  return once
+    .map((e, i) => [e, i] as const)
+    .sort((a, b) => a[0].change.at - b[0].change.at || a[1] - b[1])
+    .map(([e]) => e);
 }

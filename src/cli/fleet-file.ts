@@ -43,7 +43,12 @@ export function loadFleet(io: Io, file: string): { raw: unknown; fleet: Fleet } 
   const raw = readJsonFile(io, file);
   const validation = validateFleet(raw);
   if (!validation.ok) {
-    throw new UsageError(fileProblems(file, validation.problems.map((p) => `${file}: ${p.message}`)));
+    throw new UsageError(
+      fileProblems(
+        file,
+        validation.problems.map((p) => `${file}: ${p.message}`),
+      ),
+    );
   }
   return { raw, fleet: validation.fleet };
 }

@@ -132,7 +132,8 @@ function whatsAppSecrets(io: Io, file: string | undefined, env: NodeJS.ProcessEn
     } catch {
       throw new UsageError(`--whatsapp-credentials ${file}: expected a JSON object { "accessToken", "appSecret", "verifyToken" }, got text that is not JSON`);
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new UsageError(`--whatsapp-credentials ${file}: expected a JSON object { "accessToken", "appSecret", "verifyToken" }`);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new UsageError(`--whatsapp-credentials ${file}: expected a JSON object { "accessToken", "appSecret", "verifyToken" }`);
     fromFile = parsed as Record<string, unknown>;
     const unknown = Object.keys(fromFile).filter((k) => !(k in WHATSAPP_ENV));
     if (unknown.length > 0) throw new UsageError(`--whatsapp-credentials ${file}: no such field ${unknown.map((k) => JSON.stringify(k)).join(', ')} (known: accessToken, appSecret, verifyToken)`);
@@ -215,7 +216,9 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
   const requestMs = connections['requestTimeoutMs'] ?? DEFAULT_CONNECTIONS.requestTimeoutMs;
   if (headersMs !== undefined && headersMs > requestMs) {
     const given = str('request-timeout');
-    throw new UsageError(`--headers-timeout: expected at most the request timeout (${given === undefined ? `${formatDuration(requestMs)}, the default of --request-timeout` : `--request-timeout ${given}`}), got ${JSON.stringify(str('headers-timeout'))}`);
+    throw new UsageError(
+      `--headers-timeout: expected at most the request timeout (${given === undefined ? `${formatDuration(requestMs)}, the default of --request-timeout` : `--request-timeout ${given}`}), got ${JSON.stringify(str('headers-timeout'))}`,
+    );
   }
   if (Object.keys(connections).length > 0) options['connections'] = connections;
 
@@ -228,7 +231,8 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
       if (str(flag) !== undefined) throw new UsageError(`--${flag}: needs --channel whatsapp`);
     }
   } else {
-    if (graphUrl !== undefined && !/^https?:\/\/[^\s?#@]+$/.test(graphUrl)) throw new UsageError(`--graph-url: expected an http or https URL such as https://graph.facebook.com, got ${JSON.stringify(graphUrl)}`);
+    if (graphUrl !== undefined && !/^https?:\/\/[^\s?#@]+$/.test(graphUrl))
+      throw new UsageError(`--graph-url: expected an http or https URL such as https://graph.facebook.com, got ${JSON.stringify(graphUrl)}`);
     if (graphVersion !== undefined && !/^v\d+\.\d+$/.test(graphVersion)) throw new UsageError(`--graph-api-version: expected a Graph API version such as v23.0, got ${JSON.stringify(graphVersion)}`);
     options['whatsapp'] = {
       ...whatsAppSecrets(io, str('whatsapp-credentials'), env),

@@ -12,14 +12,10 @@ export const API_KEY_HEADER = 'x-api-key-id';
 const MAX_KEY_LENGTH = 512;
 
 /** Request headers as Node (`IncomingHttpHeaders`) or the Fetch API (`Headers`) give them. */
-export type HeaderSource =
-  | Readonly<Record<string, string | readonly string[] | undefined>>
-  | { get(name: string): string | null };
+export type HeaderSource = Readonly<Record<string, string | readonly string[] | undefined>> | { get(name: string): string | null };
 
 /** The outcome of the header check. */
-export type ApiKeyCheck =
-  | { readonly ok: true; readonly key: string }
-  | { readonly ok: false; readonly code: 'missing_api_key' | 'invalid_api_key' };
+export type ApiKeyCheck = { readonly ok: true; readonly key: string } | { readonly ok: false; readonly code: 'missing_api_key' | 'invalid_api_key' };
 
 function headerValue(headers: HeaderSource): string | readonly string[] | undefined {
   if (typeof (headers as { get?: unknown }).get === 'function') {

@@ -17,7 +17,6 @@ import { Type } from '@sinclair/typebox';
 import { MAX_MESSAGES_PER_SECOND, MAX_MESSAGING_LIMIT_24H, MAX_THROUGHPUT_PER_HOUR } from '../core/fleet.js';
 import { MAX_PLACEHOLDERS } from '../core/template-text.js';
 
-
 const id = (description = 'a positive integer id') => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
 const Id = id();
 const NonEmpty = (description?: string) => Type.String({ minLength: 1, ...(description ? { description } : {}) });
@@ -36,19 +35,12 @@ const PLACEHOLDER = `\\{\\{(?:[1-9][0-9]?|${MAX_PLACEHOLDERS})\\}\\}`;
 const TEMPLATE_TEXT = `^(?:[^{}]|\\{(?!\\{)|\\}(?!\\})|${PLACEHOLDER}(?!\\}))+$`;
 
 /** A pause end: milliseconds, or an ISO 8601 date-time with an offset. */
-const ClockTime = Type.Union(
-  [
-    Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }),
-    Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T.*(Z|[+-]\\d{2}:\\d{2})$' }),
-  ],
-  { description: 'with status "paused": when the pause ends by itself, in milliseconds or as an ISO 8601 date-time with offset' },
-);
+const ClockTime = Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER }), Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T.*(Z|[+-]\\d{2}:\\d{2})$' })], {
+  description: 'with status "paused": when the pause ends by itself, in milliseconds or as an ISO 8601 date-time with offset',
+});
 
 /** `pausedUntil` only with `status: "paused"` (the default status is active). */
-const PauseNeedsPausedStatus = Type.Union([
-  Type.Not(Type.Object({ pausedUntil: Type.Unknown() })),
-  Type.Object({ status: Type.Literal('paused') }),
-]);
+const PauseNeedsPausedStatus = Type.Union([Type.Not(Type.Object({ pausedUntil: Type.Unknown() })), Type.Object({ status: Type.Literal('paused') })]);
 
 const closed = (title: string, description: string) => ({ title, description, additionalProperties: false });
 
@@ -85,7 +77,7 @@ const TemplateTypeSchema = Type.Object(
   {
     id: Id,
     name: NonEmpty(),
-    templateIds: Type.Array(Id, { uniqueItems: true, description: 'templates of the type, each associated with the type\'s business' }),
+    templateIds: Type.Array(Id, { uniqueItems: true, description: "templates of the type, each associated with the type's business" }),
     meta: Meta,
   },
   closed('TemplateTypeDescription', 'a template type: a category linking templates of one business'),
@@ -95,10 +87,10 @@ const BusinessSchema = Type.Object(
   {
     id: Id,
     name: NonEmpty(),
-    companyId: Type.Optional(id('company (tenant) the business belongs to; used by the server\'s API keys')),
+    companyId: Type.Optional(id("company (tenant) the business belongs to; used by the server's API keys")),
     numbers: Type.Array(NumberSchema),
     templateTypes: Type.Array(TemplateTypeSchema),
-    whatsapp: Type.Optional(Type.Object({ wabaId: GraphId }, closed('BusinessWhatsApp', 'the business\'s WhatsApp Business Account, the default of its numbers and templates'))),
+    whatsapp: Type.Optional(Type.Object({ wabaId: GraphId }, closed('BusinessWhatsApp', "the business's WhatsApp Business Account, the default of its numbers and templates"))),
     meta: Meta,
   },
   closed('BusinessDescription', 'a business manager (BM): numbers and template types'),
@@ -144,7 +136,7 @@ const TemplateSchema = Type.Intersect(
         whatsapp: Type.Optional(
           Type.Object(
             {
-              name: Type.Optional(Type.String({ pattern: TEMPLATE_NAME_PATTERN, description: 'the template\'s name on the platform; default: the template\'s name' })),
+              name: Type.Optional(Type.String({ pattern: TEMPLATE_NAME_PATTERN, description: "the template's name on the platform; default: the template's name" })),
               language: Type.String({ pattern: '^[a-z]{2,3}(?:_[A-Za-z]{2,4})?$', description: 'language and locale code, e.g. "pt_BR", "en_US", "es"' }),
               id: Type.Optional(GraphId),
               wabaId: Type.Optional(GraphId),
@@ -178,7 +170,8 @@ export const FleetSchema = Type.Object(
     // Draft-07: the version editors support best; every keyword used here is in it.
     $schema: 'http://json-schema.org/draft-07/schema#',
     title: 'sendpool fleet description',
-    description: 'What a deployment sends with: businesses with their numbers and template types, and the templates. validateFleet also checks what spans the document: unique ids and phones, known references, one placeholder count per type.',
+    description:
+      'What a deployment sends with: businesses with their numbers and template types, and the templates. validateFleet also checks what spans the document: unique ids and phones, known references, one placeholder count per type.',
     additionalProperties: false,
   },
 );

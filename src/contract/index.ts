@@ -17,15 +17,7 @@ export { isJsonContentType, parseJsonBody, utf8Length } from './json-body.js';
 export { startJsonBody } from './json-slices.js';
 export type { JsonBodySteps } from './json-slices.js';
 export type { JsonBodyOptions, JsonBodyResult } from './json-body.js';
-export {
-  DEFAULT_MAX_BODY_BYTES,
-  DEFAULT_MAX_CONTACTS,
-  DEFAULT_MAX_SMS_ITEMS,
-  MAX_REQUEST_RETRIES,
-  MAX_RETRY_INTERVAL_MINUTES,
-  MAX_SMS_MESSAGE_LENGTH,
-  MAX_URL_LENGTH,
-} from './limits.js';
+export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONTACTS, DEFAULT_MAX_SMS_ITEMS, MAX_REQUEST_RETRIES, MAX_RETRY_INTERVAL_MINUTES, MAX_SMS_MESSAGE_LENGTH, MAX_URL_LENGTH } from './limits.js';
 export type { ContractLimits } from './limits.js';
 export { toSmsSends, toSubmission } from './mapping.js';
 export type { SmsSend } from './mapping.js';

@@ -9,9 +9,7 @@ import { type ContractLimits, DEFAULT_MAX_BODY_BYTES } from './limits.js';
 export type JsonBodyOptions = Pick<ContractLimits, 'maxBodyBytes'>;
 
 /** A decoded body, or why it could not be decoded (an {@link ErrorCode} of the error body). */
-export type JsonBodyResult =
-  | { readonly ok: true; readonly value: unknown }
-  | { readonly ok: false; readonly code: 'body_too_large' | 'invalid_json'; readonly problems: readonly Problem[] };
+export type JsonBodyResult = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly code: 'body_too_large' | 'invalid_json'; readonly problems: readonly Problem[] };
 
 /** UTF-8 length of a string without allocating (lone surrogates count 3, as TextEncoder writes U+FFFD). */
 export function utf8Length(text: string): number {
@@ -50,7 +48,10 @@ export function parseJsonBody(text: string, options: JsonBodyOptions = {}, byteL
 /** True for `application/json` and `application/*+json`, with or without parameters (charset must be UTF-8). */
 export function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined) return false;
-  const [type = '', ...params] = header.toLowerCase().split(';').map((s) => s.trim());
+  const [type = '', ...params] = header
+    .toLowerCase()
+    .split(';')
+    .map((s) => s.trim());
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
   const charset = params.find((p) => p.startsWith('charset='));
   return charset === undefined || charset.replace(/"/g, '') === 'charset=utf-8';

@@ -114,10 +114,7 @@ function envelopeFor(maxContacts: number): TSchema {
   if (envelope === undefined) {
     const schema = schemaFor(maxContacts);
     const contacts = schema.properties.contacts;
-    envelope = Type.Object(
-      { ...schema.properties, contacts: Type.Array(Type.Unknown(), { minItems: contacts.minItems, maxItems: contacts.maxItems }) },
-      { additionalProperties: false },
-    );
+    envelope = Type.Object({ ...schema.properties, contacts: Type.Array(Type.Unknown(), { minItems: contacts.minItems, maxItems: contacts.maxItems }) }, { additionalProperties: false });
     if (envelopes.size < 16) envelopes.set(maxContacts, envelope);
   }
   return envelope;
@@ -266,11 +263,7 @@ function contactPath(index: number, key: string): string {
 }
 
 /** The field-rule problems of one contact (the first few, and how many), its reason, and the contact normalised. */
-function checkContact(
-  raw: Contact,
-  index: number,
-  placeholders: number,
-): { contact: Contact; reason?: Rejection['reason']; problems?: Problem[]; count?: number } {
+function checkContact(raw: Contact, index: number, placeholders: number): { contact: Contact; reason?: Rejection['reason']; problems?: Problem[]; count?: number } {
   const contact: Contact = { ...raw };
   let found: Problem[] | undefined;
   let count = 0;

@@ -84,7 +84,10 @@ export function parseSmsBatch(body: unknown, options: SmsBatchOptions = {}): Par
  */
 function sortByPath(problems: Problem[]): Problem[] {
   const indexOf = (p: Problem): number => (isNotListed(p) ? Infinity : Number(/^\$\[(\d+)\]/.exec(p.path)?.[1] ?? -1));
-  return problems.map((p, i) => [p, i] as const).sort((a, b) => indexOf(a[0]) - indexOf(b[0]) || a[1] - b[1]).map(([p]) => p);
+  return problems
+    .map((p, i) => [p, i] as const)
+    .sort((a, b) => indexOf(a[0]) - indexOf(b[0]) || a[1] - b[1])
+    .map(([p]) => p);
 }
 
 /** The schema walk's list and the URL pass's problems together, capped once more (a URL refused on every item is 10,000 problems). */

@@ -14,9 +14,8 @@ import type { FieldCheck } from './check.js';
 
 /** Area codes (DDD) in use in Brazil (ANATEL numbering plan). */
 export const BRAZIL_AREA_CODES: ReadonlySet<number> = new Set([
-  11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 24, 27, 28, 31, 32, 33, 34, 35, 37, 38, 41, 42, 43, 44, 45, 46, 47, 48, 49,
-  51, 53, 54, 55, 61, 62, 63, 64, 65, 66, 67, 68, 69, 71, 73, 74, 75, 77, 79, 81, 82, 83, 84, 85, 86, 87, 88, 89, 91, 92,
-  93, 94, 95, 96, 97, 98, 99,
+  11, 12, 13, 14, 15, 16, 17, 18, 19, 21, 22, 24, 27, 28, 31, 32, 33, 34, 35, 37, 38, 41, 42, 43, 44, 45, 46, 47, 48, 49, 51, 53, 54, 55, 61, 62, 63, 64, 65, 66, 67, 68, 69, 71, 73, 74, 75, 77, 79,
+  81, 82, 83, 84, 85, 86, 87, 88, 89, 91, 92, 93, 94, 95, 96, 97, 98, 99,
 ]);
 
 const E164_DIGITS = 'digits including the country code (8 to 15 digits, not starting with 0)';
@@ -34,7 +33,8 @@ function stripFormatting(raw: string): string | undefined {
   for (let i = clean; i < raw.length; i++) {
     const c = raw.charCodeAt(i);
     if (c >= 0x30 && c <= 0x39) digits += raw[i];
-    else if (c === 0x2b && !plus && digits === '') plus = true; // one + before the digits
+    else if (c === 0x2b && !plus && digits === '')
+      plus = true; // one + before the digits
     else if (c !== 0x20 && c !== 0x2d && c !== 0x2e && c !== 0x28 && c !== 0x29 && c !== 0x09 && c !== 0xa0) return undefined;
   }
   return digits;

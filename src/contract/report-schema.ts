@@ -9,7 +9,6 @@ import { MAX_ID } from './limits.js';
 
 export { REPORT_STATUSES, REPORT_TYPES, type ReportStatus, type ReportType };
 
-
 export const ReportSchema = Type.Object(
   {
     report_id: Type.Integer({ minimum: 1, maximum: MAX_ID }),

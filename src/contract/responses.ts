@@ -7,16 +7,7 @@ import type { ParsedSendRequest } from './parse-send-request.js';
 import type { ParsedSmsBatch } from './parse-sms-batch.js';
 import { problemTotal } from './problem-cap.js';
 import { MAX_PROBLEMS_PER_REJECTION, REJECTION_REASONS, type Rejection, type RejectionReason } from './rejection.js';
-import {
-  type ErrorBody,
-  type ErrorCode,
-  MAX_PROBLEM_TEXT,
-  MAX_REJECTIONS_IN_BODY,
-  type RejectionBody,
-  SMS_REJECTION_REASONS,
-  type SendResponse,
-  type SmsResponse,
-} from './response-schemas.js';
+import { type ErrorBody, type ErrorCode, MAX_PROBLEM_TEXT, MAX_REJECTIONS_IN_BODY, type RejectionBody, SMS_REJECTION_REASONS, type SendResponse, type SmsResponse } from './response-schemas.js';
 
 /** The HTTP status of each error code. */
 export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {

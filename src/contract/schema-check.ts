@@ -199,11 +199,7 @@ function checkString(schema: Schema, value: string, path: string, problems: Sink
   const min = num(schema, 'minLength');
   const max = num(schema, 'maxLength');
   const pattern = schema['pattern'];
-  if (
-    (min !== undefined && value.length < min) ||
-    (max !== undefined && value.length > max) ||
-    (typeof pattern === 'string' && !regex(pattern).test(value))
-  ) {
+  if ((min !== undefined && value.length < min) || (max !== undefined && value.length > max) || (typeof pattern === 'string' && !regex(pattern).test(value))) {
     report(problems, path, schema, value);
   }
 }

@@ -30,9 +30,7 @@ export const ContactSchema = Type.Object(
       maxLength: MAX_PHONE_LENGTH,
       description: 'digits including the country code; +, spaces, dashes, dots and parentheses are removed',
     }),
-    document: Type.Optional(
-      Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_LENGTH, description: 'CPF (11 digits) or CNPJ (14 digits)' }),
-    ),
+    document: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_LENGTH, description: 'CPF (11 digits) or CNPJ (14 digits)' })),
     contract: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_TEXT_LENGTH })),
     template_variables: Type.Optional(
       Type.Array(Type.String({ maxLength: MAX_VARIABLE_LENGTH }), {
@@ -61,9 +59,7 @@ export function createSendRequestSchema(maxContacts: number = DEFAULT_MAX_CONTAC
       campaign_id: Id,
       queue_id: Type.Optional(Id),
       bot_id: Type.Optional(Id),
-      max_retries: Type.Optional(
-        Type.Integer({ minimum: 0, maximum: MAX_REQUEST_RETRIES, description: 'retries of a failed contact; default 0' }),
-      ),
+      max_retries: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_REQUEST_RETRIES, description: 'retries of a failed contact; default 0' })),
       retry_interval: Type.Optional(
         Type.Integer({
           minimum: 0,

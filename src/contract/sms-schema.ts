@@ -3,15 +3,7 @@
  * `phone`; the rest is optional. Unknown fields are refused.
  */
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  DEFAULT_MAX_SMS_ITEMS,
-  MAX_DOCUMENT_LENGTH,
-  MAX_ID,
-  MAX_PHONE_LENGTH,
-  MAX_SMS_MESSAGE_LENGTH,
-  MAX_TEXT_LENGTH,
-  MAX_URL_LENGTH,
-} from './limits.js';
+import { DEFAULT_MAX_SMS_ITEMS, MAX_DOCUMENT_LENGTH, MAX_ID, MAX_PHONE_LENGTH, MAX_SMS_MESSAGE_LENGTH, MAX_TEXT_LENGTH, MAX_URL_LENGTH } from './limits.js';
 
 const Url = (description: string) => Type.String({ format: 'uri', minLength: 1, maxLength: MAX_URL_LENGTH, description });
 
@@ -25,9 +17,7 @@ export const SmsItemSchema = Type.Object(
     reference: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_TEXT_LENGTH })),
     campaign_id: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ID })),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_TEXT_LENGTH })),
-    cpf: Type.Optional(
-      Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_LENGTH, description: 'recipient document: CPF or CNPJ' }),
-    ),
+    cpf: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_DOCUMENT_LENGTH, description: 'recipient document: CPF or CNPJ' })),
   },
   { additionalProperties: false, title: 'SmsItem' },
 );

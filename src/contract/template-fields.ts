@@ -57,10 +57,7 @@ export function describeTemplate(text: string, options: DescribeTemplateOptions 
 }
 
 /** Derives `data`, `example`, `variables` of a template type from the texts of its templates. */
-export function describeTemplateType(
-  texts: readonly string[],
-  options: DescribeTemplateOptions = {},
-): FieldCheck<TemplateTypeFields> {
+export function describeTemplateType(texts: readonly string[], options: DescribeTemplateOptions = {}): FieldCheck<TemplateTypeFields> {
   const described: TemplateFields[] = [];
   for (const text of texts) {
     const one = describeTemplate(text, options);

@@ -38,18 +38,7 @@ export interface UrlPolicy {
 }
 
 /** Why a host is not public. */
-export type HostClass =
-  | 'public'
-  | 'loopback'
-  | 'private'
-  | 'shared'
-  | 'link-local'
-  | 'unspecified'
-  | 'multicast'
-  | 'documentation'
-  | 'reserved'
-  | 'metadata'
-  | 'local-name';
+export type HostClass = 'public' | 'loopback' | 'private' | 'shared' | 'link-local' | 'unspecified' | 'multicast' | 'documentation' | 'reserved' | 'metadata' | 'local-name';
 
 /** Cloud metadata endpoints (AWS, GCP, Azure, Alibaba, Oracle): refused even with allowPrivateHosts. */
 const METADATA_HOSTS = new Set([
@@ -92,9 +81,7 @@ function ip4(a: number, b: number, c: number, d: number): number {
 
 /** Classifies a dotted-decimal IPv4 address given as a 32-bit number. */
 /** Cloud metadata services' IPv4 addresses, as numbers: found however an address embeds them. */
-const METADATA_V4: ReadonlySet<number> = new Set(
-  [...METADATA_HOSTS].map((h) => parseV4(h)).filter((n): n is number => n !== undefined),
-);
+const METADATA_V4: ReadonlySet<number> = new Set([...METADATA_HOSTS].map((h) => parseV4(h)).filter((n): n is number => n !== undefined));
 
 function classifyV4(address: number): HostClass {
   if (METADATA_V4.has(address)) return 'metadata';
@@ -121,9 +108,7 @@ function parseV6(host: string): number[] | undefined {
   const tail = halves.length === 2 && halves[1] !== '' && halves[1] !== undefined ? halves[1].split(':') : [];
   const missing = 8 - head.length - tail.length;
   if (missing < 0 || (halves.length === 1 && missing !== 0)) return undefined;
-  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail].map((g) =>
-    /^[0-9a-f]{1,4}$/i.test(g) ? Number.parseInt(g, 16) : Number.NaN,
-  );
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail].map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? Number.parseInt(g, 16) : Number.NaN));
   return groups.length === 8 && groups.every((g) => Number.isInteger(g)) ? groups : undefined;
 }
 

@@ -109,7 +109,7 @@ export const TRANSPORT_FAILURES: Readonly<Record<TransportFailure, TransportFail
   'unknown-outcome': Object.freeze({ kind: 'unknown-outcome', description: 'No answer from the provider (unknown outcome)', action: Object.freeze({ kind: 'retry', notBeforeMs: 0 }) }),
   'not-sent': Object.freeze({ kind: 'not-sent', description: 'The provider could not be reached (not sent)', action: Object.freeze({ kind: 'requeue', restMs: 5_000 }) }),
   throttled: Object.freeze({ kind: 'throttled', description: 'HTTP 429 without an error code', action: Object.freeze({ kind: 'requeue', restMs: 1_000 }) }),
-}) as Readonly<Record<TransportFailure, TransportFailureInfo>>;
+});
 
 /** The action for codes the catalog does not know: one contact retry after the usual interval. */
 export const UNKNOWN_ACTION: FailureAction = Object.freeze({ kind: 'retry', notBeforeMs: 0 });

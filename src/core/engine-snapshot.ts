@@ -5,14 +5,7 @@
  */
 import type { FleetTables } from './fleet-tables.js';
 import type { StoreSnapshot } from './limits/store.js';
-import {
-  type EngineSnapshot,
-  type NumberStatusSnapshot,
-  type PoolSnapshot,
-  SNAPSHOT_FORMAT,
-  SNAPSHOT_VERSION,
-  type TemplateStatusSnapshot,
-} from './snapshot.js';
+import { type EngineSnapshot, type NumberStatusSnapshot, type PoolSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type TemplateStatusSnapshot } from './snapshot.js';
 
 /** A number's status as a snapshot keeps it. */
 export function numberStatusOf(t: FleetTables, slot: number): NumberStatusSnapshot {

@@ -16,18 +16,7 @@ import { ChangeMarks } from './change-marks.js';
 import { Dispatcher } from './dispatch/dispatcher.js';
 import { MessageBatch } from './dispatch/message-batch.js';
 import { OutcomeBatch } from './dispatch/outcome-batch.js';
-import type {
-  ContactOutcome,
-  DispatchAnomaly,
-  DispatchCounts,
-  OutgoingMessage,
-  PollOptions,
-  QueueStatus,
-  ReportResult,
-  SendOutcome,
-  SubmissionStatus,
-  SubmitTicket,
-} from './dispatch/types.js';
+import type { ContactOutcome, DispatchAnomaly, DispatchCounts, OutgoingMessage, PollOptions, QueueStatus, ReportResult, SendOutcome, SubmissionStatus, SubmitTicket } from './dispatch/types.js';
 import { checkCount, checkNumberStatus, checkTemplateStatus, checkUntil, packFrom } from './engine-args.js';
 import { engineSnapshot, numberStatusOf, restoreRotations, templateStatusOf } from './engine-snapshot.js';
 import type {
@@ -117,36 +106,39 @@ export class Engine {
     this.#clock = options.clock;
     this.#store = options.store ?? new MemoryStore();
     this.#lastNow = this.#readClock();
-    this.#dispatch = new Dispatcher({
-      tick: () => this.#tick(),
-      hasBusiness: (b) => this.#t.businessIndex.has(b),
-      pool: (b, t) => {
-        const index = this.#t.businessIndex.get(b);
-        return index === undefined ? undefined : this.#t.businesses[index]!.poolByType.get(t);
+    this.#dispatch = new Dispatcher(
+      {
+        tick: () => this.#tick(),
+        hasBusiness: (b) => this.#t.businessIndex.has(b),
+        pool: (b, t) => {
+          const index = this.#t.businessIndex.get(b);
+          return index === undefined ? undefined : this.#t.businesses[index]!.poolByType.get(t);
+        },
+        placeholders: (b, t) => {
+          const pool = this.#t.pool(b, t);
+          if (pool === undefined) return undefined;
+          const first = pool.templates[0];
+          return first === undefined ? 0 : this.#t.templates[first]!.placeholders;
+        },
+        fill: (pool, count, now, numbers, templates) => this.#fill(pool, count, now, numbers, templates),
+        shortfall: (pool) => this.#shortfall(pool),
+        probe: (pool, now) => this.#probe(pool, now),
+        phoneAt: (slot) => this.#t.phones[slot]!,
+        templateText: (id) => this.#t.templates[this.#t.templateIndex.get(id)!]!.text,
+        pauseNumber: (slot, until) => this.#setNumber(slot, false, until, 'failover'),
+        setTemplate: (id, status, until) => {
+          const t = this.#t.templateIndex.get(id);
+          if (t !== undefined) this.#setTemplate(t, status, until, 'failover');
+        },
+        nextResumeAt: () => this.#nextTimer(),
+        charged: (slot) => this.#markNumber(slot),
+        anomaly: (message) => {
+          const anomaly = { at: this.#lastNow, message };
+          for (const listener of this.#anomalyListeners) listener(anomaly);
+        },
       },
-      placeholders: (b, t) => {
-        const pool = this.#t.pool(b, t);
-        if (pool === undefined) return undefined;
-        const first = pool.templates[0];
-        return first === undefined ? 0 : this.#t.templates[first]!.placeholders;
-      },
-      fill: (pool, count, now, numbers, templates) => this.#fill(pool, count, now, numbers, templates),
-      shortfall: (pool) => this.#shortfall(pool),
-      probe: (pool, now) => this.#probe(pool, now),
-      phoneAt: (slot) => this.#t.phones[slot]!,
-      templateText: (id) => this.#t.templates[this.#t.templateIndex.get(id)!]!.text,
-      pauseNumber: (slot, until) => this.#setNumber(slot, false, until, 'failover'),
-      setTemplate: (id, status, until) => {
-        const t = this.#t.templateIndex.get(id);
-        if (t !== undefined) this.#setTemplate(t, status, until, 'failover');
-      },
-      nextResumeAt: () => this.#nextTimer(),
-      charged: (slot) => this.#markNumber(slot),
-      anomaly: (message) => {
-        const anomaly = { at: this.#lastNow, message };
-        for (const listener of this.#anomalyListeners) listener(anomaly);
-      },
-    }, packFrom(options.packContactsFrom));
+      packFrom(options.packContactsFrom),
+    );
     const validation = validateFleet(fleet);
     if (!validation.ok) throw new FleetValidationError(validation.problems);
     this.#load(validation.fleet);
@@ -585,7 +577,6 @@ export class Engine {
     }
     return undefined;
   }
-
 
   #setNumber(slot: number, active: boolean, until: number | undefined, source?: string): void {
     this.#markNumber(slot);

@@ -41,7 +41,6 @@ export function isFleetValidationError(e: unknown): e is FleetValidationError {
 /** What kind of thing a {@link NotFoundError} looked for. */
 export type NotFoundKind = 'business' | 'template type' | 'number' | 'template' | 'message' | 'submission';
 
-
 /** A call named a business, template type, number, template or message the engine does not have. */
 export class NotFoundError extends Error {
   readonly [NOT_FOUND] = true;

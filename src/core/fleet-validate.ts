@@ -60,9 +60,7 @@ export interface Fleet {
 }
 
 /** The answer of {@link validateFleet}: the normalised fleet, or every problem found. */
-export type FleetValidation =
-  | { readonly ok: true; readonly fleet: Fleet }
-  | { readonly ok: false; readonly problems: readonly Problem[] };
+export type FleetValidation = { readonly ok: true; readonly fleet: Fleet } | { readonly ok: false; readonly problems: readonly Problem[] };
 
 type Obj = Record<string, unknown>;
 
@@ -106,7 +104,7 @@ class Reader {
       this.report(path, 'an array', value);
       return undefined;
     }
-    return value;
+    return value as unknown[];
   }
 
   integer(value: unknown, path: string, min: number, max: number, what: string): number | undefined {
@@ -255,7 +253,7 @@ function readBusiness(r: Reader, value: unknown, path: string): FleetBusiness | 
   if (id === undefined) return undefined;
   // A number without a WABA of its own belongs to its business's.
   const withWaba = whatsapp
-    ? numbers.filter(present).map((n) => (n.whatsapp && n.whatsapp.wabaId === undefined ? { ...n, whatsapp: { ...n.whatsapp, wabaId: whatsapp!.wabaId } } : n))
+    ? numbers.filter(present).map((n) => (n.whatsapp && n.whatsapp.wabaId === undefined ? { ...n, whatsapp: { ...n.whatsapp, wabaId: whatsapp.wabaId } } : n))
     : numbers.filter(present);
   return { id, name: name ?? '', companyId, numbers: withWaba, templateTypes: types.filter(present), ...(whatsapp ? { whatsapp } : {}) };
 }
@@ -326,12 +324,7 @@ function present<T>(value: T | undefined): value is T {
 }
 
 /** Cross-references: unique ids and phones, types linking known templates of their own business. */
-function checkReferences(
-  r: Reader,
-  businesses: readonly (FleetBusiness | undefined)[],
-  templates: readonly (FleetTemplate | undefined)[],
-  rawTemplates: readonly unknown[],
-): void {
+function checkReferences(r: Reader, businesses: readonly (FleetBusiness | undefined)[], templates: readonly (FleetTemplate | undefined)[], rawTemplates: readonly unknown[]): void {
   const businessAt = new Map<number, number>();
   const phoneAt = new Map<string, string>();
   const phoneNumberIdAt = new Map<string, string>();

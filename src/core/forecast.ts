@@ -222,8 +222,7 @@ export function forecast(input: ForecastInput): Forecast {
   }));
   const byPhone = new Map(numbers.map((n) => [n.phone, n]));
 
-  const hasTemplate = (n: NumberState): boolean =>
-    typeTemplates.some((t) => templateStatus.get(t.id) === 'active' && canSend(n, t));
+  const hasTemplate = (n: NumberState): boolean => typeTemplates.some((t) => templateStatus.get(t.id) === 'active' && canSend(n, t));
   const anyTemplate = (): boolean => typeTemplates.some((t) => templateStatus.get(t.id) === 'active');
 
   let throughputAtStart = 0;

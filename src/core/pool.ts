@@ -70,15 +70,7 @@ export class Pool {
   /** Templates of the type that are active now (for any class). */
   activeTemplates = 0;
 
-  constructor(
-    businessId: number,
-    typeId: number,
-    typeName: string,
-    templates: Int32Array,
-    members: Int32Array,
-    classOf: Int32Array,
-    classAccounts: readonly (string | undefined)[],
-  ) {
+  constructor(businessId: number, typeId: number, typeName: string, templates: Int32Array, members: Int32Array, classOf: Int32Array, classAccounts: readonly (string | undefined)[]) {
     this.businessId = businessId;
     this.typeId = typeId;
     this.typeName = typeName;

@@ -24,14 +24,16 @@ export function describeValue(value: unknown): string {
   const type = typeof value;
   if (type === 'object') return 'an object';
   if (type === 'function') return 'a function';
-  if (type === 'symbol' || type === 'bigint') return `${String(value)} (${type})`;
+  // Objects and functions were answered above: what is left prints itself.
+  const plain = value as string | number | boolean | symbol | bigint;
+  if (type === 'symbol' || type === 'bigint') return `${String(plain)} (${type})`;
   let text: string;
   try {
-    text = JSON.stringify(value) ?? String(value);
+    text = JSON.stringify(value) ?? String(plain);
   } catch {
-    text = String(value);
+    text = String(plain);
   }
-  if (type === 'number' && !Number.isFinite(value as number)) text = String(value);
+  if (type === 'number' && !Number.isFinite(value)) text = String(plain);
   if (text.length > MAX_RENDERED) text = `${text.slice(0, MAX_RENDERED - 1)}…`;
   return `${text} (${type})`;
 }

@@ -63,9 +63,7 @@ export function checkSnapshot(input: unknown): EngineSnapshot {
     throw new SnapshotError('Snapshot has no valid version', [problem('$.version', 'a positive integer', version)]);
   }
   if (version > SNAPSHOT_VERSION) {
-    throw new SnapshotError(
-      `Snapshot version ${version} was written by a newer sendpool; this one reads versions up to ${SNAPSHOT_VERSION}. Upgrade sendpool to restore it.`,
-    );
+    throw new SnapshotError(`Snapshot version ${version} was written by a newer sendpool; this one reads versions up to ${SNAPSHOT_VERSION}. Upgrade sendpool to restore it.`);
   }
   const problems: Problem[] = [];
   if (!isObject(input['store']) || typeof input['store']['kind'] !== 'string') problems.push(problem('$.store', 'a store snapshot with a "kind"', input['store']));
@@ -89,14 +87,7 @@ export function checkSnapshot(input: unknown): EngineSnapshot {
   if (!Array.isArray(pools)) problems.push(problem('$.pools', 'an array', pools));
   else
     pools.forEach((p, i) => {
-      if (
-        !isObject(p) ||
-        typeof p['businessId'] !== 'number' ||
-        typeof p['typeId'] !== 'number' ||
-        !Array.isArray(p['ring']) ||
-        !Array.isArray(p['waiting']) ||
-        !Array.isArray(p['cursors'])
-      ) {
+      if (!isObject(p) || typeof p['businessId'] !== 'number' || typeof p['typeId'] !== 'number' || !Array.isArray(p['ring']) || !Array.isArray(p['waiting']) || !Array.isArray(p['cursors'])) {
         problems.push(problem(`$.pools[${i}]`, 'an object with businessId, typeId, ring, waiting and cursors', p));
       }
     });

@@ -63,11 +63,7 @@ export function templateFields(source: TemplateFieldsSource): TemplateFields {
 }
 
 /** A fleet template's fields: names from its `variables`, its `example` if it has one. */
-export function fleetTemplateFields(template: {
-  readonly text: string;
-  readonly example?: string | undefined;
-  readonly variables?: readonly TemplateVariable[] | undefined;
-}): TemplateFields {
+export function fleetTemplateFields(template: { readonly text: string; readonly example?: string | undefined; readonly variables?: readonly TemplateVariable[] | undefined }): TemplateFields {
   const names: (string | undefined)[] = [];
   for (const v of template.variables ?? []) names[v.index] ??= v.name;
   return templateFields({ text: template.text, names, ...(template.example === undefined ? {} : { example: template.example }) });

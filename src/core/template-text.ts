@@ -25,9 +25,7 @@ const MAX_QUOTED = 40;
 export const MAX_PLACEHOLDERS = 100;
 
 /** What a template text asks for: how many values, or why the text is unusable. */
-export type PlaceholderScan =
-  | { readonly ok: true; readonly count: number }
-  | { readonly ok: false; readonly expected: string };
+export type PlaceholderScan = { readonly ok: true; readonly count: number } | { readonly ok: false; readonly expected: string };
 
 /** `text.slice(from, to)` quoted as JSON, cut to {@link MAX_QUOTED} characters. */
 function quote(text: string, from: number, to: number): string {
@@ -76,7 +74,10 @@ export function scanPlaceholders(text: string): PlaceholderScan {
   if (seen.size !== max) {
     const missing: number[] = [];
     for (let i = 1; i <= max && missing.length <= 10; i++) if (!seen.has(i)) missing.push(i);
-    const listed = missing.slice(0, 10).map((i) => `{{${i}}}`).join(', ');
+    const listed = missing
+      .slice(0, 10)
+      .map((i) => `{{${i}}}`)
+      .join(', ');
     return { ok: false, expected: `contiguous placeholders {{1}}..{{${max}}} (missing ${listed}${missing.length > 10 ? ', …' : ''})` };
   }
   return { ok: true, count: max };

@@ -58,16 +58,10 @@ export type SurveyInput = {
     /** Epoch milliseconds. */
     readonly answeredAt: number;
   }[];
-} & (
-  | { readonly status: 'completed'; readonly completedAt: number }
-  | { readonly status: 'expired'; readonly expiredAt: number }
-  | { readonly status: 'declined' | 'failed' | 'cancelled' }
-);
+} & ({ readonly status: 'completed'; readonly completedAt: number } | { readonly status: 'expired'; readonly expiredAt: number } | { readonly status: 'declined' | 'failed' | 'cancelled' });
 
 /** How the attendance started: by a campaign (active) or by the client (receptive). */
-export type AttendanceOrigin =
-  | { readonly kind: 'active'; readonly campaignId: number; readonly requestId: string | null; readonly costCenterId: number }
-  | { readonly kind: 'receptive' };
+export type AttendanceOrigin = { readonly kind: 'active'; readonly campaignId: number; readonly requestId: string | null; readonly costCenterId: number } | { readonly kind: 'receptive' };
 
 /** Everything the attendance notification builder needs. */
 export interface AttendanceInput {
@@ -142,7 +136,7 @@ function survey(s: SurveyInput): SurveyPayload {
     id: s.id,
     name: s.name,
     started_at: formatTime(at('startedAt'), s.startedAt),
-    answers: s.answers.map((a, k) => {
+    answers: (s.answers as SurveyInput['answers']).map((a, k) => {
       requireString(at(`answers[${k}].question`), a.question);
       requireOneOf(at(`answers[${k}].questionType`), a.questionType, ['scale', 'text']);
       requireString(at(`answers[${k}].answer`), a.answer);

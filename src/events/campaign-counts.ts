@@ -20,29 +20,13 @@ import { problem, type Problem } from '../core/problems.js';
 import { formatTime } from './datetime.js';
 import { requireInteger, requireString } from './ids.js';
 import type { CampaignStatisticsPayload, CampaignStatus } from './schemas/campaign.js';
-import {
-  NO_PROGRESS,
-  currentStatus,
-  failedAsDoesNotExist,
-  hasObserved,
-  observe,
-  reached,
-  repliedAsBlocklist,
-  type MessageProgress,
-} from './status-merge.js';
+import { NO_PROGRESS, currentStatus, failedAsDoesNotExist, hasObserved, observe, reached, repliedAsBlocklist, type MessageProgress } from './status-merge.js';
 
 /** How a contact was admitted to a campaign (before any send). */
 export type Admission = 'accepted' | 'invalid-phone' | 'duplicated' | 'blocked' | 'already-sent' | 'does-not-exist';
 
 /** Admission kinds, in precedence order: a contact reported with two rejections counts under the first. */
-export const ADMISSIONS: readonly Admission[] = [
-  'invalid-phone',
-  'duplicated',
-  'blocked',
-  'already-sent',
-  'does-not-exist',
-  'accepted',
-];
+export const ADMISSIONS: readonly Admission[] = ['invalid-phone', 'duplicated', 'blocked', 'already-sent', 'does-not-exist', 'accepted'];
 
 /** The `count_*` values of one campaign, in camelCase. */
 export interface CampaignCounts {
@@ -221,11 +205,7 @@ function campaignStatus(c: CampaignCounts): CampaignStatus {
  * @throws {ArgumentError} for a fractional or unsafe campaign id, a count that is not an integer of
  * 0 or more, or a time that cannot be written: the object always passes `CampaignStatisticsSchema`
  */
-export function campaignStatisticsPayload(
-  campaign: { readonly campaignId: number; readonly name: string; readonly createdAt: number },
-  c: CampaignCounts,
-  now: number,
-): CampaignStatisticsPayload {
+export function campaignStatisticsPayload(campaign: { readonly campaignId: number; readonly name: string; readonly createdAt: number }, c: CampaignCounts, now: number): CampaignStatisticsPayload {
   requireInteger('campaignStatisticsPayload(campaign.campaignId)', campaign.campaignId);
   requireString('campaignStatisticsPayload(campaign.name)', campaign.name);
   for (const name of COUNT_NAMES) requireInteger(`campaignStatisticsPayload(counts.${name})`, c[name], 0);
@@ -254,4 +234,3 @@ export function campaignStatisticsPayload(
     datetime,
   };
 }
-

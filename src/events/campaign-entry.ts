@@ -8,17 +8,7 @@
  * one of `unseen`, and gets an entry at its first report.
  */
 import { ArgumentError } from '../core/errors.js';
-import {
-  EMPTY_CONTACT,
-  addCounts,
-  addInto,
-  admitContact,
-  classifyContact,
-  emptyCounts,
-  recount,
-  type CampaignCounts,
-  type ContactState,
-} from './campaign-counts.js';
+import { EMPTY_CONTACT, addCounts, addInto, admitContact, classifyContact, emptyCounts, recount, type CampaignCounts, type ContactState } from './campaign-counts.js';
 import { IdRanges } from './id-ranges.js';
 
 /** The state of one campaign. */
@@ -120,10 +110,7 @@ export function updateContact(c: CampaignEntry, contactId: string, change: (s: C
 }
 
 /** What {@link admitRange} did. */
-export type RangeAdmission =
-  | { readonly kind: 'covered' }
-  | { readonly kind: 'ignored'; readonly late: number }
-  | { readonly kind: 'added'; readonly contactIds: readonly string[] };
+export type RangeAdmission = { readonly kind: 'covered' } | { readonly kind: 'ignored'; readonly late: number } | { readonly kind: 'added'; readonly contactIds: readonly string[] };
 
 /**
  * Admits as accepted the ids `first` … `first + count - 1` (count > 0): `covered` when a range

@@ -64,11 +64,7 @@ export function entryFromRow(row: CampaignRow, rows: readonly SnapshotContact[])
 }
 
 /** Campaign and contact rows gathered into a snapshot (the last row of each campaign wins). */
-export function snapshotFromRows(rows: {
-  readonly lastBatchAt: number | null;
-  readonly campaigns: Iterable<CampaignRow>;
-  readonly contacts: Iterable<ContactRow>;
-}): CampaignStatisticsSnapshot {
+export function snapshotFromRows(rows: { readonly lastBatchAt: number | null; readonly campaigns: Iterable<CampaignRow>; readonly contacts: Iterable<ContactRow> }): CampaignStatisticsSnapshot {
   const byCampaign = new Map<number, CampaignRow & { contacts: SnapshotContact[] }>();
   for (const c of rows.campaigns) byCampaign.set(c.campaignId, { ...c, contacts: [] });
   for (const [campaignId, id, admissions, attempt, progress] of rows.contacts) {

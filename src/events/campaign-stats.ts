@@ -15,24 +15,9 @@
 import { ArgumentError } from '../core/errors.js';
 import { ADMISSIONS, admitContact, campaignStatisticsPayload, contactStatus, type Admission, type CampaignCounts } from './campaign-counts.js';
 import { CampaignChangeLog } from './campaign-change-log.js';
-import {
-  admitRange,
-  awaitsSettling,
-  newCampaignEntry,
-  recountEntry,
-  settleEntry,
-  updateContact,
-  type CampaignEntry,
-} from './campaign-entry.js';
+import { admitRange, awaitsSettling, newCampaignEntry, recountEntry, settleEntry, updateContact, type CampaignEntry } from './campaign-entry.js';
 import { campaignRow, contactRow, entryFromRow, snapshotContacts, snapshotFromRows } from './campaign-rows.js';
-import type {
-  CampaignRow,
-  CampaignStatisticsChanges,
-  CampaignStatisticsOptions,
-  CampaignStatisticsSnapshot,
-  ContactRow,
-  ContactStatusChange,
-} from './campaign-stats-types.js';
+import type { CampaignRow, CampaignStatisticsChanges, CampaignStatisticsOptions, CampaignStatisticsSnapshot, ContactRow, ContactStatusChange } from './campaign-stats-types.js';
 import { formatTime } from './datetime.js';
 import { requireBoolean, requireInteger, requireOneOf, requireString } from './ids.js';
 import type { RandomSource } from './random.js';
@@ -40,14 +25,7 @@ import type { CampaignBatchPayload, CampaignStatisticsPayload } from './schemas/
 import { HSM_STATUSES } from './schemas/hsm.js';
 import { uuidV4 } from './uuid.js';
 
-export type {
-  CampaignRow,
-  CampaignStatisticsChanges,
-  CampaignStatisticsOptions,
-  CampaignStatisticsSnapshot,
-  ContactRow,
-  ContactStatusChange,
-} from './campaign-stats-types.js';
+export type { CampaignRow, CampaignStatisticsChanges, CampaignStatisticsOptions, CampaignStatisticsSnapshot, ContactRow, ContactStatusChange } from './campaign-stats-types.js';
 
 /**
  * The statistics aggregator. Feed it with {@link admit}, {@link admitAccepted} and

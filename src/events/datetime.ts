@@ -35,8 +35,7 @@ export function formatTime(argument: string, ms: number): string {
 }
 
 /** RFC 3339 date-time (the JSON Schema `date-time` format): date, `T`, time, fraction, offset. */
-export const DATE_TIME_PATTERN =
-  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+export const DATE_TIME_PATTERN = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):[0-5]\d:([0-5]\d|60)(\.\d+)?([Zz]|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
 
 /** The epoch milliseconds of an RFC 3339 date-time, or `undefined` when it is not one. */
 export function parseDateTime(value: string): number | undefined {

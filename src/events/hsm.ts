@@ -55,11 +55,9 @@ interface NoOutcome {
 
 /** What changes with the status; one member per group of spec 6.3's conditional keys. */
 export type HsmStatusInput =
-  | ({ readonly status: 'ENQUEUED' | 'EXPIRED'; readonly from: string | null; readonly message: string | null } & NoRecipientIds &
-      NoOutcome)
+  | ({ readonly status: 'ENQUEUED' | 'EXPIRED'; readonly from: string | null; readonly message: string | null } & NoRecipientIds & NoOutcome)
   | ({ readonly status: 'SENT'; readonly from: string; readonly message: string } & NoRecipientIds & NoOutcome)
-  | ({ readonly status: 'SERVER' | 'DEVICE' | 'READ'; readonly from: string; readonly message: string } & RecipientIds &
-      NoOutcome)
+  | ({ readonly status: 'SERVER' | 'DEVICE' | 'READ'; readonly from: string; readonly message: string } & RecipientIds & NoOutcome)
   | ({
       readonly status: 'FAILED';
       readonly from: string | null;

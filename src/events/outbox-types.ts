@@ -111,10 +111,7 @@ export type SettleOutcome =
  * Where an event stands: due at `dueAt`, in flight until `deadline`, or held behind an earlier
  * event of the same `order` to the same URL.
  */
-export type EntryState =
-  | { readonly kind: 'pending'; readonly dueAt: number }
-  | { readonly kind: 'in-flight'; readonly deadline: number }
-  | { readonly kind: 'held' };
+export type EntryState = { readonly kind: 'pending'; readonly dueAt: number } | { readonly kind: 'in-flight'; readonly deadline: number } | { readonly kind: 'held' };
 
 /** Serialisable outbox state (JSON-safe). */
 export interface OutboxSnapshot {

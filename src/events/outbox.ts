@@ -32,31 +32,9 @@ import { ArgumentError, SnapshotError } from '../core/errors.js';
 import { type Backoff, backoffDelay } from './backoff.js';
 import { requireInteger } from './ids.js';
 import { snapshotProblems } from './outbox-snapshot.js';
-import type {
-  AttemptResult,
-  DeliveryAttempt,
-  DeliveryOutcome,
-  EnqueueOutcome,
-  EntryState,
-  OutboxEvent,
-  OutboxOptions,
-  OutboxSnapshot,
-  OutboxTargetView,
-  SettleOutcome,
-} from './outbox-types.js';
+import type { AttemptResult, DeliveryAttempt, DeliveryOutcome, EnqueueOutcome, EntryState, OutboxEvent, OutboxOptions, OutboxSnapshot, OutboxTargetView, SettleOutcome } from './outbox-types.js';
 
-export type {
-  AttemptResult,
-  DeliveryAttempt,
-  DeliveryOutcome,
-  EnqueueOutcome,
-  OutboxEvent,
-  OutboxOptions,
-  OutboxSnapshot,
-  OutboxTargetView,
-  SettleOutcome,
-  WebhookFamily,
-} from './outbox-types.js';
+export type { AttemptResult, DeliveryAttempt, DeliveryOutcome, EnqueueOutcome, OutboxEvent, OutboxOptions, OutboxSnapshot, OutboxTargetView, SettleOutcome, WebhookFamily } from './outbox-types.js';
 export { httpAttemptResult } from './outbox-types.js';
 
 interface Entry {

@@ -58,8 +58,7 @@ export type ReportTokenRejection =
 
 /** The answer of {@link verifyReportToken}. */
 export type ReportTokenVerdict =
-  | { readonly ok: true; readonly reportId: number; readonly companyId: number; readonly expiresAt: number }
-  | { readonly ok: false; readonly reason: ReportTokenRejection; readonly expiresAt?: number };
+  { readonly ok: true; readonly reportId: number; readonly companyId: number; readonly expiresAt: number } | { readonly ok: false; readonly reason: ReportTokenRejection; readonly expiresAt?: number };
 
 /** Options of {@link verifyReportToken}. */
 export interface VerifyReportTokenOptions {

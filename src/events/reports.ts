@@ -18,10 +18,7 @@ export function isReportType(value: unknown): value is ReportType {
 }
 
 /** Validates a report type from user input: the type, or a problem naming the accepted values. */
-export function parseReportType(
-  value: unknown,
-  path = '$.report_type',
-): { readonly ok: true; readonly value: ReportType } | { readonly ok: false; readonly problems: readonly Problem[] } {
+export function parseReportType(value: unknown, path = '$.report_type'): { readonly ok: true; readonly value: ReportType } | { readonly ok: false; readonly problems: readonly Problem[] } {
   if (isReportType(value)) return { ok: true, value };
   return { ok: false, problems: [problem(path, `one of ${REPORT_TYPES.map((t) => JSON.stringify(t)).join(', ')}`, value)] };
 }
@@ -168,7 +165,13 @@ export class ReportTracker {
     if (!report) return { ok: false, reason: 'unknown-report' };
     const o = this.#options;
     const event = result.ok
-      ? buildReportReady(report, { now, baseUrl: typeof o.baseUrl === 'function' ? o.baseUrl() : o.baseUrl, tokenKey: o.tokenKey, random: o.random, ...(o.tokenTtlMs === undefined ? {} : { tokenTtlMs: o.tokenTtlMs }) })
+      ? buildReportReady(report, {
+          now,
+          baseUrl: typeof o.baseUrl === 'function' ? o.baseUrl() : o.baseUrl,
+          tokenKey: o.tokenKey,
+          random: o.random,
+          ...(o.tokenTtlMs === undefined ? {} : { tokenTtlMs: o.tokenTtlMs }),
+        })
       : buildReportError(report, result.errorMessage, o.random);
     this.#processing.delete(reportId);
     this.#finished.set(reportId, event.status);

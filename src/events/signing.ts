@@ -70,9 +70,7 @@ export function signWebhook(input: SignWebhookInput): WebhookHeaders {
 }
 
 /** Headers as receivers have them: a fetch `Headers`, or Node's lower-cased header object. */
-export type ReceivedHeaders =
-  | { get(name: string): string | null }
-  | Readonly<Record<string, string | readonly string[] | undefined>>;
+export type ReceivedHeaders = { get(name: string): string | null } | Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /** Why {@link verifyWebhook} refused a delivery. */
 export type WebhookRejection =
@@ -88,9 +86,7 @@ export type WebhookRejection =
   | 'bad-signature';
 
 /** The answer of {@link verifyWebhook}. */
-export type WebhookVerdict =
-  | { readonly ok: true; readonly id: string; readonly timestamp: number }
-  | { readonly ok: false; readonly reason: WebhookRejection };
+export type WebhookVerdict = { readonly ok: true; readonly id: string; readonly timestamp: number } | { readonly ok: false; readonly reason: WebhookRejection };
 
 /** What a receiver passes to {@link verifyWebhook}. */
 export interface VerifyWebhookInput {

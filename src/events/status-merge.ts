@@ -170,9 +170,7 @@ export class StatusMerger {
     if (after === before) return { kind: 'duplicate-status', status: beforeStatus };
     this.#progress.set(n.messageKey, after);
     const afterStatus = currentStatus(after) as HsmStatus;
-    return afterStatus === beforeStatus
-      ? { kind: 'late', status: afterStatus }
-      : { kind: 'advanced', from: beforeStatus, to: afterStatus };
+    return afterStatus === beforeStatus ? { kind: 'late', status: afterStatus } : { kind: 'advanced', from: beforeStatus, to: afterStatus };
   }
 
   /** The merged progress of a message (`NO_PROGRESS` when unknown). */

@@ -27,9 +27,7 @@ function describeSchema(schema: TSchema): string {
   const s = schema as { title?: unknown; const?: unknown; type?: unknown; format?: unknown; anyOf?: readonly TSchema[] };
   if (s.anyOf) {
     const titled = s.anyOf.every((m) => typeof (m as { title?: unknown }).title === 'string');
-    return titled
-      ? `one of the shapes ${s.anyOf.map((m) => JSON.stringify((m as { title: string }).title)).join(', ')}`
-      : s.anyOf.map(describeSchema).join(' or ');
+    return titled ? `one of the shapes ${s.anyOf.map((m) => JSON.stringify((m as { title: string }).title)).join(', ')}` : s.anyOf.map(describeSchema).join(' or ');
   }
   if (s.const !== undefined) return JSON.stringify(s.const);
   if (typeof s.title === 'string') return `a valid ${s.title}`;

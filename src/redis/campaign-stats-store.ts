@@ -143,7 +143,7 @@ export class RedisCampaignStatistics {
     // Checked before the claim: a time that cannot be written would fail after the claim was taken.
     formatTime('takeBatch(now)', now);
     const lastKey = `${this.#prefix}campaigns:lastBatchAt`;
-    const previous = await runScript(this.#client, BATCH_CLAIM, [lastKey], [now, this.#interval]);
+    const previous = (await runScript(this.#client, BATCH_CLAIM, [lastKey], [now, this.#interval])) as string | number | null;
     if (previous === null) return null;
     const ids = (await this.#client.smembers(`${this.#prefix}campaigns`)).map(Number).sort((a, b) => a - b);
     const campaigns: CampaignStatisticsPayload[] = [];

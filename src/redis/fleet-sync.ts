@@ -147,7 +147,6 @@ function usable(status: string | undefined): boolean {
   return status !== 'reconnecting' && status !== 'close' && status !== 'end';
 }
 
-
 export class FleetSync {
   readonly instanceId: string;
   readonly #client: FleetSyncClient;
@@ -312,7 +311,7 @@ export class FleetSync {
     this.#timer = undefined;
     if (this.#state === 'stopped') return;
     let ok = false;
-    let error = '';
+    let error: string;
     try {
       await this.#subscribeOnce();
       await this.reconcile();
@@ -377,6 +376,7 @@ export class FleetSync {
 
   /** Redis lost the statuses when its counter is below the highest sequence number seen. */
   async #checkReset(): Promise<void> {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- called with the client as `this` below
     const get = this.#client.get;
     if (get === undefined || this.#maxSeq === 0) return;
     const seq = Number((await this.#call('status counter read', () => get.call(this.#client, `${this.#statusKey}:seq`))) ?? 0);

@@ -3,7 +3,7 @@
  * See docs/scaling.md.
  */
 export { RedisStore } from './redis-store.js';
-export type { RedisStoreOptions, RedisStoreClient, RedisStoreSnapshot } from './redis-store.js';
+export type { RedisStoreOptions, RedisStoreClient, RedisStoreSnapshot } from './redis-store-options.js';
 export { leaseSize, burstOf } from './lease-sizing.js';
 export type { LeaseSizingInput } from './lease-sizing.js';
 export type { RedisCapacityEvent, RedisStoreMetrics, RedisStoreState } from './health.js';

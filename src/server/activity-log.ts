@@ -187,7 +187,10 @@ export class ActivityLog implements ActivitySink, ActivityLogView {
     const clientTimes = r.messages.filter((m) => m.sender === 'client').map((m) => m.at);
     const openedAt = clientTimes.length > 0 ? Math.min(...clientTimes) : times.length > 0 ? Math.min(...times) : r.closedAt;
     const s = r.survey;
-    const scale = (s?.answers ?? []).filter((a) => a.questionType === 'scale').map((a) => Number(a.answer)).filter((n) => Number.isFinite(n));
+    const scale = (s?.answers ?? [])
+      .filter((a) => a.questionType === 'scale')
+      .map((a) => Number(a.answer))
+      .filter((n) => Number.isFinite(n));
     const key = `a:${contact.companyId}:${r.attendanceId}`;
     const entry: AttendanceLogEntry = {
       companyId: contact.companyId,

@@ -28,7 +28,27 @@ export const officialMessages: ReportGenerator = (context): ReportFile => {
   const entries = context.activity.messages(context.companyId, start, end);
   checkRows('messages', entries.length, context);
   const rows: unknown[][] = [
-    ['id', 'request_id', 'campaign_id', 'cost_center_id', 'business_id', 'from', 'to', 'is_retry', 'retry_index', 'message', 'datetime', 'status', 'status_datetime', 'server_datetime', 'device_datetime', 'read_datetime', 'replied_datetime', 'blocklist_response', 'reason'],
+    [
+      'id',
+      'request_id',
+      'campaign_id',
+      'cost_center_id',
+      'business_id',
+      'from',
+      'to',
+      'is_retry',
+      'retry_index',
+      'message',
+      'datetime',
+      'status',
+      'status_datetime',
+      'server_datetime',
+      'device_datetime',
+      'read_datetime',
+      'replied_datetime',
+      'blocklist_response',
+      'reason',
+    ],
   ];
   for (const e of entries) {
     const { status, at } = messageStatus(e);
@@ -65,18 +85,62 @@ export const attendanceHistory: ReportGenerator = (context): ReportFile => {
   checkRows('attendances', entries.length, context);
   const rows: unknown[][] = [
     [
-      'id', 'ticket_id', 'ticket_uuid', 'campaign_id', 'request_id', 'cost_center_id', 'hsm_id', 'number', 'from',
-      'opened_at', 'datetime', 'duration_seconds', 'messages', 'campaign_messages', 'client_messages', 'bot_messages', 'attendant_messages',
-      'user_id', 'user_name', 'occurrence_id', 'occurrence_name', 'survey_id', 'survey_name', 'survey_status', 'survey_answers', 'survey_score',
+      'id',
+      'ticket_id',
+      'ticket_uuid',
+      'campaign_id',
+      'request_id',
+      'cost_center_id',
+      'hsm_id',
+      'number',
+      'from',
+      'opened_at',
+      'datetime',
+      'duration_seconds',
+      'messages',
+      'campaign_messages',
+      'client_messages',
+      'bot_messages',
+      'attendant_messages',
+      'user_id',
+      'user_name',
+      'occurrence_id',
+      'occurrence_name',
+      'survey_id',
+      'survey_name',
+      'survey_status',
+      'survey_answers',
+      'survey_score',
     ],
   ];
   for (const a of entries) {
     rows.push([
-      a.attendanceId, a.ticketId, a.ticketUuid, a.campaignId, a.requestId, a.costCenterId, a.contactId, a.number, a.from,
-      time(a.openedAt), time(a.closedAt), seconds(a.closedAt - a.openedAt),
-      a.messages.total, a.messages.campaign, a.messages.client, a.messages.bot, a.messages.attendant,
-      a.user?.id, a.user?.name, a.occurrence?.id, a.occurrence?.name,
-      a.survey?.id, a.survey?.name, a.survey?.status, a.survey?.answers, a.survey?.score === null || a.survey === null ? '' : round2(a.survey.score),
+      a.attendanceId,
+      a.ticketId,
+      a.ticketUuid,
+      a.campaignId,
+      a.requestId,
+      a.costCenterId,
+      a.contactId,
+      a.number,
+      a.from,
+      time(a.openedAt),
+      time(a.closedAt),
+      seconds(a.closedAt - a.openedAt),
+      a.messages.total,
+      a.messages.campaign,
+      a.messages.client,
+      a.messages.bot,
+      a.messages.attendant,
+      a.user?.id,
+      a.user?.name,
+      a.occurrence?.id,
+      a.occurrence?.name,
+      a.survey?.id,
+      a.survey?.name,
+      a.survey?.status,
+      a.survey?.answers,
+      a.survey?.score === null || a.survey === null ? '' : round2(a.survey.score),
     ]);
   }
   return { body: csv(rows) };
@@ -116,8 +180,16 @@ export const attendanceStatistics: ReportGenerator = (context): ReportFile => {
   }
   const rows: unknown[][] = [
     [
-      'campaign_id', 'attendances', 'with_attendant', 'messages', 'average_messages', 'average_duration_seconds', 'max_duration_seconds',
-      'surveys', ...SURVEY_STATUSES.map((s) => `surveys_${s}`), 'average_survey_score',
+      'campaign_id',
+      'attendances',
+      'with_attendant',
+      'messages',
+      'average_messages',
+      'average_duration_seconds',
+      'max_duration_seconds',
+      'surveys',
+      ...SURVEY_STATUSES.map((s) => `surveys_${s}`),
+      'average_survey_score',
     ],
   ];
   for (const id of [...byCampaign.keys()].sort((a, b) => a - b)) rows.push(statisticsRow(id, byCampaign.get(id)!));

@@ -44,7 +44,7 @@ export class Blocklist {
 
   #of(companyId: number): Map<number, BlockEntry> {
     let m = this.#companies.get(companyId);
-    if (!m) this.#companies.set(companyId, (m = new Map()));
+    if (!m) this.#companies.set(companyId, (m = new Map<number, BlockEntry>()));
     return m;
   }
 

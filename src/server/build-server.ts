@@ -34,6 +34,7 @@ import { RedisPersistence } from './redis/redis-persistence.js';
 import { SharedBlocklist } from './redis/shared-blocklist.js';
 import { SharedDispatch } from './redis/shared-dispatch.js';
 import { SharedPhones } from './redis/shared-phones.js';
+import { SharedMemory, decodeRow, memoryPairs } from './redis/shared-memory.js';
 import { SharedStatistics } from './redis/shared-statistics.js';
 import { SharedWebhooks } from './redis/shared-webhooks.js';
 import { installErrorHandlers } from './http-errors.js';
@@ -108,7 +109,7 @@ function loggerOptions(option: BuildServerOptions['logger']): FastifyServerOptio
       req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
     },
-  } as FastifyServerOptions['logger'];
+  };
 }
 
 /** Builds the server. Call `listen` on the answer to serve; `close` stops intake, drains, and snapshots. */
@@ -143,7 +144,14 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
    * restart"): two entries a message (its platform id, its recipient), so twice the tracked bound;
    * on the durable server written with each step and loaded at start.
    */
-  const channelMemory = new ChannelMemoryStore(2 * (options.maxTrackedMessages ?? 1_000_000), storage ? { trackChanges: true, onChange: () => durability?.schedule() } : {});
+  // On Redis what the server remembers of its sends is the fleet's: written with each step, read
+  // back by an instance a provider's event reaches without it (redis/shared-memory.ts).
+  const sharedMemory = onRedis ? new SharedMemory(options.redis!.client, onRedis.prefix, 2 * (options.maxTrackedMessages ?? 1_000_000)) : undefined;
+  const recallChannel = sharedMemory && (async (keys: readonly string[]) => new Map([...(await sharedMemory.read(keys.map((k) => `c:${k}`)))].map(([k, v]) => [k.slice(2), v])));
+  const channelMemory = new ChannelMemoryStore(
+    2 * (options.maxTrackedMessages ?? 1_000_000),
+    storage || onRedis ? { trackChanges: true, onChange: () => durability?.schedule(), ...(recallChannel ? { recall: recallChannel } : {}) } : {},
+  );
   channelMemory.load(options.stored?.channelMemory ?? []);
   /** Reports changed since the last step: written then (with their files), not at every step. */
   let reportsChanged = false;
@@ -234,6 +242,9 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       onEvent: (family) => metrics?.webhookEvents.inc({ family }),
       ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event), trackChanges: true } : {}),
       ...(sharedStatistics ? { stage: (event: OutboxEvent) => durability!.stage(event), statistics: sharedStatistics } : {}),
+      ...(sharedMemory
+        ? { trackChanges: true, forgetRows: false, recall: async (keys: readonly string[]) => new Map([...(await sharedMemory.read(keys))].map(([k, v]) => [k, decodeRow(k, v)])) }
+        : {}),
       onOptOut: (companyId, phone, at) => {
         if (!blocklist.add(companyId, phone, at, 'reply')) return;
         durability?.schedule();
@@ -404,6 +415,13 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       queue: onRedis.queue,
       shared: onRedis.shared,
       statistics: sharedStatistics!,
+      memory: {
+        take: () => {
+          const pairs = memoryPairs(notifier.takeChanges(), channelMemory.takeChanges());
+          return pairs.length > 0 ? { pairs, generation: sharedMemory!.generation } : undefined;
+        },
+        pending: () => notifier.changesPending || channelMemory.changed,
+      },
       // Notifications for a company go to its shared configuration, signed with its shared secret.
       prepare: (companyIds) => webhooks.ensure(companyIds),
       periodic: () => webhooks.refresh(),
@@ -420,7 +438,13 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     });
     redisPersistence = durability = persistence;
     (ctx as { durability: Persistence | undefined }).durability = persistence;
-    (ctx as { redis: ServerContext['redis'] }).redis = { ids: onRedis.ids, persistence, webhooks, blocklist: sharedBlocklist, phones: new SharedPhones(options.redis!.client, onRedis.prefix, onRedis.queue.consumer) };
+    (ctx as { redis: ServerContext['redis'] }).redis = {
+      ids: onRedis.ids,
+      persistence,
+      webhooks,
+      blocklist: sharedBlocklist,
+      phones: new SharedPhones(options.redis!.client, onRedis.prefix, onRedis.queue.consumer),
+    };
   }
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
   (ctx as { reports: ReportService }).reports = new ReportService(
@@ -488,8 +512,10 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
         dashboard?.channelNumber(u);
         steering.numberLimits(u);
       },
-      // The provider's webhook or receipt is acknowledged once what it did is on disk.
-      ...(storage
+      // Another instance may have sent what the provider reports on: read what the fleet remembers.
+      ...(sharedMemory ? { recall: (ids: Parameters<typeof notifier.recall>[0]) => notifier.recall(ids) } : {}),
+      // The provider's webhook or receipt is acknowledged once what it did is on disk (in Redis).
+      ...(storage || onRedis
         ? {
             written: () =>
               durability!.commit().then(
@@ -599,7 +625,14 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     channel,
     snapshot,
     webhookSecret: (companyId) => notifier.secretOf(companyId),
-    stats: () => ({ dispatch: engine.stats(), webhooksPending: outbox.size, webhooksDelivered: counters.delivered, webhooksDeadLettered: counters.deadLettered, smsQueued: sms.queued, smsInFlight: sms.inFlight }),
+    stats: () => ({
+      dispatch: engine.stats(),
+      webhooksPending: outbox.size,
+      webhooksDelivered: counters.delivered,
+      webhooksDeadLettered: counters.deadLettered,
+      smsQueued: sms.queued,
+      smsInFlight: sms.inFlight,
+    }),
     idle: () => {
       const s = engine.stats();
       const shared = onRedis === undefined || (onRedis.shared.open === 0 && redisPersistence!.heldEvents === 0);

@@ -104,6 +104,12 @@ export interface ChannelSink {
    * @default absent: the server keeps nothing across a restart (acknowledge at once)
    */
   written?(): Promise<boolean>;
+  /**
+   * Makes the server hold what it remembers of these messages and SMS before the channel reports
+   * on them: on the server on Redis another instance may have sent them (or died since).
+   * @default absent: the server holds all it knows
+   */
+  recall?(ids: { readonly messageIds?: readonly string[]; readonly smsIds?: readonly string[] }): Promise<void>;
   messageStatus(update: MessageStatusUpdate): void;
   attendanceClosed(report: AttendanceReport): void;
   smsStatus(update: { readonly smsId: string; readonly status: SmsStatus; readonly reason?: string | null; readonly at?: number }): void;
@@ -130,6 +136,12 @@ export interface ChannelMemory {
   delete(key: string): void;
   /** Entries held, when the memory can tell (for a channel's counters). */
   readonly size?: number;
+  /**
+   * Makes `get` answer these keys if any instance of the fleet knows them (the server on Redis asks
+   * Redis for those it does not hold). Call it before handling a provider's event.
+   * @default absent: `get` answers all the memory knows
+   */
+  recall?(keys: readonly string[]): Promise<void>;
 }
 
 /** A request the provider made to the server (its webhooks), as a channel's route receives it. */

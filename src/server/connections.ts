@@ -82,7 +82,13 @@ export function resolveConnections(options: ConnectionOptions | undefined, probl
     else out[key] = value;
   }
   for (const key of Object.keys(options)) {
-    if (!(key in DEFAULT_CONNECTIONS)) problems.push({ path: `connections.${key}`, expected: `one of ${Object.keys(DEFAULT_CONNECTIONS).join(', ')}`, actual: 'an unknown option', message: `connections.${key}: expected one of ${Object.keys(DEFAULT_CONNECTIONS).join(', ')}, got an unknown option` });
+    if (!(key in DEFAULT_CONNECTIONS))
+      problems.push({
+        path: `connections.${key}`,
+        expected: `one of ${Object.keys(DEFAULT_CONNECTIONS).join(', ')}`,
+        actual: 'an unknown option',
+        message: `connections.${key}: expected one of ${Object.keys(DEFAULT_CONNECTIONS).join(', ')}, got an unknown option`,
+      });
   }
   // A shorter request timeout takes the default headers timeout down with it (as Node does); a
   // headers timeout given above the request timeout is refused (Node refuses it too).

@@ -48,7 +48,8 @@ export interface ServerContext {
   /** The server on Redis: the shared contact ids and queue; undefined for one process. */
   /** On Redis: resolves once the store's view of the numbers is fresh (before output is read). */
   readonly refreshOutput: (() => Promise<void>) | undefined;
-  readonly redis: { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks; readonly blocklist: SharedBlocklist; readonly phones: SharedPhones } | undefined;
+  readonly redis:
+    { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks; readonly blocklist: SharedBlocklist; readonly phones: SharedPhones } | undefined;
   /** Next contact id (HSM `id`), advanced by each send request (one process; on Redis, `redis.ids`). */
   nextContactId: number;
   /** Set when the server is shutting down: intake answers 503. */

@@ -63,7 +63,11 @@ export class DispatchWorker {
     this.#deps = deps;
     this.#pollLimit = options.pollLimit ?? 1000;
     this.#maxInFlight = options.maxInFlight ?? 1000;
-    this.#loop = new PassLoop(() => this.#pass(), () => deps.clock.now(), MAX_SLEEP_MS);
+    this.#loop = new PassLoop(
+      () => this.#pass(),
+      () => deps.clock.now(),
+      MAX_SLEEP_MS,
+    );
   }
 
   get inFlight(): number {
@@ -132,7 +136,7 @@ export class DispatchWorker {
     try {
       sending = this.#deps.channel.send(out);
     } catch (e) {
-      sending = Promise.reject(e);
+      sending = Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
     sending.then(
       (outcome) => this.#answered(m, out, outcome, true),

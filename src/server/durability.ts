@@ -70,7 +70,7 @@ export class Durability implements Persistence {
 
   /** Resolves when everything done before the call is on disk; rejects when it cannot be. */
   commit(): Promise<void> {
-    if (this.#failed !== undefined) return Promise.reject(this.#failed);
+    if (this.#failed !== undefined) return Promise.reject(this.#failed instanceof Error ? this.#failed : new Error('the durable write failed', { cause: this.#failed }));
     const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
     if (!this.#scheduled) {
       this.#scheduled = true;
@@ -122,7 +122,7 @@ export class Durability implements Persistence {
       for (const w of waiters) w.reject(this.#failed);
       return;
     }
-    let staged: OutboxEvent[] = [];
+    let staged: OutboxEvent[];
     this.#flushing = true;
     try {
       this.#deps.takeOutcomes();
@@ -158,4 +158,3 @@ export class Durability implements Persistence {
     for (const w of waiters) w.resolve();
   }
 }
-

@@ -27,14 +27,7 @@ export type {
   InboundResponse,
   InboundRoute,
 } from './channel.js';
-export {
-  createSimulatedChannel,
-  type SimulatedChannel,
-  type SimulatedChannelOptions,
-  type SimulatedSend,
-  type DelayRange,
-  type WeightedCode,
-} from './simulated-channel.js';
+export { createSimulatedChannel, type SimulatedChannel, type SimulatedChannelOptions, type SimulatedSend, type DelayRange, type WeightedCode } from './simulated-channel.js';
 export { composeChannels } from './channels/compose.js';
 export type { ComposedChannels } from './channels/compose.js';
 export { createSmppChannel, type SmppChannel, type SmppChannelStats } from './channels/smpp-channel.js';
@@ -65,10 +58,4 @@ export type { DeliveryOptions } from './webhooks/delivery-worker.js';
 export type { NotifierSnapshot, TrackedMessage } from './notifier.js';
 
 // Durable state (the embedded database)
-export {
-  openSqliteStorage,
-  type ServerStorage,
-  type SqliteStorageOptions,
-  type StorageStep,
-  type StoredState,
-} from '../storage/sqlite-storage.js';
+export { openSqliteStorage, type ServerStorage, type SqliteStorageOptions, type StorageStep, type StoredState } from '../storage/sqlite-storage.js';

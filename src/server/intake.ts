@@ -71,14 +71,7 @@ export function sendRequestOptions(ctx: ServerContext, companyId: number): SendR
  * Everything from the intake bound on runs in one piece, so what the bound saw is what is queued.
  * `taken`: the campaign's phones other requests hold (on Redis, reserved by the route before).
  */
-export function intakeSend(
-  ctx: ServerContext,
-  companyId: number,
-  body: unknown,
-  requestId: string,
-  preparsed?: ParseResult<ParsedSendRequest, Problem>,
-  taken?: PhoneSet,
-): IntakeAnswer {
+export function intakeSend(ctx: ServerContext, companyId: number, body: unknown, requestId: string, preparsed?: ParseResult<ParsedSendRequest, Problem>, taken?: PhoneSet): IntakeAnswer {
   if (ctx.closing) return { answer: errorResponse('unavailable', [], 'The server is shutting down; send again to another instance or later.') };
   const { engine } = ctx;
   const parsed = preparsed ?? parseSendRequest(body, sendRequestOptions(ctx, companyId));
@@ -119,7 +112,12 @@ export function intakeSend(
     else engine.submit(submission);
   }
   // On Redis the campaign's phones are the fleet's, reserved before (the route's reserve).
-  if (!ctx.redis) ctx.campaignPhones.remember(companyId, campaignId, submission.contacts.map((c) => c.phone));
+  if (!ctx.redis)
+    ctx.campaignPhones.remember(
+      companyId,
+      campaignId,
+      submission.contacts.map((c) => c.phone),
+    );
 
   // Statistics: the request's ids as ranges of accepted contacts, the rejections apart.
   ctx.notifier.admit(
@@ -150,8 +148,5 @@ function explainBusiness(ctx: ServerContext, companyId: number, body: unknown, p
     .map((b) => b.id)
     .filter((b) => ctx.tenants.owns(companyId, b));
   const expected = own.length > 0 ? `the id of one of your businesses (${own.join(', ')})` : 'the id of one of your businesses (this key has none)';
-  return [
-    { path: '$.business_id', expected, actual: String(id), message: `$.business_id: expected ${expected}, got ${id}` },
-    ...problems.filter((p) => p.path !== '$.template_type_id'),
-  ];
+  return [{ path: '$.business_id', expected, actual: String(id), message: `$.business_id: expected ${expected}, got ${id}` }, ...problems.filter((p) => p.path !== '$.template_type_id')];
 }

@@ -92,6 +92,16 @@ interface Deps {
   readonly activity?: ActivitySink;
   /** Campaign statistics kept elsewhere (the server on Redis). @default each company's own, here */
   readonly statistics?: StatisticsPort;
+  /**
+   * With `trackChanges`: messages and SMS forgotten here are deleted from the copy kept elsewhere
+   * too. The server on Redis bounds its copy itself (shared-memory.ts). @default true
+   */
+  readonly forgetRows?: boolean;
+  /**
+   * Reads tracked messages and SMS kept elsewhere by key (`m:` + message id, `s:` + SMS id), the
+   * rows `takeChanges` gave (the server on Redis). @default none: only what is held here
+   */
+  readonly recall?: (keys: readonly string[]) => Promise<ReadonlyMap<string, unknown>>;
 }
 
 /** What the durable server writes of the notifier in a step. */
@@ -142,7 +152,7 @@ export class Notifier {
   constructor(deps: Deps, snapshot?: NotifierSnapshot) {
     this.#deps = deps;
     const onDrop = (prefix: string) => (dropped: ReadonlyMap<string, unknown>) => {
-      if (deps.trackChanges === true) this.#forgotten.push({ prefix, ids: dropped.keys() });
+      if (deps.trackChanges === true && deps.forgetRows !== false) this.#forgotten.push({ prefix, ids: dropped.keys() });
     };
     this.#tracked = new BoundedMap<string, TrackedMessage>(deps.maxTracked, onDrop('m:'));
     this.#sms = new BoundedMap<string, OutgoingSms>(deps.maxTracked, onDrop('s:'));
@@ -207,6 +217,27 @@ export class Notifier {
         // Set again since (a message resent under its id after a restart): its row stays.
         if (!map.has(next.value)) deletes.push(prefix + next.value);
       }
+    }
+  }
+
+  /** Tracked messages or SMS changed since the last `takeChanges`. */
+  get changesPending(): boolean {
+    return this.#trackedChanges.size > 0;
+  }
+
+  /**
+   * Holds what the fleet remembers of these messages and SMS that this instance does not (another
+   * instance sent them), before their later statuses are reported.
+   */
+  async recall(ids: { readonly messageIds?: readonly string[]; readonly smsIds?: readonly string[] }): Promise<void> {
+    const read = this.#deps.recall;
+    if (read === undefined) return;
+    const keys = [...(ids.messageIds ?? []).filter((id) => !this.#tracked.has(id)).map((id) => `m:${id}`), ...(ids.smsIds ?? []).filter((id) => !this.#sms.has(id)).map((id) => `s:${id}`)];
+    if (keys.length === 0) return;
+    for (const [key, row] of await read(keys)) {
+      // Set again here since the read was sent: what this instance holds is newer.
+      if (key.startsWith('m:') && !this.#tracked.has(key.slice(2))) this.#tracked.set(key.slice(2), row as TrackedMessage);
+      else if (key.startsWith('s:') && !this.#sms.has(key.slice(2))) this.#sms.set(key.slice(2), row as OutgoingSms);
     }
   }
 
@@ -277,20 +308,17 @@ export class Notifier {
    * `first + count - 1`, as accepted (as id ranges: nothing per contact), except the rejected ones,
    * counted under their admission, or not at all when it has none.
    */
-  admit(
-    companyId: number,
-    campaignId: number,
-    first: number,
-    count: number,
-    rejections: readonly (readonly [contactId: number, admission: Admission | undefined])[] = [],
-  ): void {
+  admit(companyId: number, campaignId: number, first: number, count: number, rejections: readonly (readonly [contactId: number, admission: Admission | undefined])[] = []): void {
     const shared = this.#deps.statistics;
     const { stats } = this.#company(companyId);
     if (!shared) stats.registerCampaign({ campaignId, name: `campaign ${campaignId}`, createdAt: this.#deps.clock.now() });
     // Ranges around the rejections that no count takes (they are not part of the campaign's total);
     // a range is named by its first contact id, unique on every instance.
     const accept = (from: number, n: number) => (shared ? shared.admitRange(companyId, campaignId, String(from), n) : stats.admitAccepted(campaignId, from, n));
-    const skipped = rejections.filter(([, a]) => a === undefined).map(([id]) => id).sort((a, b) => a - b);
+    const skipped = rejections
+      .filter(([, a]) => a === undefined)
+      .map(([id]) => id)
+      .sort((a, b) => a - b);
     let from = first;
     for (const id of skipped) {
       if (id > from) accept(from, id - from);
@@ -318,14 +346,7 @@ export class Notifier {
   }
 
   /** One HSM status change of a contact's send (spec 6.3), with its statistics. */
-  hsm(
-    contact: ServerContact,
-    campaignId: number,
-    retryIndex: number | null,
-    sentAt: number,
-    status: HsmStatusInput,
-    extra: { failureCode?: number; blocklistResponse?: boolean } = NO_EXTRA,
-  ): void {
+  hsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput, extra: { failureCode?: number; blocklistResponse?: boolean } = NO_EXTRA): void {
     const company = this.#company(contact.companyId);
     const s: HsmStatus = status.status;
     const shared = this.#deps.statistics;
@@ -363,7 +384,7 @@ export class Notifier {
         sentAt,
         retryIndex,
         ...status,
-      } as Parameters<typeof buildHsmNotification>[0],
+      },
       this.#deps.random,
     );
     this.#enqueue(contact.companyId, 'hsm', url, payload.event_id, payload, `hsm:${contact.id}`);

@@ -168,7 +168,7 @@ export interface BuildServerOptions {
    * strings (download tokens) are never logged.
    * @default true
    */
-  readonly logger?: boolean | FastifyServerOptions['logger'];
+  readonly logger?: FastifyServerOptions['logger'];
   /**
    * GET /metrics (Prometheus text, no API key): `true` serves it open on the API's port, `false`
    * not at all; `{ key }` requires `Authorization: Bearer <key>` (401 without it), `{ listen }`

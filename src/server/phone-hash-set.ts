@@ -32,7 +32,7 @@ export class PhoneHashSet {
 
   #slot(key: number): number {
     // Mix the low and high 32 bits (a phone is up to 50 bits) into a slot index.
-    const lo = key % 4294967296 | 0;
+    const lo = (key % 4294967296) | 0;
     const hi = (key / 4294967296) | 0;
     let h = Math.imul(lo ^ Math.imul(hi, 0x9e3779b1), 0x85ebca6b);
     h ^= h >>> 15;

@@ -56,9 +56,7 @@ export type ReportGenerator = (context: ReportContext) => ReportFile | Promise<R
 const BASE64 = 'base64:';
 
 function fileToSnapshot(file: ReportFile): ReportFile {
-  return typeof file.body === 'string' && !file.body.startsWith(BASE64)
-    ? file
-    : { ...file, body: BASE64 + Buffer.from(file.body).toString('base64') };
+  return typeof file.body === 'string' && !file.body.startsWith(BASE64) ? file : { ...file, body: BASE64 + Buffer.from(file.body).toString('base64') };
 }
 
 function fileFromSnapshot(file: ReportFile): ReportFile {
@@ -175,7 +173,11 @@ export class ReportService {
   #start(record: ReportRecord): void {
     this.#tracker.begin({ reportId: record.reportId, reportType: record.reportType, reportName: record.reportName, companyId: record.companyId, createdAt: record.createdAt });
     const generator = this.#deps.generators[record.reportType] ?? BUILTIN_REPORTS[record.reportType];
-    setImmediate(async () => {
+    setImmediate(() => void this.#generate(record, generator));
+  }
+
+  async #generate(record: ReportRecord, generator: ReportGenerator | undefined): Promise<void> {
+    {
       let result: { ok: true } | { ok: false; errorMessage: string };
       try {
         if (!generator) throw new Error(noGeneratorMessage(record.reportType));
@@ -200,7 +202,7 @@ export class ReportService {
       if (!result.ok) record.errorMessage = result.errorMessage;
       this.#deps.onChange?.();
       this.#deps.onEvent(finished.event);
-    });
+    }
   }
 
   /** How far back the activity log reaches (the default start of a period). */

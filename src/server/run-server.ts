@@ -89,27 +89,39 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   const shared =
     redis === undefined
       ? undefined
-      : await redisFleet(redis.url, redis.prefix ?? 'sendpool:', fleet, () => server?.sendpool.wake(), (level, details, message) => {
-          if (server) return server.log[level](details, message);
-          // Before the server exists (Redis down at start: it waits here): a log line of the same shape.
-          if (rest.logger !== false) process.stderr.write(`${JSON.stringify({ level: level === 'info' ? 30 : 40, time: Date.now(), ...details, msg: message })}\n`);
-        });
+      : await redisFleet(
+          redis.url,
+          redis.prefix ?? 'sendpool:',
+          fleet,
+          () => server?.sendpool.wake(),
+          (level, details, message) => {
+            if (server) return server.log[level](details, message);
+            // Before the server exists (Redis down at start: it waits here): a log line of the same shape.
+            if (rest.logger !== false) process.stderr.write(`${JSON.stringify({ level: level === 'info' ? 30 : 40, time: Date.now(), ...details, msg: message })}\n`);
+          },
+        );
   const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir);
   const stored = storage?.load();
   // The store wins over a snapshot file: a snapshot is imported into an empty store once, never again.
   const saved = snapshotFile === undefined || stored !== undefined ? undefined : readSnapshotFile(snapshotFile);
   const snapshot = stored !== undefined ? snapshotFromRows(stored.rows, Date.now()) : saved?.engine;
   const engine = shared?.engine ?? createEngine(fleet, { ...(snapshot !== undefined ? { snapshot } : {}), ...(storage ? { trackChanges: true } : {}) });
-  const build = () => buildServer({
-    ...rest,
-    ...(channel === undefined ? {} : { channel }),
-    engine,
-    apiKeys: keys,
-    ...(saved ? { restore: saved.server } : {}),
-    ...(snapshotFile === undefined ? {} : { snapshotFile }),
-    ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
-    ...(shared && redis ? { redis: { ...redis, client: shared.client, syncState: () => shared.sync.state, refreshOutput: () => shared.store.settle() }, ...(rest.reportTokenKey === undefined ? { reportTokenKey: shared.reportTokenKey } : {}) } : {}),
-  });
+  const build = () =>
+    buildServer({
+      ...rest,
+      ...(channel === undefined ? {} : { channel }),
+      engine,
+      apiKeys: keys,
+      ...(saved ? { restore: saved.server } : {}),
+      ...(snapshotFile === undefined ? {} : { snapshotFile }),
+      ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
+      ...(shared && redis
+        ? {
+            redis: { ...redis, client: shared.client, syncState: () => shared.sync.state, refreshOutput: () => shared.store.settle() },
+            ...(rest.reportTokenKey === undefined ? { reportTokenKey: shared.reportTokenKey } : {}),
+          }
+        : {}),
+    });
   try {
     server = build();
   } catch (e) {
@@ -128,10 +140,11 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   const address = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
   let closing: Promise<void> | undefined;
   // The store closes after the server's last write (its onClose hook writes the drained results).
-  const close = () => (closing ??= running.close().then(async () => {
-    storage?.close();
-    await shared?.close();
-  }));
+  const close = () =>
+    (closing ??= running.close().then(async () => {
+      storage?.close();
+      await shared?.close();
+    }));
   if (handleSignals) {
     const onSignal = (signal: NodeJS.Signals) => {
       running.log.info({ signal }, 'shutting down');
@@ -150,7 +163,7 @@ async function whatsAppChannel(fleet: unknown, options: Omit<WhatsAppChannelOpti
     mod = await import('./channels/whatsapp/index.js');
   } catch (e) {
     const text = e instanceof Error ? e.message : String(e);
-    throw new Error(/Cannot find (?:package|module) 'undici/.test(text) ? 'the WhatsApp channel needs the optional package undici: npm install undici' : text);
+    throw new Error(/Cannot find (?:package|module) 'undici/.test(text) ? 'the WhatsApp channel needs the optional package undici: npm install undici' : text, { cause: e });
   }
   return mod.createWhatsAppChannel({ onWarning, ...options, fleet });
 }
@@ -171,9 +184,7 @@ async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacit
   }
   const { RedisStore, FleetSync } = await import('../redis/index.js');
   // Commands wait for a reconnection rather than fail: a step is written once Redis is back.
-  const client = url.startsWith('redis-cluster://')
-    ? new ioredis.Cluster(clusterNodes(url), { redisOptions: { maxRetriesPerRequest: null } })
-    : new ioredis.Redis(url, { maxRetriesPerRequest: null });
+  const client = url.startsWith('redis-cluster://') ? new ioredis.Cluster(clusterNodes(url), { redisOptions: { maxRetriesPerRequest: null } }) : new ioredis.Redis(url, { maxRetriesPerRequest: null });
   // Errors are reported by the parts that meet them (a step not written, a lease not granted, the
   // sync's state); ioredis reconnects by itself. Without a listener they would be unhandled.
   client.on('error', () => {});

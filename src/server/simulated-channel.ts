@@ -274,7 +274,7 @@ export function createSimulatedChannel(options: SimulatedChannelOptions = {}): S
 function uuidFrom(rnd: () => number): string {
   const hex = Array.from({ length: 32 }, () => Math.floor(rnd() * 16).toString(16));
   hex[12] = '4';
-  hex[16] = ((Math.floor(rnd() * 4) + 8) as number).toString(16);
+  hex[16] = (Math.floor(rnd() * 4) + 8).toString(16);
   const h = hex.join('');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }

@@ -32,7 +32,7 @@ function turn(): void {
   const job = jobs.shift();
   if (job === undefined) return;
   const started = performance.now();
-  let done = false;
+  let done: boolean;
   try {
     do done = job.unit();
     while (!done && performance.now() - started < SLICE_MS);

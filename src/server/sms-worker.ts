@@ -36,14 +36,7 @@ export class SmsWorker {
    * @param onAnswered called once the gateway answered an SMS (the durable server drops its row)
    * @param clock measures the gateway's pace (wall time: the gateway answers in it)
    */
-  constructor(
-    channel: Channel,
-    notifier: Notifier,
-    options: SmsOptions = {},
-    restored: readonly OutgoingSms[] = [],
-    onAnswered?: (smsId: string) => void,
-    clock: Clock = systemClock,
-  ) {
+  constructor(channel: Channel, notifier: Notifier, options: SmsOptions = {}, restored: readonly OutgoingSms[] = [], onAnswered?: (smsId: string) => void, clock: Clock = systemClock) {
     this.#onAnswered = onAnswered;
     this.#pace = new DrainRate(() => clock.now());
     this.#channel = channel;

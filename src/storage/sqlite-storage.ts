@@ -150,13 +150,16 @@ interface Database {
   close(): void;
 }
 
+/** The value type of one of the engine's row maps (a row read back from its JSON). */
+type RowOf<M> = M extends Map<unknown, infer V> ? V : never;
+
 /** libsql is loaded when a database is opened, so hosts without one do not need the package. */
 async function loadLibsql(): Promise<new (path: string) => Database> {
   try {
     const mod = (await import('libsql')) as unknown as { default: new (path: string) => Database };
     return mod.default;
   } catch (e) {
-    throw new Error(`The durable server needs the optional package "libsql" (npm i libsql): ${e instanceof Error ? e.message : String(e)}`);
+    throw new Error(`The durable server needs the optional package "libsql" (npm i libsql): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
 }
 
@@ -194,7 +197,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
   // Schemas 1 to 3 lack only tables that were just created: upgrading is recording the new version.
-  if (schema === undefined || [1, 2, 3].includes(Number(schema['value']))) db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
+  if (schema === undefined || [1, 2, 3].includes(Number(schema['value'])))
+    db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
   else if (Number(schema['value']) !== SCHEMA_VERSION) {
     db.close();
     throw new Error(`${join(dir, FILE)}: schema ${String(schema['value'])}, this sendpool reads schema ${SCHEMA_VERSION}`);
@@ -223,7 +227,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     deleteTracked: db.prepare('DELETE FROM tracked WHERE id = ?'),
     putPhones: db.prepare('INSERT INTO campaign_phones (company, campaign, phones) VALUES (?, ?, ?)'),
     dropPhones: db.prepare('DELETE FROM campaign_phones WHERE company = ? AND campaign = ?'),
-    putBlock: db.prepare('INSERT INTO blocklist (company, phone, added_at, source) VALUES (?, ?, ?, ?) ON CONFLICT(company, phone) DO UPDATE SET added_at = excluded.added_at, source = excluded.source'),
+    putBlock: db.prepare(
+      'INSERT INTO blocklist (company, phone, added_at, source) VALUES (?, ?, ?, ?) ON CONFLICT(company, phone) DO UPDATE SET added_at = excluded.added_at, source = excluded.source',
+    ),
     deleteBlock: db.prepare('DELETE FROM blocklist WHERE company = ? AND phone = ?'),
     putActivity: db.prepare('INSERT INTO activity (id, at, row) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     deleteActivity: db.prepare('DELETE FROM activity WHERE id = ?'),
@@ -296,10 +302,22 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         const key = String(m['key']);
         if (key.startsWith('server.')) values.set(key.slice(7), JSON.parse(String(m['value'])));
       }
-      const outbox = db.prepare('SELECT id, row FROM outbox').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
-      const sms = db.prepare('SELECT id, row FROM sms ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
-      const tracked = db.prepare('SELECT id, row FROM tracked ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
-      const activity = db.prepare('SELECT id, row FROM activity ORDER BY n').all().map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
+      const outbox = db
+        .prepare('SELECT id, row FROM outbox')
+        .all()
+        .map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
+      const sms = db
+        .prepare('SELECT id, row FROM sms ORDER BY n')
+        .all()
+        .map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
+      const tracked = db
+        .prepare('SELECT id, row FROM tracked ORDER BY n')
+        .all()
+        .map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
+      const activity = db
+        .prepare('SELECT id, row FROM activity ORDER BY n')
+        .all()
+        .map((r) => [String(r['id']), JSON.parse(String(r['row']))] as const);
       const channelMemory = db
         .prepare('SELECT seq, entries FROM channel_memory ORDER BY seq')
         .all()
@@ -321,17 +339,23 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       for (const r of db.prepare('SELECT company, campaign, contact, admissions, attempt, progress FROM campaign_contacts').all()) {
         company(Number(r['company'])).contacts.push([Number(r['campaign']), String(r['contact']), Number(r['admissions']), Number(r['attempt']), Number(r['progress'])]);
       }
-      const campaignPhones = db.prepare('SELECT company, campaign, phones FROM campaign_phones ORDER BY n').all().map((r) => {
-        // A BLOB comes back as an ArrayBuffer or a Buffer, depending on the binding: copy it aligned.
-        const blob = r['phones'] as ArrayBuffer | Uint8Array;
-        const bytes = blob instanceof Uint8Array ? blob : new Uint8Array(blob);
-        const phones = new Float64Array(new Uint8Array(bytes).buffer);
-        return { companyId: Number(r['company']), campaignId: Number(r['campaign']), phones: [...phones] };
-      });
-      const blocklist = db.prepare('SELECT company, phone, added_at, source FROM blocklist').all().map((r) => ({
-        companyId: Number(r['company']),
-        entry: { phone: String(r['phone']), addedAt: Number(r['added_at']), source: String(r['source']) as StoredBlockEntry['source'] },
-      }));
+      const campaignPhones = db
+        .prepare('SELECT company, campaign, phones FROM campaign_phones ORDER BY n')
+        .all()
+        .map((r) => {
+          // A BLOB comes back as an ArrayBuffer or a Buffer, depending on the binding: copy it aligned.
+          const blob = r['phones'] as ArrayBuffer | Uint8Array;
+          const bytes = blob instanceof Uint8Array ? blob : new Uint8Array(blob);
+          const phones = new Float64Array(new Uint8Array(bytes).buffer);
+          return { companyId: Number(r['company']), campaignId: Number(r['campaign']), phones: [...phones] };
+        });
+      const blocklist = db
+        .prepare('SELECT company, phone, added_at, source FROM blocklist')
+        .all()
+        .map((r) => ({
+          companyId: Number(r['company']),
+          entry: { phone: String(r['phone']), addedAt: Number(r['added_at']), source: String(r['source']) as StoredBlockEntry['source'] },
+        }));
       const nothing = [outbox, sms, tracked, campaignPhones, blocklist, activity, channelMemory].every((list) => list.length === 0);
       if (totals === undefined && values.size === 0 && statistics.size === 0 && nothing) return undefined;
       const rows = emptyRows();
@@ -343,15 +367,15 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       }
       for (const r of db.prepare('SELECT contacts, row FROM submissions ORDER BY seq').all()) {
         const row = JSON.parse(String(r['row'])) as Omit<SubmissionRow, 'contacts'>;
-        rows.submissions.set(row.seq, { ...row, contacts: JSON.parse(String(r['contacts'])) });
+        rows.submissions.set(row.seq, { ...row, contacts: JSON.parse(String(r['contacts'])) as SubmissionRow['contacts'] });
       }
-      for (const r of db.prepare('SELECT id, row FROM finished ORDER BY n').all()) rows.finished.set(String(r['id']), JSON.parse(String(r['row'])));
+      for (const r of db.prepare('SELECT id, row FROM finished ORDER BY n').all()) rows.finished.set(String(r['id']), JSON.parse(String(r['row'])) as RowOf<EngineRows['finished']>);
       for (const r of db.prepare('SELECT row FROM numbers').all()) {
-        const n = JSON.parse(String(r['row']));
+        const n = JSON.parse(String(r['row'])) as RowOf<EngineRows['numbers']>;
         rows.numbers.set(n.phone, n);
       }
       for (const r of db.prepare('SELECT row FROM templates').all()) {
-        const t = JSON.parse(String(r['row']));
+        const t = JSON.parse(String(r['row'])) as RowOf<EngineRows['templates']>;
         rows.templates.set(t.id, t);
       }
       return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist, activity, channelMemory };

@@ -15,13 +15,23 @@ describe('bench suite (quick)', () => {
       expect(r.opsPerSecond, r.id).toBeGreaterThan(0);
     }
     for (const subject of ['ceiling', 'limiter', 'rate-limiter-flexible', 'p-queue']) {
-      expect(report.results.some((r) => r.subject === subject && r.ratioToSendpool !== undefined), subject).toBe(true);
+      expect(
+        report.results.some((r) => r.subject === subject && r.ratioToSendpool !== undefined),
+        subject,
+      ).toBe(true);
     }
     for (const r of report.results.filter((x) => x.group === 'dispatch')) expect(r.opsPerSecond, r.id).toBeGreaterThan(0);
-    for (const api of ['objects', 'batch']) expect(report.results.some((r) => r.id.startsWith(`dispatch ${api} `)), api).toBe(true);
+    for (const api of ['objects', 'batch'])
+      expect(
+        report.results.some((r) => r.id.startsWith(`dispatch ${api} `)),
+        api,
+      ).toBe(true);
     for (const r of report.results.filter((x) => x.group === 'ratio')) expect(r.ratioToSendpool, r.id).toBeGreaterThan(0);
     for (const id of ['limits assign bound', 'limits dispatch bound', 'memory per number alone', 'memory per queued contact alone']) {
-      expect(report.results.some((r) => r.id.startsWith(id)), id).toBe(true);
+      expect(
+        report.results.some((r) => r.id.startsWith(id)),
+        id,
+      ).toBe(true);
     }
     expect(report.targets.length).toBeGreaterThan(5);
     const svg = renderChart(report.results, 'smoke');

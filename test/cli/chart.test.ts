@@ -84,10 +84,7 @@ describe('simulate --chart', () => {
     const dir = scratch({});
     const file = join(dir, 'busy.svg');
     // Ten events within 20 minutes of a 9-hour run: a few pixels apart on the time axis.
-    const flags = [0, 1, 2, 3, 4].flatMap((k) => [
-      `--pause-number`, `551199000000${(k % 3) + 1}@${10 + 4 * k}m`,
-      `--resume-number`, `551199000000${(k % 3) + 1}@${12 + 4 * k}m`,
-    ]);
+    const flags = [0, 1, 2, 3, 4].flatMap((k) => [`--pause-number`, `551199000000${(k % 3) + 1}@${10 + 4 * k}m`, `--resume-number`, `551199000000${(k % 3) + 1}@${12 + 4 * k}m`]);
     const r = sendpool('simulate', 'examples/fleet.json', '-b', '1', '-t', '10', '-n', '30000', ...flags, '--chart', file);
     expect(r.code, r.stderr).toBe(0);
     const svg = parseXml(readFileSync(file, 'utf8'));

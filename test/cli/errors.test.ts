@@ -14,12 +14,7 @@ const dir = scratch({
     templates: [{ id: 100, name: 'hello', text: 'Hi {{first_name}}', businessIds: [1] }],
   },
   'broken.json': '{\n  "businesses": [\n    { "id": 1,, }\n',
-  'bad-events.json': [
-    { at: '30x', pauseNumber: '5511990000001' },
-    { at: '1h', pauseNumber: '999' },
-    { at: '2h' },
-    { at: '1h', setLimit: { phone: '5511990000002', messagingLimit24h: 0 } },
-  ],
+  'bad-events.json': [{ at: '30x', pauseNumber: '5511990000001' }, { at: '1h', pauseNumber: '999' }, { at: '2h' }, { at: '1h', setLimit: { phone: '5511990000002', messagingLimit24h: 0 } }],
   'not-a-list.json': { pauseNumber: '5511990000001' },
 });
 const fleet = 'examples/fleet.json';
@@ -38,7 +33,13 @@ function expectUsageError(args: string[], ...parts: (string | RegExp)[]): void {
 describe('input errors exit 2 with one message', () => {
   it('a fleet with problems: every problem with the file, its JSON path and the value', () => {
     const file = join(dir, 'bad-fleet.json');
-    expectUsageError(['forecast', file, ...pool], `${file}: 2 problems`, `${file}: $.businesses[0].numbers[0].throughputPerHour: expected an integer from 1 to 1000000000, got -5 (number)`, '$.businesses[0].numbers[0].phone', '"12"');
+    expectUsageError(
+      ['forecast', file, ...pool],
+      `${file}: 2 problems`,
+      `${file}: $.businesses[0].numbers[0].throughputPerHour: expected an integer from 1 to 1000000000, got -5 (number)`,
+      '$.businesses[0].numbers[0].phone',
+      '"12"',
+    );
   });
 
   it('a fleet template with a named placeholder: the path, the expectation and the text', () => {

@@ -29,22 +29,45 @@ describe('serve --sms-channel: flags and configuration', () => {
     const smpp = settings({ 'sms-channel': 'smpp', 'smpp-config': join(dir, 'smpp.json') }, { SENDPOOL_SMPP_PASSWORD: PASSWORD, SENDPOOL_SMPP_WINDOW: '64' }).options['smpp'];
     expect(smpp).toEqual({ host: '127.0.0.1', port: 1, systemId: 'sendpool', sourceAddr: 'SENDPOOL', window: 64, password: PASSWORD });
     // Everything from the environment, no file.
-    const env = { SENDPOOL_SMPP_HOST: 'smsc.example.net', SENDPOOL_SMPP_PORT: '2775', SENDPOOL_SMPP_SYSTEM_ID: 'acct', SENDPOOL_SMPP_PASSWORD: PASSWORD, SENDPOOL_SMPP_SOURCE_ADDR: '5511300000000', SENDPOOL_SMPP_TLS: 'true' };
+    const env = {
+      SENDPOOL_SMPP_HOST: 'smsc.example.net',
+      SENDPOOL_SMPP_PORT: '2775',
+      SENDPOOL_SMPP_SYSTEM_ID: 'acct',
+      SENDPOOL_SMPP_PASSWORD: PASSWORD,
+      SENDPOOL_SMPP_SOURCE_ADDR: '5511300000000',
+      SENDPOOL_SMPP_TLS: 'true',
+    };
     expect(settings({ 'sms-channel': 'smpp' }, env).options['smpp']).toEqual({ host: 'smsc.example.net', port: 2775, systemId: 'acct', password: PASSWORD, sourceAddr: '5511300000000', tls: true });
   });
 
   it.each([
     [{ 'sms-channel': 'whatsapp' }, {}, ['--sms-channel: expected one of simulated, smpp, got "whatsapp"']],
     [{ 'smpp-config': 'x.json' }, {}, ['--smpp-config: needs --sms-channel smpp']],
-    [{ 'sms-channel': 'smpp' }, {}, ['the SMPP configuration: $.host (or SENDPOOL_SMPP_HOST): expected a string of 1 to 253', '$.password (or SENDPOOL_SMPP_PASSWORD): expected a string of 0 to 64 characters, got missing', 'variables read: SENDPOOL_SMPP_HOST']],
-    [{ 'sms-channel': 'smpp', 'smpp-config': join(dir, 'bad.json') }, {}, [
-      `${join(dir, 'bad.json')}: $.windw: expected one of the SMPP options`,
-      'got an option sendpool does not know',
-      `${join(dir, 'bad.json')}: $.host: expected a string of 1 to 253 characters without spaces or slashes, got "a b" (string)`,
-      `${join(dir, 'bad.json')}: $.port: expected an integer from 1 to 65535, got 70000 (number)`,
-      `${join(dir, 'bad.json')}: $.password: expected a string of 0 to 64 characters, got a string of 71 characters`,
-    ]],
-    [{ 'sms-channel': 'smpp', 'smpp-config': join(dir, 'smpp.json') }, { SENDPOOL_SMPP_PORT: 'abc', SENDPOOL_SMPP_PASSWORD: PASSWORD }, ['SENDPOOL_SMPP_PORT: expected an integer from 1 to 65535, got "abc" (string)']],
+    [
+      { 'sms-channel': 'smpp' },
+      {},
+      [
+        'the SMPP configuration: $.host (or SENDPOOL_SMPP_HOST): expected a string of 1 to 253',
+        '$.password (or SENDPOOL_SMPP_PASSWORD): expected a string of 0 to 64 characters, got missing',
+        'variables read: SENDPOOL_SMPP_HOST',
+      ],
+    ],
+    [
+      { 'sms-channel': 'smpp', 'smpp-config': join(dir, 'bad.json') },
+      {},
+      [
+        `${join(dir, 'bad.json')}: $.windw: expected one of the SMPP options`,
+        'got an option sendpool does not know',
+        `${join(dir, 'bad.json')}: $.host: expected a string of 1 to 253 characters without spaces or slashes, got "a b" (string)`,
+        `${join(dir, 'bad.json')}: $.port: expected an integer from 1 to 65535, got 70000 (number)`,
+        `${join(dir, 'bad.json')}: $.password: expected a string of 0 to 64 characters, got a string of 71 characters`,
+      ],
+    ],
+    [
+      { 'sms-channel': 'smpp', 'smpp-config': join(dir, 'smpp.json') },
+      { SENDPOOL_SMPP_PORT: 'abc', SENDPOOL_SMPP_PASSWORD: PASSWORD },
+      ['SENDPOOL_SMPP_PORT: expected an integer from 1 to 65535, got "abc" (string)'],
+    ],
     [{ 'sms-channel': 'smpp', 'smpp-config': join(dir, 'not-json.json') }, {}, [`${join(dir, 'not-json.json')}: expected a JSON object, got not JSON`]],
     [{ 'sms-channel': 'smpp', 'smpp-config': join(dir, 'missing.json') }, {}, [`--smpp-config ${join(dir, 'missing.json')}: cannot read: no such file`]],
   ])('%j is refused naming the flag, file path or variable', (values, env, parts) => {
@@ -76,7 +99,13 @@ describe('sendpool serve --sms-channel smpp', () => {
       SENDPOOL_SMPP_PASSWORD: PASSWORD,
     });
     try {
-      const res = await api(serving.url, '/sms/messages/', { key: API_KEY, body: [{ message: 'Olá! Seu código é 4321', phone: '5511987654321' }, { message: 'x'.repeat(200), phone: '5511987654322' }] });
+      const res = await api(serving.url, '/sms/messages/', {
+        key: API_KEY,
+        body: [
+          { message: 'Olá! Seu código é 4321', phone: '5511987654321' },
+          { message: 'x'.repeat(200), phone: '5511987654322' },
+        ],
+      });
       expect(res.status).toBe(202);
       expect(res.json).toMatchObject({ accepted: 2, parts: 3 });
       await waitFor(() => smsc.accepted.length === 3, 'three parts at the SMSC');

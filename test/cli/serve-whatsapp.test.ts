@@ -33,7 +33,11 @@ describe('serve --channel whatsapp: bad configuration exits 2 before anything st
     [['--channel', 'sms'], {}, '--channel: expected "simulated" or "whatsapp", got "sms"'],
     [['--whatsapp-credentials', join(dir, 'credentials.json')], {}, '--whatsapp-credentials: needs --channel whatsapp'],
     [['--channel', 'whatsapp'], NO_SECRETS, '--channel whatsapp: needs accessToken: set SENDPOOL_WHATSAPP_ACCESS_TOKEN or give "accessToken" in --whatsapp-credentials FILE'],
-    [['--channel', 'whatsapp'], { ...SECRETS, SENDPOOL_WHATSAPP_APP_SECRET: 'short-secret' }, 'SENDPOOL_WHATSAPP_APP_SECRET: expected a string of 16 to 512 characters without whitespace, got a string of 12 characters'],
+    [
+      ['--channel', 'whatsapp'],
+      { ...SECRETS, SENDPOOL_WHATSAPP_APP_SECRET: 'short-secret' },
+      'SENDPOOL_WHATSAPP_APP_SECRET: expected a string of 16 to 512 characters without whitespace, got a string of 12 characters',
+    ],
     [['--channel', 'whatsapp', '--whatsapp-credentials', join(dir, 'partial.json')], NO_SECRETS, '--channel whatsapp: needs appSecret'],
     [['--channel', 'whatsapp', '--whatsapp-credentials', join(dir, 'extra.json')], NO_SECRETS, 'no such field "token" (known: accessToken, appSecret, verifyToken)'],
     [['--channel', 'whatsapp', '--whatsapp-credentials', join(dir, 'missing.json')], NO_SECRETS, 'cannot read: no such file'],
@@ -49,7 +53,7 @@ describe('serve --channel whatsapp: bad configuration exits 2 before anything st
   it('refuses a fleet without WhatsApp ids, naming every missing one', () => {
     const r = serve([join(dir, 'bare-fleet.json'), '--memory', '--channel', 'whatsapp', '--port', '0'], SECRETS);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain('fleet.$.businesses[0].numbers[0].whatsapp: expected the number\'s WhatsApp ids');
+    expect(r.stderr).toContain("fleet.$.businesses[0].numbers[0].whatsapp: expected the number's WhatsApp ids");
     expect(r.stderr).toContain('fleet.$.templates[3].whatsapp');
     for (const secret of [ACCESS_TOKEN, APP_SECRET, VERIFY_TOKEN]) expect(r.stderr).not.toContain(secret);
   });
@@ -65,10 +69,10 @@ describe('sendpool serve --channel whatsapp', () => {
   });
 
   it('sends through the Graph API and serves Meta’s webhooks; no secret in its output', async () => {
-    const serving = await startServe(
-      [join(dir, 'fleet.json'), '--port', '0', '--memory', '--channel', 'whatsapp', '--whatsapp-credentials', join(dir, 'credentials.json'), '--graph-url', graph.url],
-      { SENDPOOL_API_KEYS: `1:${API_KEY}`, ...NO_SECRETS },
-    );
+    const serving = await startServe([join(dir, 'fleet.json'), '--port', '0', '--memory', '--channel', 'whatsapp', '--whatsapp-credentials', join(dir, 'credentials.json'), '--graph-url', graph.url], {
+      SENDPOOL_API_KEYS: `1:${API_KEY}`,
+      ...NO_SECRETS,
+    });
     try {
       await waitFor(() => serving.stderr().includes(`channel whatsapp; Meta's webhooks at ${serving.url}/whatsapp/webhook`), 'the channel line');
       const hook = `${serving.url}/whatsapp/webhook`;

@@ -38,7 +38,21 @@ describe('sendpool --version', () => {
   it('serve --help lists the operator flags and says private targets are for local development only', () => {
     const r = sendpool('serve', '--help');
     expect(r.code).toBe(0);
-    for (const flag of ['--public-base-url', '--report-token-key-file', '--allow-private-webhook-targets', '--metrics-port', '--metrics-host', '--metrics-key-file', '--headers-timeout', '--request-timeout', '--keep-alive-timeout', '--idle-timeout', '--version', '--data-dir', '--snapshot']) {
+    for (const flag of [
+      '--public-base-url',
+      '--report-token-key-file',
+      '--allow-private-webhook-targets',
+      '--metrics-port',
+      '--metrics-host',
+      '--metrics-key-file',
+      '--headers-timeout',
+      '--request-timeout',
+      '--keep-alive-timeout',
+      '--idle-timeout',
+      '--version',
+      '--data-dir',
+      '--snapshot',
+    ]) {
       expect(r.stdout).toContain(flag);
     }
     expect(r.stdout).toMatch(/--allow-private-webhook-targets\n.*\n\s+addresses\. For local development only: never in production/);
@@ -47,12 +61,22 @@ describe('sendpool --version', () => {
 
 describe('serve flags: a bad one exits 2 naming the flag, the expectation and the value', () => {
   it.each([
-    [['--public-base-url', 'ftp://files.example.com'], '--public-base-url: expected an http or https URL without credentials, query or fragment, such as https://api.example.com, got "ftp://files.example.com" (string)'],
+    [
+      ['--public-base-url', 'ftp://files.example.com'],
+      '--public-base-url: expected an http or https URL without credentials, query or fragment, such as https://api.example.com, got "ftp://files.example.com" (string)',
+    ],
     [['--public-base-url', 'https://api.example.com/?x=1'], '--public-base-url: expected an http or https URL', '"https://api.example.com/?x=1"'],
     [['--report-token-key-file', join(dir, 'missing.key')], `--report-token-key-file ${join(dir, 'missing.key')}: cannot read: no such file`],
     [['--report-token-key-file', join(dir, 'short.key')], `--report-token-key-file ${join(dir, 'short.key')}: expected a key of at least 32 bytes (surrounding whitespace is ignored), got 11 bytes`],
-    [['--metrics-key-file', join(dir, 'short.key')], `--metrics-key-file ${join(dir, 'short.key')}: expected a key of 16 to 512 characters without whitespace (surrounding whitespace is ignored), got 11 characters`],
-    [['--metrics-key-file', join(dir, 'spaced.key')], `--metrics-key-file ${join(dir, 'spaced.key')}: expected a key of 16 to 512 characters without whitespace`, 'got 36 characters with whitespace inside'],
+    [
+      ['--metrics-key-file', join(dir, 'short.key')],
+      `--metrics-key-file ${join(dir, 'short.key')}: expected a key of 16 to 512 characters without whitespace (surrounding whitespace is ignored), got 11 characters`,
+    ],
+    [
+      ['--metrics-key-file', join(dir, 'spaced.key')],
+      `--metrics-key-file ${join(dir, 'spaced.key')}: expected a key of 16 to 512 characters without whitespace`,
+      'got 36 characters with whitespace inside',
+    ],
     [['--metrics-port', '70000'], '--metrics-port: expected a port from 0 to 65535, got "70000"'],
     [['--metrics-host', '0.0.0.0'], '--metrics-host: needs --metrics-port (the port of the metrics listener)'],
     [['--metrics-port', '9464', '--metrics-host', 'http://x'], '--metrics-host: expected a host name or IP address, such as 127.0.0.1, 0.0.0.0 or ::1, got "http://x" (string)'],

@@ -22,8 +22,26 @@ describe('sendpool simulate', () => {
   it('--json has the documented shape', () => {
     const s = json('simulate', 'examples/fleet.json', '-b', '2', '-t', '10', '-n', '1000');
     expect(Object.keys(s)).toEqual([
-      'command', 'fleet', 'businessId', 'businessName', 'typeId', 'typeName', 'messages', 'events', 'throughputPerHour', 'completed',
-      'completionMs', 'completion', 'sent', 'stoppedBy', 'forecastCompletionMs', 'forecastDifference', 'numbers', 'templates', 'chart', 'run',
+      'command',
+      'fleet',
+      'businessId',
+      'businessName',
+      'typeId',
+      'typeName',
+      'messages',
+      'events',
+      'throughputPerHour',
+      'completed',
+      'completionMs',
+      'completion',
+      'sent',
+      'stoppedBy',
+      'forecastCompletionMs',
+      'forecastDifference',
+      'numbers',
+      'templates',
+      'chart',
+      'run',
     ]);
     // Globex: 80/s from a full bucket: 1,000 messages take 12.5 s (80 at once, then 80 per second).
     expect(s.completionMs).toBe(11_500);
@@ -59,7 +77,12 @@ describe('sendpool simulate', () => {
   });
 
   it('lists an event given in the file and as a flag once, and applies it once', () => {
-    const dir = scratch({ 'events.json': [{ at: '30m', pauseNumber: '5511990000001' }, { at: '2h', resumeNumber: '5511990000001' }] });
+    const dir = scratch({
+      'events.json': [
+        { at: '30m', pauseNumber: '5511990000001' },
+        { at: '2h', resumeNumber: '5511990000001' },
+      ],
+    });
     const pool = ['examples/fleet.json', '-b', '1', '-t', '10', '-n', '30000', '--events', `${dir}/events.json`];
     const once = json('simulate', ...pool);
     const twice = json('simulate', ...pool, '--pause-number', '5511990000001@30m', '--resume-number', '5511990000001@2h');

@@ -25,18 +25,14 @@ export const documentArb = fc.oneof(cpfArb, cnpjArb);
 
 const areaCodes = [...BRAZIL_AREA_CODES];
 export const brazilMobileArb = fc.tuple(fc.constantFrom(...areaCodes), digits(8)).map(([ddd, rest]) => `55${ddd}9${rest}`);
-export const brazilLandlineArb = fc
-  .tuple(fc.constantFrom(...areaCodes), fc.integer({ min: 2, max: 5 }), digits(7))
-  .map(([ddd, first, rest]) => `55${ddd}${first}${rest}`);
+export const brazilLandlineArb = fc.tuple(fc.constantFrom(...areaCodes), fc.integer({ min: 2, max: 5 }), digits(7)).map(([ddd, first, rest]) => `55${ddd}${first}${rest}`);
 export const foreignPhoneArb = fc
   .constantFrom('1', '44', '351', '49', '54', '598')
   .chain((cc) => fc.integer({ min: 8 - cc.length, max: 15 - cc.length }).chain((n) => digits(n).map((d) => `${cc}${d}`)));
 export const phoneArb = fc.oneof(brazilMobileArb, brazilLandlineArb, foreignPhoneArb);
 
 /** A template variable value the contract accepts. */
-export const variableArb = fc
-  .string({ minLength: 1, maxLength: 30, unit: 'grapheme' })
-  .filter((s) => s.trim() !== '' && !/\{\{\s*\d+\s*\}\}/.test(s));
+export const variableArb = fc.string({ minLength: 1, maxLength: 30, unit: 'grapheme' }).filter((s) => s.trim() !== '' && !/\{\{\s*\d+\s*\}\}/.test(s));
 
 const label = fc.stringMatching(/^[a-z][a-z0-9]{0,9}$/);
 /** A public https/http URL in the form the WHATWG parser writes it (`href`). */
@@ -60,25 +56,23 @@ export function contactArb(placeholders: number): fc.Arbitrary<Contact> {
 }
 
 /** A valid send body and the placeholder count of its template type. */
-export const sendRequestArb: fc.Arbitrary<{ body: SendRequest; placeholders: number }> = fc
-  .integer({ min: 0, max: 3 })
-  .chain((placeholders) =>
-    fc
-      .record(
-        {
-          business_id: id,
-          template_type_id: id,
-          campaign_id: id,
-          queue_id: id,
-          bot_id: id,
-          max_retries: fc.integer({ min: 0, max: 10 }),
-          retry_interval: fc.integer({ min: 0, max: 10_080 }),
-          contacts: fc.uniqueArray(contactArb(placeholders), { minLength: 1, maxLength: 8, selector: (c) => c.phone_number }),
-        },
-        { requiredKeys: ['business_id', 'template_type_id', 'campaign_id', 'contacts'] },
-      )
-      .map((body) => ({ body, placeholders })),
-  );
+export const sendRequestArb: fc.Arbitrary<{ body: SendRequest; placeholders: number }> = fc.integer({ min: 0, max: 3 }).chain((placeholders) =>
+  fc
+    .record(
+      {
+        business_id: id,
+        template_type_id: id,
+        campaign_id: id,
+        queue_id: id,
+        bot_id: id,
+        max_retries: fc.integer({ min: 0, max: 10 }),
+        retry_interval: fc.integer({ min: 0, max: 10_080 }),
+        contacts: fc.uniqueArray(contactArb(placeholders), { minLength: 1, maxLength: 8, selector: (c) => c.phone_number }),
+      },
+      { requiredKeys: ['business_id', 'template_type_id', 'campaign_id', 'contacts'] },
+    )
+    .map((body) => ({ body, placeholders })),
+);
 
 /** A lookup that knows one (business, type) with `placeholders` placeholders. */
 export function lookupFor(businessId: number, typeId: number, placeholders: number): TemplateTypeLookup {

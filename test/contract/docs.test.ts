@@ -21,7 +21,13 @@ function codeBlocks(markdown: string): { lang: string; code: string }[] {
   const blocks: { lang: string; code: string }[] = [];
   for (const m of markdown.matchAll(/^( *)```(\w*)\n([\s\S]*?)^\1```/gm)) {
     const indent = m[1]!.length;
-    blocks.push({ lang: m[2]!, code: m[3]!.split('\n').map((line) => line.slice(indent)).join('\n') });
+    blocks.push({
+      lang: m[2]!,
+      code: m[3]!
+        .split('\n')
+        .map((line) => line.slice(indent))
+        .join('\n'),
+    });
   }
   return blocks;
 }
@@ -34,15 +40,27 @@ function sendpoolImports(code: string): { spec: string; name: string; typeOnly: 
       const item = raw.trim();
       if (item === '') continue;
       const typeOnly = m[1] !== undefined || item.startsWith('type ');
-      const name = item.replace(/^type /, '').split(/\s+as\s+/)[0]!.trim();
+      const name = item
+        .replace(/^type /, '')
+        .split(/\s+as\s+/)[0]!
+        .trim();
       out.push({ spec: m[3]!, name, typeOnly, line: m[0] });
     }
   }
   return out;
 }
 
-const docs = ['README.md', ...readdirSync(join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
-const samples = docs.flatMap((file) => codeBlocks(read(file)).filter((b) => /^(ts|js|mjs|typescript)$/.test(b.lang)).map((b) => ({ file, code: b.code })));
+const docs = [
+  'README.md',
+  ...readdirSync(join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
+const samples = docs.flatMap((file) =>
+  codeBlocks(read(file))
+    .filter((b) => /^(ts|js|mjs|typescript)$/.test(b.lang))
+    .map((b) => ({ file, code: b.code })),
+);
 const contractSamples = codeBlocks(read('docs/contract.md')).filter((b) => b.lang === 'ts');
 
 beforeAll(() => {
@@ -63,7 +81,16 @@ describe('documentation samples', () => {
       if (i.typeOnly) {
         // Types exist only in the declarations: tsup lists every export in one `export { … }`.
         const dts = read(`dist/${entry}.d.ts`);
-        const listed = [...dts.matchAll(/^export \{([^}]*)\}/gm)].some((m) => m[1]!.split(',').some((e) => e.trim().replace(/^type /, '').split(/\s+as\s+/).pop() === i.name));
+        const listed = [...dts.matchAll(/^export \{([^}]*)\}/gm)].some((m) =>
+          m[1]!.split(',').some(
+            (e) =>
+              e
+                .trim()
+                .replace(/^type /, '')
+                .split(/\s+as\s+/)
+                .pop() === i.name,
+          ),
+        );
         if (!listed) wrong.push(`${i.file}: type ${i.name} is not exported by '${i.spec}' (${i.line})`);
       } else {
         const module = (await import(i.spec)) as Record<string, unknown>;
@@ -125,7 +152,11 @@ describe('docs/contract.md samples', () => {
   it('the describeTemplate sample returns what its comment shows', async () => {
     const sample = contractSamples.find((b) => b.code.includes('describeTemplate('));
     expect(sample, 'the describeTemplate sample').toBeDefined();
-    const code = sample!.code.split('\n').filter((l) => !l.startsWith('//')).join('\n').trim();
+    const code = sample!.code
+      .split('\n')
+      .filter((l) => !l.startsWith('//'))
+      .join('\n')
+      .trim();
     const shown = sample!.code
       .split('\n')
       .filter((l) => l.startsWith('//'))

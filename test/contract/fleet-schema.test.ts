@@ -80,7 +80,11 @@ const meta = fc.option(fc.jsonValue({ maxDepth: 1 }), { nil: undefined });
 function textArb(count: number): fc.Arbitrary<string> {
   const pieces = Array.from({ length: count }, (_, i) => `{{${i + 1}}}`);
   return fc
-    .tuple(fc.shuffledSubarray(pieces, { minLength: count, maxLength: count }), fc.array(fc.constantFrom('{{1}}', '{{2}}'), { maxLength: 2 }), fc.array(fc.oneof(plain, fc.constantFrom(' { ', ' } ', '}{', ' x')), { minLength: count + 3, maxLength: count + 3 }))
+    .tuple(
+      fc.shuffledSubarray(pieces, { minLength: count, maxLength: count }),
+      fc.array(fc.constantFrom('{{1}}', '{{2}}'), { maxLength: 2 }),
+      fc.array(fc.oneof(plain, fc.constantFrom(' { ', ' } ', '}{', ' x')), { minLength: count + 3, maxLength: count + 3 }),
+    )
     .map(([order, repeats, fill]) => {
       const used = [...order, ...repeats.filter((r) => Number(r[2]) <= count)];
       // A lone brace beside a placeholder would make a double one (`{{{1}}`): a space keeps them apart.
@@ -119,9 +123,23 @@ const validFleetArb: fc.Arbitrary<Json> = fc
             businessIds: fc.shuffledSubarray(businessIds, { minLength: 1 }),
             state: statusArb(['active', 'paused', 'disabled'] as const),
             account: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }),
-            example: fc.option(fc.oneof(plain.filter((s) => s.length > 0), fc.constant('Hi {Ana}, due }{')), { nil: undefined }),
+            example: fc.option(
+              fc.oneof(
+                plain.filter((s) => s.length > 0),
+                fc.constant('Hi {Ana}, due }{'),
+              ),
+              { nil: undefined },
+            ),
             variables: fc.option(fc.uniqueArray(fc.integer({ min: 0, max: Math.max(0, count - 1) }), { maxLength: count }), { nil: undefined }),
-            whatsapp: fc.option(fc.record({ name: fc.option(platformName, { nil: undefined }), language: fc.constantFrom('pt_BR', 'en_US', 'es', 'fil'), id: fc.option(graphId, { nil: undefined }), wabaId: fc.option(graphId, { nil: undefined }) }), { nil: undefined }),
+            whatsapp: fc.option(
+              fc.record({
+                name: fc.option(platformName, { nil: undefined }),
+                language: fc.constantFrom('pt_BR', 'en_US', 'es', 'fil'),
+                id: fc.option(graphId, { nil: undefined }),
+                wabaId: fc.option(graphId, { nil: undefined }),
+              }),
+              { nil: undefined },
+            ),
             freeName: freeName,
             platformName: platformName,
             meta,
@@ -147,25 +165,27 @@ const validFleetArb: fc.Arbitrary<Json> = fc
     );
     const businesses = fc.tuple(
       ...businessIds.map((id, b) =>
-        fc.record({
-          name: freeName,
-          companyId: fc.option(fc.integer({ min: 1, max: 9 }), { nil: undefined }),
-          numbers: fc.array(
-            fc.record({
-              throughputPerHour: fc.integer({ min: 1, max: 1_000_000_000 }),
-              messagingLimit24h: fc.integer({ min: 1, max: 1_000_000_000_000 }),
-              messagesPerSecond: fc.option(fc.integer({ min: 1, max: 1_000_000 }), { nil: undefined }),
-              state: statusArb(['active', 'paused'] as const),
-              account: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }),
-              whatsapp: fc.option(fc.record({ wabaId: fc.option(graphId, { nil: undefined }) }), { nil: undefined }),
-              meta,
-            }),
-            { maxLength: 3 },
-          ),
-          whatsapp: fc.option(graphId, { nil: undefined }),
-          typeCount: fc.integer({ min: 0, max: 3 }),
-          meta,
-        }).map((r) => ({ id, b, ...r })),
+        fc
+          .record({
+            name: freeName,
+            companyId: fc.option(fc.integer({ min: 1, max: 9 }), { nil: undefined }),
+            numbers: fc.array(
+              fc.record({
+                throughputPerHour: fc.integer({ min: 1, max: 1_000_000_000 }),
+                messagingLimit24h: fc.integer({ min: 1, max: 1_000_000_000_000 }),
+                messagesPerSecond: fc.option(fc.integer({ min: 1, max: 1_000_000 }), { nil: undefined }),
+                state: statusArb(['active', 'paused'] as const),
+                account: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }),
+                whatsapp: fc.option(fc.record({ wabaId: fc.option(graphId, { nil: undefined }) }), { nil: undefined }),
+                meta,
+              }),
+              { maxLength: 3 },
+            ),
+            whatsapp: fc.option(graphId, { nil: undefined }),
+            typeCount: fc.integer({ min: 0, max: 3 }),
+            meta,
+          })
+          .map((r) => ({ id, b, ...r })),
       ),
     );
     return fc.tuple(templates, businesses).map(([ts, bs]) => {
@@ -221,9 +241,47 @@ function paths(value: Json, prefix: Path = []): Path[] {
 }
 
 const REPLACEMENTS: readonly Json[] = [
-  null, true, {}, [], 0, -1, 1.5, 2 ** 53, 1e13, '', 'x', 'ABC def', 'active', 'paused', 'disabled', 'stopped',
-  '5511990000001', '1234567', '12345678a', 7, 100, 99, 3, '{{1}}', 'Hi {{2}}', '{{0}}', '{{ 1 }}', '{{name}}', '{{101}}',
-  'a }} b', '{{{1}}}', '{{1}}}', 'Hi {{1}} and {{3}}', 'pt-BR', 'en_US', '12a', '2025-13-45T99:99:99Z', '2025-01-01', [1, 1], [1], { x: 1 },
+  null,
+  true,
+  {},
+  [],
+  0,
+  -1,
+  1.5,
+  2 ** 53,
+  1e13,
+  '',
+  'x',
+  'ABC def',
+  'active',
+  'paused',
+  'disabled',
+  'stopped',
+  '5511990000001',
+  '1234567',
+  '12345678a',
+  7,
+  100,
+  99,
+  3,
+  '{{1}}',
+  'Hi {{2}}',
+  '{{0}}',
+  '{{ 1 }}',
+  '{{name}}',
+  '{{101}}',
+  'a }} b',
+  '{{{1}}}',
+  '{{1}}}',
+  'Hi {{1}} and {{3}}',
+  'pt-BR',
+  'en_US',
+  '12a',
+  '2025-13-45T99:99:99Z',
+  '2025-01-01',
+  [1, 1],
+  [1],
+  { x: 1 },
 ];
 
 type Mutation = { kind: 'replace'; at: number; by: Json } | { kind: 'delete'; at: number } | { kind: 'add-key'; at: number } | { kind: 'copy-element'; at: number };

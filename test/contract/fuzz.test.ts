@@ -43,16 +43,27 @@ function replaceNode(value: unknown, pick: number, replacement: unknown): unknow
 describe('parsers never throw', () => {
   for (const [name, parse] of parsers) {
     it(`${name}: random JSON gives a value or well-formed problems`, () => {
-      fc.assert(fc.property(fc.jsonValue(), (v) => wellFormed(parse(v))), { numRuns: 300 });
+      fc.assert(
+        fc.property(fc.jsonValue(), (v) => wellFormed(parse(v))),
+        { numRuns: 300 },
+      );
     });
     it(`${name}: random JS values (undefined, NaN, bigint, symbols, functions, null prototypes)`, () => {
-      fc.assert(fc.property(fc.anything({ withBigInt: true, withNullPrototype: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withSparseArray: true, withBoxedValues: true }), (v) => wellFormed(parse(v))), { numRuns: 300 });
+      fc.assert(
+        fc.property(fc.anything({ withBigInt: true, withNullPrototype: true, withMap: true, withSet: true, withDate: true, withTypedArray: true, withSparseArray: true, withBoxedValues: true }), (v) =>
+          wellFormed(parse(v)),
+        ),
+        { numRuns: 300 },
+      );
     });
     it(`${name}: random JSON text through parseJsonBody`, () => {
-      fc.assert(fc.property(fc.oneof(fc.string(), fc.json()), (text) => {
-        const body = parseJsonBody(text);
-        if (body.ok) wellFormed(parse(body.value));
-      }), { numRuns: 200 });
+      fc.assert(
+        fc.property(fc.oneof(fc.string(), fc.json()), (text) => {
+          const body = parseJsonBody(text);
+          if (body.ok) wellFormed(parse(body.value));
+        }),
+        { numRuns: 200 },
+      );
     });
   }
 
@@ -67,8 +78,20 @@ describe('parsers never throw', () => {
   });
 
   it('hostile objects: throwing getters, proxies and cycles come back as a problem at $', () => {
-    const getter = Object.defineProperty({}, 'business_id', { enumerable: true, get: () => { throw new Error('boom'); } });
-    const proxy = new Proxy({}, { ownKeys: () => { throw new Error('boom'); } });
+    const getter = Object.defineProperty({}, 'business_id', {
+      enumerable: true,
+      get: () => {
+        throw new Error('boom');
+      },
+    });
+    const proxy = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error('boom');
+        },
+      },
+    );
     const cyclic: Record<string, unknown> = { business_id: 1 };
     cyclic['contacts'] = [cyclic];
     for (const v of [getter, proxy, cyclic, [proxy]]) for (const [, parse] of parsers) wellFormed(parse(v));

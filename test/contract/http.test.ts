@@ -90,7 +90,11 @@ describe('response bodies', () => {
   });
 
   it('SMS answer: 202, encoding and parts per accepted item, total parts', () => {
-    const r = parseSmsBatch([{ message: 'a'.repeat(200), phone: '14155552671' }, { message: 'ção', phone: '14155552672' }, { message: 'x', phone: '1' }]);
+    const r = parseSmsBatch([
+      { message: 'a'.repeat(200), phone: '14155552671' },
+      { message: 'ção', phone: '14155552672' },
+      { message: 'x', phone: '1' },
+    ]);
     if (!r.ok) throw new Error('refused');
     expect(smsResponse(r.value, 'id').body).toMatchObject({
       accepted: 2,

@@ -18,8 +18,7 @@ function same(text: string, units: number, maxBodyBytes?: number): void {
   if (result.ok && expected.ok) expect(JSON.stringify(result.value)).toBe(JSON.stringify(expected.value));
 }
 
-const contacts = (n: number) =>
-  Array.from({ length: n }, (_, i) => ({ phone_number: `55119${80_000_000 + i}`, template_variables: [`Client "${i}" \\ ]}`, 'x'], data: { k: '[,{' } }));
+const contacts = (n: number) => Array.from({ length: n }, (_, i) => ({ phone_number: `55119${80_000_000 + i}`, template_variables: [`Client "${i}" \\ ]}`, 'x'], data: { k: '[,{' } }));
 
 describe('JSON body in slices', () => {
   it('decodes a large send body in many steps, to the value JSON.parse gives', () => {

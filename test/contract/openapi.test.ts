@@ -13,7 +13,11 @@ describe('docs/openapi.json', () => {
   });
 
   it('describes the four endpoints of part 4, the API key header and the error answers', () => {
-    const doc = buildOpenApiDocument({ version }) as { openapi: string; paths: Record<string, Record<string, { responses: Record<string, unknown> }>>; components: { securitySchemes: unknown; schemas: Record<string, unknown> } };
+    const doc = buildOpenApiDocument({ version }) as {
+      openapi: string;
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      components: { securitySchemes: unknown; schemas: Record<string, unknown> };
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(['/messenger/businesses/', '/messenger/messages/', '/sms/messages/', '/messenger/config/']);
     expect(Object.keys(doc.paths['/messenger/messages/']!['post']!.responses).sort()).toEqual(['202', '400', '401', '408', '413', '415', '422', '429', '500']);

@@ -56,9 +56,13 @@ describe('parseSendRequest: the body', () => {
   });
 
   it('never lets a __proto__ key change a prototype', () => {
-    const body = JSON.parse('{"business_id":1,"template_type_id":10,"campaign_id":7,"contacts":[{"phone_number":"5511987654321","template_variables":["a","b"],"data":{"__proto__":{"polluted":"yes"}}}]}') as unknown;
+    const body = JSON.parse(
+      '{"business_id":1,"template_type_id":10,"campaign_id":7,"contacts":[{"phone_number":"5511987654321","template_variables":["a","b"],"data":{"__proto__":{"polluted":"yes"}}}]}',
+    ) as unknown;
     expect(problems(body)[0]?.path).toBe('$.contacts[0].data.__proto__');
-    const body2 = JSON.parse('{"__proto__":{"x":1},"business_id":1,"template_type_id":10,"campaign_id":7,"contacts":[{"phone_number":"5511987654321","template_variables":["a","b"],"data":{"__proto__":"v"}}]}') as unknown;
+    const body2 = JSON.parse(
+      '{"__proto__":{"x":1},"business_id":1,"template_type_id":10,"campaign_id":7,"contacts":[{"phone_number":"5511987654321","template_variables":["a","b"],"data":{"__proto__":"v"}}]}',
+    ) as unknown;
     const ps = problems(body2);
     expect(ps.map((p) => p.path)).toEqual(['$.__proto__']);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
@@ -94,7 +98,12 @@ describe('parseSendRequest: per-contact rules', () => {
   });
 
   it('rejects a document with wrong check digits as invalid_document and normalises a valid one', () => {
-    const v = ok(base([{ ...ana, document: '529.982.247-26' }, { ...ana, phone_number: '5511912345678', document: '529.982.247-25' }]));
+    const v = ok(
+      base([
+        { ...ana, document: '529.982.247-26' },
+        { ...ana, phone_number: '5511912345678', document: '529.982.247-25' },
+      ]),
+    );
     expect(v.rejected[0]).toMatchObject({ index: 0, reason: 'invalid_document', problems: [{ path: '$.contacts[0].document', expected: 'a CPF with valid check digits' }] });
     expect(v.accepted[0]?.contact.document).toBe('52998224725');
   });
@@ -145,10 +154,21 @@ describe('parseSendRequest: properties', () => {
   const corruptions = (body: SendRequest): Corruption[] => {
     const set = (key: string, value: unknown): Corruption => ({ path: `$.${key}`, apply: (b) => void (b[key] = value) });
     const list: Corruption[] = [
-      set('business_id', '1'), set('business_id', 0), set('business_id', 1.5), set('business_id', null),
-      set('template_type_id', -3), set('template_type_id', body.template_type_id + 1), set('campaign_id', true),
-      set('queue_id', 'q'), set('bot_id', {}), set('max_retries', 11), set('retry_interval', 10_081), set('retry_interval', -1),
-      set('contacts', 'none'), set('contacts', []), set('surprise', 1),
+      set('business_id', '1'),
+      set('business_id', 0),
+      set('business_id', 1.5),
+      set('business_id', null),
+      set('template_type_id', -3),
+      set('template_type_id', body.template_type_id + 1),
+      set('campaign_id', true),
+      set('queue_id', 'q'),
+      set('bot_id', {}),
+      set('max_retries', 11),
+      set('retry_interval', 10_081),
+      set('retry_interval', -1),
+      set('contacts', 'none'),
+      set('contacts', []),
+      set('surprise', 1),
       { path: '$.campaign_id', apply: (b) => void delete b['campaign_id'] },
     ];
     body.contacts.forEach((contact, i) => {

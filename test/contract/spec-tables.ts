@@ -43,7 +43,10 @@ export function extractSpecTables(markdown: string): SpecTables {
       current = undefined;
       continue;
     }
-    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim());
     if (cells[0] === 'Field') {
       current = { title: section.title, fields: [] };
       tables[section.id] = current;

@@ -64,7 +64,7 @@ export function fleetArb(opts: FleetArbOptions = {}): fc.Arbitrary<FleetShape> {
             const status = b.templateStatuses[k % 9]!;
             const account = b.templateAccounts[k % 9];
             k++;
-            templates.push({ id, name: `t${id}`, text, businessIds: [businessId], status: status as 'active', ...(account ? { account } : {}) });
+            templates.push({ id, name: `t${id}`, text, businessIds: [businessId], status: status, ...(account ? { account } : {}) });
           }
           pools.push({ businessId, typeId: ti + 1 });
           return { id: ti + 1, name: `type${ti + 1}`, templateIds: ids };

@@ -131,7 +131,10 @@ describe('a fleet change with messages in flight', () => {
     engine.replaceFleet({ ...fleet, businesses: [{ ...business, numbers: [...business.numbers].reverse() }] });
     const sender = out[0]!.phone;
     expect(engine.report(out[0]!.messageId, { status: 'failed', action: { kind: 'number-out' } })).toEqual({ ok: true, effect: 'failover' });
-    const paused = engine.numbers().filter((n) => n.status === 'paused').map((n) => n.phone);
+    const paused = engine
+      .numbers()
+      .filter((n) => n.status === 'paused')
+      .map((n) => n.phone);
     expect(paused).toEqual([sender]);
   });
 });

@@ -202,7 +202,23 @@ describe('the API around the queue', () => {
         nextSeq: d.nextSeq,
         counts: d.counts,
         submissions: d.submissions.map(({ fresh: _f, back: _b, ...s }: Record<string, unknown>) => s),
-        queues: [{ businessId: 1, typeId: 10, flows: [{ key: 'c3', weight: 1, entries: [[1, 1], [1, 2], [1, 3]] }] }],
+        queues: [
+          {
+            businessId: 1,
+            typeId: 10,
+            flows: [
+              {
+                key: 'c3',
+                weight: 1,
+                entries: [
+                  [1, 1],
+                  [1, 2],
+                  [1, 3],
+                ],
+              },
+            ],
+          },
+        ],
         retries: [],
         outcomes: [],
       },

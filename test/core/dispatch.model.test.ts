@@ -370,7 +370,10 @@ class ReportUnknown implements Cmd {
   run(m: Model, r: Real): void {
     due(m);
     const s = m.subs[0];
-    const ids: [string, number, number, number][] = [['nonsense', 0, 0, 0], [`s${m.nextSeq + 3}.0.0`, m.nextSeq + 3, 0, 0]];
+    const ids: [string, number, number, number][] = [
+      ['nonsense', 0, 0, 0],
+      [`s${m.nextSeq + 3}.0.0`, m.nextSeq + 3, 0, 0],
+    ];
     if (s) ids.push([`${s.id}.${s.contacts.length}.0`, s.seq, s.contacts.length, 0], [`${s.id}.0.${s.contacts[0]!.handouts + 2}`, s.seq, 0, s.contacts[0]!.handouts + 2]);
     const [id, seq, index, handout] = ids[this.kind % ids.length]!;
     const expected = id === 'nonsense' ? { ok: false, reason: 'unknown-message' } : modelReport(m, seq, index, handout, { status: 'sent' });

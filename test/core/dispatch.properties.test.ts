@@ -39,7 +39,11 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 4, arbitrary: fc.record({ kind: fc.constant('poll' as const), limit: fc.integer({ min: 1, max: 200 }) }) },
   {
     weight: 5,
-    arbitrary: fc.record({ kind: fc.constant('report' as const), pick: fc.nat(), outcome: fc.oneof(fc.constant('sent' as const), fc.constant('sent' as const), fc.constant('expired' as const), fc.constantFrom(...CODES)) }),
+    arbitrary: fc.record({
+      kind: fc.constant('report' as const),
+      pick: fc.nat(),
+      outcome: fc.oneof(fc.constant('sent' as const), fc.constant('sent' as const), fc.constant('expired' as const), fc.constantFrom(...CODES)),
+    }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 0, max: 2 * 3_600_000 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('number' as const), index: fc.nat(), active: fc.boolean() }) },
@@ -62,8 +66,7 @@ describe('dispatch invariants', () => {
         const retryIndexes = new Map<string, (number | null)[]>(); // per contact key
         let submitted = 0;
         let phoneSeq = 0;
-        const keyOf = (m: { submissionId: string; index?: number; messageId?: string }) =>
-          `${m.submissionId}.${m.index ?? m.messageId!.split('.')[1]}`;
+        const keyOf = (m: { submissionId: string; index?: number; messageId?: string }) => `${m.submissionId}.${m.index ?? m.messageId!.split('.')[1]}`;
 
         for (const step of steps) {
           switch (step.kind) {
@@ -178,7 +181,12 @@ describe('dispatch invariants', () => {
           plan.forEach(([pool, n, dt], i) => {
             const p = shape.pools[pool % shape.pools.length]!;
             const k = engine.templateType(p.businessId, p.typeId)!.placeholders;
-            engine.submit({ businessId: p.businessId, typeId: p.typeId, campaignId: i % 3, contacts: Array.from({ length: n }, (_, j) => ({ phone: String(5531900000000 + i * 100 + j), variables: Array(k).fill('x') })) });
+            engine.submit({
+              businessId: p.businessId,
+              typeId: p.typeId,
+              campaignId: i % 3,
+              contacts: Array.from({ length: n }, (_, j) => ({ phone: String(5531900000000 + i * 100 + j), variables: Array(k).fill('x') })),
+            });
             clock.advance(dt);
             for (const m of engine.poll()) {
               log.push(`${m.messageId}:${m.phone}:${m.templateId}`);

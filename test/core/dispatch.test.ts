@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock, SubmissionError, createEngine, isSubmissionError, type Submission } from '../../src/index.js';
+import { ManualClock, type SubmissionError, createEngine, isSubmissionError, type Submission } from '../../src/index.js';
 import { specFleet } from './arbitraries.js';
 
 const HOUR = 3_600_000;
@@ -77,7 +77,7 @@ describe('bad submissions', () => {
     const before = engine.stats();
     let thrown: unknown;
     try {
-      engine.submit({ businessId: 1, typeId: 10, contacts: [contact(1)], ...patch } as Submission);
+      engine.submit({ businessId: 1, typeId: 10, contacts: [contact(1)], ...patch });
     } catch (e) {
       thrown = e;
     }

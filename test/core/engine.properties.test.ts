@@ -70,9 +70,7 @@ function checkSums(engine: Engine, shape: FleetShape): void {
   for (const { businessId, typeId } of shape.pools) {
     const business = shape.fleet.businesses.find((b) => b.id === businessId)!;
     const type = business.templateTypes.find((t) => t.id === typeId)!;
-    const activeTemplates = type.templateIds
-      .map((id) => shape.fleet.templates.find((t) => t.id === id)!)
-      .filter((t) => templates.get(t.id)!.status === 'active');
+    const activeTemplates = type.templateIds.map((id) => shape.fleet.templates.find((t) => t.id === id)!).filter((t) => templates.get(t.id)!.status === 'active');
     // A number is in the pool when active and able to send one active template of the type.
     const members = business.numbers.filter((n) => {
       const view = numbers.find((v) => v.phone === n.phone)!;
@@ -101,73 +99,63 @@ describe('engine invariants', () => {
 
   it('no number exceeds any window over simulated days of random traffic', () => {
     fc.assert(
-      fc.property(
-        fleetArb({ perSecond: true, maxRate: 3000, maxLimit24h: 8000 }),
-        fc.array(opArb, { minLength: 10, maxLength: 80 }),
-        fc.constantFrom(15, 60),
-        (shape, ops, bucketMinutes) => {
-          const clock = new ManualClock(0);
-          const engine = createEngine(shape.fleet, { clock, store: new MemoryStore({ bucketMinutes }) });
-          const sends = new Map<string, Send[]>();
-          for (const op of ops) {
-            for (const [phone, , at] of apply(engine, clock, shape, op)) {
-              const list = sends.get(phone) ?? [];
-              list.push({ at, count: 1 });
-              sends.set(phone, list);
-            }
+      fc.property(fleetArb({ perSecond: true, maxRate: 3000, maxLimit24h: 8000 }), fc.array(opArb, { minLength: 10, maxLength: 80 }), fc.constantFrom(15, 60), (shape, ops, bucketMinutes) => {
+        const clock = new ManualClock(0);
+        const engine = createEngine(shape.fleet, { clock, store: new MemoryStore({ bucketMinutes }) });
+        const sends = new Map<string, Send[]>();
+        for (const op of ops) {
+          for (const [phone, , at] of apply(engine, clock, shape, op)) {
+            const list = sends.get(phone) ?? [];
+            list.push({ at, count: 1 });
+            sends.set(phone, list);
           }
-          for (const b of shape.fleet.businesses) {
-            for (const n of b.numbers) {
-              const violation = windowViolation(sends.get(n.phone) ?? [], {
-                perHour: n.throughputPerHour,
-                per24h: n.messagingLimit24h,
-                perSecond: n.messagesPerSecond,
-              });
-              expect(violation, n.phone).toBeUndefined();
-            }
+        }
+        for (const b of shape.fleet.businesses) {
+          for (const n of b.numbers) {
+            const violation = windowViolation(sends.get(n.phone) ?? [], {
+              perHour: n.throughputPerHour,
+              per24h: n.messagingLimit24h,
+              perSecond: n.messagesPerSecond,
+            });
+            expect(violation, n.phone).toBeUndefined();
           }
-        },
-      ),
+        }
+      }),
       { numRuns: 60 },
     );
   });
 
   it('round-robin evenness: with ample capacity, counts per number and per template differ by at most one', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 12 }),
-        fc.integer({ min: 1, max: 5 }),
-        fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 30 }),
-        (numberCount, templateCount, calls) => {
-          const templateIds = Array.from({ length: templateCount }, (_, i) => 100 + i);
-          const fleet = {
-            businesses: [
-              {
-                id: 1,
-                name: 'bm',
-                numbers: Array.from({ length: numberCount }, (_, i) => ({ phone: String(5511900000000 + i), throughputPerHour: 1_000_000, messagingLimit24h: 1_000_000 })),
-                templateTypes: [{ id: 1, name: 'type', templateIds }],
-              },
-            ],
-            templates: templateIds.map((id) => ({ id, name: `t${id}`, text: 'Hi {{1}}', businessIds: [1] })),
-          };
-          const clock = new ManualClock(0);
-          const engine = createEngine(fleet, { clock });
-          const perNumber = new Map<string, number>();
-          const perTemplate = new Map<number, number>();
-          for (const count of calls) {
-            clock.advance(1000);
-            for (const a of engine.assign(1, 1, count).assignments) {
-              perNumber.set(a.phone, (perNumber.get(a.phone) ?? 0) + 1);
-              perTemplate.set(a.templateId, (perTemplate.get(a.templateId) ?? 0) + 1);
-            }
-            const n = fleet.businesses[0]!.numbers.map((x) => perNumber.get(x.phone) ?? 0);
-            const t = templateIds.map((id) => perTemplate.get(id) ?? 0);
-            expect(Math.max(...n) - Math.min(...n)).toBeLessThanOrEqual(1);
-            expect(Math.max(...t) - Math.min(...t)).toBeLessThanOrEqual(1);
+      fc.property(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 5 }), fc.array(fc.integer({ min: 0, max: 50 }), { maxLength: 30 }), (numberCount, templateCount, calls) => {
+        const templateIds = Array.from({ length: templateCount }, (_, i) => 100 + i);
+        const fleet = {
+          businesses: [
+            {
+              id: 1,
+              name: 'bm',
+              numbers: Array.from({ length: numberCount }, (_, i) => ({ phone: String(5511900000000 + i), throughputPerHour: 1_000_000, messagingLimit24h: 1_000_000 })),
+              templateTypes: [{ id: 1, name: 'type', templateIds }],
+            },
+          ],
+          templates: templateIds.map((id) => ({ id, name: `t${id}`, text: 'Hi {{1}}', businessIds: [1] })),
+        };
+        const clock = new ManualClock(0);
+        const engine = createEngine(fleet, { clock });
+        const perNumber = new Map<string, number>();
+        const perTemplate = new Map<number, number>();
+        for (const count of calls) {
+          clock.advance(1000);
+          for (const a of engine.assign(1, 1, count).assignments) {
+            perNumber.set(a.phone, (perNumber.get(a.phone) ?? 0) + 1);
+            perTemplate.set(a.templateId, (perTemplate.get(a.templateId) ?? 0) + 1);
           }
-        },
-      ),
+          const n = fleet.businesses[0]!.numbers.map((x) => perNumber.get(x.phone) ?? 0);
+          const t = templateIds.map((id) => perTemplate.get(id) ?? 0);
+          expect(Math.max(...n) - Math.min(...n)).toBeLessThanOrEqual(1);
+          expect(Math.max(...t) - Math.min(...t)).toBeLessThanOrEqual(1);
+        }
+      }),
     );
   });
 

@@ -1,14 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  ManualClock,
-  MemoryStore,
-  SnapshotError,
-  createEngine,
-  isArgumentError,
-  isNotFoundError,
-  isSnapshotError,
-  type FleetDescription,
-} from '../../src/index.js';
+import { ManualClock, MemoryStore, type SnapshotError, createEngine, isArgumentError, isNotFoundError, isSnapshotError, type FleetDescription } from '../../src/index.js';
 import { specFleet } from './arbitraries.js';
 
 const [A, B, C] = ['5511990000001', '5511990000002', '5511990000003'];
@@ -62,7 +53,14 @@ describe('data, example and variables of a template type (spec 2.2)', () => {
     return {
       ...fleet,
       templates: [
-        { ...fleet.templates[0]!, variables: [{ name: 'amount', index: 1 }, { name: 'customer', index: 0 }], example: 'Hi Ana, your bill of R$ 10 is due.' },
+        {
+          ...fleet.templates[0]!,
+          variables: [
+            { name: 'amount', index: 1 },
+            { name: 'customer', index: 0 },
+          ],
+          example: 'Hi Ana, your bill of R$ 10 is due.',
+        },
         { ...fleet.templates[1]!, variables: [{ name: 'name', index: 0 }] },
       ],
     };

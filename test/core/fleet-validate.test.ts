@@ -4,7 +4,7 @@ import { FleetValidationError, ManualClock, createEngine, isFleetValidationError
 import { fleetArb, specFleet } from './arbitraries.js';
 
 type Json = Record<string, any>;
-const clone = (): Json => structuredClone(specFleet()) as Json;
+const clone = (): Json => structuredClone(specFleet());
 
 function problemsOf(fleet: unknown) {
   const result = validateFleet(fleet);
@@ -69,7 +69,12 @@ describe('validateFleet', () => {
     ],
     [
       'two names for one placeholder',
-      (f) => (f.templates[0].variables = [{ name: 'customer', index: 0 }, { name: 'amount', index: 1 }, { name: 'name', index: 0 }]),
+      (f) =>
+        (f.templates[0].variables = [
+          { name: 'customer', index: 0 },
+          { name: 'amount', index: 1 },
+          { name: 'name', index: 0 },
+        ]),
       '$.templates[0].variables[2].index',
       '0 (number)',
     ],
@@ -89,7 +94,10 @@ describe('validateFleet', () => {
   it('says what a template example and variables must be', () => {
     const f = clone();
     f.templates[0].example = 'Hi {{1}}, R$ 10 is due.';
-    f.templates[0].variables = [{ name: 'customer', index: 0 }, { name: 'name', index: 0 }];
+    f.templates[0].variables = [
+      { name: 'customer', index: 0 },
+      { name: 'name', index: 0 },
+    ];
     const problems = problemsOf(f);
     expect(problems.find((p) => p.path === '$.templates[0].example')?.expected).toBe('a non-empty string: the text with sample values in place of its {{k}} placeholders');
     expect(problems.find((p) => p.path === '$.templates[0].variables[1].index')?.expected).toBe('an index not named before (first at $.templates[0].variables[0].index)');
@@ -115,7 +123,12 @@ describe('validateFleet', () => {
     const f = clone();
     f.templates[0].text = text;
     const hit = problemsOf(f).find((p) => p.path === '$.templates[0].text');
-    expect(hit).toEqual({ path: '$.templates[0].text', expected, actual: `${JSON.stringify(text)} (string)`, message: `$.templates[0].text: expected ${expected}, got ${JSON.stringify(text)} (string)` });
+    expect(hit).toEqual({
+      path: '$.templates[0].text',
+      expected,
+      actual: `${JSON.stringify(text)} (string)`,
+      message: `$.templates[0].text: expected ${expected}, got ${JSON.stringify(text)} (string)`,
+    });
   });
 
   it('refuses a bad template text in createEngine and replaceFleet alike, changing nothing', () => {
@@ -153,12 +166,7 @@ describe('validateFleet', () => {
     f.businesses[0].templateTypes[0].templateIds.push(555);
     const paths = problemsOf(f).map((p) => p.path);
     expect(paths).toEqual(
-      expect.arrayContaining([
-        '$.businesses[0].numbers[0].throughputPerHour',
-        '$.businesses[0].numbers[1].status',
-        '$.templates[0].status',
-        '$.businesses[0].templateTypes[0].templateIds[2]',
-      ]),
+      expect.arrayContaining(['$.businesses[0].numbers[0].throughputPerHour', '$.businesses[0].numbers[1].status', '$.templates[0].status', '$.businesses[0].templateTypes[0].templateIds[2]']),
     );
   });
 
@@ -248,14 +256,38 @@ describe('validateFleet: WhatsApp Cloud API ids', () => {
   });
 
   const cases: [string, (f: Json) => void, string, string, string][] = [
-    ['phone-number id as a number', (f) => (f.businesses[0].numbers[0].whatsapp.phoneNumberId = 106540352242920), '$.businesses[0].numbers[0].whatsapp.phoneNumberId', '106540352242920 (number)', 'a Graph API id: a string of 1 to 32 digits'],
+    [
+      'phone-number id as a number',
+      (f) => (f.businesses[0].numbers[0].whatsapp.phoneNumberId = 106540352242920),
+      '$.businesses[0].numbers[0].whatsapp.phoneNumberId',
+      '106540352242920 (number)',
+      'a Graph API id: a string of 1 to 32 digits',
+    ],
     ['missing phone-number id', (f) => (f.businesses[0].numbers[1].whatsapp = {}), '$.businesses[0].numbers[1].whatsapp.phoneNumberId', 'missing', 'a Graph API id: a string of 1 to 32 digits'],
-    ['duplicate phone-number id', (f) => (f.businesses[0].numbers[2].whatsapp.phoneNumberId = '106540352242920'), '$.businesses[0].numbers[2].whatsapp.phoneNumberId', '"106540352242920" (string)', 'a phone-number id not used before (first at $.businesses[0].numbers[0].whatsapp.phoneNumberId)'],
+    [
+      'duplicate phone-number id',
+      (f) => (f.businesses[0].numbers[2].whatsapp.phoneNumberId = '106540352242920'),
+      '$.businesses[0].numbers[2].whatsapp.phoneNumberId',
+      '"106540352242920" (string)',
+      'a phone-number id not used before (first at $.businesses[0].numbers[0].whatsapp.phoneNumberId)',
+    ],
     ['unknown key on a number', (f) => (f.businesses[0].numbers[0].whatsapp.token = 'x'), '$.businesses[0].numbers[0].whatsapp.token', '"x" (string)', 'no such field (known: phoneNumberId, wabaId)'],
     ['bad business WABA id', (f) => (f.businesses[0].whatsapp.wabaId = 'waba-1'), '$.businesses[0].whatsapp.wabaId', '"waba-1" (string)', 'a Graph API id: a string of 1 to 32 digits'],
     ['missing template language', (f) => delete f.templates[0].whatsapp.language, '$.templates[0].whatsapp.language', 'missing', 'a language and locale code such as "pt_BR", "en_US" or "es"'],
-    ['bad template language', (f) => (f.templates[0].whatsapp.language = 'Portuguese'), '$.templates[0].whatsapp.language', '"Portuguese" (string)', 'a language and locale code such as "pt_BR", "en_US" or "es"'],
-    ['template name with capitals', (f) => (f.templates[1].whatsapp.name = 'Billing B'), '$.templates[1].whatsapp.name', '"Billing B" (string)', 'a template name of the platform: 1 to 512 lowercase letters, digits or underscores'],
+    [
+      'bad template language',
+      (f) => (f.templates[0].whatsapp.language = 'Portuguese'),
+      '$.templates[0].whatsapp.language',
+      '"Portuguese" (string)',
+      'a language and locale code such as "pt_BR", "en_US" or "es"',
+    ],
+    [
+      'template name with capitals',
+      (f) => (f.templates[1].whatsapp.name = 'Billing B'),
+      '$.templates[1].whatsapp.name',
+      '"Billing B" (string)',
+      'a template name of the platform: 1 to 512 lowercase letters, digits or underscores',
+    ],
     [
       'fleet name that is no platform name, and none given',
       (f) => (f.templates[0].name = 'Billing A'),

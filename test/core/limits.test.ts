@@ -13,7 +13,10 @@ const HOUR = 3_600_000;
 class ReferenceBucket {
   #scaled: number;
   #at = 0;
-  constructor(readonly capacity: number, readonly period: number) {
+  constructor(
+    readonly capacity: number,
+    readonly period: number,
+  ) {
     this.#scaled = capacity * period;
   }
   available(now: number): number {
@@ -33,23 +36,19 @@ class ReferenceBucket {
 describe('GCRA window', () => {
   it('agrees exactly with a reference token bucket over random traffic', () => {
     fc.assert(
-      fc.property(
-        fc.integer({ min: 1, max: 100_000 }),
-        fc.array(fc.tuple(fc.integer({ min: 0, max: 400_000 }), fc.double({ min: 0, max: 1, noNaN: true })), { maxLength: 60 }),
-        (capacity, steps) => {
-          const ref = new ReferenceBucket(capacity, HOUR);
-          const state = new Float64Array(2);
-          let now = 0;
-          for (const [dt, share] of steps) {
-            now += dt;
-            const available = gcraAvailable(state[0]!, state[1]!, capacity, HOUR, now);
-            expect(available).toBe(ref.available(now));
-            const n = Math.floor(available * share);
-            gcraTake(state[0]!, state[1]!, capacity, HOUR, now, n, state, 0);
-            ref.take(n, now);
-          }
-        },
-      ),
+      fc.property(fc.integer({ min: 1, max: 100_000 }), fc.array(fc.tuple(fc.integer({ min: 0, max: 400_000 }), fc.double({ min: 0, max: 1, noNaN: true })), { maxLength: 60 }), (capacity, steps) => {
+        const ref = new ReferenceBucket(capacity, HOUR);
+        const state = new Float64Array(2);
+        let now = 0;
+        for (const [dt, share] of steps) {
+          now += dt;
+          const available = gcraAvailable(state[0]!, state[1]!, capacity, HOUR, now);
+          expect(available).toBe(ref.available(now));
+          const n = Math.floor(available * share);
+          gcraTake(state[0]!, state[1]!, capacity, HOUR, now, n, state, 0);
+          ref.take(n, now);
+        }
+      }),
     );
   });
 

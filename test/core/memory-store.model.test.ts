@@ -77,7 +77,11 @@ class AdvanceBuckets implements fc.Command<Model, Real> {
 }
 
 class Reserve implements fc.Command<Model, Real> {
-  constructor(readonly n: number, readonly want: number, readonly keep: number) {}
+  constructor(
+    readonly n: number,
+    readonly want: number,
+    readonly keep: number,
+  ) {}
   check = () => true;
   run(m: Model, r: Real): void {
     const h = r.handles[this.n]!;
@@ -104,7 +108,10 @@ class Restart implements fc.Command<Model, Real> {
 }
 
 class SetLimit implements fc.Command<Model, Real> {
-  constructor(readonly n: number, readonly per24h: number) {}
+  constructor(
+    readonly n: number,
+    readonly per24h: number,
+  ) {}
   check = () => true;
   run(m: Model, r: Real): void {
     m.per24h[this.n] = this.per24h;

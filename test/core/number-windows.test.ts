@@ -36,7 +36,9 @@ describe('MemoryStore.windows', () => {
 
 describe('engine.numberWindows', () => {
   const fleet = {
-    businesses: [{ id: 1, name: 'A', numbers: [{ phone: '5511900000001', throughputPerHour: 100, messagingLimit24h: 1000, status: 'active' }], templateTypes: [{ id: 10, name: 't', templateIds: [100] }] }],
+    businesses: [
+      { id: 1, name: 'A', numbers: [{ phone: '5511900000001', throughputPerHour: 100, messagingLimit24h: 1000, status: 'active' }], templateTypes: [{ id: 10, name: 't', templateIds: [100] }] },
+    ],
     templates: [{ id: 100, name: 'a', text: 'Hi', businessIds: [1], status: 'active' }],
   };
 

@@ -47,8 +47,16 @@ function modelAvailable(n: ModelNumber, now: number): number {
 }
 
 function modelTick(m: Model): void {
-  for (const n of m.numbers) if (!n.active && n.until !== undefined && n.until <= m.now) { n.active = true; n.until = undefined; }
-  for (const t of m.templates) if (t.status === 'paused' && t.until !== undefined && t.until <= m.now) { t.status = 'active'; t.until = undefined; }
+  for (const n of m.numbers)
+    if (!n.active && n.until !== undefined && n.until <= m.now) {
+      n.active = true;
+      n.until = undefined;
+    }
+  for (const t of m.templates)
+    if (t.status === 'paused' && t.until !== undefined && t.until <= m.now) {
+      t.status = 'active';
+      t.until = undefined;
+    }
 }
 
 const compatible = (n: ModelNumber, account: string | undefined) => account === undefined || n.account === undefined || account === n.account;
@@ -114,7 +122,11 @@ class Advance implements Cmd {
 }
 
 class NumberStatus implements Cmd {
-  constructor(readonly index: number, readonly active: boolean, readonly untilIn: number | undefined) {}
+  constructor(
+    readonly index: number,
+    readonly active: boolean,
+    readonly untilIn: number | undefined,
+  ) {}
   check = () => true;
   run(m: Model, r: Real): void {
     modelTick(m);
@@ -128,7 +140,11 @@ class NumberStatus implements Cmd {
 }
 
 class TemplateStatus implements Cmd {
-  constructor(readonly index: number, readonly status: 'active' | 'paused' | 'disabled', readonly untilIn: number | undefined) {}
+  constructor(
+    readonly index: number,
+    readonly status: 'active' | 'paused' | 'disabled',
+    readonly untilIn: number | undefined,
+  ) {}
   check = () => true;
   run(m: Model, r: Real): void {
     modelTick(m);
@@ -165,7 +181,11 @@ const commands = [
   fc.integer({ min: 0, max: 2 * HOUR }).map((ms) => new Advance(ms)),
   fc.tuple(fc.integer({ min: 0, max: PHONES.length - 1 }), fc.boolean(), fc.option(fc.integer({ min: 1, max: HOUR }), { nil: undefined })).map(([i, a, u]) => new NumberStatus(i, a, u)),
   fc
-    .tuple(fc.integer({ min: 0, max: TEMPLATES.length - 1 }), fc.constantFrom('active' as const, 'paused' as const, 'disabled' as const), fc.option(fc.integer({ min: 1, max: HOUR }), { nil: undefined }))
+    .tuple(
+      fc.integer({ min: 0, max: TEMPLATES.length - 1 }),
+      fc.constantFrom('active' as const, 'paused' as const, 'disabled' as const),
+      fc.option(fc.integer({ min: 1, max: HOUR }), { nil: undefined }),
+    )
     .map(([i, s, u]) => new TemplateStatus(i, s, u)),
   fc.constant(new CheckSums()),
 ];

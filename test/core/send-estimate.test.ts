@@ -29,7 +29,12 @@ function fleet(numbers: { perHour: number; per24h: number; perSecond?: number; s
 describe('sendDurationMs', () => {
   it('sends at the hourly rates while the count fits in one 24 h allowance', () => {
     expect(sendDurationMs(0, [{ perHour: 1000, per24h: 10_000, perSecond: 0 }])).toBe(0);
-    expect(sendDurationMs(3000, [1, 2, 3].map(() => ({ perHour: 1000, per24h: 10_000, perSecond: 0 })))).toBe(HOUR);
+    expect(
+      sendDurationMs(
+        3000,
+        [1, 2, 3].map(() => ({ perHour: 1000, per24h: 10_000, perSecond: 0 })),
+      ),
+    ).toBe(HOUR);
   });
 
   it('takes the per-second rate when it is lower, and never more than the 24 h limit in an hour', () => {
@@ -78,7 +83,13 @@ describe('engine.estimateSendTime', () => {
 
   it('counts from a timed resume when every number is paused, and is undefined when only a call can resume them', () => {
     const clock = new ManualClock(0);
-    const engine = createEngine(fleet([{ perHour: 100, per24h: 10_000 }, { perHour: 100, per24h: 10_000 }]), { clock });
+    const engine = createEngine(
+      fleet([
+        { perHour: 100, per24h: 10_000 },
+        { perHour: 100, per24h: 10_000 },
+      ]),
+      { clock },
+    );
     engine.setNumberStatus('5511990000001', 'paused');
     engine.setNumberStatus('5511990000002', 'paused');
     expect(engine.estimateSendTime(1, 10, 10)).toBeUndefined();

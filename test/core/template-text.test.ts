@@ -2,7 +2,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileTemplate, renderCompiled, renderTemplate, scanPlaceholders } from '../../src/core/template-text.js';
 
-const textArb = fc.array(fc.oneof(fc.string({ maxLength: 8 }), fc.integer({ min: 1, max: 4 }).map((n) => `{{${n}}}`), fc.constant('{{ 2 }}'), fc.constant('{{x}}')), { maxLength: 10 }).map((p) => p.join(''));
+const textArb = fc
+  .array(
+    fc.oneof(
+      fc.string({ maxLength: 8 }),
+      fc.integer({ min: 1, max: 4 }).map((n) => `{{${n}}}`),
+      fc.constant('{{ 2 }}'),
+      fc.constant('{{x}}'),
+    ),
+    { maxLength: 10 },
+  )
+  .map((p) => p.join(''));
 
 describe('template text', () => {
   it('compiled rendering equals regex rendering, for any text and values', () => {
@@ -79,6 +89,7 @@ describe('placeholder grammar: {{k}} and nothing else between double braces', ()
         // Reference: take the placeholders out; what is left must hold no double brace, and no
         // brace may touch a placeholder (that would make an overlapping "{{" or "}}").
         const literal = text.replace(/\{\{[1-9][0-9]*\}\}/g, '\u0000');
+        // eslint-disable-next-line no-control-regex -- NUL marks a placeholder's boundary in the property
         const clean = !/\{\{|\}\}|\{\u0000|\u0000\}/.test(literal);
         const scan = scanPlaceholders(text);
         if (!clean) {
@@ -93,6 +104,7 @@ describe('placeholder grammar: {{k}} and nothing else between double braces', ()
           const values = Array.from({ length: scan.count }, (_, i) => `\u0001${i}\u0001`);
           const rendered = renderTemplate(text, values);
           expect(rendered).not.toMatch(/\{\{|\}\}/);
+          // eslint-disable-next-line no-control-regex -- \u0001 brackets a rendered value in the property
           expect(rendered.replace(/\u0001\d+\u0001/g, '\u0000')).toBe(literal);
         }
       }),

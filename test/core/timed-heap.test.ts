@@ -6,7 +6,9 @@ describe('TimedHeap', () => {
   it('pops in (time, id) order whatever the pushes and pops, like a sorted list', () => {
     fc.assert(
       fc.property(
-        fc.array(fc.oneof(fc.tuple(fc.constant('push' as const), fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 20 }), fc.nat(9)), fc.constant(['pop' as const] as const)), { maxLength: 200 }),
+        fc.array(fc.oneof(fc.tuple(fc.constant('push' as const), fc.integer({ min: 0, max: 50 }), fc.integer({ min: 0, max: 20 }), fc.nat(9)), fc.constant(['pop' as const] as const)), {
+          maxLength: 200,
+        }),
         (ops) => {
           const heap = new TimedHeap();
           const reference: [number, number, number][] = [];
@@ -30,7 +32,12 @@ describe('TimedHeap', () => {
             expect(heap.size).toBe(reference.length);
             expect(heap.topAt()).toBe(reference[0]?.[0] ?? Infinity);
           }
-          expect(heap.entries().map((e) => e[0]).sort((a, b) => a - b)).toEqual(reference.map((r) => r[0]));
+          expect(
+            heap
+              .entries()
+              .map((e) => e[0])
+              .sort((a, b) => a - b),
+          ).toEqual(reference.map((r) => r[0]));
         },
       ),
     );

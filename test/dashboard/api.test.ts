@@ -158,7 +158,21 @@ describe('the dashboard’s data', () => {
       expect(first.text.length).toBeLessThan(30_000);
       const page = await api(s.url, '/dashboard/api/numbers/?offset=9990&limit=200');
       expect(page.json.numbers.map((n: { phone: string }) => n.phone)).toEqual(Array.from({ length: 10 }, (_, i) => `55119${String(9990 + i).padStart(8, '0')}`));
-      expect((await api(s.url, '/dashboard/api/numbers/?q=0000123')).json.numbers.map((n: { phone: string }) => n.phone)).toEqual(['5511900001230', '5511900001231', '5511900001232', '5511900001233', '5511900001234', '5511900001235', '5511900001236', '5511900001237', '5511900001238', '5511900001239', '5511900000123'].sort());
+      expect((await api(s.url, '/dashboard/api/numbers/?q=0000123')).json.numbers.map((n: { phone: string }) => n.phone)).toEqual(
+        [
+          '5511900001230',
+          '5511900001231',
+          '5511900001232',
+          '5511900001233',
+          '5511900001234',
+          '5511900001235',
+          '5511900001236',
+          '5511900001237',
+          '5511900001238',
+          '5511900001239',
+          '5511900000123',
+        ].sort(),
+      );
       await api(s.url, '/operator/numbers/5511900000007/pause/', { method: 'POST' });
       const paused = (await api(s.url, '/dashboard/api/numbers/?status=paused')).json;
       expect(paused.counts).toEqual({ active: 9_999, paused: 1 });
@@ -290,7 +304,10 @@ describe('operator keys', () => {
       ] as const) {
         const res = await api(s.url, path, { key: OPERATOR_KEY, method, ...(method === 'POST' ? { body: {} } : {}) });
         expect(res.status, path).toBe(401);
-        expect(res.json.error).toEqual({ code: 'invalid_api_key', message: 'An operator key opens only /operator/numbers/, /operator/templates/, /operator/queues/ and /dashboard/api/: use a company key here.' });
+        expect(res.json.error).toEqual({
+          code: 'invalid_api_key',
+          message: 'An operator key opens only /operator/numbers/, /operator/templates/, /operator/queues/ and /dashboard/api/: use a company key here.',
+        });
       }
     } finally {
       await s.server.close();
@@ -304,7 +321,10 @@ describe('operator keys', () => {
     ]);
     let error: unknown;
     try {
-      checkApiKeys([{ key: OPERATOR_KEY, operator: true, companyId: 1 }, { key: KEY_1, operator: 'yes' }]);
+      checkApiKeys([
+        { key: OPERATOR_KEY, operator: true, companyId: 1 },
+        { key: KEY_1, operator: 'yes' },
+      ]);
     } catch (e) {
       error = e;
     }

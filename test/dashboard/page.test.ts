@@ -23,11 +23,10 @@ const keys = [
 
 /** Numbers the page shows in a column, by row attribute. */
 async function column(page: Page, rows: string, attribute: string, cell: string): Promise<Record<string, number>> {
-  return page.$$eval(
-    `${rows} tr[${attribute}]`,
-    (trs, [attr, sel]) => Object.fromEntries(trs.map((tr) => [tr.getAttribute(attr), Number(tr.querySelector(sel)!.getAttribute('data-value'))])),
-    [attribute, cell] as const,
-  );
+  return page.$$eval(`${rows} tr[${attribute}]`, (trs, [attr, sel]) => Object.fromEntries(trs.map((tr) => [tr.getAttribute(attr), Number(tr.querySelector(sel)!.getAttribute('data-value'))])), [
+    attribute,
+    cell,
+  ] as const);
 }
 
 const waitOpts = { timeout: WAIT_BOUND_MS, polling: 50 } as const;

@@ -1,13 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  attendanceProblems,
-  buildAttendanceNotification,
-  messagePattern,
-  type AttendanceInput,
-  type AttendanceSender,
-  type SurveyInput,
-} from '../../src/events/attendance.js';
+import { attendanceProblems, buildAttendanceNotification, messagePattern, type AttendanceInput, type AttendanceSender, type SurveyInput } from '../../src/events/attendance.js';
 import { SURVEY_STATUSES } from '../../src/events/schemas/attendance.js';
 import { AttendanceNotificationSchema } from '../../src/events/schemas/attendance.js';
 import { T0, expectRefusedOrValid, seededRandom } from './helpers.js';
@@ -128,26 +121,21 @@ describe('attendance notification', () => {
       sentAt: fc.integer({ min: 0, max: 4e12 }),
     });
     fc.assert(
-      fc.property(
-        fc.array(arbMessage, { maxLength: 6 }),
-        fc.boolean(),
-        fc.option(fc.constantFrom(...SURVEY_STATUSES), { nil: null }),
-        (messages, active, status) => {
-          const p = buildAttendanceNotification(
-            attendance({
-              messages,
-              origin: active ? { kind: 'active', campaignId: 1, requestId: 'r', costCenterId: 1 } : { kind: 'receptive' },
-              survey: status === null ? null : survey(status),
-              occurrence: { id: 1, name: 'Paid' },
-              user: { id: 2, name: 'Ana' },
-              data: { k: 'v' },
-              document: '12345678900',
-            }),
-            seededRandom(1),
-          );
-          expect(attendanceProblems(JSON.parse(JSON.stringify(p)))).toEqual([]);
-        },
-      ),
+      fc.property(fc.array(arbMessage, { maxLength: 6 }), fc.boolean(), fc.option(fc.constantFrom(...SURVEY_STATUSES), { nil: null }), (messages, active, status) => {
+        const p = buildAttendanceNotification(
+          attendance({
+            messages,
+            origin: active ? { kind: 'active', campaignId: 1, requestId: 'r', costCenterId: 1 } : { kind: 'receptive' },
+            survey: status === null ? null : survey(status),
+            occurrence: { id: 1, name: 'Paid' },
+            user: { id: 2, name: 'Ana' },
+            data: { k: 'v' },
+            document: '12345678900',
+          }),
+          seededRandom(1),
+        );
+        expect(attendanceProblems(JSON.parse(JSON.stringify(p)))).toEqual([]);
+      }),
     );
   });
 });

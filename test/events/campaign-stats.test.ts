@@ -52,9 +52,7 @@ function feed(s: CampaignStatistics, f: Feed): void {
 /** The feeds with every range written out as one admission per id (what the reference reads). */
 function expand(feeds: readonly Feed[]): Feed[] {
   return feeds.flatMap((f) =>
-    f.kind !== 'range'
-      ? [f]
-      : Array.from({ length: f.count }, (_, i): Feed => ({ kind: 'admit', campaignId: f.campaignId, contactId: String(f.first + i), admission: 'accepted' })),
+    f.kind !== 'range' ? [f] : Array.from({ length: f.count }, (_, i): Feed => ({ kind: 'admit', campaignId: f.campaignId, contactId: String(f.first + i), admission: 'accepted' })),
   );
 }
 

@@ -65,8 +65,25 @@ describe('buildHsmNotification', () => {
   it('keeps keys in the order of the spec table', () => {
     const p = buildHsmNotification(inputFor('READ', null), seededRandom(1));
     expect(Object.keys(p)).toEqual([
-      'event_id', 'id', 'from', 'to', 'bsuid', 'username', 'status', 'campaign_id', 'request_id', 'cost_center_id',
-      'data', 'document', 'contract', 'message', 'datetime', 'is_retry', 'retry_index', 'reason', 'blocklistResponse',
+      'event_id',
+      'id',
+      'from',
+      'to',
+      'bsuid',
+      'username',
+      'status',
+      'campaign_id',
+      'request_id',
+      'cost_center_id',
+      'data',
+      'document',
+      'contract',
+      'message',
+      'datetime',
+      'is_retry',
+      'retry_index',
+      'reason',
+      'blocklistResponse',
     ]);
   });
 
@@ -75,16 +92,16 @@ describe('buildHsmNotification', () => {
     const c = { ...common, retryIndex: null };
     // Never called: the assertions are the @ts-expect-error lines, checked by tsc.
     const typeChecks = () => {
-    // @ts-expect-error bsuid is absent for SENT
-    buildHsmNotification({ ...c, status: 'SENT', from: 'a', message: 'b', bsuid: 'x' }, r);
-    // @ts-expect-error SENT carries from and message
-    buildHsmNotification({ ...c, status: 'SENT', from: null, message: 'b' }, r);
-    // @ts-expect-error FAILED needs a failure
-    buildHsmNotification({ ...c, status: 'FAILED', from: null, message: null }, r);
-    // @ts-expect-error REPLIED needs blocklistResponse
-    buildHsmNotification({ ...c, status: 'REPLIED', from: 'a', message: 'b' }, r);
-    // @ts-expect-error reason only for FAILED
-    buildHsmNotification({ ...c, status: 'READ', from: 'a', message: 'b', failure: { code: 1 } }, r);
+      // @ts-expect-error bsuid is absent for SENT
+      buildHsmNotification({ ...c, status: 'SENT', from: 'a', message: 'b', bsuid: 'x' }, r);
+      // @ts-expect-error SENT carries from and message
+      buildHsmNotification({ ...c, status: 'SENT', from: null, message: 'b' }, r);
+      // @ts-expect-error FAILED needs a failure
+      buildHsmNotification({ ...c, status: 'FAILED', from: null, message: null }, r);
+      // @ts-expect-error REPLIED needs blocklistResponse
+      buildHsmNotification({ ...c, status: 'REPLIED', from: 'a', message: 'b' }, r);
+      // @ts-expect-error reason only for FAILED
+      buildHsmNotification({ ...c, status: 'READ', from: 'a', message: 'b', failure: { code: 1 } }, r);
     };
     expect(typeof typeChecks).toBe('function');
   });
@@ -135,7 +152,10 @@ describe('buildHsmNotification', () => {
       const problems = validatePayload(HsmNotificationSchema, clean);
       expect(problems.length, JSON.stringify(clean)).toBeGreaterThan(0);
       // The closest shape may be another status group (a SENT with bsuid reads as a SERVER with the wrong status).
-      expect(problems.some((p) => p.path === path || p.path === '$.status' || path === '$'), JSON.stringify(problems)).toBe(true);
+      expect(
+        problems.some((p) => p.path === path || p.path === '$.status' || path === '$'),
+        JSON.stringify(problems),
+      ).toBe(true);
     }
   });
 

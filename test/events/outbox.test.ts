@@ -4,7 +4,6 @@ import { Outbox, httpAttemptResult, type DeliveryAttempt, type OutboxEvent, type
 import { isSnapshotError } from '../../src/core/errors.js';
 import { T0, seededRandom } from './helpers.js';
 
-
 function event(id: string, order?: string, url = 'https://receiver.test/hsm'): OutboxEvent {
   return { id, family: 'hsm', url, body: JSON.stringify({ event_id: id }), companyId: 1, ...(order === undefined ? {} : { order }) };
 }
@@ -222,7 +221,10 @@ describe('Outbox', () => {
       toString = () => `advance(${this.ms})`;
     }
     class Settle implements fc.Command<Model, Real> {
-      constructor(readonly pick: number, readonly result: 'ok' | 'fail') {}
+      constructor(
+        readonly pick: number,
+        readonly result: 'ok' | 'fail',
+      ) {}
       check = (m: Readonly<Model>) => m.wire.length > 0;
       run(m: Model, r: Real): void {
         const [a] = m.wire.splice(this.pick % m.wire.length, 1) as [DeliveryAttempt];

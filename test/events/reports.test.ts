@@ -71,8 +71,11 @@ describe('report builders refuse what their schemas would refuse', () => {
     ['reportType', 'tickets', 'one of "licenses", '],
     ['createdAt', Number.POSITIVE_INFINITY, 'a finite epoch time in milliseconds, got Infinity (number)'],
   ] as const)('throws ArgumentError for %s = %s, in both builders, naming the field', (field, value, message) => {
-    const bad = { ...report, [field]: value } as unknown as typeof report;
-    for (const [name, build] of [['buildReportReady', ready], ['buildReportError', error]] as const) {
+    const bad = { ...report, [field]: value };
+    for (const [name, build] of [
+      ['buildReportReady', ready],
+      ['buildReportError', error],
+    ] as const) {
       const random = seededRandom(1);
       const e = thrown(() => build(bad, random));
       expect(e).toBeInstanceOf(ArgumentError);
@@ -89,9 +92,7 @@ describe('report builders refuse what their schemas would refuse', () => {
 
   it('any one bad field: an ArgumentError naming it, or a payload that passes the schema', () => {
     const input = { report, now: T0 + 5_000, baseUrl: 'https://api.example.com', tokenTtlMs: 60_000, errorMessage: 'Query failed' };
-    const refusedReady = expectRefusedOrValid(input, ReportReadySchema, (i, random) =>
-      buildReportReady(i.report, { now: i.now, baseUrl: i.baseUrl, tokenKey: KEY, random, tokenTtlMs: i.tokenTtlMs }),
-    );
+    const refusedReady = expectRefusedOrValid(input, ReportReadySchema, (i, random) => buildReportReady(i.report, { now: i.now, baseUrl: i.baseUrl, tokenKey: KEY, random, tokenTtlMs: i.tokenTtlMs }));
     const refusedError = expectRefusedOrValid({ report, errorMessage: 'Query failed' }, ReportErrorSchema, (i, random) => buildReportError(i.report, i.errorMessage, random));
     expect(refusedReady).toBeGreaterThan(40);
     expect(refusedError).toBeGreaterThan(30);
@@ -114,8 +115,7 @@ describe('report builders refuse what their schemas would refuse', () => {
 
 describe('report download tokens', () => {
   const issue = (now = T0) => issueReportToken({ reportId: 12, companyId: 3, now, key: KEY });
-  const verify = (token: string, over: Partial<Parameters<typeof verifyReportToken>[1]> = {}) =>
-    verifyReportToken(token, { reportId: 12, companyId: 3, now: T0, keys: [KEY], ...over });
+  const verify = (token: string, over: Partial<Parameters<typeof verifyReportToken>[1]> = {}) => verifyReportToken(token, { reportId: 12, companyId: 3, now: T0, keys: [KEY], ...over });
 
   it('accepts a genuine token until 24 hours after issue, exclusive', () => {
     const token = issue();

@@ -11,12 +11,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { extractSpecTables, type SpecTables } from './spec-tables.js';
 import fixture from './spec-tables.json' with { type: 'json' };
 import { ReportErrorSchema, ReportReadySchema } from '../../src/events/schemas/report.js';
-import {
-  AttendanceMessageSchema,
-  AttendanceNotificationSchema,
-  SurveyAnswerSchema,
-  SurveySchema,
-} from '../../src/events/schemas/attendance.js';
+import { AttendanceMessageSchema, AttendanceNotificationSchema, SurveyAnswerSchema, SurveySchema } from '../../src/events/schemas/attendance.js';
 import { HsmNotificationSchema } from '../../src/events/schemas/hsm.js';
 import { CampaignBatchSchema, CampaignStatisticsSchema } from '../../src/events/schemas/campaign.js';
 

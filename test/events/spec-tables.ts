@@ -64,7 +64,10 @@ export function extractSpecTables(markdown: string): SpecTables {
       continue;
     }
     if (target && line.startsWith('|')) {
-      const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+      const cells = line
+        .split('|')
+        .slice(1, -1)
+        .map((c) => c.trim());
       const [field, type, notes = ''] = cells;
       if (!field || !type || field === 'Field' || /^-+$/.test(field)) continue;
       (tables[target] ??= []).push({ field, type });

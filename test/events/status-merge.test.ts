@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import {
-  NO_PROGRESS,
-  StatusMerger,
-  attemptKey,
-  currentStatus,
-  observe,
-  reached,
-  statusRank,
-} from '../../src/events/status-merge.js';
+import { NO_PROGRESS, StatusMerger, attemptKey, currentStatus, observe, reached, statusRank } from '../../src/events/status-merge.js';
 import { HSM_STATUSES, type HsmStatus } from '../../src/events/schemas/hsm.js';
 
 const arbStatus = fc.constantFrom(...HSM_STATUSES);
@@ -94,10 +86,7 @@ describe('status merge', () => {
   });
 
   it('StatusMerger final statuses do not depend on arrival order (property)', () => {
-    const arbNotes = fc.uniqueArray(
-      fc.record({ message: fc.constantFrom('a', 'b', 'c'), status: arbStatus, eventId: fc.uuid() }),
-      { selector: (n) => n.eventId, maxLength: 20 },
-    );
+    const arbNotes = fc.uniqueArray(fc.record({ message: fc.constantFrom('a', 'b', 'c'), status: arbStatus, eventId: fc.uuid() }), { selector: (n) => n.eventId, maxLength: 20 });
     fc.assert(
       fc.property(arbNotes, fc.nat(), (notes, seed) => {
         const run = (list: typeof notes) => {
@@ -105,7 +94,10 @@ describe('status merge', () => {
           for (const n of list) m.apply({ eventId: n.eventId, messageKey: n.message, status: n.status });
           return ['a', 'b', 'c'].map((k) => m.status(k));
         };
-        const permuted = [...notes, ...notes].map((n, i) => ({ n, k: (i * 2654435761 + seed) % 1009 })).sort((x, y) => x.k - y.k).map((x) => x.n);
+        const permuted = [...notes, ...notes]
+          .map((n, i) => ({ n, k: (i * 2654435761 + seed) % 1009 }))
+          .sort((x, y) => x.k - y.k)
+          .map((x) => x.n);
         expect(run(permuted)).toEqual(run(notes));
       }),
     );

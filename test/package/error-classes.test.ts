@@ -53,7 +53,7 @@ describe('error classes', () => {
     }
   });
 
-  it('the internal ones too: ContractHttpError, the CLI\'s UsageError', () => {
+  it("the internal ones too: ContractHttpError, the CLI's UsageError", () => {
     const http = new ContractHttpError('invalid_json', []);
     expect(http.name).toBe('ContractHttpError');
     expect(isContractHttpError(http)).toBe(true);

@@ -44,9 +44,22 @@ describe('the published package', () => {
     const files = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).trim().split('\n').sort();
     const top = ['package/package.json', 'package/README.md', 'package/LICENSE', 'package/CHANGELOG.md'];
     expect(files.filter((f) => !top.includes(f) && !f.startsWith('package/dist/') && !f.startsWith('package/docs/'))).toEqual([]);
-    expect(files).toEqual(expect.arrayContaining([...top, 'package/dist/index.js', 'package/dist/index.cjs', 'package/dist/index.d.ts', 'package/dist/index.d.cts', 'package/docs/cli.md', 'package/docs/fleet.schema.json']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        ...top,
+        'package/dist/index.js',
+        'package/dist/index.cjs',
+        'package/dist/index.d.ts',
+        'package/dist/index.d.cts',
+        'package/docs/cli.md',
+        'package/docs/fleet.schema.json',
+      ]),
+    );
     expect(readFileSync(join(root, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n/);
-    expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))).toMatchObject({ license: 'MIT', repository: { type: 'git', url: expect.stringMatching(/^git\+https:\/\/github\.com\/[\w-]+\/[\w-]+\.git$/) } });
+    expect(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'))).toMatchObject({
+      license: 'MIT',
+      repository: { type: 'git', url: expect.stringMatching(/^git\+https:\/\/github\.com\/[\w-]+\/[\w-]+\.git$/) },
+    });
   });
 
   it('resolves the relative links of the README, and the documentation the CLI names, inside the installed package', () => {
@@ -119,14 +132,48 @@ describe('the published package', () => {
   });
 
   it('exports exactly the documented runtime names from sendpool/events, none of its building blocks', () => {
-    const names = JSON.parse(execFileSync('node', ['-e', "console.log(JSON.stringify(Object.keys(require('sendpool/events')).sort()))"], { cwd: join(scratch, 'project'), encoding: 'utf8' })) as string[];
+    const names = JSON.parse(
+      execFileSync('node', ['-e', "console.log(JSON.stringify(Object.keys(require('sendpool/events')).sort()))"], { cwd: join(scratch, 'project'), encoding: 'utf8' }),
+    ) as string[];
     expect(names).toEqual([
-      'ADMISSIONS', 'ATTENDANCE_MESSAGE_TYPES', 'AttendanceNotificationSchema', 'CAMPAIGN_COUNT_KEYS', 'CAMPAIGN_STATUSES', 'CampaignBatchSchema',
-      'CampaignStatistics', 'HSM_STATUSES', 'HsmNotificationSchema', 'Outbox', 'REPORT_TOKEN_TTL_MS', 'REPORT_TYPES', 'ReportErrorSchema',
-      'ReportEventSchema', 'ReportReadySchema', 'ReportTracker', 'SURVEY_STATUSES', 'StatusMerger', 'WEBHOOK_TOLERANCE_MS', 'attemptKey',
-      'buildAttendanceNotification', 'buildHsmNotification', 'buildReportError', 'buildReportReady', 'countProblems', 'generateWebhookSecret',
-      'httpAttemptResult', 'isReportType', 'issueReportToken', 'parseFailureReason', 'parseReportType', 'reached', 'reasonFor',
-      'reportDownloadUrl', 'signWebhook', 'validatePayload', 'verifyReportToken', 'verifyWebhook',
+      'ADMISSIONS',
+      'ATTENDANCE_MESSAGE_TYPES',
+      'AttendanceNotificationSchema',
+      'CAMPAIGN_COUNT_KEYS',
+      'CAMPAIGN_STATUSES',
+      'CampaignBatchSchema',
+      'CampaignStatistics',
+      'HSM_STATUSES',
+      'HsmNotificationSchema',
+      'Outbox',
+      'REPORT_TOKEN_TTL_MS',
+      'REPORT_TYPES',
+      'ReportErrorSchema',
+      'ReportEventSchema',
+      'ReportReadySchema',
+      'ReportTracker',
+      'SURVEY_STATUSES',
+      'StatusMerger',
+      'WEBHOOK_TOLERANCE_MS',
+      'attemptKey',
+      'buildAttendanceNotification',
+      'buildHsmNotification',
+      'buildReportError',
+      'buildReportReady',
+      'countProblems',
+      'generateWebhookSecret',
+      'httpAttemptResult',
+      'isReportType',
+      'issueReportToken',
+      'parseFailureReason',
+      'parseReportType',
+      'reached',
+      'reasonFor',
+      'reportDownloadUrl',
+      'signWebhook',
+      'validatePayload',
+      'verifyReportToken',
+      'verifyWebhook',
     ]);
   });
 
@@ -167,7 +214,11 @@ describe('the published package', () => {
     const on = JSON.parse(execFileSync('node', ['--input-type=module', '-e', load(true)], { cwd, encoding: 'utf8' })) as { error: string };
     expect(on.error).toContain('Server metrics need the optional package "prom-client"');
     // The command line says what to do, and exits 2 before listening.
-    const serve = spawnSync('node', [join(cwd, 'node_modules', 'sendpool', 'dist', 'cli.js'), 'serve', 'fleet.json', '--memory', '--port', '0'], { cwd, encoding: 'utf8', env: { ...process.env, SENDPOOL_API_KEYS: '1:package-test-key-0123' } });
+    const serve = spawnSync('node', [join(cwd, 'node_modules', 'sendpool', 'dist', 'cli.js'), 'serve', 'fleet.json', '--memory', '--port', '0'], {
+      cwd,
+      encoding: 'utf8',
+      env: { ...process.env, SENDPOOL_API_KEYS: '1:package-test-key-0123' },
+    });
     expect(serve.status, serve.stderr).toBe(2);
     expect(serve.stderr).toContain('sendpool serve: GET /metrics needs the optional package prom-client: npm install prom-client, or give --no-metrics');
   });
@@ -186,7 +237,11 @@ describe('the published package', () => {
         console.log(JSON.stringify(answers));
       })();`;
     const cwd = join(scratch, 'project');
-    const expected = [[200, true, true], [200, true, true], [200, true, true]];
+    const expected = [
+      [200, true, true],
+      [200, true, true],
+      [200, true, true],
+    ];
     const cjs = `const { createEngine } = require('sendpool'); const { buildServer } = require('sendpool/server');${serve}`;
     const esm = `import { createEngine } from 'sendpool'; import { buildServer } from 'sendpool/server'; import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);${serve}`;
     expect(JSON.parse(execFileSync('node', ['-e', cjs], { cwd, encoding: 'utf8' }))).toEqual(expected);

@@ -107,8 +107,8 @@ describeTargets('one slot per script call', (target) => {
     const [a, b] = [NUMBERS[0]!.phone, NUMBERS[1]!.phone];
     expect(keySlot(`{${a}}`)).not.toBe(keySlot(`{${b}}`));
     const lease = script(LEASE_SCRIPT);
-    const args = [0, '', 3_600_000, 60_000, 0, '', 1000, 250, 1];
-    const one = [1, 100, 0, 1000, 'x', 1000, 0, '0'];
+    const args = [0, '', 3_600_000, 60_000, 0, '', 1000, 250, 1, ''];
+    const one = [1, 100, 0, 1000, 'x', 1000, 0, '0', 0, 0];
     await expect(runScript(client, lease, [`${prefix}{${a}}:s`, `${prefix}{${a}}:l:x`, `${prefix}{${b}}:s`, `${prefix}{${b}}:l:x`], [...args, ...one, ...one])).rejects.toThrow(/CROSSSLOT/);
   });
 });

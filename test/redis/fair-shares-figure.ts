@@ -32,7 +32,9 @@ for (const instances of [2, 3]) {
       await Promise.all(fleet.instances.map((x) => x.done));
       const sends = readSends(fleet.instances).filter((s) => s.at < HOUR);
       const each = fleet.instances.map((_, i) => sends.filter((s) => s.instance === i).length);
-      console.log(`| ${instances} | ${fairShares ? 'fair shares' : 'first come'} | ${each.map((n) => n.toLocaleString('en-US')).join(' / ')} | ${(Math.max(...each) - Math.min(...each)).toLocaleString('en-US')} |`);
+      console.log(
+        `| ${instances} | ${fairShares ? 'fair shares' : 'first come'} | ${each.map((n) => n.toLocaleString('en-US')).join(' / ')} | ${(Math.max(...each) - Math.min(...each)).toLocaleString('en-US')} |`,
+      );
       const client = connectSpec(url);
       await cleanup(client, prefix);
       client.disconnect();

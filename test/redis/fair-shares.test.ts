@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import type { NumberLimits } from '../../src/core/limits/store.js';
 import { RedisStore } from '../../src/redis/index.js';
 import { cleanup, connect, describeTargets, testPrefix } from './helpers.js';
-import { windowViolation } from './store-contract.js';
+import { windowViolation } from '../store/store-contract.js';
 
 const PHONE = '5511990000001';
 const MINUTE = 60_000;
@@ -35,7 +35,10 @@ describeTargets('fair shares of a saturated number', (target) => {
     const clock = new ManualClock(0);
     const p = `${prefix}${++run}:`;
     // clockRate: the stores' own retry timers would fire in real time; here the steps drive them.
-    const stores = Array.from({ length: n }, (_, i) => new RedisStore({ client, prefix: p, clock, timeSource: 'clock', clockRate: 0.001, instanceId: `i${i}`, instances: () => n, fairShares, epochCheckMs: 3_600_000 }));
+    const stores = Array.from(
+      { length: n },
+      (_, i) => new RedisStore({ client, prefix: p, clock, timeSource: 'clock', clockRate: 0.001, instanceId: `i${i}`, instances: () => n, fairShares, epochCheckMs: 3_600_000 }),
+    );
     const handles = stores.map((s) => s.open(PHONE, LIMITS, 0));
     const got = stores.map(() => 0);
     const sends: number[] = [];

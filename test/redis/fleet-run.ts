@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NumberLimits } from '../../src/core/limits/store.js';
 import type { ParentMessage, WorkerConfig, WorkerMessage } from './instance-worker.js';
-import { windowViolation } from './window-violation.js';
+import { windowViolation } from '../store/window-violation.js';
 
 const WORKER = fileURLToPath(new URL('./instance-worker.ts', import.meta.url));
 

@@ -26,31 +26,35 @@ describeTargets('4 instances, one Redis', (target) => {
     client.disconnect();
   });
 
-  it('saturating demand: no window exceeded, the hour within its capacity, every contact exactly once', async () => {
-    // Capacity of the hour: 5 × 5,000 (24 h limit) + 5 × (1,800 burst + 1,800 refill) = 43,000.
-    const capacity = NUMBERS.reduce((sum, n) => sum + Math.min(n.per24h, 2 * n.perHour), 0);
-    // More than the hour can carry; on the cluster less (the same script and arithmetic, routed by
-    // slot: the run need not last beyond the hour there).
-    const perInstance = target.name === 'cluster' ? 5_000 : 11_000;
-    // Each worker stops when all its contacts went; simEnd only bounds a hang.
-    const fleet = await startInstances({ url: target.spec, prefix: `${prefix}hour:`, instances: 4, fleet: testFleet(NUMBERS), scale: SCALE, simEnd: WAIT_BOUND_MS * SCALE }, perInstance);
-    try {
-      const results = await Promise.all(fleet.instances.map((i) => i.done));
-      for (const r of results) expect(r.code).toBe(0);
-      const sends = readSends(fleet.instances);
-      expect(windowViolations(sends)).toEqual([]);
-      const inHour = sends.filter((s) => s.at < HOUR).length;
-      if (process.env['SENDPOOL_DEBUG']) {
-        const per = [...byPhone(sends)].map(([p, t]) => `${p.slice(-2)}:${t.filter((x) => x < HOUR).length}/${t.length} first ${t[0]} `);
-        console.log(per.join('\n'), JSON.stringify(results.map((r) => r.summary)));
+  it(
+    'saturating demand: no window exceeded, the hour within its capacity, every contact exactly once',
+    async () => {
+      // Capacity of the hour: 5 × 5,000 (24 h limit) + 5 × (1,800 burst + 1,800 refill) = 43,000.
+      const capacity = NUMBERS.reduce((sum, n) => sum + Math.min(n.per24h, 2 * n.perHour), 0);
+      // More than the hour can carry; on the cluster less (the same script and arithmetic, routed by
+      // slot: the run need not last beyond the hour there).
+      const perInstance = target.name === 'cluster' ? 5_000 : 11_000;
+      // Each worker stops when all its contacts went; simEnd only bounds a hang.
+      const fleet = await startInstances({ url: target.spec, prefix: `${prefix}hour:`, instances: 4, fleet: testFleet(NUMBERS), scale: SCALE, simEnd: WAIT_BOUND_MS * SCALE }, perInstance);
+      try {
+        const results = await Promise.all(fleet.instances.map((i) => i.done));
+        for (const r of results) expect(r.code).toBe(0);
+        const sends = readSends(fleet.instances);
+        expect(windowViolations(sends)).toEqual([]);
+        const inHour = sends.filter((s) => s.at < HOUR).length;
+        if (process.env['SENDPOOL_DEBUG']) {
+          const per = [...byPhone(sends)].map(([p, t]) => `${p.slice(-2)}:${t.filter((x) => x < HOUR).length}/${t.length} first ${t[0]} `);
+          console.log(per.join('\n'), JSON.stringify(results.map((r) => r.summary)));
+        }
+        expect(inHour).toBeLessThanOrEqual(capacity);
+        const contacts = new Set(sends.map((s) => s.contact));
+        expect(contacts.size).toBe(sends.length);
+        expect(sends.length).toBe(4 * perInstance);
+        for (const r of results) expect(r.summary?.['sent']).toBe(perInstance);
+      } finally {
+        fleet.kill();
       }
-      expect(inHour).toBeLessThanOrEqual(capacity);
-      const contacts = new Set(sends.map((s) => s.contact));
-      expect(contacts.size).toBe(sends.length);
-      expect(sends.length).toBe(4 * perInstance);
-      for (const r of results) expect(r.summary?.['sent']).toBe(perInstance);
-    } finally {
-      fleet.kill();
-    }
-  }, 2 * WAIT_BOUND_MS);
+    },
+    2 * WAIT_BOUND_MS,
+  );
 });

@@ -54,4 +54,3 @@ export function connect(target: RedisTarget | string | undefined = TARGETS[0]): 
   if (target === undefined) throw new Error(SKIP_REASON);
   return connectSpec(typeof target === 'string' ? target : target.spec);
 }
-

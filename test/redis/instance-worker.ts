@@ -37,9 +37,7 @@ export interface WorkerConfig {
 }
 
 /** Messages from the worker. */
-export type WorkerMessage =
-  | { readonly type: 'ready' }
-  | { readonly type: 'progress'; readonly sent: number; readonly lastAt: number; readonly events: Readonly<Record<string, number>> };
+export type WorkerMessage = { readonly type: 'ready' } | { readonly type: 'progress'; readonly sent: number; readonly lastAt: number; readonly events: Readonly<Record<string, number>> };
 
 /** Messages to the worker. */
 export type ParentMessage = { readonly type: 'start'; readonly startWall: number } | { readonly type: 'stop' };

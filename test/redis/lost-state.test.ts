@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import type { NumberLimits } from '../../src/core/limits/store.js';
 import { RedisStore, type RedisCapacityEvent, type RedisStoreOptions } from '../../src/redis/index.js';
 import { cleanup, connect, describeTargets, testPrefix } from './helpers.js';
-import { reserveEventually } from './store-contract.js';
+import { reserveEventually } from '../store/store-contract.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -37,7 +37,8 @@ describeTargets('Redis loses its state', (target) => {
     const events: RedisCapacityEvent[] = [];
     // epochCheckMs: the marker is read before each call after a minute of the clock.
     const store = new RedisStore({ client, prefix: p, clock, timeSource: 'clock', leaseTtlMs: 1_000, epochCheckMs: 60_000, onEvent: (e) => events.push(e), ...options });
-    const take = (phone: string, limits: NumberLimits = LIMITS): Promise<number> => reserveEventually({ store, clock, settle: () => store.settle(), close: async () => {}, refillDelayMs: 0 }, store.open(phone, limits, clock.now()), 1_000, clock.now());
+    const take = (phone: string, limits: NumberLimits = LIMITS): Promise<number> =>
+      reserveEventually({ store, clock, settle: () => store.settle(), close: async () => {}, refillDelayMs: 0 }, store.open(phone, limits, clock.now()), 1_000, clock.now());
     return { store, events, take };
   }
   const resets = (events: readonly RedisCapacityEvent[]) => events.filter((e) => e.type === 'redis-reset');
@@ -71,7 +72,7 @@ describeTargets('Redis loses its state', (target) => {
     await b.store.close();
   });
 
-  it('a state gone before any register saw it (written after Redis\' last snapshot): the store that saw it notices', async () => {
+  it("a state gone before any register saw it (written after Redis' last snapshot): the store that saw it notices", async () => {
     const p = `${prefix}${++run}:`;
     const clock = new ManualClock(0);
     const a = storeOn(p, clock);
@@ -146,7 +147,7 @@ describeTargets('Redis loses its state', (target) => {
     expect(await a.take(X)).toBe(10);
     // The copy of two hours ago comes back: it does not know the last 10, and would give 10 more
     // once the store asks again (after the next token of the hour, 6 minutes on).
-    await client.restore(key, 0, copy!, 'REPLACE');
+    await client.restore(key, 0, copy, 'REPLACE');
     clock.set(2 * HOUR + 7 * 60_000);
     expect(await a.take(X)).toBe(0);
     expect(resets(a.events)).toMatchObject([{ scope: 'numbers', phones: [X], reason: 'rolled-back' }]);

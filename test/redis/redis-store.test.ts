@@ -10,7 +10,7 @@ import type { NumberLimits } from '../../src/core/limits/store.js';
 import { keySlot } from '../../src/redis/key-slot.js';
 import { LEASE_SCRIPT, RedisStore, runScript, script, type RedisCapacityEvent } from '../../src/redis/index.js';
 import { cleanup, connect, describeTargets, keysOf, masters, testPrefix } from './helpers.js';
-import { windowViolation } from './store-contract.js';
+import { windowViolation } from '../store/store-contract.js';
 
 describeTargets('RedisStore', (target) => {
   const prefix = testPrefix('store');
@@ -50,9 +50,10 @@ describeTargets('RedisStore', (target) => {
     const s = script(LEASE_SCRIPT);
     const phone = '5511900000002';
     const keys = [`${prefix}{${phone}}:s`, `${prefix}{${phone}}:l:x1`];
-    // time, epoch, bucket, record keep, loss time, instance, grace, min retry, fleet; then the number:
-    // want, per hour, per second, per 24 h, lease id, ttl, seen, confirm (a new state may be created).
-    const args = (id: string): (string | number)[] => [1000, '', 3_600_000, 60_000, 0, '', 1000, 250, 1, 5, 100, 0, 1000, id, 1000, 0, '0'];
+    // time, epoch, bucket, record keep, loss time, instance, grace, min retry, fleet, fair; then the
+    // number: want, per hour, per second, per 24 h, lease id, ttl, seen, confirm (a new state may be
+    // created), held, held until.
+    const args = (id: string): (string | number)[] => [1000, '', 3_600_000, 60_000, 0, '', 1000, 250, 1, '', 5, 100, 0, 1000, id, 1000, 0, '0', 0, 0];
     const first = (await runScript(client, s, keys, args('x1'))) as number[];
     const again = (await runScript(client, s, keys, args('x1'))) as number[];
     expect(first[1]).toBe(5);
@@ -86,6 +87,51 @@ describeTargets('RedisStore', (target) => {
     // Redis's "left" no longer has A's lease: B sees at most what A did not take.
     expect(b!.available(hb, clock.now())).toBeLessThanOrEqual(70);
     await Promise.all([a!.close(), b!.close()]);
+  });
+
+  it('every instance sees the same output: the tokens others hold unspent count (they tell Redis after spending)', async () => {
+    const clock = new ManualClock(0);
+    const p = `${prefix}held:`;
+    const limits = { perHour: 1000, per24h: 10_000 };
+    const [a, b] = ['a', 'b'].map((id) => new RedisStore({ client, prefix: p, clock, timeSource: 'clock', instanceId: id, instances: () => 2, viewMaxAgeMs: 1_000, fairShares: false }));
+    const phone = '5511900000019';
+    const ha = a!.open(phone, limits, 0);
+    const hb = b!.open(phone, limits, 0);
+    // A leases (it asked for tokens) and spends some; B has leased nothing.
+    a!.reserve(ha, 100, 0);
+    await a!.settle();
+    expect(a!.reserve(ha, 100, 0)).toBe(100);
+    await a!.settle();
+    const heldByA = a!.held(phone);
+    expect(heldByA).toBeGreaterThan(0);
+    const view = async (): Promise<[number, number]> => {
+      clock.advance(1_000);
+      a!.available(ha, clock.now());
+      b!.available(hb, clock.now());
+      await Promise.all([a!.settle(), b!.settle()]);
+      return [a!.available(ha, clock.now()), b!.available(hb, clock.now())];
+    };
+    // A's last call told Redis what it holds: both instances answer the fleet's output, 1000 less
+    // the 100 sent and the few tokens the lease's worst-case charge costs (a lease's lifetime of refill).
+    const [first, firstB] = await view();
+    expect(firstB).toBe(first);
+    expect(first).toBeGreaterThan(890);
+    expect(first).toBeLessThanOrEqual(900);
+    // A spends without calling Redis; after tell() both see it (a second later: at most one token refilled).
+    expect(a!.reserve(ha, 50, clock.now())).toBe(50);
+    a!.tell();
+    await a!.settle();
+    const [second, secondB] = await view();
+    expect(secondB).toBe(second);
+    expect(second - (first - 50)).toBeGreaterThanOrEqual(0);
+    expect(second - (first - 50)).toBeLessThanOrEqual(1);
+    // A gives its tokens back on close: B's output still counts them, now as Redis's.
+    await a!.close();
+    clock.advance(1_000);
+    b!.available(hb, clock.now());
+    await b!.settle();
+    expect(b!.available(hb, clock.now())).toBeLessThanOrEqual(850);
+    await b!.close();
   });
 
   it('falls back to EVAL after SCRIPT FLUSH (NOSCRIPT)', async () => {
@@ -174,7 +220,7 @@ describeTargets('RedisStore', (target) => {
       evalsha: (...a: Parameters<typeof client.evalsha>) => current.evalsha(...a),
       eval: (...a: Parameters<typeof client.eval>) => current.eval(...a),
     };
-    const store = new RedisStore({ client: proxy as never, prefix: `${prefix}down:`, clock, timeSource: 'clock', downRetryMs: 100, onEvent: (e) => events.push(e) });
+    const store = new RedisStore({ client: proxy, prefix: `${prefix}down:`, clock, timeSource: 'clock', downRetryMs: 100, onEvent: (e) => events.push(e) });
     const h = store.open('5511900000007', { perHour: 10, per24h: 100 }, 0);
     expect(store.reserve(h, 3, 0)).toBe(0);
     await store.settle();

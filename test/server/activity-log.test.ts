@@ -128,7 +128,22 @@ describe('activity log', () => {
   it('loads what was kept and applies the bounds to it', () => {
     const clock = new ManualClock(10 * DAY);
     const a = log(clock, { retentionMs: DAY });
-    const entry = (id: number, sentAt: number) => ({ companyId: 1, contactId: id, requestId: 'r', campaignId: 1, costCenterId: 0, businessId: 1, from: FROM, to: 'x', retryIndex: null, text: 't', sentAt, progress: 2, times: { SENT: sentAt }, reason: null });
+    const entry = (id: number, sentAt: number) => ({
+      companyId: 1,
+      contactId: id,
+      requestId: 'r',
+      campaignId: 1,
+      costCenterId: 0,
+      businessId: 1,
+      from: FROM,
+      to: 'x',
+      retryIndex: null,
+      text: 't',
+      sentAt,
+      progress: 2,
+      times: { SENT: sentAt },
+      reason: null,
+    });
     a.load([
       ['m:1', entry(1, DAY)],
       ['m:2', entry(2, 9.5 * DAY)],

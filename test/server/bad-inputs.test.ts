@@ -67,7 +67,7 @@ describe('bad inputs', () => {
     expect(res.json.error.problems[0].path).toBe('$.contacts');
   });
 
-  it('POST /messenger/messages/: unknown business, another company\'s business, unknown type', async () => {
+  it("POST /messenger/messages/: unknown business, another company's business, unknown type", async () => {
     let res = await api(s.url, '/messenger/messages/', { body: { business_id: 99, template_type_id: 10, campaign_id: 1, contacts: contacts(1) } });
     expectError(res, 422, 'invalid_body');
     expect(res.json.error.problems[0]).toMatchObject({ path: '$.business_id', expected: 'the id of one of your businesses (1)' });
@@ -121,7 +121,7 @@ describe('bad inputs', () => {
     expectError(await api(s.url, '/reports/abc/download/?token=x'), 404, 'not_found');
   });
 
-  it('operator endpoints: unknown number or template, another company\'s, bad pause end', async () => {
+  it("operator endpoints: unknown number or template, another company's, bad pause end", async () => {
     expectError(await api(s.url, '/operator/numbers/5599999999999/pause/', { body: {} }), 404, 'not_found');
     expectError(await api(s.url, '/operator/numbers/5521990000001/pause/', { body: {} }), 404, 'not_found');
     expectError(await api(s.url, '/operator/templates/300/disable/', { body: {} }), 404, 'not_found');
@@ -162,7 +162,7 @@ describe('tenant isolation', () => {
   });
   afterAll(() => s.server.close());
 
-  it('a key sees only its company\'s businesses, configuration and reports', async () => {
+  it("a key sees only its company's businesses, configuration and reports", async () => {
     expect((await api(s.url, '/messenger/businesses/', { key: KEY_2 })).json.map((b: any) => b.id)).toEqual([2]);
     expect((await api(s.url, '/messenger/businesses/', { key: KEY_1 })).json.map((b: any) => b.id)).toEqual([1]);
 

@@ -61,7 +61,7 @@ describe('bounded answers', () => {
     const long = await api(s.url, '/messenger/messages/', { body: send([{ phone_number: '5511987654321', ['x'.repeat(1_000_000)]: 1 }]) });
     expect(long.status).toBe(422);
     expect(long.text.length).toBeLessThan(4_000);
-    for (const text of Object.values(long.json.error.problems[0]) as string[]) expect(text.length).toBeLessThanOrEqual(512);
+    for (const text of Object.values<string>(long.json.error.problems[0])) expect(text.length).toBeLessThanOrEqual(512);
   });
 
   it('POST /sms/messages/ with 10,000 invalid items: the first 100 rejections, the rest counted', async () => {

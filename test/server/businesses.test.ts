@@ -66,7 +66,14 @@ describe('GET /messenger/businesses/ with examples/fleet.json', () => {
     expect(await billing()).toEqual({ id: 10, name: 'billing', output: 3000, data: '{{1}}, {{2}} is due tomorrow.', example: '[{{1}}], [{{2}}] is due tomorrow.', variables: [billingVariables[1]] });
 
     expect((await api(s.url, '/operator/templates/101/disable/', { method: 'POST' })).status).toBe(200);
-    expect(await billing()).toEqual({ id: 10, name: 'billing', output: 0, data: 'Hi {{1}}, your bill of {{2}} is due.', example: 'Hi Ana, your bill of R$ 10,00 is due.', variables: billingVariables });
+    expect(await billing()).toEqual({
+      id: 10,
+      name: 'billing',
+      output: 0,
+      data: 'Hi {{1}}, your bill of {{2}} is due.',
+      example: 'Hi Ana, your bill of R$ 10,00 is due.',
+      variables: billingVariables,
+    });
 
     expect((await api(s.url, '/operator/templates/100/resume/', { method: 'POST' })).status).toBe(200);
     expect(await billing()).toMatchObject({ output: 3000, data: 'Hi {{1}}, your bill of {{2}} is due.', variables: [billingVariables[0]] });

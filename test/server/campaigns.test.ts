@@ -78,7 +78,10 @@ describe('campaigns', () => {
       // Another campaign may send the same phones; so may another company in campaign 7.
       expect((await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 8, contacts: contacts(1) } })).json).toMatchObject({ accepted: 1 });
       expect((await api(s.url, '/messenger/messages/', { key: KEY_2, body: { business_id: 2, template_type_id: 10, campaign_id: 7, contacts: contacts(1) } })).json).toMatchObject({ accepted: 1 });
-      const counts = s.server.sendpool.snapshot().server.notifier.companies.find((c) => c.companyId === 1)!.stats.campaigns.find((c) => c.campaignId === 7)!;
+      const counts = s.server.sendpool
+        .snapshot()
+        .server.notifier.companies.find((c) => c.companyId === 1)!
+        .stats.campaigns.find((c) => c.campaignId === 7)!;
       expect(counts).toBeDefined();
     } finally {
       await s.server.close();

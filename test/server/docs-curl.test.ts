@@ -89,7 +89,14 @@ describe('docs/server.md curl examples', () => {
     }
     const [businesses, send, noKey] = answers as [number, any][];
     expect(businesses![0]).toBe(200);
-    expect(businesses![1][0]).toMatchObject({ id: 1, name: 'Acme', template_types: [{ id: 10, name: 'billing' }, { id: 20, name: 'welcome' }] });
+    expect(businesses![1][0]).toMatchObject({
+      id: 1,
+      name: 'Acme',
+      template_types: [
+        { id: 10, name: 'billing' },
+        { id: 20, name: 'welcome' },
+      ],
+    });
     expect(send).toEqual([202, expect.objectContaining({ accepted: 1, rejected: 1, rejections: [expect.objectContaining({ index: 1, reason: 'invalid_phone' })] })]);
     expect(noKey).toEqual([401, { error: { code: 'missing_api_key', message: 'The x-api-key-id header is missing.' } }]);
   });
@@ -109,7 +116,7 @@ describe('docs/server.md curl examples', () => {
     }
   });
 
-  it('GET /metrics answers Prometheus text with the server\'s metrics', async () => {
+  it("GET /metrics answers Prometheus text with the server's metrics", async () => {
     await waitFor(() => s.server.sendpool.engine.stats().sent >= 1, 'a send');
     const res = await api(s.url, '/metrics', { key: null });
     expect(res.status).toBe(200);

@@ -60,12 +60,16 @@ describe('docs/server.md report generators sample', () => {
     expect(problems, source).toEqual([]);
   });
 
-  it('runs: the server it builds answers both reports with the generators\' files', async () => {
+  it("runs: the server it builds answers both reports with the generators' files", async () => {
     const { createEngine } = await import('sendpool');
     const serverEntry = await import('sendpool/server');
     // The sample's imports become parameters; its types go (transpiled), and it hands back its server.
-    const body = sample!.split('\n').filter((l) => !l.startsWith('import ')).join('\n');
+    const body = sample!
+      .split('\n')
+      .filter((l) => !l.startsWith('import '))
+      .join('\n');
     const js = ts.transpileModule(`${body}\nreturn server;`, { compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.None } }).outputText;
+    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- runs the documentation's example as written
     const run = new Function('createEngine', 'buildServer', 'billing', 'helpdesk', 'fleet', 'apiKeys', js) as (...args: unknown[]) => ReturnType<typeof serverEntry.buildServer>;
     const asked: unknown[] = [];
     const billing = { planOf: async (companyId: number) => ({ name: `plan-of-${companyId}`, seats: 10, used: 7 }) };

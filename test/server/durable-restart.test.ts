@@ -41,9 +41,15 @@ describe('durable server restart', () => {
         .sort((a, b) => a.datetime.localeCompare(b.datetime))
         .at(-1);
     const first = await runServer(options());
-    let fileUrl = '';
+    let fileUrl: string;
     try {
-      expect((await api(first.address, '/messenger/config/', { body: { url_report_webhook: `${receiver.url}/reports`, url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign` } })).status).toBe(200);
+      expect(
+        (
+          await api(first.address, '/messenger/config/', {
+            body: { url_report_webhook: `${receiver.url}/reports`, url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign` },
+          })
+        ).status,
+      ).toBe(200);
       secret = (await api(first.address, '/messenger/config/secret/')).json.webhook_secret;
       expect((await api(first.address, '/reports/', { body: { report_type: 'numbers' } })).status).toBe(202);
       await waitFor(() => receiver.all('/reports').length === 1, 'report.ready');
@@ -70,12 +76,22 @@ describe('durable server restart', () => {
       // New contacts continue the id sequence (the HSM `id`), signed with the kept secret.
       expect((await api(second.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(1, 3) } })).status).toBe(202);
       await waitFor(() => receiver.all('/hsm').filter((n) => n.status === 'SENT').length === 4, 'the fourth SENT');
-      const ids = receiver.all('/hsm').filter((n) => n.status === 'SENT').map((n) => n.id);
+      const ids = receiver
+        .all('/hsm')
+        .filter((n) => n.status === 'SENT')
+        .map((n) => n.id);
       expect(new Set(ids).size).toBe(4);
       expect(Math.max(...ids)).toBe(4);
       // The blocklist and the phones the campaign took are kept: blocked and duplicated.
       const again = await api(second.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: [...contacts(1), ...contacts(1, 9)] } });
-      expect(again.json).toMatchObject({ accepted: 0, rejected: 2, rejections: [{ index: 0, reason: 'duplicated' }, { index: 1, reason: 'blocked' }] });
+      expect(again.json).toMatchObject({
+        accepted: 0,
+        rejected: 2,
+        rejections: [
+          { index: 0, reason: 'duplicated' },
+          { index: 1, reason: 'blocked' },
+        ],
+      });
       // A later status of a message sent before the restart: notified, and counted on top of the
       // statistics kept (the campaign's 3 contacts from before, not only the new one).
       provider.sink().messageStatus({ messageId: provider.sent[0]!, status: 'DEVICE' });

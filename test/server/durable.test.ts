@@ -65,7 +65,6 @@ async function start(cfg: object, logFile: string): Promise<{ child: ChildProces
   return { child, url: readFileSync(`${logFile}.address`, 'utf8') };
 }
 
-
 const api = keyed(KEY);
 
 describe('durable server under kill -9', () => {
@@ -94,7 +93,12 @@ describe('durable server under kill -9', () => {
           const contacts = Array.from({ length: 500 }, (_, i) => ({ phone_number: `55219${String(80000000 + r * 1000 + i)}`, template_variables: ['x'], data: { ref: `r${r}c${i}` } }));
           if (r % 4 === 0) {
             // An SMS batch too: accepted only with a 202, whatever dies after.
-            const items = Array.from({ length: 50 }, (_, i) => ({ message: `SMS ${i}`, phone: `55119${String(70000000 + r * 100 + i)}`, reference: `s${r}i${i}`, url_callback_dlr: `${receiver.url}/dlr` }));
+            const items = Array.from({ length: 50 }, (_, i) => ({
+              message: `SMS ${i}`,
+              phone: `55119${String(70000000 + r * 100 + i)}`,
+              reference: `s${r}i${i}`,
+              url_callback_dlr: `${receiver.url}/dlr`,
+            }));
             for (;;) {
               try {
                 const res = await api(server.url, '/sms/messages/', items);
@@ -128,15 +132,12 @@ describe('durable server under kill -9', () => {
       // Kill moments from a fixed seed: after some progress of intake (a new 202, so requests do get
       // through between kills) and 50 to 800 more attempts, often while a request is in flight.
       let seed = 20261123;
-      const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+      const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
       for (let k = 0; k < kills; k++) {
         const before = readLog().length;
         const acceptedBefore = accepted.size;
         const more = 50 + Math.floor(random() * 750);
-        await waitFor(
-          () => (accepted.size > acceptedBefore || !posting) && (readLog().length >= before + more || !posting),
-          `progress before kill ${k}`,
-        );
+        await waitFor(() => (accepted.size > acceptedBefore || !posting) && (readLog().length >= before + more || !posting), `progress before kill ${k}`);
         await kill(server.child);
         server = await start(cfg, logFile);
       }
@@ -156,10 +157,7 @@ describe('durable server under kill -9', () => {
         for (const ref of refs) if (final.has(ref)) count++;
         return count;
       };
-      await waitFor(
-        () => finals(accepted) === accepted.size,
-        'a final notification for every accepted contact',
-      );
+      await waitFor(() => finals(accepted) === accepted.size, 'a final notification for every accepted contact');
       const dlrFor = () => new Set((receiver.all('/dlr') as { reference: string | null; status: string }[]).filter((d) => d.status === 'SENT').map((d) => d.reference));
       await waitFor(() => [...smsAccepted].every((ref) => dlrFor().has(ref)), 'a DLR for every accepted SMS');
 

@@ -22,7 +22,16 @@ describe('end to end: 1,000 contacts with failover', () => {
   let calls = 0;
 
   beforeAll(async () => {
-    const base = fastChannel({ seed: 7, sendFailureProbability: 0.03, replyProbability: 0.5, attendanceProbability: 1, failureCodes: [{ code: 131026, weight: 1 }, { code: 131000, weight: 1 }] });
+    const base = fastChannel({
+      seed: 7,
+      sendFailureProbability: 0.03,
+      replyProbability: 0.5,
+      attendanceProbability: 1,
+      failureCodes: [
+        { code: 131026, weight: 1 },
+        { code: 131000, weight: 1 },
+      ],
+    });
     const channel: SimulatedChannel = {
       ...base,
       async send(m) {
@@ -91,7 +100,10 @@ describe('end to end: 1,000 contacts with failover', () => {
     const contactId = (x: SimulatedSend): number => (x.contact as unknown as { id: number }).id;
     for (const f of failovers) {
       const again = sends.slice(sends.indexOf(f) + 1).filter((x) => contactId(x) === contactId(f));
-      expect(again.some((x) => x.templateId === 100), `contact ${contactId(f)} went again after 132015`).toBe(true);
+      expect(
+        again.some((x) => x.templateId === 100),
+        `contact ${contactId(f)} went again after 132015`,
+      ).toBe(true);
     }
     const sentIds = new Set(sends.filter((x) => x.outcome === 'sent').map(contactId));
     // No contact was accepted by the channel twice.

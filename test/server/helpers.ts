@@ -3,7 +3,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createEngine } from '../../src/engine.js';
 import { verifyWebhook } from '../../src/events/index.js';
-import { buildServer, createSimulatedChannel, type BuildServerOptions, type Channel, type ChannelSink, type SendpoolServer, type SimulatedChannel, type SimulatedChannelOptions } from '../../src/server/index.js';
+import {
+  buildServer,
+  createSimulatedChannel,
+  type BuildServerOptions,
+  type Channel,
+  type ChannelSink,
+  type SendpoolServer,
+  type SimulatedChannel,
+  type SimulatedChannelOptions,
+} from '../../src/server/index.js';
 
 export const KEY_1 = 'test-key-company-one-0001';
 export const KEY_2 = 'test-key-company-two-0002';
@@ -143,7 +152,7 @@ export async function startReceiver(secret: () => string, port = 0): Promise<Rec
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const verdict = verifyWebhook({ headers: req.headers as Record<string, string>, body, secret: secret(), now: Date.now() });
+      const verdict = verifyWebhook({ headers: req.headers, body, secret: secret(), now: Date.now() });
       if (!verdict.ok) {
         receiver.badSignatures++;
         res.writeHead(401).end();
@@ -180,7 +189,7 @@ export async function startReceiver(secret: () => string, port = 0): Promise<Rec
  * come within seconds, a minute for the heaviest, even on a loaded CI machine), so only a real hang
  * reaches it.
  */
-export const WAIT_BOUND_MS = 300_000;
+export const WAIT_BOUND_MS = Number(process.env.SENDPOOL_WAIT_BOUND_MS ?? 300_000);
 
 /** Polls until `condition` holds; fails only after {@link WAIT_BOUND_MS}. */
 export async function waitFor(condition: () => boolean | Promise<boolean>, what: string): Promise<void> {

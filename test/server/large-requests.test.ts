@@ -150,10 +150,7 @@ describe('large send requests', () => {
     // Each check is held until the other has started, so both are in progress at once.
     const watch = watchChecks(engine, { hold: (typeId) => !watch.started(typeId === 10 ? 11 : 10) });
     s = await startServer({ engine, limits: { maxContacts: LARGE }, maxQueuedContacts: 30_000 });
-    const [a, b] = await Promise.all([
-      api(s.url, '/messenger/messages/', send(10, contacts(LARGE, 0), 1)),
-      api(s.url, '/messenger/messages/', send(11, contacts(LARGE, LARGE), 2)),
-    ]);
+    const [a, b] = await Promise.all([api(s.url, '/messenger/messages/', send(10, contacts(LARGE, 0), 1)), api(s.url, '/messenger/messages/', send(11, contacts(LARGE, LARGE), 2))]);
     expect([a.status, b.status].sort()).toEqual([202, 429]);
     const refused = a.status === 429 ? a : b;
     expect(refused.json.error.code).toBe('rate_limited');

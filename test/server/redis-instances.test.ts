@@ -46,7 +46,6 @@ interface Logged {
   ok: boolean;
 }
 
-
 /** A redis-server of this test's own, with AOF fsynced at every write, in `dir`. */
 function startRedis(port: number): ChildProcess {
   return spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'yes', '--appendfsync', 'always'], { stdio: 'ignore' });
@@ -59,7 +58,6 @@ function redisUp(port: number): boolean {
     return false;
   }
 }
-
 
 const api = keyed(KEY);
 
@@ -114,7 +112,12 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
         for (let r = 0; r < requests; r++) {
           if (r % 4 === 0) {
             // An SMS batch too, to any instance: promised only with a 202, whatever dies after.
-            const items = Array.from({ length: 50 }, (_, i) => ({ message: `SMS ${i}`, phone: `55119${String(70000000 + r * 100 + i)}`, reference: `s${r}i${i}`, url_callback_dlr: `${receiver.url}/dlr` }));
+            const items = Array.from({ length: 50 }, (_, i) => ({
+              message: `SMS ${i}`,
+              phone: `55119${String(70000000 + r * 100 + i)}`,
+              reference: `s${r}i${i}`,
+              url_callback_dlr: `${receiver.url}/dlr`,
+            }));
             for (let attempt = 0; ; attempt++) {
               const target = [...alive][(r + attempt) % alive.size]!;
               try {
@@ -192,7 +195,10 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
       const okSends = new Map<string, string[]>();
       for (const l of log) if (l.ok) okSends.set(l.ref, [...(okSends.get(l.ref) ?? []), l.id]);
       const resent = [...okSends.values()].filter((ids) => ids.length > 1);
-      expect(resent.filter((ids) => new Set(ids).size > 1), 'contacts sent under two message ids').toEqual([]);
+      expect(
+        resent.filter((ids) => new Set(ids).size > 1),
+        'contacts sent under two message ids',
+      ).toEqual([]);
       expect(resent.length).toBeLessThanOrEqual(inFlightBound);
       for (const ref of accepted) if (!ref.endsWith('3')) expect(okSends.has(ref), ref).toBe(true);
       // The survivors sent what the dead instance had taken.
@@ -205,7 +211,16 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
       // One statistics batch counts the whole campaign, sent by three instances across a death (and a
       // Redis restart): every contact once. Contacts of requests that died before their 202 may be
       // in it too (accepted in Redis, answered to nobody); each request has 50 refs ending in 3.
-      type Stats = { count_total: number; count_remaining: number; count_sent: number; count_does_not_exist: number; count_failed: number; count_processed: number; count_duplicated: number; status: string };
+      type Stats = {
+        count_total: number;
+        count_remaining: number;
+        count_sent: number;
+        count_does_not_exist: number;
+        count_failed: number;
+        count_processed: number;
+        count_duplicated: number;
+        status: string;
+      };
       const lastStats = () =>
         (receiver.all('/campaign') as { campaigns: (Stats & { campaign_id: number })[] }[])
           .flatMap((b) => b.campaigns)
@@ -225,7 +240,7 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
       // Recovery, from the log: the first send by a survivor of a contact the dead instance had
       // sent (its chunk taken over after the lease), and the first send after Redis was back.
       const takeover = log.find((l) => l.at >= killedAt && l.by !== 'i1' && byDead.has(l.ref));
-      const resumed = redisBackAt === undefined ? undefined : log.find((l) => l.at >= redisBackAt!);
+      const resumed = redisBackAt === undefined ? undefined : log.find((l) => l.at >= redisBackAt);
       console.log(
         `3 instances on Redis (${cluster === undefined ? 'single, restarted' : 'cluster'}), one killed: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications, statistics ${stats.count_total} total / ${stats.count_sent} sent / ${stats.count_does_not_exist} not existing / ${stats.count_duplicated} duplicated (${duplicated.size} refused on a retry); the dead instance's contacts sent again ${takeover ? takeover.at - killedAt : 'n/a'} ms after the kill (lease 2,000 ms), sends resumed ${resumed && redisBackAt !== undefined ? `${resumed.at - redisBackAt} ms` : 'n/a'} after Redis was back`,
       );

@@ -93,4 +93,3 @@ describeTargets('shared contact queue (Redis)', (target) => {
     expect(a.streamOf({ companyId: 7, campaignId: 9, requestId: 'abc' })).toBe(`${base}{q}:s:c7.9`);
   });
 });
-

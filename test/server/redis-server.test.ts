@@ -7,7 +7,6 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
 import { api, contacts, fastChannel, startReceiver, startServer, waitFor, type Receiver, type Started } from './helpers.js';
 
-
 describeTargets('the server on Redis: instances share the queue', (target) => {
   let client: TestClient;
   let base: string;
@@ -65,7 +64,16 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
     // SMS accepted by A are sent by whichever instance takes them; their DLR callbacks come.
     const items = Array.from({ length: 30 }, (_, i) => ({ message: `SMS ${i}`, phone: `55119${String(70000000 + i)}`, reference: `s${i}`, url_callback_dlr: `${receiver.url}/dlr` }));
     expect((await api(a.url, '/sms/messages/', { body: items })).status).toBe(202);
-    await waitFor(() => new Set(receiver.all('/dlr').filter((d) => d.status === 'SENT').map((d) => d.reference)).size === 30, '30 SMS delivery reports');
+    await waitFor(
+      () =>
+        new Set(
+          receiver
+            .all('/dlr')
+            .filter((d) => d.status === 'SENT')
+            .map((d) => d.reference),
+        ).size === 30,
+      '30 SMS delivery reports',
+    );
     await waitFor(() => a.server.sendpool.idle() && b.server.sendpool.idle(), 'both idle');
     expect(await client.xlen(`${base}{queue}:sms`)).toBe(0);
     expect(await client.scard(`${base}{queue}:active`)).toBe(0);
@@ -74,7 +82,9 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
   it('one statistics batch counts the whole campaign, whichever instance accepted and sent it', async () => {
     await api(a.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign` } });
     // Rejections on both instances: an invalid phone on A, a phone repeated in B's request.
-    const one = await api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 6, contacts: [...contacts(300, 2000), { phone_number: '123', template_variables: ['x'] }] } });
+    const one = await api(a.url, '/messenger/messages/', {
+      body: { business_id: 1, template_type_id: 10, campaign_id: 6, contacts: [...contacts(300, 2000), { phone_number: '123', template_variables: ['x'] }] },
+    });
     const twice = contacts(300, 2300);
     const two = await api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 6, contacts: [...twice, twice[7]!] } });
     expect([one.status, two.status]).toEqual([202, 202]);
@@ -103,7 +113,14 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
     const first = await api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 11, contacts: contacts(3, 5000) } });
     expect(first.json).toMatchObject({ accepted: 3, rejected: 0 });
     const again = await api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 11, contacts: contacts(4, 5001) } });
-    expect(again.json).toMatchObject({ accepted: 2, rejected: 2, rejections: [{ index: 0, reason: 'duplicated' }, { index: 1, reason: 'duplicated' }] });
+    expect(again.json).toMatchObject({
+      accepted: 2,
+      rejected: 2,
+      rejections: [
+        { index: 0, reason: 'duplicated' },
+        { index: 1, reason: 'duplicated' },
+      ],
+    });
     // Two requests with the same phones at once, to both instances: each phone is taken once.
     const [x, y] = await Promise.all([
       api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 12, contacts: contacts(200, 5100) } }),
@@ -171,4 +188,3 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
     }
   });
 });
-

@@ -138,4 +138,3 @@ describeTargets('instances sharing the contact queue (Redis)', (target) => {
     );
   });
 });
-

@@ -12,7 +12,15 @@ import { waitFor } from './helpers.js';
 import { freePort, kill } from './send-log.js';
 
 const fleet = {
-  businesses: [{ id: 1, name: 'Acme', companyId: 1, numbers: [{ phone: '5511990000001', status: 'active', throughputPerHour: 1000, messagingLimit24h: 1000 }], templateTypes: [{ id: 10, name: 'billing', templateIds: [100] }] }],
+  businesses: [
+    {
+      id: 1,
+      name: 'Acme',
+      companyId: 1,
+      numbers: [{ phone: '5511990000001', status: 'active', throughputPerHour: 1000, messagingLimit24h: 1000 }],
+      templateTypes: [{ id: 10, name: 'billing', templateIds: [100] }],
+    },
+  ],
   templates: [{ id: 100, name: 'bill', text: 'Hi {{1}}', businessIds: [1], status: 'active' }],
 };
 

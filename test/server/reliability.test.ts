@@ -200,7 +200,12 @@ describe('reports and SMS callbacks', () => {
       expect(res.json).toMatchObject({ accepted: 3, rejected: 0, parts: 3 });
       await waitFor(() => receiver.all('/dlr').length === 6 && receiver.all('/mo').length === 3, 'SMS callbacks');
       const dlr = receiver.all('/dlr');
-      expect(dlr.filter((d) => d.status === 'DELIVERED').map((d) => d.reference).sort()).toEqual(['ref-0', 'ref-1', 'ref-2']);
+      expect(
+        dlr
+          .filter((d) => d.status === 'DELIVERED')
+          .map((d) => d.reference)
+          .sort(),
+      ).toEqual(['ref-0', 'ref-1', 'ref-2']);
       expect(dlr[0]).toMatchObject({ event: 'sms.status', request_id: res.json.request_id, campaign_id: 3, parts: 1 });
       expect(receiver.all('/mo')[0]).toMatchObject({ event: 'sms.reply', text: 'OK' });
     } finally {

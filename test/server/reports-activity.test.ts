@@ -65,7 +65,19 @@ async function report(url: string, body: Record<string, unknown>, key = KEY_1) {
   return { created: created.json, shown, rows: records(await download.text()) };
 }
 
-type Hsm = { id: number; retry_index: number | null; status: string; from: string | null; to: string; message: string | null; datetime: string; reason: string | null; campaign_id: number; request_id: string; blocklistResponse?: boolean };
+type Hsm = {
+  id: number;
+  retry_index: number | null;
+  status: string;
+  from: string | null;
+  to: string;
+  message: string | null;
+  datetime: string;
+  reason: string | null;
+  campaign_id: number;
+  request_id: string;
+  blocklistResponse?: boolean;
+};
 
 /** Send attempts as the HSM webhooks tell them: by `id:retry_index`, with the merged status. */
 function attempts(hsm: readonly Hsm[]) {
@@ -116,7 +128,10 @@ describe('period reports over HTTP', () => {
     });
     one = await startReceiver(() => s.server.sendpool.webhookSecret(1));
     two = await startReceiver(() => s.server.sendpool.webhookSecret(2));
-    for (const [key, r] of [[KEY_1, one], [KEY_2, two]] as const) {
+    for (const [key, r] of [
+      [KEY_1, one],
+      [KEY_2, two],
+    ] as const) {
       const config = { url_hsm_callback: `${r.url}/hsm`, url_attendance_callback: `${r.url}/attendance`, url_report_webhook: `${r.url}/reports` };
       expect((await api(s.url, '/messenger/config/', { key, body: config })).status).toBe(200);
     }

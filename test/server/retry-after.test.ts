@@ -38,12 +38,12 @@ async function serverAt(clockAt: number, fleet: unknown, options: Record<string,
 }
 
 describe('Retry-After of POST /messenger/messages/', () => {
-  it('is the 24 h window\'s reset when that is what holds the numbers, up to 25 h', async () => {
+  it("is the 24 h window's reset when that is what holds the numbers, up to 25 h", async () => {
     // 10:30, and the number may send 5 a day: the 5 sent now weigh until 35:00 (their hour bucket, 25 h on).
     const { s, engine } = await serverAt(10.5 * HOUR, oneNumber(1000, 5));
     try {
       expect((await api(s.url, '/messenger/messages/', send(5, 0))).status).toBe(202);
-      await waitFor(() => engine.stats().sent === 5, 'the day\'s 5 sends');
+      await waitFor(() => engine.stats().sent === 5, "the day's 5 sends");
       expect((await api(s.url, '/messenger/messages/', send(10, 100))).status).toBe(202);
       expect(engine.queueStatus(1, 10)).toMatchObject({ queued: 10, blocked: 'no-capacity', retryAt: 35 * HOUR });
 
@@ -63,12 +63,12 @@ describe('Retry-After of POST /messenger/messages/', () => {
     }
   });
 
-  it('is the hour window\'s refill, then the excess at the hourly rate', async () => {
+  it("is the hour window's refill, then the excess at the hourly rate", async () => {
     // 10 an hour: one message every 6 minutes once the 10 of the hour are spent.
     const { s, engine } = await serverAt(HOUR, oneNumber(10, 1000));
     try {
       expect((await api(s.url, '/messenger/messages/', send(10, 0))).status).toBe(202);
-      await waitFor(() => engine.stats().sent === 10, 'the hour\'s 10 sends');
+      await waitFor(() => engine.stats().sent === 10, "the hour's 10 sends");
       expect((await api(s.url, '/messenger/messages/', send(10, 100))).status).toBe(202);
       const res = await api(s.url, '/messenger/messages/', send(5, 200));
       expect(res.status).toBe(429);

@@ -26,7 +26,15 @@ function joined(smsc: FakeSmsc): Map<string, string> {
     list.push({ seq: s.concat?.[2] ?? 1, text: s.text });
     by.set(s.destination, list);
   }
-  return new Map([...by].map(([d, parts]) => [d, parts.sort((a, b) => a.seq - b.seq).map((p) => p.text).join('')]));
+  return new Map(
+    [...by].map(([d, parts]) => [
+      d,
+      parts
+        .sort((a, b) => a.seq - b.seq)
+        .map((p) => p.text)
+        .join(''),
+    ]),
+  );
 }
 
 describe('SMPP channel: bind and submit', () => {

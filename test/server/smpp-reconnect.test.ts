@@ -66,7 +66,12 @@ describe('SMPP channel: a dropped connection', () => {
     // Exactly the held PDUs were read twice by the SMSC; nothing it answered came again.
     const seen = new Map<string, number>();
     for (const r of smsc.received) seen.set(partKey(r), (seen.get(partKey(r)) ?? 0) + 1);
-    expect([...seen].filter(([, n]) => n > 1).map(([k]) => k).sort()).toEqual([...heldKeys].sort());
+    expect(
+      [...seen]
+        .filter(([, n]) => n > 1)
+        .map(([k]) => k)
+        .sort(),
+    ).toEqual([...heldKeys].sort());
     expect(smsc.received.length).toBe(totalParts + 20);
     expect(smsc.accepted.filter((a) => heldKeys.includes(partKey(a))).every((a) => a.connection === 2)).toBe(true);
     expect(channel.stats()).toMatchObject({ resent: 20, binds: 2, disconnects: 1, smsSent: 60, smsFailed: 0, outstanding: 0, queued: 0 });
@@ -115,7 +120,16 @@ describe('SMPP channel: a dropped connection', () => {
     const port = smsc.port;
     await smsc.close();
     const events: SmppEvent[] = [];
-    const channel = createSmppChannel({ host: '127.0.0.1', port, systemId: 'sendpool', password: 'secret1', sourceAddr: 'SENDPOOL', sendTimeoutMs: 150, reconnectBackoff: { minMs: 5, maxMs: 20 }, onEvent: (e) => events.push(e) });
+    const channel = createSmppChannel({
+      host: '127.0.0.1',
+      port,
+      systemId: 'sendpool',
+      password: 'secret1',
+      sourceAddr: 'SENDPOOL',
+      sendTimeoutMs: 150,
+      reconnectBackoff: { minMs: 5, maxMs: 20 },
+      onEvent: (e) => events.push(e),
+    });
     cleanup.push(() => channel.close());
     const result = await channel.sendSms(outgoingSms(0, 'hello'));
     expect(result).toEqual({ status: 'failed', reason: 'SMPP: the SMSC did not accept it within 150 ms (not bound)' });

@@ -38,7 +38,11 @@ describe('SMPP channel across a restart of the durable server', () => {
       expect((await api(child.url, '/sms/messages/', { body: items })).status).toBe(202);
       const parts = smsSize(long).parts;
       expect(parts).toBeGreaterThan(1);
-      const dlr = (reference: string) => receiver.all('/dlr').filter((d) => d.reference === reference).map((d) => d.status as string);
+      const dlr = (reference: string) =>
+        receiver
+          .all('/dlr')
+          .filter((d) => d.reference === reference)
+          .map((d) => d.status as string);
       // SENT is delivered once its step is written: the SMSC's message ids are on disk by then.
       await waitFor(() => dlr('ref-0').includes('SENT') && dlr('ref-1').includes('SENT'), 'SENT of both');
       const idsOf = (phone: string) => smsc.accepted.filter((a) => a.destination === phone).map((a) => a.messageId!);

@@ -307,7 +307,7 @@ export function outgoingSms(index: number, message: string, phone = `55119${Stri
 }
 
 /** Where a test registers what to close after it. */
-export type Cleanup = (() => Promise<unknown> | unknown)[];
+export type Cleanup = (() => unknown)[];
 
 /**
  * A local SMSC and an SMPP channel to it (fast reconnects, events recorded, a recording sink

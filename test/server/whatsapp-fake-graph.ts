@@ -211,7 +211,17 @@ export function statusNotification(
         ...(s.opaque !== undefined ? { biz_opaque_callback_data: s.opaque } : {}),
         ...(s.status === 'sent' ? { pricing: { billable: true, pricing_model: 'PMP', type: 'regular', category: 'utility' } } : {}),
         ...(s.status === 'failed'
-          ? { errors: [{ code: s.errorCode ?? 131026, title: 'Message undeliverable.', message: 'Message undeliverable.', error_data: { details: 'Message Undeliverable.' }, href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/' }] }
+          ? {
+              errors: [
+                {
+                  code: s.errorCode ?? 131026,
+                  title: 'Message undeliverable.',
+                  message: 'Message undeliverable.',
+                  error_data: { details: 'Message Undeliverable.' },
+                  href: 'https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes/',
+                },
+              ],
+            }
           : {}),
       },
     ],

@@ -23,7 +23,9 @@ type Quality = Extract<WebhookEvent, { kind: 'quality' }>;
 
 describe('reading notifications', () => {
   it('reads a status with its message id, error code, BSUID and username', () => {
-    const { events, skipped } = readWebhook(statusNotification(number, { wamid: 'wamid.A', status: 'failed', recipient: '5511980000000', opaque: 's1.0.0', errorCode: 131049, timestamp: 1750857384, userId: 'BR.1' }));
+    const { events, skipped } = readWebhook(
+      statusNotification(number, { wamid: 'wamid.A', status: 'failed', recipient: '5511980000000', opaque: 's1.0.0', errorCode: 131049, timestamp: 1750857384, userId: 'BR.1' }),
+    );
     expect(skipped).toBe(0);
     expect(events).toEqual([
       { kind: 'status', key: 's:wamid.A:failed', wamid: 'wamid.A', status: 'failed', opaque: 's1.0.0', at: 1_750_857_384_000, bsuid: 'BR.1', username: 'testuser', errorCode: 131049 },
@@ -47,19 +49,37 @@ describe('reading notifications', () => {
   it('skips what it does not understand and never throws', () => {
     expect(readWebhook(null)).toEqual({ events: [], skipped: 0 });
     expect(readWebhook({ entry: 'x' })).toEqual({ events: [], skipped: 0 });
-    const odd = { entry: [7, { id: '1', changes: [{ field: 'messages', value: { statuses: [{ status: 'sent' }, { id: 'w', status: 'deleted' }], messages: [{}] } }, { field: 'account_update', value: {} }, 'x'] }] };
+    const odd = {
+      entry: [7, { id: '1', changes: [{ field: 'messages', value: { statuses: [{ status: 'sent' }, { id: 'w', status: 'deleted' }], messages: [{}] } }, { field: 'account_update', value: {} }, 'x'] }],
+    };
     expect(readWebhook(odd)).toEqual({ events: [], skipped: 4 });
   });
 });
 
 describe('platform events as engine changes', () => {
-  const template = (over: Partial<Template>): Template => ({ kind: 'template', key: 'k', wabaId: '1', event: 'PAUSED', templateId: undefined, name: 'a', language: 'pt_BR', reason: undefined, title: undefined, description: undefined, at: 1_000_000, ...over });
+  const template = (over: Partial<Template>): Template => ({
+    kind: 'template',
+    key: 'k',
+    wabaId: '1',
+    event: 'PAUSED',
+    templateId: undefined,
+    name: 'a',
+    language: 'pt_BR',
+    reason: undefined,
+    title: undefined,
+    description: undefined,
+    at: 1_000_000,
+    ...over,
+  });
   const quality = (over: Partial<Quality>): Quality => ({ kind: 'quality', key: 'k', wabaId: '1', event: 'DOWNGRADE', displayPhoneNumber: '1', tier: undefined, at: 0, ...over });
 
   it.each([
     [{ title: 'FIRST_PAUSE' }, { status: 'paused', until: 1_000_000 + 3 * 3_600_000 }],
     [{ title: 'SECOND_PAUSE' }, { status: 'paused', until: 1_000_000 + 6 * 3_600_000 }],
-    [{ title: 'RATE_LIMITING_PAUSE', description: 'Your template has been paused for 2 hours.' }, { status: 'paused', until: 1_000_000 + 2 * 3_600_000 }],
+    [
+      { title: 'RATE_LIMITING_PAUSE', description: 'Your template has been paused for 2 hours.' },
+      { status: 'paused', until: 1_000_000 + 2 * 3_600_000 },
+    ],
     [{ title: 'RATE_LIMITING_PAUSE' }, { status: 'paused' }],
     [{ event: 'DISABLED' }, { status: 'disabled' }],
     [{ event: 'APPROVED' }, { status: 'active' }],
@@ -102,7 +122,7 @@ describe('signatures', () => {
     expect(header).toMatch(/^sha256=[0-9a-f]{64}$/);
     expect(verifySignature(body, header, 'secret-of-the-app')).toBe(true);
     expect(verifySignature(body, header.toUpperCase().replace('SHA256=', 'sha256='), 'secret-of-the-app')).toBe(true);
-    expect(verifySignature(Buffer.from(`${body} `), header, 'secret-of-the-app')).toBe(false);
+    expect(verifySignature(Buffer.from(`${body.toString()} `), header, 'secret-of-the-app')).toBe(false);
     expect(verifySignature(body, header, 'another-secret')).toBe(false);
     expect(verifySignature(body, undefined, 'secret-of-the-app')).toBe(false);
     expect(verifySignature(body, [header], 'secret-of-the-app')).toBe(false);
@@ -174,7 +194,7 @@ describe('what the channels keep of the provider ids', () => {
 
   it('the server memory: bounded like the map; its chunks, replayed after any step, give the memory back', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const max = 40;
     const memory = new ChannelMemoryStore(max, { trackChanges: true });
     const keys = Array.from({ length: 90 }, (_, i) => `k:${i}`);

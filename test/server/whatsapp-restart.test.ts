@@ -36,7 +36,9 @@ describe('WhatsApp channel across a restart of the durable server', () => {
       expect((await api(child.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm`, url_attendance_callback: `${receiver.url}/attendance` } })).status).toBe(200);
       secret = (await api(child.url, '/messenger/config/secret/')).json.webhook_secret;
       const phones = ['5511980000011', '5511980000012', '5511980000013'];
-      const sent = await api(child.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 5, contacts: phones.map((phone_number, i) => ({ phone_number, template_variables: [`Client ${i}`] })) } });
+      const sent = await api(child.url, '/messenger/messages/', {
+        body: { business_id: 1, template_type_id: 10, campaign_id: 5, contacts: phones.map((phone_number, i) => ({ phone_number, template_variables: [`Client ${i}`] })) },
+      });
       expect(sent.status).toBe(202);
       const hsm = () => receiver.all('/hsm');
       // A SENT is delivered once its step is written: the platform ids are on disk by then.
@@ -44,7 +46,10 @@ describe('WhatsApp channel across a restart of the durable server', () => {
       const request = (phone: string) => graph.requests.find((r) => r.body?.to === phone && r.wamid)!;
       const [a, b, c] = phones.map(request) as [ReturnType<typeof request>, ReturnType<typeof request>, ReturnType<typeof request>];
       const idOf = (phone: string) => hsm().find((n) => n.to === phone && n.status === 'SENT')!.id as number;
-      const statuses = (phone: string) => hsm().filter((n) => n.id === idOf(phone)).map((n) => n.status as string);
+      const statuses = (phone: string) =>
+        hsm()
+          .filter((n) => n.id === idOf(phone))
+          .map((n) => n.status as string);
 
       await killChild(child);
       child = await startChild(cfg);
@@ -72,7 +77,9 @@ describe('WhatsApp channel across a restart of the durable server', () => {
 
       // b's opt-out is on the blocklist: b is refused in a new campaign.
       expect((await api(child.url, '/operator/blocklist/')).json.phones.map((p: { phone: string }) => p.phone)).toEqual([b.body.to]);
-      const again = await api(child.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 6, contacts: [{ phone_number: b.body.to, template_variables: ['x'] }] } });
+      const again = await api(child.url, '/messenger/messages/', {
+        body: { business_id: 1, template_type_id: 10, campaign_id: 6, contacts: [{ phone_number: b.body.to, template_variables: ['x'] }] },
+      });
       expect(again.json).toMatchObject({ accepted: 0, rejections: [{ index: 0, reason: 'blocked' }] });
 
       // Meta delivers the replies again after another restart (the channel's memory of webhook
@@ -83,7 +90,9 @@ describe('WhatsApp channel across a restart of the durable server', () => {
       const hook2 = `${child.url}/whatsapp/webhook`;
       expect((await deliver(hook2, replyOfA)).status).toBe(200);
       expect((await deliver(hook2, optOutOfB)).status).toBe(200);
-      expect((await deliver(hook2, statusNotification(numberOf(c.phoneNumberId), { wamid: c.wamid!, status: 'read', recipient: c.body.to, opaque: c.body.biz_opaque_callback_data }))).status).toBe(200);
+      expect((await deliver(hook2, statusNotification(numberOf(c.phoneNumberId), { wamid: c.wamid!, status: 'read', recipient: c.body.to, opaque: c.body.biz_opaque_callback_data }))).status).toBe(
+        200,
+      );
       await waitFor(() => statuses(c.body.to).includes('READ'), 'READ of c');
       expect(statuses(a.body.to).filter((s) => s === 'REPLIED')).toHaveLength(1);
       expect(statuses(b.body.to).filter((s) => s === 'REPLIED')).toHaveLength(1);
@@ -113,7 +122,9 @@ describe('WhatsApp channel across a restart of the durable server', () => {
     const receiver = await startReceiver(() => s.server.sendpool.webhookSecret(1));
     try {
       expect((await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm` } })).status).toBe(200);
-      expect((await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: [{ phone_number: '5511980000021', template_variables: ['x'] }] } })).status).toBe(202);
+      expect(
+        (await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: [{ phone_number: '5511980000021', template_variables: ['x'] }] } })).status,
+      ).toBe(202);
       await waitFor(() => receiver.all('/hsm').some((n) => n.status === 'SENT'), 'SENT');
       const a = graph.requests.find((r) => r.body?.to === '5511980000021' && r.wamid)!;
       const hook = `${s.url}/whatsapp/webhook`;
@@ -122,7 +133,9 @@ describe('WhatsApp channel across a restart of the durable server', () => {
       expect(await deliver(hook, reply)).toEqual({ status: 503, text: 'not written' });
       // Delivered again: acted on again (not dropped as seen), and still not acknowledged.
       expect((await deliver(hook, reply)).status).toBe(503);
-      expect((await deliver(hook, statusNotification(numberOf(a.phoneNumberId), { wamid: a.wamid!, status: 'delivered', recipient: a.body.to, opaque: a.body.biz_opaque_callback_data }))).status).toBe(503);
+      expect((await deliver(hook, statusNotification(numberOf(a.phoneNumberId), { wamid: a.wamid!, status: 'delivered', recipient: a.body.to, opaque: a.body.biz_opaque_callback_data }))).status).toBe(
+        503,
+      );
       expect(channel.stats().duplicates).toBe(0);
       // Nothing the notification did went out: the server failed closed before its step was written.
       expect(receiver.all('/hsm').map((n) => n.status)).toEqual(['ENQUEUED', 'SENT']);

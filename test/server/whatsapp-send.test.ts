@@ -179,9 +179,7 @@ describe('WhatsApp channel: sends', () => {
     expect(isWhatsAppChannelError(error)).toBe(true);
     const problems = (error as { problems: { path: string; message: string }[] }).problems;
     const paths = problems.map((p) => p.path);
-    expect(paths).toEqual(
-      expect.arrayContaining(['accessToken', 'appSecret', 'graphUrl', 'requestTimeoutMs', 'fleet.$.businesses[0].numbers[0].whatsapp', 'fleet.$.templates[3].whatsapp']),
-    );
+    expect(paths).toEqual(expect.arrayContaining(['accessToken', 'appSecret', 'graphUrl', 'requestTimeoutMs', 'fleet.$.businesses[0].numbers[0].whatsapp', 'fleet.$.templates[3].whatsapp']));
     const text = (error as Error).message;
     expect(text).not.toContain('short');
     expect(text).not.toContain('with a space');

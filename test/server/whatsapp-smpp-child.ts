@@ -30,7 +30,9 @@ const options: RunServerOptions = {
   allowPrivateWebhookTargets: true,
   campaignBatchIntervalMs: 100,
   outbox: { initialDelayMs: 20, maxDelayMs: 200, attemptTimeoutMs: 5_000 },
-  ...(cfg.whatsapp ? { whatsapp: { accessToken: ACCESS_TOKEN, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, graphUrl: cfg.whatsapp.graphUrl, attendanceIdleMs: cfg.whatsapp.attendanceIdleMs } } : {}),
+  ...(cfg.whatsapp
+    ? { whatsapp: { accessToken: ACCESS_TOKEN, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, graphUrl: cfg.whatsapp.graphUrl, attendanceIdleMs: cfg.whatsapp.attendanceIdleMs } }
+    : {}),
   ...(cfg.smppPort !== undefined ? { smpp: { host: '127.0.0.1', port: cfg.smppPort, systemId: 'sendpool', password: 'secret1', sourceAddr: '5511300000000' } } : {}),
 };
 const running = await runServer(options);

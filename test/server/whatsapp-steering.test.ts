@@ -47,7 +47,17 @@ describe('a template paused by webhook mid-campaign', () => {
     graph.respond = async (r) => {
       if (pausedAt < 0 && graph.requests.length >= 200 && r.body.template.name === 'billing_a') {
         pausedTime = Math.floor(Date.now() / 1000);
-        const answer = await deliver(hook, templateNotification({ name: 'billing_a', language: 'pt_BR', event: 'PAUSED', title: 'FIRST_PAUSE', description: 'Your WhatsApp message template has been paused for 3 hours.', time: pausedTime }));
+        const answer = await deliver(
+          hook,
+          templateNotification({
+            name: 'billing_a',
+            language: 'pt_BR',
+            event: 'PAUSED',
+            title: 'FIRST_PAUSE',
+            description: 'Your WhatsApp message template has been paused for 3 hours.',
+            time: pausedTime,
+          }),
+        );
         expect(answer.status).toBe(200);
         pausedAt = graph.requests.indexOf(r);
       }

@@ -115,7 +115,10 @@ describe('WhatsApp webhooks on the server', () => {
     const hsm = () => receiver.all('/hsm');
     await waitFor(() => hsm().some((x) => x.id === idOf(c.body.to) && x.status === 'DEVICE') && hsm().some((x) => x.status === 'FAILED') && hsm().some((x) => x.status === 'READ'), 'the statuses');
     await waitFor(() => s.server.sendpool.stats().webhooksPending === 0, 'webhooks delivered');
-    const of = (r: typeof a) => hsm().filter((x) => x.id === idOf(r.body.to)).map((x) => x.status);
+    const of = (r: typeof a) =>
+      hsm()
+        .filter((x) => x.id === idOf(r.body.to))
+        .map((x) => x.status);
     expect(of(a)).toEqual(['ENQUEUED', 'SENT', 'SERVER', 'DEVICE', 'READ']);
     expect(of(b)).toEqual(['ENQUEUED', 'SENT', 'FAILED']);
     expect(of(c)).toEqual(['ENQUEUED', 'SENT', 'DEVICE']);

@@ -6,11 +6,6 @@
 import fc from 'fast-check';
 
 const fromEnv = process.env['FC_SEED'];
-const seed =
-  fromEnv !== undefined && fromEnv !== ''
-    ? Number(fromEnv)
-    : process.env['CI']
-      ? 20261123
-      : (Date.now() ^ (Math.random() * 0x100000000)) | 0;
+const seed = fromEnv !== undefined && fromEnv !== '' ? Number(fromEnv) : process.env['CI'] ? 20261123 : (Date.now() ^ (Math.random() * 0x100000000)) | 0;
 
 fc.configureGlobal({ seed, numRuns: 100 });

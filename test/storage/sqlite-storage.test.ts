@@ -57,7 +57,13 @@ describe('SQLite storage', () => {
   it('keeps server values and outbox events, and forgets what is deleted', async () => {
     const dir = freshDir();
     const storage = await openSqliteStorage(dir);
-    storage.write({ values: { nextContactId: 41, reportTokenKey: 'k1', gone: true }, outboxPut: [['e1', { url: 'https://a' }], ['e2', { url: 'https://b' }]] });
+    storage.write({
+      values: { nextContactId: 41, reportTokenKey: 'k1', gone: true },
+      outboxPut: [
+        ['e1', { url: 'https://a' }],
+        ['e2', { url: 'https://b' }],
+      ],
+    });
     storage.write({ values: { nextContactId: 42, gone: undefined }, outboxDelete: ['e1'] });
     storage.close();
     const loaded = (await openSqliteStorage(dir)).load()!;
@@ -68,12 +74,30 @@ describe('SQLite storage', () => {
   it('keeps the activity of the period reports: rows put and updated in first-write order, dropped by key and by time', async () => {
     const dir = freshDir();
     const storage = await openSqliteStorage(dir);
-    storage.write({ activityPut: [['m:1', 100, { v: 1 }], ['m:2', 200, { v: 2 }], ['a:1:7', 150, { v: 3 }], ['m:3', 300, { v: 4 }]] });
+    storage.write({
+      activityPut: [
+        ['m:1', 100, { v: 1 }],
+        ['m:2', 200, { v: 2 }],
+        ['a:1:7', 150, { v: 3 }],
+        ['m:3', 300, { v: 4 }],
+      ],
+    });
     // An update keeps the row's place; the count bound drops by key, the retention by time.
-    storage.write({ activityPut: [['m:2', 200, { v: 22 }], ['m:4', 400, { v: 5 }]], activityDelete: ['m:3'], activityBefore: 150 });
+    storage.write({
+      activityPut: [
+        ['m:2', 200, { v: 22 }],
+        ['m:4', 400, { v: 5 }],
+      ],
+      activityDelete: ['m:3'],
+      activityBefore: 150,
+    });
     storage.close();
     const loaded = (await openSqliteStorage(dir)).load()!;
-    expect(loaded.activity).toEqual([['m:2', { v: 22 }], ['a:1:7', { v: 3 }], ['m:4', { v: 5 }]]);
+    expect(loaded.activity).toEqual([
+      ['m:2', { v: 22 }],
+      ['a:1:7', { v: 3 }],
+      ['m:4', { v: 5 }],
+    ]);
   });
 
   it('opens a schema 2 database (before the activity table) and upgrades it in place', async () => {
@@ -116,7 +140,15 @@ describe('SQLite storage', () => {
 
   it('a step that fails writes nothing of itself', async () => {
     const storage = await openSqliteStorage(freshDir());
-    const changes = { takenAt: 0, nextSeq: 2, counts: { submitted: 0, queued: 0, waitingRetry: 0, inFlight: 0, sent: 0, failed: 0, expired: 0, rejected: 0 }, finished: [], numbers: [], templates: [], store: { kind: 'memory' } };
+    const changes = {
+      takenAt: 0,
+      nextSeq: 2,
+      counts: { submitted: 0, queued: 0, waitingRetry: 0, inFlight: 0, sent: 0, failed: 0, expired: 0, rejected: 0 },
+      finished: [],
+      numbers: [],
+      templates: [],
+      store: { kind: 'memory' },
+    };
     // A change without contacts for a submission never written: refused, and the value with it.
     const orphan = { seq: 9, businessId: 1, typeId: 10, maxRetries: 0, retryInterval: 0, weight: 1, state: '0', retries: [0], handouts: [0], fresh: 0, back: [], timers: [] };
     expect(() => storage.write({ engine: { ...changes, submissions: [orphan] }, values: { x: 1 } })).toThrow(/s9 changed before its contacts/);
@@ -127,7 +159,11 @@ describe('SQLite storage', () => {
   it('killed while writing (SIGKILL), it opens with every step it had reported written', async () => {
     for (let round = 0; round < 5; round++) {
       const dir = freshDir();
-      const child = fork(join(import.meta.dirname, 'torn-writer.ts'), [], { execArgv: ['--import', 'tsx'], env: { ...process.env, SENDPOOL_TORN_DIR: dir }, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+      const child = fork(join(import.meta.dirname, 'torn-writer.ts'), [], {
+        execArgv: ['--import', 'tsx'],
+        env: { ...process.env, SENDPOOL_TORN_DIR: dir },
+        stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+      });
       let out = '';
       const target = 20 + round * 7;
       const exited = new Promise((resolve) => child.on('exit', resolve));
@@ -140,7 +176,10 @@ describe('SQLite storage', () => {
       });
       child.kill('SIGKILL');
       await exited;
-      const reported = out.split('\n').filter((l) => /^\d+$/.test(l)).map(Number);
+      const reported = out
+        .split('\n')
+        .filter((l) => /^\d+$/.test(l))
+        .map(Number);
       const last = Math.max(...reported);
       const storage = await openSqliteStorage(dir);
       const loaded = storage.load()!;

@@ -87,14 +87,7 @@ function schedule(f: Forecast): string {
   }
   const title = group === 1 ? 'Hour by hour' : `By ${group} hours`;
   return `${title}:\n${renderTable(
-    [
-      { header: 'from' },
-      { header: 'to' },
-      { header: 'sent', align: 'right' },
-      { header: 'total', align: 'right' },
-      { header: 'done', align: 'right' },
-      { header: 'at 24h limit', align: 'right' },
-    ],
+    [{ header: 'from' }, { header: 'to' }, { header: 'sent', align: 'right' }, { header: 'total', align: 'right' }, { header: 'done', align: 'right' }, { header: 'at 24h limit', align: 'right' }],
     rows,
   )}`;
 }
@@ -159,4 +152,3 @@ export const forecastCommand: Command = {
     return json.completed ? EXIT_OK : EXIT_INCOMPLETE;
   },
 };
-

@@ -236,7 +236,7 @@ export function checkDispatchSnapshot(input: unknown, path: string): Problem[] {
   if (!Array.isArray(retries)) bad('.retries', 'an array', retries);
   else
     retries.forEach((t: unknown, i) => {
-      const ok = Array.isArray(t) && t.length === 4 && seqs.has(t[0]) && isInt(t[1], 0, (seqs.get(t[0]) ?? 0) - 1) && isInt(t[2], 0) && isInt(t[3], 0);
+      const ok = Array.isArray(t) && t.length === 4 && seqs.has(t[0] as number) && isInt(t[1], 0, (seqs.get(t[0] as number) ?? 0) - 1) && isInt(t[2], 0) && isInt(t[3], 0);
       if (!ok) bad(`.retries[${i}]`, '[submission, contact index, hand-outs, due time] of a submission of this snapshot', t);
     });
   if (!Array.isArray(input['outcomes'])) bad('.outcomes', 'an array', input['outcomes']);

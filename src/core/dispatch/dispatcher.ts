@@ -52,19 +52,7 @@ import {
   unfinished,
   zeroCounts,
 } from './record.js';
-import type {
-  Blocker,
-  ContactOutcome,
-  ContactRejection,
-  DispatchCounts,
-  OutgoingMessage,
-  PollOptions,
-  QueueStatus,
-  ReportResult,
-  SendOutcome,
-  SubmissionStatus,
-  SubmitTicket,
-} from './types.js';
+import type { Blocker, ContactOutcome, ContactRejection, DispatchCounts, OutgoingMessage, PollOptions, QueueStatus, ReportResult, SendOutcome, SubmissionStatus, SubmitTicket } from './types.js';
 
 export type { DispatchSnapshot } from './dispatch-snapshot.js';
 
@@ -395,15 +383,7 @@ export class Dispatcher {
     }
   }
 
-  #failed(
-    record: SubmissionRecord,
-    index: number,
-    handout: number,
-    slot: number,
-    templateId: number,
-    outcome: Extract<SendOutcome, { status: 'failed' }>,
-    now: number,
-  ): ReportResult {
+  #failed(record: SubmissionRecord, index: number, handout: number, slot: number, templateId: number, outcome: Extract<SendOutcome, { status: 'failed' }>, now: number): ReportResult {
     const action: FailureAction = outcome.action ?? actionForCode(outcome.code);
     const reason = outcome.code !== undefined ? failureReason(outcome.code, outcome.reason ?? channelError(outcome.code)?.description) : (outcome.reason ?? 'Unknown failure');
     const code = outcome.code;
@@ -582,11 +562,7 @@ export class Dispatcher {
     const id = typeof submissionId === 'string' && /^s[1-9][0-9]*$/.test(submissionId) ? Number(submissionId.slice(1)) : NaN;
     const record = this.#bySeq.get(id);
     if (!record) {
-      throw new NotFoundError(
-        'submission',
-        submissionId,
-        id < this.#nextSeq ? `(it finished; final counts are kept for the last ${FINISHED_KEPT} finished submissions)` : undefined,
-      );
+      throw new NotFoundError('submission', submissionId, id < this.#nextSeq ? `(it finished; final counts are kept for the last ${FINISHED_KEPT} finished submissions)` : undefined);
     }
     const queue = record.queue;
     this.#refreshBlock(queue, now);

@@ -20,13 +20,7 @@ export type AttendanceMessageType = (typeof ATTENDANCE_MESSAGE_TYPES)[number];
 export const SURVEY_STATUSES = ['completed', 'declined', 'failed', 'expired', 'cancelled'] as const;
 export type SurveyStatus = (typeof SURVEY_STATUSES)[number];
 
-const MessageTypeSchema = Type.Union([
-  Type.Literal('text'),
-  Type.Literal('audio'),
-  Type.Literal('image'),
-  Type.Literal('video'),
-  Type.Literal('file'),
-]);
+const MessageTypeSchema = Type.Union([Type.Literal('text'), Type.Literal('audio'), Type.Literal('image'), Type.Literal('video'), Type.Literal('file')]);
 
 const messageCommon = {
   from: Type.String(),
@@ -40,22 +34,10 @@ const messageCommon = {
 /** One message of an attendance: one of the four patterns of spec 6.2. */
 export const AttendanceMessageSchema = Type.Union(
   [
-    Type.Object(
-      { ...messageCommon, from_me: Type.Literal(true), from_bot: Type.Literal(false), user: Type.Null() },
-      { ...CLOSED, title: 'campaign HSM' },
-    ),
-    Type.Object(
-      { ...messageCommon, from_me: Type.Literal(false), from_bot: Type.Literal(false), user: Type.Null() },
-      { ...CLOSED, title: 'client reply' },
-    ),
-    Type.Object(
-      { ...messageCommon, from_me: Type.Literal(true), from_bot: Type.Literal(true), user: Type.Null() },
-      { ...CLOSED, title: 'bot reply' },
-    ),
-    Type.Object(
-      { ...messageCommon, from_me: Type.Literal(true), from_bot: Type.Literal(false), user: Type.Integer() },
-      { ...CLOSED, title: 'attendant reply' },
-    ),
+    Type.Object({ ...messageCommon, from_me: Type.Literal(true), from_bot: Type.Literal(false), user: Type.Null() }, { ...CLOSED, title: 'campaign HSM' }),
+    Type.Object({ ...messageCommon, from_me: Type.Literal(false), from_bot: Type.Literal(false), user: Type.Null() }, { ...CLOSED, title: 'client reply' }),
+    Type.Object({ ...messageCommon, from_me: Type.Literal(true), from_bot: Type.Literal(true), user: Type.Null() }, { ...CLOSED, title: 'bot reply' }),
+    Type.Object({ ...messageCommon, from_me: Type.Literal(true), from_bot: Type.Literal(false), user: Type.Integer() }, { ...CLOSED, title: 'attendant reply' }),
   ],
   { title: 'attendance message' },
 );
@@ -86,14 +68,8 @@ const surveyCommon = {
  */
 export const SurveySchema = Type.Union(
   [
-    Type.Object(
-      { ...surveyCommon, status: Type.Literal('completed'), completed_at: DateTimeSchema, expired_at: Type.Null() },
-      { ...CLOSED, title: 'survey completed' },
-    ),
-    Type.Object(
-      { ...surveyCommon, status: Type.Literal('expired'), completed_at: Type.Null(), expired_at: DateTimeSchema },
-      { ...CLOSED, title: 'survey expired' },
-    ),
+    Type.Object({ ...surveyCommon, status: Type.Literal('completed'), completed_at: DateTimeSchema, expired_at: Type.Null() }, { ...CLOSED, title: 'survey completed' }),
+    Type.Object({ ...surveyCommon, status: Type.Literal('expired'), completed_at: Type.Null(), expired_at: DateTimeSchema }, { ...CLOSED, title: 'survey expired' }),
     Type.Object(
       {
         ...surveyCommon,

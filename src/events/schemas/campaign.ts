@@ -60,8 +60,5 @@ export const CampaignStatisticsSchema = Type.Object(
 export type CampaignStatisticsPayload = Static<typeof CampaignStatisticsSchema>;
 
 /** The batch: the campaigns whose statistics changed since the previous batch. */
-export const CampaignBatchSchema = Type.Object(
-  { event_id: EventIdSchema, campaigns: Type.Array(CampaignStatisticsSchema, { minItems: 1 }) },
-  { ...CLOSED, title: 'campaign statistics batch' },
-);
+export const CampaignBatchSchema = Type.Object({ event_id: EventIdSchema, campaigns: Type.Array(CampaignStatisticsSchema, { minItems: 1 }) }, { ...CLOSED, title: 'campaign statistics batch' });
 export type CampaignBatchPayload = Static<typeof CampaignBatchSchema>;

@@ -36,31 +36,23 @@ const nullableMessage = { from: Nullable(Type.String()), message: Nullable(Type.
 const sentMessage = { from: Type.String(), message: Type.String() };
 const noOutcome = { reason: Type.Null(), blocklistResponse: Type.Null() };
 
+// eslint-disable-next-line @typescript-eslint/unbound-method -- TypeBox's builders do not use `this`
 const L = Type.Literal;
 
 /** The two retry shapes of one status group: first try, and retry with its zero-based index. */
 function withRetry<P extends TProperties>(props: P, title: string) {
   return [
     Type.Object({ ...props, is_retry: Type.Literal(false), retry_index: Type.Null() }, { ...CLOSED, title }),
-    Type.Object(
-      { ...props, is_retry: Type.Literal(true), retry_index: Type.Integer({ minimum: 0 }) },
-      { ...CLOSED, title: `${title} (retry)` },
-    ),
+    Type.Object({ ...props, is_retry: Type.Literal(true), retry_index: Type.Integer({ minimum: 0 }) }, { ...CLOSED, title: `${title} (retry)` }),
   ] as const;
 }
 
 /** ENQUEUED, EXPIRED: no recipient ids; the message may not have gone out. */
-const queuedOrExpired = withRetry(
-  { ...common, status: Type.Union([L('ENQUEUED'), L('EXPIRED')]), ...nullableMessage, ...noOutcome },
-  'HSM ENQUEUED/EXPIRED',
-);
+const queuedOrExpired = withRetry({ ...common, status: Type.Union([L('ENQUEUED'), L('EXPIRED')]), ...nullableMessage, ...noOutcome }, 'HSM ENQUEUED/EXPIRED');
 /** SENT: no recipient ids yet; `from` and `message` carry values. */
 const sent = withRetry({ ...common, status: L('SENT'), ...sentMessage, ...noOutcome }, 'HSM SENT');
 /** SERVER, DEVICE, READ: recipient ids present. */
-const reached = withRetry(
-  { ...common, status: Type.Union([L('SERVER'), L('DEVICE'), L('READ')]), ...recipientIds, ...sentMessage, ...noOutcome },
-  'HSM SERVER/DEVICE/READ',
-);
+const reached = withRetry({ ...common, status: Type.Union([L('SERVER'), L('DEVICE'), L('READ')]), ...recipientIds, ...sentMessage, ...noOutcome }, 'HSM SERVER/DEVICE/READ');
 /** FAILED: recipient ids present, `reason` a string. */
 const failed = withRetry(
   {
@@ -87,8 +79,5 @@ const replied = withRetry(
 );
 
 /** The HSM notification: a union whose members encode the conditional keys of spec 6.3. */
-export const HsmNotificationSchema = Type.Union(
-  [...queuedOrExpired, ...sent, ...reached, ...failed, ...replied],
-  { title: 'HSM notification' },
-);
+export const HsmNotificationSchema = Type.Union([...queuedOrExpired, ...sent, ...reached, ...failed, ...replied], { title: 'HSM notification' });
 export type HsmNotificationPayload = Static<typeof HsmNotificationSchema>;

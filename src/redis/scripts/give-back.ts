@@ -14,6 +14,8 @@ import { NOW_LUA } from './now.js';
  *   ARGV[3]  the lease's total returned so far, this call included
  *   ARGV[4]  lease id
  *   ARGV[5]  the fleet's epoch id ('' to skip the check)
+ *   ARGV[6]  the caller's instance id: its record of unspent tokens (the lease script's `hd`) is
+ *            dropped, since it gives them all back; '' to keep it
  * Returns: tokens given back by this call.
  *
  * Rules (docs/decisions.md (many instances on Redis), "Expiry model"):
@@ -34,6 +36,17 @@ local target = tonumber(ARGV[3])
 local leaseId = ARGV[4]
 local sk = KEYS[1]
 local lk = KEYS[2]
+-- The caller gives back all it holds for the number: others no longer count it.
+if ARGV[6] and ARGV[6] ~= '' then
+  local raw = redis.call('HGET', KEYS[1], 'hd')
+  if raw then
+    local hd = cjson.decode(raw)
+    if hd[ARGV[6]] ~= nil then
+      hd[ARGV[6]] = nil
+      if next(hd) == nil then redis.call('HDEL', KEYS[1], 'hd') else redis.call('HSET', KEYS[1], 'hd', cjson.encode(hd)) end
+    end
+  end
+end
 local rec = redis.call('HMGET', lk, 'g', 'a', 'b', 'r')
 if not rec[1] then return 0 end
 local g = tonumber(rec[1])

@@ -14,17 +14,20 @@ import { NOW_LUA } from './now.js';
  *   ARGV[3]  bucket width of the 24 h counter in ms (divides 86,400,000)
  *   ARGV[4]  how long a lease record is kept, in ms (>= every ttl)
  *   ARGV[5]  the fleet's loss time: usage before it is unknown (Redis came back empty); 0 for none
- *   ARGV[6]  the caller's instance id, for fair shares; '' for none
+ *   ARGV[6]  the caller's instance id, for fair shares and the tokens it holds; '' for none
  *   ARGV[7]  grace (ms) after a competitor's announced retry before it stops counting as one
  *   ARGV[8]  the caller's shortest wait (ms) between two calls for a number (`minRetryMs`)
  *   ARGV[9]  how many instances the fleet has, as the caller knows it (fair shares)
- *   then 8 values per number i, from ARGV[10 + 8(i-1)]:
+ *   ARGV[10] '1': fair shares on; '': the first to ask is served
+ *   then 10 values per number i, from ARGV[11 + 10(i-1)]:
  *     want, perHour, perSecond (0: no per-second window), per24h, leaseId,
  *     ttl (lease time-to-live in ms: the lease may be spent until grantedAt + ttl),
  *     seen (the latest grantedAt the caller had for this number; 0 for none),
  *     confirm ('' normally; a number once the caller checked the fleet's epoch for this number:
- *              the state may be created or adopted, and if above 0 usage before it is unknown)
- * Returns: { now, then 5 values per number: granted, grantedAt, retryAt, left, code }
+ *              the state may be created or adopted, and if above 0 usage before it is unknown),
+ *     held (unspent tokens the caller holds for the number, this call's grant not included),
+ *     heldUntil (Redis time the latest of those expires; 0 for none)
+ * Returns: { now, then 6 values per number: granted, grantedAt, retryAt, left, code, others }
  *   granted    tokens charged for this lease (a retried call with the same lease id gets the
  *              recorded answer and is not charged again)
  *   grantedAt  Redis time of the charge: the lease expires at grantedAt + ttl
@@ -34,12 +37,15 @@ import { NOW_LUA } from './now.js';
  *              check the epoch and call again with `confirm`: 1 no state (new number, or lost),
  *              2 the state belongs to another epoch, 3 the state is older than what the caller saw
  *              (Redis went back to an older copy)
+ *   others     unspent tokens the other instances hold for the number, as each said at its latest
+ *              call (unexpired): with `left` and its own, what the whole fleet can send now
  *
  * State hash fields: ht/hr/hc (hour TAT, remainder, capacity), st/sr/sc (second window), dh (the
  * newest 24 h bucket processed), ds (sum of counted buckets), d<k> (count of bucket k), t (latest
  * time seen: the script's time never goes back for a number), last (id of the latest lease), ep
  * (epoch), fl (the latest loss time applied), fair (JSON: instance id -> [count, due, competing]),
- * fr (when the current round of competition began).
+ * fr (when the current round of competition began), hd (JSON: instance id -> [held, until], the
+ * unspent tokens each instance said it holds and when the latest of them expires).
  *
  * A lease's tokens may be spent at any moment of [grantedAt, grantedAt + ttl], so each window is
  * charged for the worst case, which keeps the hand-outs themselves (not only the charges) within
@@ -80,6 +86,7 @@ local me = ARGV[6]
 local grace = tonumber(ARGV[7])
 local minRetry = tonumber(ARGV[8])
 local fleet = tonumber(ARGV[9])
+local fairOn = ARGV[10] == '1'
 local ring = DAY / bucketMs + 1
 local ahead = math.ceil(keep / bucketMs) + 2
 
@@ -125,7 +132,7 @@ end
 local function lease(i)
   local sk = KEYS[2 * i - 1]
   local lk = KEYS[2 * i]
-  local a = 10 + 8 * (i - 1)
+  local a = 11 + 10 * (i - 1)
   local want = tonumber(ARGV[a])
   local hCap = tonumber(ARGV[a + 1])
   local sCap = tonumber(ARGV[a + 2])
@@ -134,12 +141,14 @@ local function lease(i)
   local ttl = tonumber(ARGV[a + 5])
   local callerSeen = tonumber(ARGV[a + 6])
   local confirm = tonumber(ARGV[a + 7])
-  local f = redis.call('HMGET', sk, 'ht', 'hr', 'hc', 'st', 'sr', 'sc', 'dh', 'ds', 't', 'ep', 'fl', 'fair', 'fr')
+  local held = tonumber(ARGV[a + 8])
+  local heldUntil = tonumber(ARGV[a + 9])
+  local f = redis.call('HMGET', sk, 'ht', 'hr', 'hc', 'st', 'sr', 'sc', 'dh', 'ds', 't', 'ep', 'fl', 'fair', 'fr', 'hd')
   local exists = f[9] ~= false
   if confirm == nil then
-    if not exists then return { 0, 0, now, 0, 1 } end
-    if epoch ~= '' and f[10] and f[10] ~= epoch then return { 0, 0, now, 0, 2 } end
-    if (tonumber(f[9]) or 0) < callerSeen then return { 0, 0, now, 0, 3 } end
+    if not exists then return { 0, 0, now, 0, 1, 0 } end
+    if epoch ~= '' and f[10] and f[10] ~= epoch then return { 0, 0, now, 0, 2, 0 } end
+    if (tonumber(f[9]) or 0) < callerSeen then return { 0, 0, now, 0, 3, 0 } end
   end
   local ht = tonumber(f[1]) or 0
   local hr = tonumber(f[2]) or 0
@@ -228,7 +237,7 @@ local function lease(i)
     if g < 0 then g = 0 end
     local room = g
     if want < g then g = want end
-    if me ~= '' and want > 0 then
+    if fairOn and me ~= '' and want > 0 then
       fair = {}
       if f[12] then fair = cjson.decode(f[12]) end
       local others = {}
@@ -318,13 +327,36 @@ local function lease(i)
     if retryAt < 0 then fair[me] = nil else fair[me] = { count + granted, due, short and 1 or 0 } end
     if next(fair) == nil then redis.call('HDEL', sk, 'fair', 'fr') else redis.call('HSET', sk, 'fair', cjson.encode(fair), 'fr', round) end
   end
-  return { granted, grantedAt, retryAt, left, 0 }
+  -- What each instance holds unspent: the caller's record replaced, expired ones dropped.
+  local others = 0
+  if me ~= '' then
+    local hd = {}
+    if f[14] then hd = cjson.decode(f[14]) end
+    local changed = false
+    for id, r in pairs(hd) do
+      if r[2] <= t then hd[id] = nil; changed = true
+      elseif id ~= me then others = others + r[1] end
+    end
+    local mine = held + granted
+    local upto = heldUntil
+    if granted > 0 and grantedAt + ttl > upto then upto = grantedAt + ttl end
+    local r = hd[me]
+    if mine > 0 and upto > t then
+      if r == nil or r[1] ~= mine or r[2] ~= upto then hd[me] = { mine, upto }; changed = true end
+    elseif r ~= nil then
+      hd[me] = nil; changed = true
+    end
+    if changed then
+      if next(hd) == nil then redis.call('HDEL', sk, 'hd') else redis.call('HSET', sk, 'hd', cjson.encode(hd)) end
+    end
+  end
+  return { granted, grantedAt, retryAt, left, 0, others }
 end
 
 local out = { now }
 for i = 1, #KEYS / 2 do
   local r = lease(i)
-  for k = 1, 5 do out[#out + 1] = r[k] end
+  for k = 1, 6 do out[#out + 1] = r[k] end
 end
 return out
 `;

@@ -59,10 +59,34 @@ export class ChannelMemoryStore implements ChannelMemory {
    * @param options `trackChanges`: keep entries for {@link takeChanges} (the durable server);
    *   `onChange`: told each change (the durable server schedules a step)
    */
-  constructor(max: number, options: { readonly trackChanges?: boolean; readonly onChange?: () => void } = {}) {
+  constructor(max: number, options: { readonly trackChanges?: boolean; readonly onChange?: () => void; readonly recall?: (keys: readonly string[]) => Promise<ReadonlyMap<string, string>> } = {}) {
     this.#half = Math.max(1, Math.ceil(max / 2));
     this.#track = options.trackChanges === true;
     this.#onChange = options.onChange;
+    this.#read = options.recall;
+  }
+
+  readonly #read: ((keys: readonly string[]) => Promise<ReadonlyMap<string, string>>) | undefined;
+
+  /** Changes not yet taken by {@link takeChanges}. */
+  get changed(): boolean {
+    return this.#keys.length > 0;
+  }
+
+  /**
+   * Holds the keys the copy kept elsewhere knows (the server on Redis: another instance set them),
+   * as entries read, not changes: they are not written back.
+   */
+  async recall(keys: readonly string[]): Promise<void> {
+    if (this.#read === undefined) return;
+    const missing = keys.filter((key) => this.get(key) === undefined);
+    if (missing.length === 0) return;
+    for (const [key, value] of await this.#read(missing)) {
+      // Set here since the read was sent: what this instance holds is newer.
+      if (this.get(key) !== undefined) continue;
+      this.#current.set(key, value);
+      if (this.#current.size >= this.#half) this.#rotate();
+    }
   }
 
   get(key: string): string | undefined {

@@ -332,7 +332,7 @@ class SmppChannelImpl implements SmppChannel {
     }
     const session = this.#session;
     if (!session || !this.#bound) return;
-    const oldest = this.#outstanding.values().next().value as Part | undefined;
+    const oldest = this.#outstanding.values().next().value;
     const timeout = this.#o.responseTimeoutMs;
     if ((oldest && now - oldest.sentAt > timeout) || (this.#enquireSentAt > 0 && now - this.#enquireSentAt > timeout)) {
       this.#o.onEvent?.({ type: 'response-timeout', outstanding: this.#outstanding.size });
@@ -458,6 +458,30 @@ class SmppChannelImpl implements SmppChannel {
     // what the PDU did is written, so a crash before that leaves it to the SMSC to deliver again.
     const durable = this.#sink?.written !== undefined;
     if (!durable) this.#answer(session, pdu.response());
+    if (this.#inbound.memory.recall !== undefined && this.#sink?.recall !== undefined) {
+      void this.#recallThenRead(session, pdu, durable);
+      return;
+    }
+    const heldBy = this.#read(pdu);
+    if (durable) void this.#answerWhenWritten(session, pdu, heldBy);
+  }
+
+  /**
+   * The server on Redis: the SMS a receipt or reply names may have been sent by another instance;
+   * what the fleet remembers of it is read first. Not readable (Redis away): answered with a
+   * temporary error, so the SMSC delivers it again.
+   */
+  async #recallThenRead(session: SmppSession, pdu: SmppPdu, durable: boolean): Promise<void> {
+    try {
+      const receiptId = typeof pdu['receipted_message_id'] === 'string' ? pdu['receipted_message_id'] : undefined;
+      const fromText = parseReceipt(textOf((pdu['short_message'] as { message?: unknown } | undefined)?.message), { receiptedMessageId: receiptId, messageState: pdu['message_state'] });
+      const from = typeof pdu['source_addr'] === 'string' ? pdu['source_addr'] : undefined;
+      const smsIds = await this.#inbound.recall({ ...(fromText ? { receiptId: fromText.messageId } : {}), ...(from !== undefined ? { from } : {}) });
+      if (smsIds.length > 0) await this.#sink?.recall?.({ smsIds });
+    } catch {
+      if (durable && this.#session === session) this.#answer(session, pdu.response({ command_status: SMPP_STATUS.ESME_RX_T_APPN }));
+      return;
+    }
     const heldBy = this.#read(pdu);
     if (durable) void this.#answerWhenWritten(session, pdu, heldBy);
   }

@@ -15,8 +15,7 @@
 import { smsPartTexts, type SmsEncoding } from '../../contract/sms-encoding.js';
 
 /** GSM 03.38 default alphabet by code (0x1B, the escape, is not a character). */
-const GSM7_TABLE =
-  '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\u001bÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
+const GSM7_TABLE = '@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ\u001bÆæßÉ !"#¤%&\'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà';
 /** GSM 03.38 extension table: character → code after the escape. */
 const GSM7_EXTENSION: ReadonlyArray<readonly [string, number]> = [
   ['\f', 0x0a],

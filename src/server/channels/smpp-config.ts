@@ -24,9 +24,27 @@ const BOOLEAN = new Set(['tls']);
 
 /** Options a configuration file may set (every option but the event callback). */
 const FILE_KEYS = new Set<string>([
-  'host', 'port', 'tls', 'systemId', 'password', 'systemType', 'sourceAddr', 'sourceAddrTon', 'sourceAddrNpi', 'destAddrTon', 'destAddrNpi',
-  'deliveryReceipts', 'window', 'enquireLinkMs', 'responseTimeoutMs', 'bindTimeoutMs', 'reconnectBackoff', 'throttleBackoff', 'sendTimeoutMs',
-  'maxTrackedReceipts', 'maxTrackedReplies',
+  'host',
+  'port',
+  'tls',
+  'systemId',
+  'password',
+  'systemType',
+  'sourceAddr',
+  'sourceAddrTon',
+  'sourceAddrNpi',
+  'destAddrTon',
+  'destAddrNpi',
+  'deliveryReceipts',
+  'window',
+  'enquireLinkMs',
+  'responseTimeoutMs',
+  'bindTimeoutMs',
+  'reconnectBackoff',
+  'throttleBackoff',
+  'sendTimeoutMs',
+  'maxTrackedReceipts',
+  'maxTrackedReplies',
 ]);
 
 export type SmppConfigResult = { readonly ok: true; readonly options: SmppChannelOptions } | { readonly ok: false; readonly problems: readonly Problem[] };

@@ -68,6 +68,28 @@ export class SmppInbound {
     this.memory = memory;
   }
 
+  /**
+   * Before a receipt (its SMSC message id) or a reply (its sender's address) is read: holds what the
+   * fleet remembers of it (on the server on Redis another instance may have sent the SMS), and
+   * answers the SMS ids it names, for the server to recall too.
+   */
+  async recall(about: { readonly receiptId?: string; readonly from?: string }): Promise<string[]> {
+    const memory = this.memory;
+    if (memory.recall === undefined) return [];
+    const keys: string[] = [];
+    if (about.receiptId !== undefined) keys.push(RECEIPT_KEY + about.receiptId, ...alternateIds(about.receiptId).map((id) => RECEIPT_KEY + id));
+    if (about.from !== undefined) keys.push(REPLY_KEY + phoneDigits(about.from));
+    await memory.recall(keys);
+    const smsIds: string[] = [];
+    for (const key of keys) {
+      const value = memory.get(key);
+      if (value === undefined) continue;
+      smsIds.push(key.startsWith(REPLY_KEY) ? value : value.slice(value.indexOf(' ') + 1));
+    }
+    if (smsIds.length > 0) await memory.recall(smsIds.map((id) => PROGRESS_KEY + id));
+    return smsIds;
+  }
+
   /** An SMS about to be sent in `parts` parts: the handle its accepted parts are recorded under. */
   track(smsId: string, parts: number): TrackedSms {
     const t: Tracked = { smsId, parts };
@@ -130,7 +152,7 @@ export class SmppInbound {
       memory.set(progressKey, DECIDED);
     } else if (delivered) return { smsId, status: 'DELIVERED', reason: null };
     const reason = receiptReason(r);
-    return { smsId, status: r.outcome.status as Exclude<SmsStatus, 'SENT' | 'DELIVERED'>, reason: parts > 1 && reason !== null ? `part of ${parts}: ${reason}` : reason };
+    return { smsId, status: r.outcome.status, reason: parts > 1 && reason !== null ? `part of ${parts}: ${reason}` : reason };
   }
 
   /** An SMS went to `phone` (digits, as the contract gives it): a reply from it belongs to this SMS until another is sent. */

@@ -41,6 +41,8 @@ let loaded: Promise<SmppModule> | undefined;
 
 /** Loads the `smpp` package once; a clear error when it is not installed. */
 export function loadSmpp(): Promise<SmppModule> {
+  // `as string`: the package ships no types; its shape is declared above instead.
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- without it tsc looks for the package's types
   loaded ??= import('smpp' as string).then(
     (mod: { default?: SmppModule } & SmppModule) => mod.default ?? mod,
     (e: unknown) => {

@@ -27,7 +27,11 @@ export function logSmppEvent(log: SmppLog, event: SmppEvent): void {
  * Checks the options, loads the smpp package (a clear error when it is missing, before anything
  * listens) and builds the composed channel. `log` is read at each event (the server's logger exists only once built).
  */
-export async function smppServerChannel(options: SmppChannelOptions, messages: Channel | undefined, log: () => SmppLog | undefined): Promise<{ readonly channel: Channel; readonly smpp: SmppChannel }> {
+export async function smppServerChannel(
+  options: SmppChannelOptions,
+  messages: Channel | undefined,
+  log: () => SmppLog | undefined,
+): Promise<{ readonly channel: Channel; readonly smpp: SmppChannel }> {
   const own = options.onEvent;
   const smpp = createSmppChannel({
     ...options,

@@ -14,7 +14,13 @@ import type { DashboardState } from './state.js';
 import { TargetsCache, campaignsView, numbersView, poolsView, templatesView, webhooksView } from './views.js';
 
 /** Paths served without a key: the page and its files. */
-export const DASHBOARD_OPEN_PATHS: readonly string[] = ['/dashboard', '/dashboard/', ...Object.keys(ASSET_FILES).filter((f) => f !== 'index.html').map((f) => `/dashboard/${f}`)];
+export const DASHBOARD_OPEN_PATHS: readonly string[] = [
+  '/dashboard',
+  '/dashboard/',
+  ...Object.keys(ASSET_FILES)
+    .filter((f) => f !== 'index.html')
+    .map((f) => `/dashboard/${f}`),
+];
 
 /** Most rows of a page of numbers, templates or pools; campaigns and receivers are heavier. */
 const MAX_ROWS = 200;
@@ -35,13 +41,15 @@ export function dashboardRoutes(app: FastifyInstance, ctx: ServerContext, state:
   for (const name of Object.keys(ASSET_FILES) as AssetName[]) if (name !== 'index.html') app.get(`/dashboard/${name}`, file(name));
 
   // Data: checked queries, small pages, never cached.
-  const data = <T>(known: readonly string[], build: (q: QueryReader, request: FastifyRequest) => T | Promise<T>) => async (request: FastifyRequest, reply: FastifyReply) => {
-    reply.headers(DASHBOARD_HEADERS).header('cache-control', 'no-store');
-    const q = new QueryReader(request.query, known);
-    const result = await build(q, request);
-    if (q.problems.length > 0) return answer(reply, errorResponse('invalid_body', q.problems));
-    return result;
-  };
+  const data =
+    <T>(known: readonly string[], build: (q: QueryReader, request: FastifyRequest) => T | Promise<T>) =>
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      reply.headers(DASHBOARD_HEADERS).header('cache-control', 'no-store');
+      const q = new QueryReader(request.query, known);
+      const result = await build(q, request);
+      if (q.problems.length > 0) return answer(reply, errorResponse('invalid_body', q.problems));
+      return result;
+    };
   app.get(
     '/dashboard/api/pools/',
     data(['offset', 'limit', 'since'], async (q, request) => {

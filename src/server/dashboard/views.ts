@@ -79,8 +79,7 @@ export interface NumberFilter {
   readonly businessId?: number | undefined;
 }
 
-const windowView = (w: NumberWindows | undefined) =>
-  w === undefined ? null : { ...(w.second ? { second: w.second } : {}), hour: w.hour, day: w.day };
+const windowView = (w: NumberWindows | undefined) => (w === undefined ? null : { ...(w.second ? { second: w.second } : {}), hour: w.hour, day: w.day });
 
 export function numbersView(ctx: ServerContext, state: DashboardState, who: Scope, page: Page, filter: NumberFilter) {
   const now = ctx.clock.now();
@@ -203,9 +202,7 @@ export function campaignsView(ctx: ServerContext, state: DashboardState, who: Sc
 }
 
 /** A campaign's ETA: when, if it can tell, and on what it stands. */
-export type CampaignEta =
-  | { readonly at: number; readonly basis: 'queued' | 'remaining' }
-  | { readonly at: null; readonly basis: 'done' | 'sending' | 'retries' | 'held' | 'unknown' };
+export type CampaignEta = { readonly at: number; readonly basis: 'queued' | 'remaining' } | { readonly at: null; readonly basis: 'done' | 'sending' | 'retries' | 'held' | 'unknown' };
 
 /**
  * When the campaign's queued contacts will have been handed out, from its pools' forecast

@@ -14,6 +14,7 @@
  *   <p>outbox             stream of webhook events, written with the step that made them
  */
 import { CAMPAIGN_LUA } from '../../redis/scripts/campaign.js';
+import { MEMORY_WRITE_LUA } from './shared-memory.js';
 
 /**
  * One step of an instance, whole or not at all: chunks enqueued (a 202's contacts), hand-outs and
@@ -37,6 +38,8 @@ import { CAMPAIGN_LUA } from '../../redis/scripts/campaign.js';
  *       contact (or a range's name), op, a3, a4 (CAMPAIGN_LUA's `campaign_report`, contacts known),
  *       then the count of requests whose chunks the step writes, how long their commit marks
  *       `<p>req:<request>` are kept (ms), and their ids (shared-phones.ts),
+ *       then the count m of memory entries, the entries a generation holds, and m pairs (key,
+ *       value; '' deletes) for the shared memory (shared-memory.ts),
  *       then the events' JSON.
  * `<p>st:c<company>:{camp:<id>}:…` are the campaign statistics of shared-statistics.ts.
  * `<p>backlog` counts the contacts of the chunks not done (the intake bound of every instance).
@@ -162,6 +165,14 @@ at = at + 2
 for j = 1, committed do
   redis.call('SET', statsRoot:sub(1, -4) .. 'req:' .. ARGV[at], '1', 'PX', markTtl)
   at = at + 1
+end
+local m = tonumber(ARGV[at])
+local generation = tonumber(ARGV[at + 1])
+at = at + 2
+if m > 0 then
+  ${MEMORY_WRITE_LUA}
+  memory_write(statsRoot:sub(1, -4) .. 'mem:', generation, at, m)
+  at = at + 2 * m
 end
 if at <= #ARGV and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('XGROUP', 'CREATE', KEYS[2], ARGV[2], '0', 'MKSTREAM')

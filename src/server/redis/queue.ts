@@ -102,6 +102,11 @@ export interface QueueStep {
    * counts with the step, and the time a campaign they first name is created at.
    */
   readonly statistics?: { readonly reports: readonly string[]; readonly at: number };
+  /**
+   * Entries of the shared memory (shared-memory.ts): key, value pairs ('' deletes), and how many
+   * entries a generation holds.
+   */
+  readonly memory?: { readonly pairs: readonly string[]; readonly generation: number };
 }
 
 /** Options of {@link ContactQueue}. */
@@ -273,17 +278,35 @@ export class ContactQueue {
     for (const c of done) fields(c);
     for (const e of step.chunkEvents ?? []) of(e.chunk).events.push(e.json);
     const progress: (string | number)[] = [];
-    for (const [c, t] of touched) progress.push(key(c.stream), c.entryId, key(this.progressKey(c)), done.has(c) ? 1 : 0, c.body.contacts.length, t.fields.length / 2, ...t.fields, t.events.length, ...t.events);
+    for (const [c, t] of touched)
+      progress.push(key(c.stream), c.entryId, key(this.progressKey(c)), done.has(c) ? 1 : 0, c.body.contacts.length, t.fields.length / 2, ...t.fields, t.events.length, ...t.events);
     const delivered = step.delivered ?? [];
     const events = step.events ?? [];
     const sms = step.sms ?? [];
     const answered = step.smsAnswered ?? [];
     const reports = step.statistics?.reports ?? [];
-    if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length === 0) return { ids: [], lost: [] };
-    const args = [GROUP, OUTBOX_GROUP, this.#consumer, step.id ?? randomUUID(), chunks.length / 3, ...chunks, touched.size, ...progress, delivered.length, ...delivered, sms.length, ...sms, answered.length, ...answered];
+    const memory = step.memory?.pairs ?? [];
+    if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length + memory.length === 0) return { ids: [], lost: [] };
+    const args = [
+      GROUP,
+      OUTBOX_GROUP,
+      this.#consumer,
+      step.id ?? randomUUID(),
+      chunks.length / 3,
+      ...chunks,
+      touched.size,
+      ...progress,
+      delivered.length,
+      ...delivered,
+      sms.length,
+      ...sms,
+      answered.length,
+      ...answered,
+    ];
     // The requests whose chunks this step writes: committed (shared-phones.ts).
     const requests = [...new Set((step.chunks ?? []).map((c) => c.requestId))];
-    args.push(reports.length / 6, RETAIN_CONTACTS_MS, step.statistics?.at ?? 0, ...reports, requests.length, COMMIT_TTL_MS, ...requests, ...events);
+    args.push(reports.length / 6, RETAIN_CONTACTS_MS, step.statistics?.at ?? 0, ...reports, requests.length, COMMIT_TTL_MS, ...requests);
+    args.push(memory.length / 2, step.memory?.generation ?? 1, ...memory, ...events);
     const [ids, lost] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[]];
     return { ids, lost };
   }

@@ -32,6 +32,12 @@ interface Deps {
   readonly prepare?: (companyIds: readonly number[]) => Promise<void>;
   /** Runs with the renewals, every third of the lease (at most every second). */
   readonly periodic?: () => Promise<void>;
+  /**
+   * What the step writes of the shared memory (shared-memory.ts): tracked messages, SMS and the
+   * channel's ids changed since the last step; `pending` tells whether there are any.
+   * @default none
+   */
+  readonly memory?: { readonly take: () => QueueStep['memory']; readonly pending: () => boolean };
   /** Events claimed from the shared outbox: deliver them. */
   readonly deliver: (events: readonly OutboxEvent[]) => void;
   /** SMS claimed from the shared queue: send them. */
@@ -204,7 +210,7 @@ export class RedisPersistence implements Persistence {
       this.#delivered = [];
       this.#sms = [];
       this.#smsAnswered = [];
-      step = { id: randomUUID(), ...this.#deps.shared.takeStep(), chunks, delivered, sms, smsAnswered, statistics: this.#deps.statistics.take() };
+      step = { id: randomUUID(), ...this.#deps.shared.takeStep(), chunks, delivered, sms, smsAnswered, statistics: this.#deps.statistics.take(), memory: this.#deps.memory?.take() };
     }
     let ok = false;
     try {
@@ -224,7 +230,14 @@ export class RedisPersistence implements Persistence {
     if (ok) {
       for (const w of waiters) w.resolve();
       if ((step.events?.length ?? 0) + (step.chunkEvents?.length ?? 0) + (step.sms?.length ?? 0) > 0) this.kick();
-      if (this.#waiters.length > 0 || this.#chunks.length > 0 || this.#deps.shared.dirty || this.#deps.statistics.dirty || this.#delivered.length + this.#sms.length + this.#smsAnswered.length > 0) {
+      if (
+        this.#waiters.length > 0 ||
+        this.#chunks.length > 0 ||
+        this.#deps.shared.dirty ||
+        this.#deps.statistics.dirty ||
+        this.#deps.memory?.pending() === true ||
+        this.#delivered.length + this.#sms.length + this.#smsAnswered.length > 0
+      ) {
         if (this.#waiters.length > 0) void this.#write();
         else this.schedule();
       }

@@ -251,7 +251,10 @@ export class SharedDispatch {
    */
   async renew(release = false): Promise<number> {
     if (this.#held.size === 0) return 0;
-    const lost = await this.#queue.renew([...this.#held.values()].filter((h) => !h.lost).map((h) => h.chunk), release);
+    const lost = await this.#queue.renew(
+      [...this.#held.values()].filter((h) => !h.lost).map((h) => h.chunk),
+      release,
+    );
     this.#lose(lost.map((c) => c.entryId));
     return lost.length;
   }

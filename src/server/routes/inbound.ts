@@ -24,7 +24,7 @@ export function inboundRoutes(app: FastifyInstance, routes: readonly InboundRout
           url: route.path,
           handler: async (request, reply) => {
             const query: Record<string, string | undefined> = {};
-            for (const [k, v] of Object.entries((request.query ?? {}) as Record<string, unknown>)) query[k] = Array.isArray(v) ? String(v[v.length - 1]) : v === undefined ? undefined : String(v);
+            for (const [k, v] of Object.entries((request.query ?? {}) as Record<string, string | string[] | undefined>)) query[k] = Array.isArray(v) ? v[v.length - 1] : v;
             const rawBody = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
             const answer = await route.handle({ method, query, headers: request.headers, rawBody });
             return reply

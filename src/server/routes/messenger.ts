@@ -23,46 +23,42 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
     return ctx.engine.businesses().filter((b) => ctx.tenants.owns(request.companyId, b.id));
   });
 
-  app.post(
-    '/messenger/messages/',
-    { schema: { body: SendRequestSchema, response: { 202: SendResponseSchema, '4xx': ErrorBodySchema } } },
-    async (request, reply) => {
-      // A large body is checked in slices first (other requests are answered meanwhile); the bound
-      // and the submission then run in one piece in intakeSend.
-      const parsed = ctx.closing ? undefined : await parseSendInSlices(ctx, request.companyId, request.body);
-      let taken: PhoneSet | undefined;
-      let reserved: string[] = [];
-      let campaignId = 0;
-      // On Redis: enough contact ids reserved from the shared counter before the intake runs.
-      if (ctx.redis && parsed?.ok) {
-        await ctx.redis.ids.ensure(parsed.value.request.contacts.length);
-        // Its ENQUEUED notifications go to the company's shared configuration.
-        await ctx.redis.webhooks.ensure([request.companyId]);
-        // Contacts are screened against the fleet's blocklist (loaded once at start).
-        await ctx.redis.blocklist.ready();
-        // A phone goes once per campaign, fleet-wide: the request reserves its phones first.
-        const { request: body } = parsed.value;
-        const blocked = ctx.blocklist.view(request.companyId);
-        reserved = parsed.value.accepted.map((a) => a.contact.phone_number).filter((p) => !blocked.has(p));
-        taken = await ctx.redis.phones.reserve(request.companyId, body.campaign_id, request.id, reserved);
-        campaignId = body.campaign_id;
+  app.post('/messenger/messages/', { schema: { body: SendRequestSchema, response: { 202: SendResponseSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
+    // A large body is checked in slices first (other requests are answered meanwhile); the bound
+    // and the submission then run in one piece in intakeSend.
+    const parsed = ctx.closing ? undefined : await parseSendInSlices(ctx, request.companyId, request.body);
+    let taken: PhoneSet | undefined;
+    let reserved: string[] = [];
+    let campaignId = 0;
+    // On Redis: enough contact ids reserved from the shared counter before the intake runs.
+    if (ctx.redis && parsed?.ok) {
+      await ctx.redis.ids.ensure(parsed.value.request.contacts.length);
+      // Its ENQUEUED notifications go to the company's shared configuration.
+      await ctx.redis.webhooks.ensure([request.companyId]);
+      // Contacts are screened against the fleet's blocklist (loaded once at start).
+      await ctx.redis.blocklist.ready();
+      // A phone goes once per campaign, fleet-wide: the request reserves its phones first.
+      const { request: body } = parsed.value;
+      const blocked = ctx.blocklist.view(request.companyId);
+      reserved = parsed.value.accepted.map((a) => a.contact.phone_number).filter((p) => !blocked.has(p));
+      taken = await ctx.redis.phones.reserve(request.companyId, body.campaign_id, request.id, reserved);
+      campaignId = body.campaign_id;
+    }
+    const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed, taken);
+    // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).
+    let written = true;
+    if (ctx.durability && result.answer.status === 202) {
+      try {
+        await ctx.durability.commit();
+      } catch {
+        written = false;
       }
-      const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed, taken);
-      // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).
-      let written = true;
-      if (ctx.durability && result.answer.status === 202) {
-        try {
-          await ctx.durability.commit();
-        } catch {
-          written = false;
-        }
-      }
-      // No 202: the phones it reserved are the campaign's again.
-      if (ctx.redis && reserved.length > 0 && (!written || result.answer.status !== 202)) {
-        await ctx.redis.phones.release(request.companyId, campaignId, request.id, reserved).catch(() => {});
-      }
-      if (!written) return answer(reply, errorResponse('unavailable', [], 'The server could not write the request durably; nothing was accepted. Send it again later.'));
-      return answer(reply, result.answer, result.headers);
-    },
-  );
+    }
+    // No 202: the phones it reserved are the campaign's again.
+    if (ctx.redis && reserved.length > 0 && (!written || result.answer.status !== 202)) {
+      await ctx.redis.phones.release(request.companyId, campaignId, request.id, reserved).catch(() => {});
+    }
+    if (!written) return answer(reply, errorResponse('unavailable', [], 'The server could not write the request durably; nothing was accepted. Send it again later.'));
+    return answer(reply, result.answer, result.headers);
+  });
 }

@@ -35,8 +35,7 @@ type Asker = { readonly companyId: number; readonly operator: boolean };
 export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const sees = (who: Asker, businessId: number) => ctx.tenants.sees(who, businessId);
   const ownNumber = (who: Asker, phone: string) => ctx.engine.numbers().find((n) => n.phone === phone && sees(who, n.businessId));
-  const ownTemplate = (who: Asker, id: number) =>
-    ctx.engine.templates().find((t) => t.id === id && t.businessIds.length > 0 && t.businessIds.every((b) => sees(who, b)));
+  const ownTemplate = (who: Asker, id: number) => ctx.engine.templates().find((t) => t.id === id && t.businessIds.length > 0 && t.businessIds.every((b) => sees(who, b)));
 
   app.get('/operator/numbers/', async (request) => ctx.engine.numbers().filter((n) => sees(request, n.businessId)));
   app.get('/operator/templates/', async (request) => ctx.engine.templates().filter((t) => t.businessIds.some((b) => sees(request, b))));
@@ -84,12 +83,8 @@ export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
   };
 
   for (const action of ['pause', 'disable', 'resume'] as const) {
-    app.post<{ Params: { phone: string } }>(`/operator/numbers/:phone/${action}/`, async (request, reply) =>
-      numberAction(action, request.params.phone, request, request.body, reply),
-    );
-    app.post<{ Params: { id: string } }>(`/operator/templates/:id/${action}/`, async (request, reply) =>
-      templateAction(action, request.params.id, request, request.body, reply),
-    );
+    app.post<{ Params: { phone: string } }>(`/operator/numbers/:phone/${action}/`, async (request, reply) => numberAction(action, request.params.phone, request, request.body, reply));
+    app.post<{ Params: { id: string } }>(`/operator/templates/:id/${action}/`, async (request, reply) => templateAction(action, request.params.id, request, request.body, reply));
   }
 }
 

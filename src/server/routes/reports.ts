@@ -19,9 +19,7 @@ const REPORT_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
 function view(ctx: ServerContext, r: ReportRecord, baseUrl: string) {
   const fileUrl =
-    r.status === 'ready'
-      ? reportDownloadUrl(baseUrl, r.reportId, issueReportToken({ reportId: r.reportId, companyId: r.companyId, now: ctx.clock.now(), key: ctx.reportTokenKey }))
-      : null;
+    r.status === 'ready' ? reportDownloadUrl(baseUrl, r.reportId, issueReportToken({ reportId: r.reportId, companyId: r.companyId, now: ctx.clock.now(), key: ctx.reportTokenKey })) : null;
   return {
     report_id: r.reportId,
     report_type: r.reportType,

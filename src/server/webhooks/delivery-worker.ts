@@ -67,7 +67,10 @@ export class DeliveryWorker {
     this.#http = new http.Agent({ keepAlive: true, maxSockets: this.#perTarget });
     this.#https = new https.Agent({ keepAlive: true, maxSockets: this.#perTarget });
     this.#lookup = safeLookup(deps.allowPrivateTargets);
-    this.#loop = new PassLoop(() => this.#pass(), () => deps.clock.now());
+    this.#loop = new PassLoop(
+      () => this.#pass(),
+      () => deps.clock.now(),
+    );
   }
 
   /** Attempts running now. */
@@ -163,7 +166,7 @@ export class DeliveryWorker {
           ...u.options,
           method: 'POST',
           agent: secure ? this.#https : this.#http,
-          lookup: this.#lookup as never,
+          lookup: this.#lookup,
           timeout: this.#timeoutMs,
           headers: {
             'content-type': 'application/json',

@@ -20,7 +20,7 @@ export function safeLookup(allowPrivate: boolean) {
   return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
       if (err) return callback(err, []);
-      const list = addresses as LookupAddress[];
+      const list = addresses;
       for (const a of list) {
         const host = isIP(a.address) === 6 ? `[${a.address}]` : a.address;
         const kind = classifyHost(host);

@@ -135,10 +135,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
   let sink: ChannelSink | undefined;
   let closed = false;
 
-  const attendances =
-    o.attendanceIdleMs === false
-      ? undefined
-      : new Attendances({ idleMs: o.attendanceIdleMs, maxOpen: o.maxOpenAttendances, now: o.now, report: (r) => sink?.attendanceClosed(r) });
+  const attendances = o.attendanceIdleMs === false ? undefined : new Attendances({ idleMs: o.attendanceIdleMs, maxOpen: o.maxOpenAttendances, now: o.now, report: (r) => sink?.attendanceClosed(r) });
   const sweep = attendances ? setInterval(() => attendances.sweep(), Math.max(10, Math.min(60_000, Math.floor((o.attendanceIdleMs as number) / 2)))) : undefined;
   sweep?.unref();
 
@@ -231,6 +228,12 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     const { events, skipped } = readWebhook(body);
     if (skipped > 0) o.onWarning('webhook parts not understood were skipped', { skipped });
     const acted: string[] = [];
+    try {
+      await recall(events, sink);
+    } catch {
+      // What the fleet remembers cannot be read now (Redis away): the provider delivers again.
+      return { status: 503, body: 'not available' };
+    }
     for (const e of events) {
       if (seen.has(e.key)) {
         counts.duplicates++;
@@ -247,6 +250,39 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       return { status: 503, body: 'not written' };
     }
     return { status: 200, body: 'EVENT_RECEIVED' };
+  }
+
+  /**
+   * Before acting: what the fleet remembers of the messages these events name (on the server on
+   * Redis another instance may have sent them): their wamids and last messages to a phone, then
+   * whether they were replied to and what the server tracks of them.
+   */
+  async function recall(events: readonly WebhookEvent[], to: ChannelSink): Promise<void> {
+    if (memory.recall === undefined && to.recall === undefined) return;
+    const keys: string[] = [];
+    for (const e of events) {
+      if (e.kind === 'status' && e.opaque === undefined) keys.push(WAMID_KEY + e.wamid);
+      else if (e.kind === 'message') {
+        if (e.from !== undefined) keys.push(PHONE_KEY + e.from);
+        if (e.contextId !== undefined) keys.push(WAMID_KEY + e.contextId);
+      }
+    }
+    if (keys.length > 0) await memory.recall?.(keys);
+    const messageIds = new Set<string>();
+    for (const e of events) {
+      if (e.kind === 'status') {
+        const id = e.opaque ?? recordOf(memory.get(WAMID_KEY + e.wamid))?.messageId;
+        if (id !== undefined) messageIds.add(id);
+      } else if (e.kind === 'message') {
+        for (const key of [e.from === undefined ? undefined : PHONE_KEY + e.from, e.contextId === undefined ? undefined : WAMID_KEY + e.contextId]) {
+          const record = key === undefined ? undefined : recordOf(memory.get(key));
+          if (record !== undefined) messageIds.add(record.messageId);
+        }
+      }
+    }
+    if (messageIds.size === 0) return;
+    await memory.recall?.([...messageIds].map((id) => REPLIED_KEY + id));
+    await to.recall?.({ messageIds: [...messageIds] });
   }
 
   function apply(e: WebhookEvent, to: ChannelSink): void {
@@ -270,7 +306,8 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
         const change = templateChange(e, o.now());
         if (!change) return;
         const templateIds = o.ids.templatesOf({ wabaId: e.wabaId, id: e.templateId, name: e.name, language: e.language });
-        if (templateIds.length === 0) return o.onWarning('template event for a template the fleet does not have', { event: e.event, templateId: e.templateId ?? null, name: e.name ?? null, language: e.language ?? null });
+        if (templateIds.length === 0)
+          return o.onWarning('template event for a template the fleet does not have', { event: e.event, templateId: e.templateId ?? null, name: e.name ?? null, language: e.language ?? null });
         const reason = [e.event, e.title, e.reason].filter((x) => x !== undefined).join(' ');
         for (const templateId of templateIds) to.templateStatus?.({ templateId, status: change.status, ...(change.until !== undefined ? { until: change.until } : {}), reason });
         return;
@@ -286,7 +323,8 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
   }
 
   function reply(e: Extract<WebhookEvent, { kind: 'message' }>, to: ChannelSink): void {
-    const phone = (e.phoneNumberId !== undefined ? o.ids.phoneOfPhoneNumberId(e.phoneNumberId) : undefined) ?? (e.displayPhoneNumber !== undefined ? o.ids.phoneOfDisplay(e.displayPhoneNumber) : undefined);
+    const phone =
+      (e.phoneNumberId !== undefined ? o.ids.phoneOfPhoneNumberId(e.phoneNumberId) : undefined) ?? (e.displayPhoneNumber !== undefined ? o.ids.phoneOfDisplay(e.displayPhoneNumber) : undefined);
     if (phone === undefined || e.from === undefined) return;
     const conversation = `${phone}>${e.from}`;
     const last = recordOf(memory.get(PHONE_KEY + e.from));

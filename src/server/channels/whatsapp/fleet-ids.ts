@@ -64,11 +64,15 @@ export class FleetIds {
     const problems: Problem[] = [];
     fleet.businesses.forEach((b, bi) =>
       b.numbers.forEach((n, ni) => {
-        if (!n.whatsapp) problems.push(problem(`$.businesses[${bi}].numbers[${ni}].whatsapp`, 'the number\'s WhatsApp ids: { "phoneNumberId": "<digits>" } (the WhatsApp channel sends with it)', undefined));
+        if (!n.whatsapp)
+          problems.push(problem(`$.businesses[${bi}].numbers[${ni}].whatsapp`, 'the number\'s WhatsApp ids: { "phoneNumberId": "<digits>" } (the WhatsApp channel sends with it)', undefined));
       }),
     );
     fleet.templates.forEach((t, ti) => {
-      if (!t.whatsapp) problems.push(problem(`$.templates[${ti}].whatsapp`, 'the template\'s WhatsApp ids: { "language": "pt_BR" } and, when its approved name differs, "name" (the WhatsApp channel sends with them)', undefined));
+      if (!t.whatsapp)
+        problems.push(
+          problem(`$.templates[${ti}].whatsapp`, 'the template\'s WhatsApp ids: { "language": "pt_BR" } and, when its approved name differs, "name" (the WhatsApp channel sends with them)', undefined),
+        );
     });
     return problems.length > 0 ? { ok: false, problems } : { ok: true, ids: new FleetIds(fleet) };
   }

@@ -28,7 +28,7 @@ export class Gate {
     if (this.#head < this.#waiting.length) {
       const next = this.#waiting[this.#head]!;
       // Clear the slot so a long queue does not keep resolved callbacks alive.
-      (this.#waiting as (unknown)[])[this.#head++] = undefined;
+      (this.#waiting as unknown[])[this.#head++] = undefined;
       if (this.#head > 1024 && this.#head * 2 > this.#waiting.length) {
         this.#waiting.splice(0, this.#head);
         this.#head = 0;

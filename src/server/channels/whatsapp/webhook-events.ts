@@ -168,7 +168,9 @@ function readMessages(value: Obj, events: WebhookEvent[]): number {
   const phoneNumberId = str(metadata?.['phone_number_id']);
   const displayPhoneNumber = str(metadata?.['display_phone_number']);
   // Users' ids as the contacts array gives them, by phone (wa_id) or BSUID (user_id).
-  const people = arr(value['contacts']).map(obj).filter((c): c is Obj => c !== undefined);
+  const people = arr(value['contacts'])
+    .map(obj)
+    .filter((c): c is Obj => c !== undefined);
   const personOf = (phone: string | undefined, userId: string | undefined) =>
     people.find((c) => (phone !== undefined && str(c['wa_id']) === phone) || (userId !== undefined && str(c['user_id']) === userId)) ?? (people.length === 1 ? people[0] : undefined);
   for (const raw of arr(value['statuses'])) {

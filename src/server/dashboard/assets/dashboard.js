@@ -62,7 +62,8 @@ const dateTime = (ms) => new Date(ms).toLocaleString();
 function relative(ms, now) {
   const d = ms - now;
   const a = Math.abs(d);
-  const text = a < 60_000 ? `${Math.max(1, Math.round(a / 1000))} s` : a < HOUR_MS ? `${Math.round(a / 60_000)} min` : a < 48 * HOUR_MS ? `${fmt1.format(a / HOUR_MS)} h` : `${fmt1.format(a / 86_400_000)} d`;
+  const text =
+    a < 60_000 ? `${Math.max(1, Math.round(a / 1000))} s` : a < HOUR_MS ? `${Math.round(a / 60_000)} min` : a < 48 * HOUR_MS ? `${fmt1.format(a / HOUR_MS)} h` : `${fmt1.format(a / 86_400_000)} d`;
   return d >= 0 ? `in ${text}` : `${text} ago`;
 }
 
@@ -392,7 +393,7 @@ function renderCampaigns(data) {
       stack.append(seg);
     }
     const done = st.count_remaining === 0;
-    const eta = c.eta.at !== null ? `${relative(c.eta.at, data.now)} (${time(c.eta.at)})` : ETA_WORDS[c.eta.basis] ?? c.eta.basis;
+    const eta = c.eta.at !== null ? `${relative(c.eta.at, data.now)} (${time(c.eta.at)})` : (ETA_WORDS[c.eta.basis] ?? c.eta.basis);
     return h(
       'tr',
       { 'data-campaign': `${c.company_id}:${c.campaign_id}`, 'data-processed': st.count_processed, 'data-total': st.count_total, 'data-sent': st.count_sent },
@@ -448,8 +449,7 @@ function confirmAction(what) {
   pending = what;
   const label = what.kind === 'number' ? `number ${what.id}` : `template ${what.name} (#${what.id})`;
   $('confirm-title').textContent = what.action === 'pause' ? 'Pause' : 'Resume';
-  $('confirm-text').textContent =
-    what.action === 'pause' ? `Pause ${label}? It leaves every pool it is in at once: output falls by its share.` : `Resume ${label}? It rejoins its pools at once.`;
+  $('confirm-text').textContent = what.action === 'pause' ? `Pause ${label}? It leaves every pool it is in at once: output falls by its share.` : `Resume ${label}? It rejoins its pools at once.`;
   $('confirm-end').hidden = what.action !== 'pause';
   $('confirm-duration').value = '';
   $('confirm-until').hidden = true;

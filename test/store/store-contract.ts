@@ -1,12 +1,12 @@
 /**
  * The contract every `Store` keeps, as a reusable suite: `MemoryStore` and `RedisStore` both run it
- * (test/redis/store-contract.test.ts). A store shared through Redis grants from tokens it leased in
+ * (test/store/store-contract.test.ts). A store shared through Redis grants from tokens it leased in
  * the background, so the suite asks "eventually": it lets the store settle (its lease calls
  * answered) and asks again, until the store grants nothing more at that moment.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/core/clock.js';
+import { type ManualClock } from '../../src/core/clock.js';
 import type { NumberLimits, Store } from '../../src/core/limits/store.js';
 import { windowViolation } from './window-violation.js';
 

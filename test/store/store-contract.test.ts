@@ -2,7 +2,7 @@ import { afterAll, describe, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { MemoryStore } from '../../src/core/limits/memory-store.js';
 import { RedisStore } from '../../src/redis/index.js';
-import { cleanup, connect, SKIP_REASON, TARGETS, testPrefix } from './helpers.js';
+import { cleanup, connect, SKIP_REASON, TARGETS, testPrefix } from '../redis/helpers.js';
 import { storeContract } from './store-contract.js';
 
 storeContract('MemoryStore', async () => {
