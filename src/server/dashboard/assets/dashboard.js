@@ -117,6 +117,7 @@ function listUrl(name, extra = {}) {
 async function poll() {
   if (key === '') return;
   const mine = ++current;
+  let again = true;
   try {
     const [pools, numbers, templates, campaigns, webhooks] = await Promise.all([
       request(listUrl('pools', { since: samples.since })),
@@ -138,6 +139,8 @@ async function poll() {
   } catch (e) {
     if (mine !== current) return;
     if (e instanceof ApiError && e.status === 401) {
+      // Asking again with the same key would only be refused again: wait for another key.
+      again = false;
       showError(`The key was refused: ${e.message}`);
       setLive('key refused', false);
       $('scope').textContent = 'no key';
@@ -147,7 +150,7 @@ async function poll() {
       setLive('not updating', false);
     }
   } finally {
-    if (mine === current) schedule(POLL_MS);
+    if (mine === current && again) schedule(POLL_MS);
   }
 }
 
