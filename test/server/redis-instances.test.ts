@@ -180,7 +180,15 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
         for (const ref of accepted) if (final.has(ref)) count++;
         return count;
       };
-      await waitFor(() => finals() === accepted.size, 'a final notification for every accepted contact');
+      try {
+        await waitFor(() => finals() === accepted.size, 'a final notification for every accepted contact');
+      } catch (e) {
+        // What the next look needs: which contacts, and whether any instance sent them at all.
+        const missing = [...accepted].filter((ref) => !final.has(ref));
+        const sentRefs = new Set(readLog().map((l) => l.ref));
+        console.log(`${missing.length} contacts without a final notification (${missing.filter((ref) => sentRefs.has(ref)).length} of them in the send log), e.g. ${missing.slice(0, 10).join(', ')}`);
+        throw e;
+      }
       const dlrFor = () => new Set((receiver.all('/dlr') as { reference: string | null; status: string }[]).filter((d) => d.status === 'SENT').map((d) => d.reference));
       await waitFor(() => [...smsAccepted].every((ref) => dlrFor().has(ref)), 'a DLR for every accepted SMS');
       expect(smsAccepted.size).toBe(500);
