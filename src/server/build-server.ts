@@ -512,6 +512,10 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
         dashboard?.channelNumber(u);
         steering.numberLimits(u);
       },
+      numberQuality: (u) => {
+        if (detached) return;
+        dashboard?.channelNumber(u);
+      },
       // Another instance may have sent what the provider reports on: read what the fleet remembers.
       ...(sharedMemory ? { recall: (ids: Parameters<typeof notifier.recall>[0]) => notifier.recall(ids) } : {}),
       // The provider's webhook or receipt is acknowledged once what it did is on disk (in Redis).

@@ -118,6 +118,11 @@ export interface ChannelSink {
   templateStatus?(update: TemplateStatusUpdate): void;
   /** Steers the engine: a number's limits change, and with them the output of its pools. */
   numberLimits?(update: NumberLimitsUpdate): void;
+  /**
+   * The provider's word on a number that changes none of its limits (a quality rating, a flag):
+   * shown to operators (the dashboard), nothing steered.
+   */
+  numberQuality?(update: { readonly phone: string; readonly reason: string }): void;
 }
 
 /**

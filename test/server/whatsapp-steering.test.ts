@@ -142,4 +142,12 @@ describe('a quality downgrade', () => {
     expect((await deliver(hook, qualityNotification({ display: '5511990000001', event: 'THROUGHPUT_UPGRADE', currentLimit: 'TIER_UNLIMITED' }))).status).toBe(200);
     expect(await output()).toBe(2_010_000);
   });
+
+  it('shows operators a quality rating that changes no limit, and steers nothing with it', async () => {
+    expect((await deliver(hook, qualityNotification({ display: '5511990000002', event: 'FLAGGED' }))).status).toBe(200);
+    const provider = async () => (await api(s.url, '/dashboard/api/numbers/?q=5511990000002')).json.numbers[0]?.provider;
+    await waitFor(async () => (await provider())?.reason === 'FLAGGED', 'the rating on the dashboard');
+    expect(await provider()).not.toHaveProperty('messaging_limit_24h');
+    expect(await output()).toBe(2_010_000);
+  });
 });

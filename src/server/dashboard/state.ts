@@ -68,7 +68,7 @@ export class DashboardState {
     this.notes.channelTemplate(update);
   }
 
-  channelNumber(update: NumberLimitsUpdate): void {
+  channelNumber(update: { readonly phone: string; readonly limits?: NumberLimitsUpdate['limits']; readonly reason?: string }): void {
     this.notes.channelNumber(update, this.#clock.now());
   }
 }

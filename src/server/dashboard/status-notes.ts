@@ -52,9 +52,9 @@ export class StatusNotes {
     else this.#pendingReason.delete(update.templateId);
   }
 
-  /** The channel changed a number's limits (a quality or tier event). */
-  channelNumber(update: NumberLimitsUpdate, at: number): void {
-    const l = update.limits;
+  /** The channel changed a number's limits (a tier event), or gave its word on it (a quality rating: no limits). */
+  channelNumber(update: { readonly phone: string; readonly limits?: NumberLimitsUpdate['limits']; readonly reason?: string }, at: number): void {
+    const l = update.limits ?? {};
     this.#providerNumbers.set(update.phone, {
       reason: (update.reason ?? 'limits changed').slice(0, MAX_REASON),
       at,

@@ -316,7 +316,9 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
         const phone = o.ids.phoneOfDisplay(e.displayPhoneNumber);
         if (phone === undefined) return o.onWarning('number event for a number the fleet does not have', { event: e.event, displayPhoneNumber: e.displayPhoneNumber });
         const limits = limitsChange(e, o.ids.number(phone)?.messagesPerSecond);
-        if (limits) to.numberLimits?.({ phone, limits, reason: [e.event, e.tier].filter((x) => x !== undefined).join(' ') });
+        const reason = [e.event, e.tier].filter((x) => x !== undefined).join(' ');
+        if (limits) to.numberLimits?.({ phone, limits, reason });
+        else to.numberQuality?.({ phone, reason });
         return;
       }
     }
