@@ -28,6 +28,7 @@ export const SERVE_FLAGS: Options = {
   'metrics-host': { type: 'string' },
   'metrics-key-file': { type: 'string' },
   'no-metrics': { type: 'boolean' },
+  'no-dashboard': { type: 'boolean' },
   'headers-timeout': { type: 'string' },
   'request-timeout': { type: 'string' },
   'keep-alive-timeout': { type: 'string' },
@@ -200,6 +201,7 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
   const metrics: Record<string, unknown> = {};
   if (metricsPort !== undefined) metrics['listen'] = { port: portFlag('metrics-port', metricsPort), host: metricsHost === undefined ? '127.0.0.1' : hostFlag('metrics-host', metricsHost) };
   if (metricsKeyFile !== undefined) metrics['key'] = keyFromFile(io, 'metrics-key-file', metricsKeyFile, metricsKeyProblem);
+  if (values['no-dashboard'] === true) options['dashboard'] = false;
   if (noMetrics) options['metrics'] = false;
   else if (Object.keys(metrics).length > 0) options['metrics'] = metrics;
   else if (!LOOPBACK.test(host ?? '127.0.0.1')) {

@@ -192,6 +192,18 @@ describe('sendpool serve with the operator flags', () => {
     }
   });
 
+  it('--no-dashboard serves no /dashboard/', async () => {
+    const serving = await startServe([fleet, '--port', '0', '--memory', '--no-dashboard'], { SENDPOOL_API_KEYS: `1:${API_KEY}` });
+    try {
+      // Not an open path any more: without a key it is refused like any unknown path, with one it is not found.
+      expect((await fetch(`${serving.url}/dashboard/`)).status).toBe(401);
+      expect((await api(serving.url, '/dashboard/', { key: API_KEY })).status).toBe(404);
+      expect((await api(serving.url, '/messenger/businesses/', { key: API_KEY })).status).toBe(200);
+    } finally {
+      expect(await serving.stop()).toBe(0);
+    }
+  });
+
   it('--no-metrics serves no /metrics', async () => {
     const serving = await startServe([fleet, '--port', '0', '--memory', '--no-metrics'], { SENDPOOL_API_KEYS: `1:${API_KEY}` });
     try {

@@ -40,6 +40,7 @@ Options:
       --metrics-host HOST      address of the metrics port (default 127.0.0.1)
       --metrics-key-file FILE  scrapes must send Authorization: Bearer <the file's key>
       --no-metrics             serve no GET /metrics (prom-client is then not needed)
+      --no-dashboard           serve no operator dashboard at /dashboard/
       --headers-timeout DURATION
                                a request's headers must arrive within it (default 10s)
       --request-timeout DURATION
