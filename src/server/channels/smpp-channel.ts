@@ -13,23 +13,20 @@
  *   sent again.
  * - ESME_RTHROTTLED and ESME_RMSGQFUL pause sending (`throttleBackoff`) and the PDU goes again: a
  *   throttled SMS is slowed down, not failed.
- * - `enquire_link` after `enquireLinkMs` of silence; a PDU unanswered for `responseTimeoutMs` drops
- *   the connection; connections are made again with back-off and jitter.
  *
- * Receipts and replies are reported to the sink after the `sendSms` answer of their SMS (so a DLR
- * `DELIVERED` never precedes its `SENT`). The SMSC's message ids and the last SMS to each phone are
- * kept in the `ChannelMemory` the server lends (smpp-inbound.ts); on a durable server a
- * `deliver_sm` is answered only once what it did is written (`sink.written`), and with
- * ESME_RX_T_APPN (a temporary error: the SMSC delivers it again) when that failed.
+ * This file sends. The connection (bind, `enquire_link`, timeouts, reconnection with back-off) is
+ * smpp-link.ts; receipts (DLR) and replies (MO), reported after the `sendSms` answer of their SMS
+ * and acknowledged once what they did is written, are smpp-deliver.ts.
  */
 import type { Channel, ChannelMemory, ChannelSink, OutgoingSms, SmsSendResult } from '../channel.js';
 import { ChannelMemoryStore } from './memory.js';
-import { concatInfo, encodeSubmitSm, submitParts } from './smpp-codec.js';
-import { SmppInbound, type ReceiptUpdate } from './smpp-inbound.js';
+import { encodeSubmitSm, submitParts } from './smpp-codec.js';
+import { SmppDeliveries } from './smpp-deliver.js';
+import { SmppInbound } from './smpp-inbound.js';
+import { backoffMs, SmppLink } from './smpp-link.js';
 import { EncodedSubmit, PartQueue, type Job, type Part } from './smpp-queue.js';
-import { resolveSmppOptions, smppOptionProblems, type BackoffRange, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
-import { loadSmpp, SMPP_STATUS, smppStatusText, type SmppModule, type SmppPdu, type SmppSession } from './smpp-package.js';
-import { ESM_TYPE_INTERMEDIATE, ESM_TYPE_MASK, ESM_TYPE_RECEIPT, parseReceipt } from './smpp-receipt.js';
+import { resolveSmppOptions, smppOptionProblems, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
+import { loadSmpp, SMPP_STATUS, smppStatusText, type SmppPdu, type SmppSession } from './smpp-package.js';
 import { ServerOptionsError } from '../options-error.js';
 
 /** Counters of an SMPP channel. */
@@ -69,8 +66,6 @@ export interface SmppChannel extends Channel {
   close(): Promise<void>;
 }
 
-const backoffMs = (range: BackoffRange, attempt: number) => Math.min(range.maxMs, range.minMs * 2 ** Math.min(attempt, 30));
-
 /** Builds an SMPP channel; it connects when the server attaches it (or at the first SMS). */
 export function createSmppChannel(options: SmppChannelOptions): SmppChannel {
   const problems = smppOptionProblems(options);
@@ -80,24 +75,14 @@ export function createSmppChannel(options: SmppChannelOptions): SmppChannel {
 
 class SmppChannelImpl implements SmppChannel {
   readonly #o: ResolvedSmppOptions;
-  readonly #address: string;
   readonly #inbound: SmppInbound;
-  #smpp: SmppModule | undefined;
+  readonly #link: SmppLink;
+  readonly #deliveries: SmppDeliveries;
   #sink: ChannelSink | undefined;
   #started = false;
   #closed = false;
   /** Why nothing can be sent (the package could not load). */
   #fatal: string | undefined;
-
-  #session: SmppSession | undefined;
-  readonly #dropReasons = new WeakMap<SmppSession, string>();
-  #bound = false;
-  #outstanding = new Map<number, Part>();
-  #enquireSentAt = 0;
-  #lastHeard = 0;
-  #reconnectAttempt = 0;
-  #reconnectTimer: NodeJS.Timeout | undefined;
-  #bindTimer: NodeJS.Timeout | undefined;
   #tick: NodeJS.Timeout | undefined;
 
   readonly #again = new PartQueue();
@@ -110,26 +95,32 @@ class SmppChannelImpl implements SmppChannel {
   #throttleTimer: NodeJS.Timeout | undefined;
   #pumpQueued = false;
 
-  #events: (() => void)[] = [];
-  #eventsQueued = false;
-  /** Resolved once the queued sink calls ran (made only when a `deliver_sm` waits for them). */
-  #eventsRan: Promise<void> | undefined;
-  #resolveEventsRan: (() => void) | undefined;
-  #boundWaiters: (() => void)[] = [];
-
   #c = { submitted: 0, accepted: 0, resent: 0, throttled: 0, smsSent: 0, smsFailed: 0, receipts: 0, replies: 0, binds: 0, disconnects: 0 };
 
   constructor(o: ResolvedSmppOptions) {
     this.#o = o;
-    this.#address = `${o.host}:${o.port}`;
     // Until the server lends its memory (or when a host attaches none): one of the channel's own.
     this.#inbound = new SmppInbound(new ChannelMemoryStore(o.maxTrackedReceipts + o.maxTrackedReplies));
+    this.#deliveries = new SmppDeliveries({
+      inbound: this.#inbound,
+      jobs: this.#jobs,
+      counters: this.#c,
+      sink: () => this.#sink,
+      current: (session) => this.#link.session === session,
+    });
+    this.#link = new SmppLink({
+      options: o,
+      counters: this.#c,
+      bound: () => this.#pump(),
+      requeue: (parts) => this.#again.unshiftAll(parts),
+      deliver: (session, pdu) => this.#deliveries.deliver(session, pdu),
+    });
   }
 
   stats(): SmppChannelStats {
     return {
-      bound: this.#bound,
-      outstanding: this.#outstanding.size,
+      bound: this.#link.bound,
+      outstanding: this.#link.outstanding.size,
       queued: this.#again.size + this.#fresh.size,
       ...this.#c,
       unmatchedReceipts: this.#inbound.unmatchedReceipts,
@@ -139,8 +130,7 @@ class SmppChannelImpl implements SmppChannel {
 
   whenBound(): Promise<void> {
     this.#start();
-    if (this.#bound) return Promise.resolve();
-    return new Promise((resolve) => this.#boundWaiters.push(resolve));
+    return this.#link.whenBound();
   }
 
   attach(sink: ChannelSink, memory?: ChannelMemory): void {
@@ -196,27 +186,11 @@ class SmppChannelImpl implements SmppChannel {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    clearTimeout(this.#reconnectTimer);
-    clearTimeout(this.#bindTimer);
     clearTimeout(this.#throttleTimer);
     clearInterval(this.#tick);
-    const session = this.#session;
-    this.#session = undefined;
-    this.#bound = false;
     // SMS not answered yet stay unanswered: the durable server sends them again after a restart.
-    if (!session) return;
-    await new Promise<void>((resolve) => {
-      const done = setTimeout(() => session.destroy(), 1_000);
-      session.once('close', () => {
-        clearTimeout(done);
-        resolve();
-      });
-      if (!session.socket.writable) session.destroy();
-      else if (!session.send(new this.#smpp!.PDU('unbind', {}), () => session.close())) session.destroy();
-    });
+    await this.#link.close();
   }
-
-  // --- connection ---------------------------------------------------------------------------
 
   #start(): void {
     if (this.#started || this.#closed) return;
@@ -225,10 +199,7 @@ class SmppChannelImpl implements SmppChannel {
     this.#tick = setInterval(() => this.#onTick(), every);
     this.#tick.unref();
     loadSmpp().then(
-      (smpp) => {
-        this.#smpp = smpp;
-        this.#connect();
-      },
+      (smpp) => this.#link.start(smpp),
       (e: unknown) => {
         // Without the package nothing can be sent: answer every SMS at once.
         const reason = e instanceof Error ? e.message : String(e);
@@ -240,111 +211,14 @@ class SmppChannelImpl implements SmppChannel {
     );
   }
 
-  #connect(): void {
-    if (this.#closed || !this.#smpp) return;
-    const o = this.#o;
-    const session = this.#smpp.connect({ host: o.host, port: o.port, ...(o.tls ? { tls: true } : {}) });
-    this.#session = session;
-    this.#outstanding = new Map();
-    this.#enquireSentAt = 0;
-    this.#bindTimer = setTimeout(() => {
-      if (this.#session === session && !this.#bound) this.#drop(session, `not bound within ${o.bindTimeoutMs} ms`);
-    }, o.bindTimeoutMs);
-    let lastError = '';
-    session.on(o.tls ? 'secureConnect' : 'connect', () => {
-      // PDUs are written in batches (cork/uncork): Nagle's delay would only hold answers back.
-      session.socket.setNoDelay(true);
-      const bind = new this.#smpp!.PDU('bind_transceiver', { system_id: o.systemId, password: o.password, system_type: o.systemType });
-      session.send(bind, (resp) => this.#onBound(session, resp));
-    });
-    session.on('error', (e: Error) => {
-      lastError = (e as NodeJS.ErrnoException).code ?? e.message;
-      // A PDU the package could not read leaves the stream out of step: start over.
-      if (this.#session === session) session.destroy();
-    });
-    session.on('close', () => this.#onClosed(session, lastError));
-    session.on('pdu', () => {
-      this.#lastHeard = Date.now();
-    });
-    session.on('deliver_sm', (pdu: SmppPdu) => this.#onDeliver(session, pdu));
-    session.on('data_sm', (pdu: SmppPdu) => this.#onDeliver(session, pdu));
-    session.on('enquire_link', (pdu: SmppPdu) => this.#answer(session, pdu.response()));
-    session.on('unbind', (pdu: SmppPdu) => {
-      session.send(pdu.response());
-      session.close();
-    });
-  }
-
-  #onBound(session: SmppSession, resp: SmppPdu): void {
-    if (this.#session !== session) return;
-    clearTimeout(this.#bindTimer);
-    if (resp.command_status !== SMPP_STATUS.ESME_ROK) {
-      const reason = smppStatusText(resp.command_status);
-      this.#o.onEvent?.({ type: 'bind-failed', address: this.#address, reason });
-      this.#drop(session, `bind refused: ${reason}`);
-      return;
-    }
-    this.#bound = true;
-    this.#reconnectAttempt = 0;
-    this.#lastHeard = Date.now();
-    this.#c.binds++;
-    this.#o.onEvent?.({ type: 'bound', address: this.#address });
-    const waiters = this.#boundWaiters;
-    this.#boundWaiters = [];
-    for (const w of waiters) w();
-    this.#pump();
-  }
-
-  /** Ends a session; its `close` puts its unanswered PDUs back and connects again. */
-  #drop(session: SmppSession, reason: string): void {
-    this.#dropReasons.set(session, reason);
-    session.destroy();
-  }
-
-  #onClosed(session: SmppSession, lastError: string): void {
-    if (this.#session !== session) return;
-    clearTimeout(this.#bindTimer);
-    this.#session = undefined;
-    const wasBound = this.#bound;
-    this.#bound = false;
-    // Unanswered PDUs go again, in the order they went, before anything else.
-    const requeue: Part[] = [];
-    for (const part of this.#outstanding.values()) if (!part.job.done) requeue.push(part);
-    this.#outstanding = new Map();
-    if (requeue.length > 0) {
-      this.#again.unshiftAll(requeue);
-      this.#c.resent += requeue.length;
-    }
-    this.#c.disconnects++;
-    if (this.#closed) return;
-    const retryInMs = Math.round(backoffMs(this.#o.reconnectBackoff, this.#reconnectAttempt++) * (0.5 + Math.random() / 2));
-    const reason = this.#dropReasons.get(session) ?? (lastError || (wasBound ? 'connection closed' : 'could not connect'));
-    this.#o.onEvent?.({ type: 'disconnected', address: this.#address, reason, requeued: requeue.length, retryInMs });
-    this.#reconnectTimer = setTimeout(() => this.#connect(), retryInMs);
-  }
-
   #onTick(): void {
     const now = Date.now();
     // SMS past their deadline are answered failed (whatever of them is still queued is skipped).
     for (const job of this.#jobs.values()) {
       if (job.deadline > now) break; // jobs are in deadline order (one timeout for all)
-      this.#finish(job, { status: 'failed', reason: `SMPP: the SMSC did not accept it within ${this.#o.sendTimeoutMs} ms${this.#bound ? '' : ' (not bound)'}` });
+      this.#finish(job, { status: 'failed', reason: `SMPP: the SMSC did not accept it within ${this.#o.sendTimeoutMs} ms${this.#link.bound ? '' : ' (not bound)'}` });
     }
-    const session = this.#session;
-    if (!session || !this.#bound) return;
-    const oldest = this.#outstanding.values().next().value;
-    const timeout = this.#o.responseTimeoutMs;
-    if ((oldest && now - oldest.sentAt > timeout) || (this.#enquireSentAt > 0 && now - this.#enquireSentAt > timeout)) {
-      this.#o.onEvent?.({ type: 'response-timeout', outstanding: this.#outstanding.size });
-      this.#drop(session, `no answer within ${timeout} ms`);
-      return;
-    }
-    if (this.#enquireSentAt === 0 && now - this.#lastHeard >= this.#o.enquireLinkMs) {
-      this.#enquireSentAt = now;
-      session.send(new this.#smpp!.PDU('enquire_link', {}), () => {
-        this.#enquireSentAt = 0;
-      });
-    }
+    this.#link.check(now);
   }
 
   // --- sending ------------------------------------------------------------------------------
@@ -366,8 +240,8 @@ class SmppChannelImpl implements SmppChannel {
   }
 
   #pump(): void {
-    const session = this.#session;
-    if (!this.#bound || !session || this.#closed) return;
+    const session = this.#link.session;
+    if (!this.#link.bound || !session || this.#closed) return;
     const now = Date.now();
     if (now < this.#throttledUntil) {
       this.#throttleTimer ??= setTimeout(() => {
@@ -377,10 +251,11 @@ class SmppChannelImpl implements SmppChannel {
       return;
     }
     const window = this.#o.window;
+    const outstanding = this.#link.outstanding;
     const socket = session.socket;
     socket.cork();
     try {
-      while (this.#outstanding.size < window) {
+      while (outstanding.size < window) {
         const part = this.#next();
         if (!part) break;
         const pdu = part.pdu;
@@ -391,7 +266,7 @@ class SmppChannelImpl implements SmppChannel {
           break;
         }
         part.sentAt = now;
-        this.#outstanding.set(pdu.sequence_number, part);
+        outstanding.set(pdu.sequence_number, part);
         this.#c.submitted++;
       }
     } finally {
@@ -400,8 +275,8 @@ class SmppChannelImpl implements SmppChannel {
   }
 
   #onSubmitResp(session: SmppSession, part: Part, resp: SmppPdu): void {
-    if (this.#session !== session) return;
-    this.#outstanding.delete(resp.sequence_number);
+    if (this.#link.session !== session) return;
+    this.#link.outstanding.delete(resp.sequence_number);
     const status = resp.command === 'generic_nack' && resp.command_status === 0 ? 0x03 : resp.command_status;
     const job = part.job;
     if (status === SMPP_STATUS.ESME_ROK) {
@@ -411,7 +286,7 @@ class SmppChannelImpl implements SmppChannel {
         const messageId = resp['message_id'];
         if (job.tracked && typeof messageId === 'string' && messageId.length > 0) {
           const early = this.#inbound.accepted(job.tracked, messageId);
-          if (early) this.#report(early);
+          if (early) this.#deliveries.report(early);
         }
         if (--job.remaining === 0) {
           this.#inbound.sentTo(job.sms.phone, job.sms.smsId);
@@ -431,7 +306,7 @@ class SmppChannelImpl implements SmppChannel {
     } else if (status === SMPP_STATUS.ESME_RINVBNDSTS) {
       // The SMSC no longer counts us bound: bind again, and the part goes again.
       this.#again.push(part);
-      this.#drop(session, smppStatusText(status));
+      this.#link.drop(session, smppStatusText(status));
       return;
     } else if (!job.done) {
       this.#finish(job, { status: 'failed', reason: smppStatusText(status) });
@@ -446,118 +321,7 @@ class SmppChannelImpl implements SmppChannel {
     if (result.status === 'sent') this.#c.smsSent++;
     else this.#c.smsFailed++;
     job.resolve(result);
-    for (const update of job.held ?? []) this.#report(update);
+    for (const update of job.held ?? []) this.#deliveries.report(update);
     for (const done of job.onDone ?? []) done();
   }
-
-  // --- receipts and replies -----------------------------------------------------------------
-
-  #onDeliver(session: SmppSession, pdu: SmppPdu): void {
-    // A server that keeps nothing: answer first (an SMSC resends what it is not answered, matched
-    // or not; the answers to the PDUs of one read go out in one write). A durable one: answer once
-    // what the PDU did is written, so a crash before that leaves it to the SMSC to deliver again.
-    const durable = this.#sink?.written !== undefined;
-    if (!durable) this.#answer(session, pdu.response());
-    if (this.#inbound.memory.recall !== undefined && this.#sink?.recall !== undefined) {
-      void this.#recallThenRead(session, pdu, durable);
-      return;
-    }
-    const heldBy = this.#read(pdu);
-    if (durable) void this.#answerWhenWritten(session, pdu, heldBy);
-  }
-
-  /**
-   * The server on Redis: the SMS a receipt or reply names may have been sent by another instance;
-   * what the fleet remembers of it is read first. Not readable (Redis away): answered with a
-   * temporary error, so the SMSC delivers it again.
-   */
-  async #recallThenRead(session: SmppSession, pdu: SmppPdu, durable: boolean): Promise<void> {
-    try {
-      const receiptId = typeof pdu['receipted_message_id'] === 'string' ? pdu['receipted_message_id'] : undefined;
-      const fromText = parseReceipt(textOf((pdu['short_message'] as { message?: unknown } | undefined)?.message), { receiptedMessageId: receiptId, messageState: pdu['message_state'] });
-      const from = typeof pdu['source_addr'] === 'string' ? pdu['source_addr'] : undefined;
-      const smsIds = await this.#inbound.recall({ ...(fromText ? { receiptId: fromText.messageId } : {}), ...(from !== undefined ? { from } : {}) });
-      if (smsIds.length > 0) await this.#sink?.recall?.({ smsIds });
-    } catch {
-      if (durable && this.#session === session) this.#answer(session, pdu.response({ command_status: SMPP_STATUS.ESME_RX_T_APPN }));
-      return;
-    }
-    const heldBy = this.#read(pdu);
-    if (durable) void this.#answerWhenWritten(session, pdu, heldBy);
-  }
-
-  async #answerWhenWritten(session: SmppSession, pdu: SmppPdu, heldBy: Job | undefined): Promise<void> {
-    if (heldBy && !heldBy.done) await new Promise<void>((resolve) => (heldBy.onDone ??= []).push(resolve));
-    if (this.#eventsQueued) await (this.#eventsRan ??= new Promise<void>((resolve) => (this.#resolveEventsRan = resolve)));
-    const ok = (await this.#sink?.written?.()) ?? false;
-    // The connection is gone: unanswered, the SMSC delivers it again on the next one.
-    if (this.#session !== session) return;
-    this.#answer(session, ok ? pdu.response() : pdu.response({ command_status: SMPP_STATUS.ESME_RX_T_APPN }));
-  }
-
-  /** Reads a `deliver_sm` / `data_sm` and reports it; the job its receipt waits for, if any. */
-  #read(pdu: SmppPdu): Job | undefined {
-    const esmClass = typeof pdu['esm_class'] === 'number' ? pdu['esm_class'] : 0;
-    const type = esmClass & ESM_TYPE_MASK;
-    const content = (pdu['short_message'] as { message?: unknown; udh?: Uint8Array[] } | undefined) ?? undefined;
-    const payload = pdu['message_payload'] as { message?: unknown; udh?: Uint8Array[] } | undefined;
-    const body = content?.message !== undefined && textOf(content.message) !== '' ? content : (payload ?? content);
-    const text = textOf(body?.message);
-    if (type === ESM_TYPE_RECEIPT || type === ESM_TYPE_INTERMEDIATE || (pdu.command === 'data_sm' && pdu['receipted_message_id'] !== undefined)) {
-      const receipt = parseReceipt(text, { receiptedMessageId: pdu['receipted_message_id'], messageState: pdu['message_state'] });
-      if (!receipt) return undefined;
-      this.#c.receipts++;
-      const update = this.#inbound.receipt(receipt);
-      return update ? this.#report(update) : undefined;
-    }
-    if (type !== 0) return undefined; // acknowledgements and other kinds: nothing to report
-    const from = typeof pdu['source_addr'] === 'string' ? pdu['source_addr'] : '';
-    const reply = this.#inbound.reply(from, text, body?.udh ? concatInfo(body.udh) : undefined);
-    if (!reply) return undefined;
-    this.#c.replies++;
-    this.#later(() => this.#sink?.smsReply(reply));
-    return undefined;
-  }
-
-  #answer(session: SmppSession, pdu: SmppPdu): void {
-    const socket = session.socket;
-    socket.cork();
-    session.send(pdu);
-    process.nextTick(() => socket.uncork());
-  }
-
-  /** Reports a receipt's status now, or after its SMS is answered (the job returned). */
-  #report(update: ReceiptUpdate): Job | undefined {
-    const job = this.#jobs.get(update.smsId);
-    if (job && !job.done) {
-      // A part's receipt before the last part's answer: the DLR follows the answer, never precedes it.
-      (job.held ??= []).push(update);
-      return job;
-    }
-    this.#later(() => this.#sink?.smsStatus(update));
-    return undefined;
-  }
-
-  /** Runs sink calls after the current turn, when the `sendSms` answers of this turn were taken. */
-  #later(fn: () => void): void {
-    this.#events.push(fn);
-    if (this.#eventsQueued) return;
-    this.#eventsQueued = true;
-    setImmediate(() => {
-      this.#eventsQueued = false;
-      const events = this.#events;
-      this.#events = [];
-      for (const e of events) e();
-      const ran = this.#resolveEventsRan;
-      this.#eventsRan = undefined;
-      this.#resolveEventsRan = undefined;
-      ran?.();
-    });
-  }
-}
-
-function textOf(message: unknown): string {
-  if (typeof message === 'string') return message;
-  if (message instanceof Uint8Array) return Buffer.from(message).toString('latin1');
-  return '';
 }
