@@ -6,7 +6,8 @@
 import type { NumberStatus, TemplateStatus } from './fleet.js';
 import { validateNumberLimits } from './number-limits.js';
 import { PHONE_EXPECTED, isPhone } from './phone.js';
-import { type Problem, pathIndex, pathKey, problem } from './problems.js';
+import { type Obj, Reader } from './fleet-reader.js';
+import { type Problem, pathIndex } from './problems.js';
 import { MAX_PLACEHOLDERS, scanPlaceholders } from './template-text.js';
 
 /** A number as the engine keeps it: every optional field decided. */
@@ -62,8 +63,6 @@ export interface Fleet {
 /** The answer of {@link validateFleet}: the normalised fleet, or every problem found. */
 export type FleetValidation = { readonly ok: true; readonly fleet: Fleet } | { readonly ok: false; readonly problems: readonly Problem[] };
 
-type Obj = Record<string, unknown>;
-
 const NUMBER_KEYS = ['phone', 'throughputPerHour', 'messagingLimit24h', 'messagesPerSecond', 'status', 'pausedUntil', 'account', 'whatsapp', 'meta'];
 const TYPE_KEYS = ['id', 'name', 'templateIds', 'meta'];
 const BUSINESS_KEYS = ['id', 'name', 'companyId', 'numbers', 'templateTypes', 'whatsapp', 'meta'];
@@ -79,87 +78,6 @@ const GRAPH_ID_EXPECTED = 'a Graph API id: a string of 1 to 32 digits';
 const WA_TEMPLATE_NAME = /^[a-z0-9_]{1,512}$/;
 /** Language and locale codes of templates: `en`, `pt_BR`, `zh_HK`, `es_LA`, `fil`. */
 const WA_LANGUAGE = /^[a-z]{2,3}(?:_[A-Za-z]{2,4})?$/;
-
-/** Collects problems while reading one document. */
-class Reader {
-  readonly problems: Problem[] = [];
-
-  report(path: string, expected: string, value: unknown): void {
-    this.problems.push(problem(path, expected, value));
-  }
-
-  object(value: unknown, path: string, known: readonly string[]): Obj | undefined {
-    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-      this.report(path, 'an object', value);
-      return undefined;
-    }
-    for (const key of Object.keys(value)) {
-      if (!known.includes(key)) this.report(pathKey(path, key), `no such field (known: ${known.join(', ')})`, (value as Obj)[key]);
-    }
-    return value as Obj;
-  }
-
-  array(value: unknown, path: string): readonly unknown[] | undefined {
-    if (!Array.isArray(value)) {
-      this.report(path, 'an array', value);
-      return undefined;
-    }
-    return value as unknown[];
-  }
-
-  integer(value: unknown, path: string, min: number, max: number, what: string): number | undefined {
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      this.report(path, what, value);
-      return undefined;
-    }
-    return value;
-  }
-
-  id(value: unknown, path: string): number | undefined {
-    return this.integer(value, path, 1, Number.MAX_SAFE_INTEGER, 'a positive integer id');
-  }
-
-  string(value: unknown, path: string, what = 'a non-empty string'): string | undefined {
-    if (typeof value !== 'string' || value.length === 0) {
-      this.report(path, what, value);
-      return undefined;
-    }
-    return value;
-  }
-
-  optionalString(value: unknown, path: string): string | undefined {
-    return value === undefined ? undefined : this.string(value, path);
-  }
-
-  oneOf<T extends string>(value: unknown, path: string, allowed: readonly T[], fallback: T): T | undefined {
-    if (value === undefined) return fallback;
-    if (typeof value !== 'string' || !(allowed as readonly string[]).includes(value)) {
-      this.report(path, `one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`, value);
-      return undefined;
-    }
-    return value as T;
-  }
-
-  /** A string matching `pattern`, or a problem saying `what` was expected. */
-  matching(value: unknown, path: string, pattern: RegExp, what: string): string | undefined {
-    if (typeof value !== 'string' || !pattern.test(value)) {
-      this.report(path, what, value);
-      return undefined;
-    }
-    return value;
-  }
-
-  /** A pause end: milliseconds, or an ISO 8601 date-time with an offset. */
-  time(value: unknown, path: string): number | undefined {
-    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return value;
-    if (typeof value === 'string' && /^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:\d{2})$/.test(value)) {
-      const ms = Date.parse(value);
-      if (Number.isFinite(ms) && ms >= 0) return ms;
-    }
-    this.report(path, 'a clock time: milliseconds (0 or more) or an ISO 8601 date-time with offset', value);
-    return undefined;
-  }
-}
 
 function readNumber(r: Reader, value: unknown, path: string): FleetNumber | undefined {
   const o = r.object(value, path, NUMBER_KEYS);
