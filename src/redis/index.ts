@@ -9,7 +9,7 @@ export type { LeaseSizingInput } from './lease-sizing.js';
 export type { RedisCapacityEvent, RedisStoreMetrics, RedisStoreState } from './health.js';
 export type { RedisEpoch } from './epoch.js';
 export { FleetSync } from './fleet-sync.js';
-export type { FleetSyncOptions, FleetSyncClient, FleetSyncSubscriber, FleetSyncState, FleetSyncEvent } from './fleet-sync.js';
+export type { FleetSyncOptions, FleetSyncClient, FleetSyncSubscriber, FleetSyncState, FleetSyncEvent } from './fleet-sync-options.js';
 export { RedisCampaignStatistics } from './campaign-stats-store.js';
 export type { RedisCampaignStatisticsOptions, CampaignStatsClient } from './campaign-stats-store.js';
 export { createCapacityWaker } from './capacity-waker.js';
