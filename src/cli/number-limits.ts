@@ -3,6 +3,7 @@
  * `simulate`: a cell shows the fleet's value, or `fleet → after` when a `setLimit` event changed it,
  * so a table never shows a limit the run no longer had.
  */
+import type { Column } from './table.js';
 import type { TimedEvent } from './events-file.js';
 import { count } from './format.js';
 
@@ -32,4 +33,22 @@ export function limitsAfter(phone: string, start: NumberLimits, events: readonly
 export function limitCell(start: number | null, end: number | null): string {
   const text = (n: number | null) => (n === null ? '-' : count(n));
   return start === end ? text(start) : `${text(start)} → ${text(end)}`;
+}
+
+/**
+ * The columns of the numbers table both commands print: the fleet's limits (with their change by
+ * the events), what each number sent and its share, and when its 24 h limit ran out; the forecast
+ * adds the per-second rate and what held each number back.
+ */
+export function numberColumns(forecast: boolean): Column[] {
+  return [
+    { header: 'phone' },
+    { header: 'per hour', align: 'right' },
+    { header: '24h limit', align: 'right' },
+    ...(forecast ? [{ header: 'per second', align: 'right' } as const] : []),
+    { header: 'sent', align: 'right' },
+    { header: 'share', align: 'right' },
+    { header: '24h used up at', align: 'right' },
+    ...(forecast ? [{ header: 'held back by' }] : []),
+  ];
 }

@@ -726,6 +726,8 @@ export class Engine {
       this.#call = 0;
     }
     const call = ++this.#call;
+    // The pool's fields are read into locals here as in #fillSparse, on purpose: each hot loop keeps
+    // them in registers; a shared helper returning them would allocate on every call.
     const stamp = this.#t.stamp;
     const avail = this.#t.avail;
     const drained = this.#t.drained;

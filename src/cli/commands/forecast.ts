@@ -10,7 +10,7 @@ import { EXIT_INCOMPLETE, EXIT_OK } from '../errors.js';
 import { count, percent, share } from '../format.js';
 import type { Io } from '../io.js';
 import type { ForecastJson } from '../json-output.js';
-import { limitCell, limitsAfter } from '../number-limits.js';
+import { limitCell, limitsAfter, numberColumns } from '../number-limits.js';
 import { describePhases } from '../phases.js';
 import { POOL_HELP, POOL_OPTIONS, readPoolRequest, type PoolRequest } from '../pool-flags.js';
 import { renderTable } from '../table.js';
@@ -107,16 +107,7 @@ function renderForecast(json: ForecastJson, f: Forecast, req: PoolRequest): stri
   lines.push('Numbers:');
   lines.push(
     renderTable(
-      [
-        { header: 'phone' },
-        { header: 'per hour', align: 'right' },
-        { header: '24h limit', align: 'right' },
-        { header: 'per second', align: 'right' },
-        { header: 'sent', align: 'right' },
-        { header: 'share', align: 'right' },
-        { header: '24h used up at', align: 'right' },
-        { header: 'held back by' },
-      ],
+      numberColumns(true),
       json.numbers.map((n) => {
         const after = limitsAfter(n.phone, n, req.events, json.completionMs ?? req.horizonMs);
         return [

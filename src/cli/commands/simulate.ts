@@ -10,7 +10,7 @@ import { EXIT_INCOMPLETE, EXIT_OK, UsageError } from '../errors.js';
 import { count, percent, share } from '../format.js';
 import type { Io } from '../io.js';
 import type { SimulateJson } from '../json-output.js';
-import { limitCell, limitsAfter } from '../number-limits.js';
+import { limitCell, limitsAfter, numberColumns } from '../number-limits.js';
 import { POOL_HELP, POOL_OPTIONS, readPoolRequest, type PoolRequest } from '../pool-flags.js';
 import { noProgress, progressBar } from '../progress.js';
 import { simulate } from '../simulation.js';
@@ -152,14 +152,7 @@ function renderSimulation(json: SimulateJson, req: PoolRequest, endMs: number): 
   lines.push('Numbers:');
   lines.push(
     renderTable(
-      [
-        { header: 'phone' },
-        { header: 'per hour', align: 'right' },
-        { header: '24h limit', align: 'right' },
-        { header: 'sent', align: 'right' },
-        { header: 'share', align: 'right' },
-        { header: '24h used up at', align: 'right' },
-      ],
+      numberColumns(false),
       json.numbers.map((n) => {
         const after = limitsAfter(n.phone, n, req.events, endMs);
         return [n.phone, limitCell(n.throughputPerHour, after.throughputPerHour), limitCell(n.messagingLimit24h, after.messagingLimit24h), count(n.sent), percent(n.sent, json.sent), at(n.ranOutAtMs)];
