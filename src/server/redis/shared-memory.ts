@@ -1,10 +1,11 @@
 /**
  * What the server remembers of the messages it sent, shared by every instance on Redis: the
- * tracked messages and SMS a later status is built from (notifier.ts, keys `m:<message id>` and
- * `s:<SMS id>`) and the channel's provider ids (channels/memory.ts, keys `c:<key>`). The provider
- * reports a delivery, a read or a reply to whichever instance its webhook reaches, and the sender
- * may have died: so each write goes to Redis with the step that made it, and an instance that does
- * not hold a key asks Redis before it gives up on an event (`recall`).
+ * tracked messages and SMS a later status is built from (tracked-messages.ts, keys
+ * `m:<message id>` and `s:<SMS id>`) and the channel's provider ids (channels/memory.ts, keys
+ * `c:<key>`). The provider reports a delivery, a read or a reply to whichever instance its
+ * webhook reaches, and the sender may have died: so each write goes to Redis with the step that
+ * made it, and an instance that does not hold a key asks Redis before it gives up on an event
+ * (`recall`).
  *
  * Bounded as the embedded database's copy is: two generations of hashes, `<p>mem:<g>`, where g
  * counts the entries the fleet wrote (`<p>mem:n`) in generations of `generation` entries; a write
