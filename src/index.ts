@@ -73,6 +73,10 @@ export type {
   TerminalState,
 } from './core/dispatch/types.js';
 export type { DispatchSnapshot, FlowSnapshot, QueueSnapshot, SubmissionChange, SubmissionSnapshot } from './core/dispatch/dispatch-snapshot.js';
+// What `createMessageBatch`, `createOutcomeBatch` and `takeChanges` hand the host: types to name, built by the engine.
+export type { MessageBatch } from './core/dispatch/message-batch.js';
+export type { OutcomeBatch } from './core/dispatch/outcome-batch.js';
+export type { DispatchChanges } from './core/dispatch/dispatcher.js';
 export { applyChanges, emptyRows, mergeSubmission, snapshotFromRows, type EngineRows, type SubmissionRow } from './core/rows.js';
 
 // Channel errors

@@ -39,6 +39,7 @@ export { ADMISSIONS, countProblems } from './campaign-counts.js';
 export type { Admission, CampaignCounts } from './campaign-counts.js';
 export { CampaignStatistics } from './campaign-stats.js';
 export type { ContactStatusChange, CampaignStatisticsOptions, CampaignStatisticsSnapshot, CampaignStatisticsChanges, CampaignRow, ContactRow } from './campaign-stats.js';
+export type { SnapshotContact } from './campaign-stats-types.js';
 
 // Reports
 export { ReportTracker, buildReportReady, buildReportError, isReportType, parseReportType } from './reports.js';
@@ -51,3 +52,4 @@ export { WEBHOOK_TOLERANCE_MS, generateWebhookSecret, signWebhook, verifyWebhook
 export type { WebhookHeaders, SignWebhookInput, VerifyWebhookInput, ReceivedHeaders, WebhookVerdict, WebhookRejection } from './signing.js';
 export { Outbox, httpAttemptResult } from './outbox.js';
 export type { WebhookFamily, OutboxEvent, OutboxOptions, DeliveryAttempt, AttemptResult, DeliveryOutcome, EnqueueOutcome, SettleOutcome, OutboxSnapshot, OutboxTargetView } from './outbox.js';
+export type { EntryState } from './outbox-types.js';

@@ -21,8 +21,9 @@
 import type { HsmStatus } from './schemas/hsm.js';
 
 /** The progress chain, lowest first (spec 3 meanings: queued, sent, at server, at device, read, replied). */
-const PROGRESS_ORDER = ['ENQUEUED', 'SENT', 'SERVER', 'DEVICE', 'READ', 'REPLIED'] as const;
-export type ProgressStatus = (typeof PROGRESS_ORDER)[number];
+/** A contact's progress, lowest first: ENQUEUED, SENT, SERVER, DEVICE, READ, REPLIED. */
+export type ProgressStatus = 'ENQUEUED' | 'SENT' | 'SERVER' | 'DEVICE' | 'READ' | 'REPLIED';
+const PROGRESS_ORDER: readonly ProgressStatus[] = ['ENQUEUED', 'SENT', 'SERVER', 'DEVICE', 'READ', 'REPLIED'];
 
 const BIT: Readonly<Record<HsmStatus, number>> = {
   ENQUEUED: 1 << 0,

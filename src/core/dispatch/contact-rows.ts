@@ -63,7 +63,7 @@ export abstract class ContactRows {
     this.records.fill(undefined, this.count);
   }
 
-  /** The row's submission (undefined for a row given whole, see {@link made}); refuses rows not filled. */
+  /** @internal The row's submission (undefined for a row given whole, see {@link made}); refuses rows not filled. */
   protected record(i: number): SubmissionRecord | undefined {
     if (!(i >= 0 && i < this.count)) throw new ArgumentError(`${this.constructor.name} row`, `a row from 0 to ${this.count - 1}`, describeValue(i));
     return this.records[i];
