@@ -2,7 +2,8 @@
  * `sendpool/server`: the reference HTTP server of the service (spec parts 4 to 6), to run as is
  * (`runServer`, `sendpool serve`, `npm start`) or to embed (`buildServer`).
  */
-export { buildServer, type SendpoolServer, type SendpoolControl, type ServerStats } from './build-server.js';
+export { buildServer } from './build-server.js';
+export type { SendpoolServer, SendpoolControl, ServerStats } from './server-control.js';
 export type { BuildServerOptions } from './options.js';
 export { DEFAULT_CONNECTIONS, type ConnectionOptions } from './connections.js';
 export type { MetricsOptions, MetricsListen } from './metrics-access.js';

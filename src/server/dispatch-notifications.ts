@@ -1,0 +1,105 @@
+/**
+ * What the dispatch worker's answers become for the company: the HSM notifications (spec 6.3) and
+ * campaign statistics of each send's result (SENT, FAILED with the channel's code or reason, a
+ * retry that waits, EXPIRED) and of each contact's final outcome the engine reports without a send
+ * (a retry that expired while it waited, a failure, an invalid phone rejected).
+ *
+ * A contact is notified of its end once (`contact.final`). On the server on Redis, a contact's
+ * notifications are written with its chunk of the shared queue (`about`), and the retry index is
+ * the fleet's (a retry may have been handed out by another instance).
+ *
+ * Separate from buildServer, which only wires it to the dispatch worker: this is the mapping from
+ * the engine's words (send effects, outcome states) to the contract's statuses.
+ */
+import type { Clock } from '../core/clock.js';
+import type { ContactOutcome, OutgoingMessage, ReportResult, SendOutcome } from '../core/dispatch/types.js';
+import { serverContact, type ServerContact } from './contacts.js';
+import type { Notifier } from './notifier.js';
+import type { SharedDispatch } from './redis/shared-dispatch.js';
+
+export interface DispatchNotificationsDeps {
+  readonly notifier: Notifier;
+  readonly clock: Clock;
+  /** The server on Redis: this instance's side of the shared queue, and the contacts it holds at most. */
+  readonly onRedis: { readonly shared: SharedDispatch; readonly prefetch: number } | undefined;
+  /** Runs the notifier for a contact: on Redis its notifications are written with its chunk. */
+  readonly about: <T>(contact: object, fn: () => T) => T;
+  /** On Redis, room in the engine: more work from the shared queue. */
+  readonly moreWork: () => void;
+}
+
+/** The notifications of the dispatch worker's results (`onResult`) and outcomes (`onOutcomes`). */
+export interface DispatchNotifications {
+  /** A send's result the engine took (`result.ok`), for the channel's message `m`. */
+  result(m: OutgoingMessage, outcome: SendOutcome, result: Extract<ReportResult, { ok: true }>): void;
+  /** Final outcomes the engine reported. */
+  outcomes(outcomes: readonly ContactOutcome[]): void;
+}
+
+export function dispatchNotifications(deps: DispatchNotificationsDeps): DispatchNotifications {
+  const { notifier, clock, onRedis, about } = deps;
+
+  /** The notifications of one send's result (the channel's message `m`). */
+  function resultNotifications(m: OutgoingMessage, outcome: SendOutcome, result: Extract<ReportResult, { ok: true }>, contact: ServerContact): void {
+    const campaignId = m.campaignId ?? 0;
+    const now = clock.now();
+    switch (result.effect) {
+      case 'sent':
+        contact.final = 1;
+        notifier.sent(m, campaignId);
+        break;
+      case 'failed':
+      case 'retry-scheduled': {
+        if (result.effect === 'failed') contact.final = 1;
+        else notifier.retryPending(contact, campaignId, m.retryIndex === null ? 0 : m.retryIndex + 1);
+        const code = outcome.status === 'failed' ? outcome.code : undefined;
+        const reason = outcome.status === 'failed' ? outcome.reason : undefined;
+        notifier.hsm(
+          contact,
+          campaignId,
+          m.retryIndex,
+          now,
+          { status: 'FAILED', from: m.phone, message: m.text, failure: code !== undefined ? { code } : { reason: `Channel, 0, ${reason ?? 'Unknown error'}` } },
+          code === undefined ? {} : { failureCode: code },
+        );
+        break;
+      }
+      case 'expired':
+        contact.final = 1;
+        notifier.hsm(contact, campaignId, m.retryIndex, now, { status: 'EXPIRED', from: m.phone, message: m.text });
+        break;
+      default:
+        // failover and requeued: the message goes again on another pair; not the contact's failure.
+        break;
+    }
+  }
+
+  return {
+    result: (m, outcome, result) => {
+      const contact = serverContact(m.contact);
+      if (onRedis && result.effect !== 'sent' && result.effect !== 'failed' && result.effect !== 'expired') onRedis.shared.ended(m);
+      about(contact, () => resultNotifications(m, outcome, result, contact));
+    },
+    outcomes: (outcomes) => {
+      onRedis?.shared.outcomes(outcomes);
+      const now = clock.now();
+      for (const o of outcomes) {
+        const contact = serverContact(o.contact);
+        if (contact.final === 1 || contact.id === undefined) continue;
+        contact.final = 1;
+        const campaignId = o.campaignId ?? 0;
+        const retryIndex = onRedis ? onRedis.shared.retryIndexOf(o) : o.retryIndex;
+        about(contact, () => {
+          // The attempt that ended: a retry that expired while it waited is the retry's outcome.
+          if (o.state === 'expired') notifier.hsm(contact, campaignId, retryIndex, now, { status: 'EXPIRED', from: null, message: null });
+          else if (o.state === 'failed') {
+            const failure = o.code !== undefined ? { code: o.code } : { reason: o.reason && o.reason.length > 0 ? o.reason : 'Channel, 0, Unknown error' };
+            notifier.hsm(contact, campaignId, retryIndex, now, { status: 'FAILED', from: null, message: null, failure }, o.code === undefined ? {} : { failureCode: o.code });
+          } else if (o.state === 'rejected') notifier.reject(contact.companyId, campaignId, contact.id, 'invalid-phone');
+        });
+      }
+      // Room in the engine: more work from the shared queue.
+      if (onRedis && onRedis.shared.open < onRedis.prefetch / 2) deps.moreWork();
+    },
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * The sink the server gives its channel (`channel.attach`): what the provider reports later. A
+ * message's statuses, a closed attendance, an SMS's DLR and MO go to the notifier; a template's
+ * status and a number's limits steer the engine (channel-steering.ts) and show on the dashboard.
+ * Once the server is closing (`detach`) they are ignored. On the durable server the channel
+ * acknowledges the provider's webhook or receipt once what it did is written (`written`); on Redis
+ * the server first reads what the fleet remembers of what another instance sent (`recall`).
+ *
+ * Separate from buildServer, which only attaches it: this is where each kind of provider event goes.
+ */
+import type { ChannelSink } from './channel.js';
+import type { Steering } from './channel-steering.js';
+import type { DashboardState } from './dashboard/state.js';
+import type { Notifier } from './notifier.js';
+
+export interface ProviderEventsParts {
+  readonly notifier: Notifier;
+  readonly steering: Steering;
+  readonly dashboard: DashboardState | undefined;
+  /** The server on Redis: what the provider reports on may have been sent by another instance. */
+  readonly recall: boolean;
+  /** The durable server's commit: resolves once everything so far is written. @default none: nothing is kept */
+  readonly commit: (() => Promise<void>) | undefined;
+}
+
+/** The channel's sink, and the switch that makes it ignore what comes once the server closes. */
+export function providerEvents(parts: ProviderEventsParts): { readonly sink: ChannelSink; readonly detach: () => void } {
+  const { notifier, steering, dashboard, commit } = parts;
+  let detached = false;
+  const sink: ChannelSink = {
+    messageStatus: (u) => void (detached || notifier.laterStatus(u)),
+    attendanceClosed: (r) => void (detached || notifier.attendance(r)),
+    smsStatus: (u) => void (detached || notifier.smsStatus(u.smsId, u.status, u.reason ?? null, u.at)),
+    smsReply: (r) => void (detached || notifier.smsReply(r.smsId, r.text, r.at)),
+    templateStatus: (u) => {
+      if (detached) return;
+      dashboard?.channelTemplate(u);
+      steering.templateStatus(u);
+    },
+    numberLimits: (u) => {
+      if (detached) return;
+      dashboard?.channelNumber(u);
+      steering.numberLimits(u);
+    },
+    numberQuality: (u) => {
+      if (detached) return;
+      dashboard?.channelNumber(u);
+    },
+    // Another instance may have sent what the provider reports on: read what the fleet remembers.
+    ...(parts.recall ? { recall: (ids: Parameters<typeof notifier.recall>[0]) => notifier.recall(ids) } : {}),
+    // The provider's webhook or receipt is acknowledged once what it did is on disk (in Redis).
+    ...(commit
+      ? {
+          written: () =>
+            commit().then(
+              () => true,
+              () => false,
+            ),
+        }
+      : {}),
+  };
+  return {
+    sink,
+    detach: () => {
+      detached = true;
+    },
+  };
+}

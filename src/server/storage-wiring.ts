@@ -1,0 +1,69 @@
+/**
+ * The server on the embedded database (`storage`), wired: its group commit (durability.ts) and
+ * what each step writes besides the engine's changes: the next contact id, the companies' webhook
+ * configurations, the reports (only when they changed), the report token key the server made, the
+ * notifier's campaign statistics and tracked messages, campaign phones, the blocklist, the activity
+ * log and the channel's memory. A failed write fails the server closed.
+ *
+ * Separate from buildServer, which asks for it only when `storage` is set, as it asks
+ * redis/redis-wiring.ts for the server on Redis: this is what one process keeps on disk.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { OutboxEvent } from '../events/outbox.js';
+import type { ServerStorage } from '../storage/sqlite-storage.js';
+import type { ActivityLog } from './activity-log.js';
+import type { ChannelMemoryChanges, ChannelMemoryStore } from './channels/memory.js';
+import type { ServerContext } from './context.js';
+import { Durability } from './durability.js';
+
+export interface StorageWiringParts {
+  readonly ctx: ServerContext;
+  readonly activity: ActivityLog;
+  readonly channelMemory: ChannelMemoryStore;
+  /** Whether the reports changed since the last step; asking forgets it. */
+  readonly takeReportsChanged: () => boolean;
+  /** The report token key the server made, as text, to sign the same links after a restart. @default none: the host's */
+  readonly reportTokenKey: string | undefined;
+  /** Puts written webhook events in the outbox and kicks the delivery worker. */
+  readonly deliver: (events: readonly OutboxEvent[]) => void;
+  readonly log: FastifyBaseLogger;
+  /** Every step writes everything (`storeEverything`). */
+  readonly full: boolean;
+}
+
+export function storageDurability(storage: ServerStorage, parts: StorageWiringParts): Durability {
+  const { ctx, activity, channelMemory, reportTokenKey } = parts;
+  const { notifier, campaignPhones, blocklist } = ctx;
+  return new Durability({
+    storage,
+    engine: ctx.engine,
+    takeOutcomes: () => ctx.dispatch.takeOutcomes(),
+    collect: (full) => {
+      const reports = parts.takeReportsChanged() || full ? { reports: ctx.reports.snapshot() } : {};
+      const changes = notifier.takeChanges(full);
+      return {
+        values: { nextContactId: ctx.nextContactId, webhooks: notifier.webhooks(), ...reports, ...(reportTokenKey !== undefined ? { reportTokenKey } : {}) },
+        ...(changes.statistics.length > 0 ? { statistics: changes.statistics } : {}),
+        ...(changes.trackedPut.length > 0 ? { trackedPut: changes.trackedPut } : {}),
+        ...(changes.trackedDelete.length > 0 ? { trackedDelete: changes.trackedDelete } : {}),
+        campaignPhones: campaignPhones.takeChanges(full),
+        blocklist: blocklist.takeChanges(full),
+        ...activity.takeChanges(full),
+        ...channelMemoryStep(channelMemory),
+      };
+    },
+    onWritten: parts.deliver,
+    onError: (e) => {
+      // Fail closed: nothing more is answered 202 or sent; a restart resumes from what was written.
+      ctx.closing = true;
+      parts.log.fatal({ err: e }, 'durable write failed: intake and sending stopped; restart once the store is fixed');
+    },
+    full: parts.full,
+  });
+}
+
+/** The channel memory's part of a durable step: its rows since the last one, if any. */
+function channelMemoryStep(memory: ChannelMemoryStore): { channelMemory?: ChannelMemoryChanges } {
+  const changes = memory.takeChanges();
+  return changes ? { channelMemory: changes } : {};
+}
