@@ -17,7 +17,7 @@ import type { OutgoingMessage } from '../core/dispatch/types.js';
 import type { WebhookConfig } from '../contract/config-schema.js';
 import { buildAttendanceNotification } from '../events/attendance.js';
 import type { Admission } from '../events/campaign-counts.js';
-import type { CampaignStatistics, CampaignStatisticsChanges } from '../events/campaign-stats.js';
+import type { CampaignStatistics, CampaignStatisticsChanges, CampaignStatisticsSnapshot } from '../events/campaign-stats.js';
 import type { ContactStatusChange } from '../events/campaign-stats-types.js';
 import type { CampaignStatisticsPayload } from '../events/schemas/campaign.js';
 import { buildHsmNotification, type HsmStatusInput } from '../events/hsm.js';
@@ -31,7 +31,7 @@ import { attendanceInput } from './attendance-input.js';
 import { CampaignStatisticsBook, type StatisticsPort } from './campaign-statistics-book.js';
 import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './channel.js';
 import { serverContact, type ServerContact } from './contacts.js';
-import { NotifierCompanies, type CompanySnapshot, type CompanyWebhooks } from './notifier-companies.js';
+import { NotifierCompanies, type CompanyWebhooks } from './notifier-companies.js';
 import { smsReplyCallback, smsStatusCallback } from './sms-callbacks.js';
 import { TrackedMessages, type TrackedMessage } from './tracked-messages.js';
 
@@ -40,7 +40,7 @@ export type { StatisticsPort } from './campaign-statistics-book.js';
 export type { TrackedMessage } from './tracked-messages.js';
 
 export interface NotifierSnapshot {
-  readonly companies: readonly CompanySnapshot[];
+  readonly companies: readonly { readonly companyId: number; readonly config: WebhookConfig; readonly secret: string; readonly stats: CampaignStatisticsSnapshot }[];
   readonly tracked: readonly (readonly [string, TrackedMessage])[];
   readonly sms: readonly (readonly [string, OutgoingSms])[];
 }
