@@ -9,6 +9,7 @@
  *   BENCH_EVENTS=50000 BENCH_BACKLOG=10000 npx tsx bench/webhooks.bench.ts
  *   BENCH_PER_TARGET=16 …                      # the worker's concurrencyPerTarget (default 8)
  *   BENCH_NO_ORDER=1 …                         # events without order keys
+ *   BENCH_TRANSPORT=node …                     # Node's http instead of undici (the default when installed)
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
@@ -100,7 +101,7 @@ function rig(perTarget: number | undefined): Rig {
         }
       },
     },
-    perTarget === undefined ? {} : { concurrencyPerTarget: perTarget },
+    { ...(perTarget === undefined ? {} : { concurrencyPerTarget: perTarget }), ...(process.env['BENCH_TRANSPORT'] ? { transport: process.env['BENCH_TRANSPORT'] as 'node' | 'undici' } : {}) },
   );
   return r;
 }

@@ -1,0 +1,153 @@
+/**
+ * Webhook POSTs over undici, when the optional package is installed: a keep-alive `Pool` per
+ * target and its `dispatch` with one handler object per attempt. Measured against `http.request`
+ * on the same receiver (docs/benchmarks.md, "Webhook delivery"), a delivery costs about half the
+ * CPU, which is what bounds a worker's events per second; without undici the worker uses Node's
+ * `http`/`https` (delivery-worker.ts), same semantics.
+ *
+ * The same guarantees as the `http` path: the connect-time address check (`lookup`), a whole-attempt
+ * deadline (a receiver that trickles its answer does not hold a slot past it), the body not kept.
+ */
+import type { Dispatcher, Pool } from 'undici';
+import type { safeLookup } from './safe-lookup.js';
+
+type Undici = typeof import('undici');
+/** The connect-time address check (safe-lookup.ts), as `net.connect` takes it. */
+type Lookup = ReturnType<typeof safeLookup>;
+
+/** Targets with a pool of their own at most. */
+const MAX_POOLS = 256;
+
+let undici: Undici | undefined;
+let settled = false;
+/** Loaded once, when the server is: undefined when the package is not installed. */
+const loading: Promise<Undici | undefined> = import('undici').then(
+  (m) => {
+    settled = true;
+    return (undici = m);
+  },
+  () => {
+    settled = true;
+    return undefined;
+  },
+);
+
+/** Whether undici's import has settled (loaded, or known missing). */
+export function undiciSettled(): boolean {
+  return settled;
+}
+
+/** undici, if installed, once loaded. */
+export function loadUndici(): Promise<Undici | undefined> {
+  return loading;
+}
+
+/** undici if it is installed and loaded by now (it loads with the server's modules). */
+export function undiciLoaded(): Undici | undefined {
+  return undici;
+}
+
+/** What one attempt needs of its target (delivery-worker.ts parses it once per URL). */
+export interface UndiciTarget {
+  readonly origin: string;
+  readonly path: string;
+  /** `Basic …` for a URL with user information. */
+  readonly authorization: string | undefined;
+}
+
+/** The handler of one attempt: a class, so an attempt allocates one object, not a closure per callback. */
+class Attempt implements Dispatcher.DispatchHandler {
+  #status = 0;
+  #abort: ((reason?: Error) => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #timedOut = false;
+  readonly #resolve: (status: number) => void;
+  readonly #reject: (error: Error) => void;
+
+  constructor(resolve: (status: number) => void, reject: (error: Error) => void, timeoutMs: number) {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    this.#timer = setTimeout(() => {
+      this.#timedOut = true;
+      this.#abort?.(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }));
+    }, timeoutMs);
+  }
+
+  onConnect(abort: (reason?: Error) => void): void {
+    this.#abort = abort;
+  }
+
+  onHeaders(statusCode: number): boolean {
+    this.#status = statusCode;
+    return true;
+  }
+
+  onData(): boolean {
+    // The body is not needed; reading it on keeps the connection reusable.
+    return true;
+  }
+
+  onComplete(): void {
+    clearTimeout(this.#timer);
+    this.#resolve(this.#status);
+  }
+
+  onError(error: Error): void {
+    clearTimeout(this.#timer);
+    // A body the receiver cut short after its status is still an answer, as on the `http` path;
+    // an answer not finished by the deadline is not.
+    if (this.#status !== 0 && !this.#timedOut) this.#resolve(this.#status);
+    else this.#reject(error);
+  }
+}
+
+export class UndiciTransport {
+  readonly #undici: Undici;
+  readonly #pools = new Map<string, Pool>();
+  readonly #perTarget: number;
+  readonly #timeoutMs: number;
+  readonly #userAgent: string;
+  readonly #lookup: Lookup;
+
+  constructor(u: Undici, options: { perTarget: number; timeoutMs: number; userAgent: string; lookup: Lookup }) {
+    this.#undici = u;
+    this.#perTarget = options.perTarget;
+    this.#timeoutMs = options.timeoutMs;
+    this.#userAgent = options.userAgent;
+    this.#lookup = options.lookup;
+  }
+
+  /** POSTs `body` with the signature headers; answers the status code. */
+  post(target: UndiciTarget, body: string, signature: Record<string, string>): Promise<number> {
+    let pool = this.#pools.get(target.origin);
+    if (!pool) {
+      // Callback URLs are chosen per SMS item: the oldest pool goes (after its requests) past the bound.
+      if (this.#pools.size >= MAX_POOLS) {
+        const [origin, oldest] = this.#pools.entries().next().value as [string, Pool];
+        this.#pools.delete(origin);
+        void oldest.close().catch(() => {});
+      }
+      pool = new this.#undici.Pool(target.origin, {
+        connections: this.#perTarget,
+        keepAliveTimeout: 30_000,
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+        connect: { timeout: this.#timeoutMs, lookup: this.#lookup },
+      });
+      this.#pools.set(target.origin, pool);
+    }
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': this.#userAgent, ...signature };
+    if (target.authorization !== undefined) headers['authorization'] = target.authorization;
+    const p = pool;
+    return new Promise((resolve, reject) => {
+      p.dispatch({ path: target.path, method: 'POST', headers, body }, new Attempt(resolve, reject, this.#timeoutMs));
+    });
+  }
+
+  /** Closes every connection. */
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((p) => p.destroy().catch(() => {})));
+  }
+}
