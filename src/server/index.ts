@@ -4,8 +4,14 @@
  */
 export { buildServer } from './build-server.js';
 export type { SendpoolServer, SendpoolControl, ServerStats } from './server-control.js';
-export type { BuildServerOptions } from './options.js';
-export { DEFAULT_CONNECTIONS, type ConnectionOptions } from './connections.js';
+export type { BuildServerOptions, RedisServerOptions } from './options.js';
+export type { DashboardOptions } from './dashboard/options.js';
+// The commands the server on Redis sends (an ioredis `Redis` or `Cluster` has them all).
+export type { QueueClient } from './redis/queue.js';
+export type { ContactIdClient } from './redis/contact-ids.js';
+export type { SharedWebhooksClient } from './redis/shared-webhooks.js';
+export type { SharedBlocklistClient } from './redis/shared-blocklist.js';
+export { DEFAULT_CONNECTIONS, type ConnectionOptions, type ResolvedConnections } from './connections.js';
 export type { MetricsOptions, MetricsListen } from './metrics-access.js';
 export { ServerOptionsError, isServerOptionsError } from './options-error.js';
 export { runServer, type RunServerOptions, type RunningServer } from './run-server.js';
@@ -36,10 +42,10 @@ export type { SmppChannelOptions, SmppEvent, BackoffRange } from './channels/smp
 export { RECEIPT_STATES, type ReceiptOutcome } from './channels/smpp-receipt.js';
 
 // Keys and tenants
-export { API_KEYS_ENV, MIN_KEY_LENGTH, ApiKeysError, checkApiKeys, isApiKeysError, loadApiKeys, type ApiKeyEntry } from './tenants.js';
+export { API_KEYS_ENV, MIN_KEY_LENGTH, ApiKeysError, checkApiKeys, isApiKeysError, loadApiKeys, type ApiKeyEntry, type CompanyApiKey, type OperatorApiKey } from './tenants.js';
 
 // Reports, snapshots, worker options
-export { BUILTIN_REPORTS, type ReportContext, type ReportFile, type ReportGenerator } from './report-service.js';
+export { BUILTIN_REPORTS, type ReportContext, type ReportFile, type ReportGenerator, type ReportRecord } from './report-service.js';
 export type { ReportPeriod } from './report-period.js';
 export type { ActivityLogView, AttendanceLogEntry, MessageLogEntry } from './activity-log.js';
 export {
@@ -53,10 +59,22 @@ export {
   type SnapshotFile,
 } from './snapshot-file.js';
 export type { ServerContact } from './contacts.js';
+export type { BlockEntry, BlockSource, BlocklistRow } from './blocklist.js';
+export type { CampaignPhonesRow } from './campaign-phones.js';
 export type { DispatchOptions } from './dispatch-worker.js';
 export type { SmsOptions } from './sms-worker.js';
 export type { DeliveryOptions } from './webhooks/delivery-worker.js';
 export type { NotifierSnapshot, TrackedMessage } from './notifier.js';
 
 // Durable state (the embedded database)
-export { openSqliteStorage, type ServerStorage, type SqliteStorageOptions, type StorageStep, type StoredState } from '../storage/sqlite-storage.js';
+export {
+  openSqliteStorage,
+  type ServerStorage,
+  type SqliteStorageOptions,
+  type StorageStep,
+  type StoredState,
+  type StoredBlockEntry,
+  type StoredCampaignPhones,
+  type StoredChannelMemory,
+  type StoredStatistics,
+} from '../storage/sqlite-storage.js';
