@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import ts from 'typescript';
+import { typecheckSample } from '../setup/typecheck-sample.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 
 const root = resolve(import.meta.dirname, '../..');
@@ -121,31 +121,7 @@ describe('docs/contract.md samples', () => {
       '',
     ].join('\n');
     const fileName = join(root, 'test', 'contract', '__contract-sample__.ts');
-    const options: ts.CompilerOptions = {
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.ESNext,
-      moduleResolution: ts.ModuleResolutionKind.Bundler,
-      lib: ['lib.es2022.d.ts'],
-      types: ['node'],
-      strict: true,
-      noUncheckedIndexedAccess: true,
-      noUnusedLocals: true,
-      verbatimModuleSyntax: true,
-      skipLibCheck: true,
-      noEmit: true,
-    };
-    const host = ts.createCompilerHost(options);
-    const getSourceFile = host.getSourceFile.bind(host);
-    host.getSourceFile = (name, version, ...rest) => (name === fileName ? ts.createSourceFile(name, source, version) : getSourceFile(name, version, ...rest));
-    const fileExists = host.fileExists.bind(host);
-    host.fileExists = (name) => name === fileName || fileExists(name);
-    const program = ts.createProgram([fileName], options, host);
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => {
-      const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
-      if (!d.file || d.start === undefined) return text;
-      const { line } = d.file.getLineAndCharacterOfPosition(d.start);
-      return `${d.file.fileName === fileName ? 'sample' : d.file.fileName}:${line + 1}: ${text}`;
-    });
+    const problems = typecheckSample(source, fileName, { noUnusedLocals: true });
     expect(problems, source).toEqual([]);
   });
 

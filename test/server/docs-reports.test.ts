@@ -7,6 +7,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import ts from 'typescript';
+import { typecheckSample } from '../setup/typecheck-sample.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { testFleet, waitFor } from './helpers.js';
 
@@ -34,29 +35,7 @@ describe('docs/server.md report generators sample', () => {
   it('type-checks against the built package', () => {
     const source = `${sample!}\n${FREE}\nexport { server };\n`;
     const fileName = join(root, 'test', 'server', '__reports-sample__.ts');
-    const options: ts.CompilerOptions = {
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.ESNext,
-      moduleResolution: ts.ModuleResolutionKind.Bundler,
-      lib: ['lib.es2022.d.ts'],
-      types: ['node'],
-      strict: true,
-      noUncheckedIndexedAccess: true,
-      verbatimModuleSyntax: true,
-      skipLibCheck: true,
-      noEmit: true,
-    };
-    const host = ts.createCompilerHost(options);
-    const getSourceFile = host.getSourceFile.bind(host);
-    host.getSourceFile = (name, version, ...rest) => (name === fileName ? ts.createSourceFile(name, source, version) : getSourceFile(name, version, ...rest));
-    const fileExists = host.fileExists.bind(host);
-    host.fileExists = (name) => name === fileName || fileExists(name);
-    const program = ts.createProgram([fileName], options, host);
-    const problems = ts.getPreEmitDiagnostics(program).map((d) => {
-      const text = ts.flattenDiagnosticMessageText(d.messageText, '\n');
-      if (!d.file || d.start === undefined) return text;
-      return `${d.file.fileName === fileName ? 'sample' : d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ${text}`;
-    });
+    const problems = typecheckSample(source, fileName);
     expect(problems, source).toEqual([]);
   });
 
