@@ -18,11 +18,16 @@ export function uuidV4(random: RandomSource): string {
   if (bytes.length < 16) {
     throw new ArgumentError('RandomSource.randomBytes(16)', '16 bytes', `${bytes.length} bytes`);
   }
-  const b = Array.from(bytes.subarray(0, 16));
-  b[6] = ((b[6] ?? 0) & 0x0f) | 0x40;
-  b[8] = ((b[8] ?? 0) & 0x3f) | 0x80;
-  const h = b.map((x) => HEX[x] ?? '00');
-  return `${h.slice(0, 4).join('')}-${h.slice(4, 6).join('')}-${h.slice(6, 8).join('')}-${h.slice(8, 10).join('')}-${h.slice(10, 16).join('')}`;
+  // Written out byte by byte: this runs for every webhook event.
+  let out = '';
+  for (let i = 0; i < 16; i++) {
+    let x = bytes[i]!;
+    if (i === 6) x = (x & 0x0f) | 0x40;
+    else if (i === 8) x = (x & 0x3f) | 0x80;
+    if (i === 4 || i === 6 || i === 8 || i === 10) out += '-';
+    out += HEX[x]!;
+  }
+  return out;
 }
 
 /** True for a canonical lower-case UUID v4 string. */
