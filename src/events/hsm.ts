@@ -131,10 +131,16 @@ export function buildHsmNotification(input: HsmNotificationInput, random: Random
   const datetime = formatTime('buildHsmNotification(input.sentAt)', input.sentAt);
   const reason = input.status === 'FAILED' ? reasonFor(input.failure) : null;
 
-  // Keys in the spec's table order, so a payload reads like the documentation.
-  const head = { event_id: uuidV4(random), id: input.id, from: input.from, to: input.to };
-  const ids = carriesRecipientIds(input.status) ? { bsuid: input.bsuid ?? null, username: input.username ?? null } : {};
-  const body = {
+  const ids = carriesRecipientIds(input.status) ? { bsuid: input.bsuid ?? null, username: input.username ?? null } : undefined;
+  // Keys in the spec's table order, so a payload reads like the documentation; one object (this
+  // runs for every notification). The union input guarantees the combination; the schema union
+  // restates it for receivers.
+  return {
+    event_id: uuidV4(random),
+    id: input.id,
+    from: input.from,
+    to: input.to,
+    ...ids,
     status: input.status,
     campaign_id: input.campaignId,
     request_id: input.requestId,
@@ -148,7 +154,5 @@ export function buildHsmNotification(input: HsmNotificationInput, random: Random
     retry_index: input.retryIndex,
     reason,
     blocklistResponse: input.status === 'REPLIED' ? input.blocklistResponse : null,
-  };
-  // The union input guarantees the combination; the schema union restates it for receivers.
-  return { ...head, ...ids, ...body } as HsmNotificationPayload;
+  } as HsmNotificationPayload;
 }
