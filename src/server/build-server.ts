@@ -183,12 +183,12 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
         onRedis?.shared.handedOut(messages);
         dashboard?.handedOut(messages);
         if (!metrics) return;
-        for (const m of messages) metrics.assignments.inc({ number: m.phone });
+        for (const m of messages) metrics.assigned(m.phone);
       },
       onResult: (m, outcome, result) => {
         // The result is written in this turn's step (nobody waits for it; a crash before re-sends it).
         durability?.schedule();
-        metrics?.sends.inc({ number: m.phone, outcome: result.ok ? result.effect : 'ignored' });
+        metrics?.sent(m.phone, result.ok ? result.effect : 'ignored');
         if (result.ok) notifications.result(m, outcome, result);
       },
       onOutcomes: (outcomes) => notifications.outcomes(outcomes),

@@ -27,8 +27,10 @@ export const METRIC_PREFIX = 'sendpool_';
 
 export interface ServerMetrics {
   readonly registry: Registry;
-  readonly assignments: Counter<'number'>;
-  readonly sends: Counter<'number' | 'outcome'>;
+  /** A message handed out by `phone` (counted here, added to `sendpool_assignments_total` at scrape). */
+  readonly assigned: (phone: string) => void;
+  /** A send result of `phone` (counted here, added to `sendpool_sends_total` at scrape). */
+  readonly sent: (phone: string, outcome: string) => void;
   readonly contactsAccepted: Counter<'kind'>;
   readonly webhookEvents: Counter<'family'>;
   readonly webhookAttempts: Counter<'family' | 'result'>;
@@ -57,15 +59,18 @@ export function createMetrics(engine: Engine, extra: { outboxSize: () => number;
   // `nodejs_eventloop_lag_seconds`): the prefix is the namespace only, so nothing stutters.
   if (defaults) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
   const registers = [registry];
+  // Per message, a count in a map; prom-client's labelled counters take the sums at scrape time
+  // (a labelled `inc` hashes its labels: a visible share of a send's CPU at tens of thousands a second).
+  const assigned = new Map<string, number>();
+  const sent = new Map<string, Map<string, number>>();
   const metrics: ServerMetrics = {
     registry,
-    assignments: new Counter({ name: 'sendpool_assignments_total', help: 'Messages handed out by the engine, per sending number.', labelNames: ['number'], registers }),
-    sends: new Counter({
-      name: 'sendpool_sends_total',
-      help: 'Send results per sending number: sent, failed, retry-scheduled, failover, requeued, expired.',
-      labelNames: ['number', 'outcome'],
-      registers,
-    }),
+    assigned: (phone) => void assigned.set(phone, (assigned.get(phone) ?? 0) + 1),
+    sent: (phone, outcome) => {
+      let byOutcome = sent.get(phone);
+      if (!byOutcome) sent.set(phone, (byOutcome = new Map<string, number>()));
+      byOutcome.set(outcome, (byOutcome.get(outcome) ?? 0) + 1);
+    },
     contactsAccepted: new Counter({ name: 'sendpool_contacts_total', help: 'Contacts and SMS received, by kind: accepted, rejected, sms.', labelNames: ['kind'], registers }),
     webhookEvents: new Counter({ name: 'sendpool_webhook_events_total', help: 'Webhook events put in the outbox, by family.', labelNames: ['family'], registers }),
     webhookAttempts: new Counter({ name: 'sendpool_webhook_attempts_total', help: 'Webhook delivery attempts, by family and result (success, failure).', labelNames: ['family', 'result'], registers }),
@@ -83,6 +88,26 @@ export function createMetrics(engine: Engine, extra: { outboxSize: () => number;
       registers,
     }),
   };
+  new Counter({
+    name: 'sendpool_assignments_total',
+    help: 'Messages handed out by the engine, per sending number.',
+    labelNames: ['number'],
+    registers,
+    collect() {
+      for (const [number, n] of assigned) this.inc({ number }, n);
+      assigned.clear();
+    },
+  });
+  new Counter({
+    name: 'sendpool_sends_total',
+    help: 'Send results per sending number: sent, failed, retry-scheduled, failover, requeued, expired.',
+    labelNames: ['number', 'outcome'],
+    registers,
+    collect() {
+      for (const [number, byOutcome] of sent) for (const [outcome, n] of byOutcome) this.inc({ number, outcome }, n);
+      sent.clear();
+    },
+  });
   new Gauge({
     name: 'sendpool_output',
     help: 'Messages that may be sent now, per business and template type (spec 2.2 output).',
