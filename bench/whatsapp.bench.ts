@@ -16,11 +16,15 @@
  *   platform's ids written in the steps after;
  * - `durable-no-memory`: the durable server with the channel attached without the server's memory
  *   (it keeps the platform's ids in memory of its own, as before they were durable): the cost of
- *   keeping them.
+ *   keeping them;
+ * - `instance-v8-default`: `instance` with V8's default young generation. Every other mode runs as
+ *   docs/server.md recommends deploying, `node --max-semi-space-size=64` (BENCH_SEMI_SPACE: another
+ *   size in MB, or `default`): a send allocates about 15 KB that dies young, and a larger young
+ *   generation scavenges less often.
  *
  * Each prints messages/s, this process's CPU time per message and share of a core, the fake's share
  * (which side is the bound), and the load average when the run started. Options (environment):
- * BENCH_MESSAGES (200000), BENCH_MODES ("channel,instance,durable,durable-no-memory"),
+ * BENCH_MESSAGES (200000), BENCH_MODES ("channel,instance,durable,durable-no-memory,instance-v8-default"),
  * BENCH_REPEATS (3), BENCH_CONCURRENCY, BENCH_CONNECTIONS, BENCH_IN_FLIGHT, BENCH_METRICS=0,
  * BENCH_PROFILE (a directory: each run under node --cpu-prof there), BENCH_JSON (a file for the
  * figures). Figures: docs/benchmarks.md, "The WhatsApp channel".
@@ -65,7 +69,9 @@ const fleet = {
   ],
 };
 
-const MODES = ['channel', 'instance', 'durable', 'durable-no-memory'] as const;
+const MODES = ['channel', 'instance', 'durable', 'durable-no-memory', 'instance-v8-default'] as const;
+/** The young generation every mode but `instance-v8-default` runs with (docs/server.md, "Running it"). */
+const SEMI_SPACE = process.env.BENCH_SEMI_SPACE ?? '64';
 type Mode = (typeof MODES)[number];
 const here = fileURLToPath(import.meta.url);
 
@@ -220,8 +226,13 @@ async function wholeInstance(url: string, mode: Exclude<Mode, 'channel'>): Promi
 async function measure(mode: Mode, fake: Fake): Promise<Record<string, number | string>> {
   const profile = process.env.BENCH_PROFILE;
   const child = fork(here, [], {
-    execArgv: ['--import', 'tsx', ...(profile && !process.env.BENCH_HEAP ? ['--cpu-prof', `--cpu-prof-dir=${join(profile, mode)}`] : [])],
-    env: { ...process.env, SENDPOOL_WHATSAPP_BENCH: JSON.stringify({ mode, url: fake.url }) },
+    execArgv: [
+      '--import',
+      'tsx',
+      ...(mode === 'instance-v8-default' || SEMI_SPACE === 'default' ? [] : [`--max-semi-space-size=${SEMI_SPACE}`]),
+      ...(profile && !process.env.BENCH_HEAP ? ['--cpu-prof', `--cpu-prof-dir=${join(profile, mode)}`] : []),
+    ],
+    env: { ...process.env, SENDPOOL_WHATSAPP_BENCH: JSON.stringify({ mode: mode === 'instance-v8-default' ? 'instance' : mode, url: fake.url }) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const load = loadavg()[0]!;
