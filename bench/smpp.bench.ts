@@ -157,7 +157,8 @@ async function instanceOnce(durable: boolean, count: number, concurrency: number
   const load1 = loadavg()[0]!;
   try {
     const { port } = await ask<SmscReady>(child);
-    const smpp = server.createSmppChannel({ host: '127.0.0.1', port, systemId: 'sendpool', password: 'secret1', sourceAddr: 'SENDPOOL', maxTrackedReceipts: 2 * count });
+    const window = process.env.BENCH_INSTANCE_WINDOW === undefined ? {} : { window: Number(process.env.BENCH_INSTANCE_WINDOW) };
+    const smpp = server.createSmppChannel({ host: '127.0.0.1', port, systemId: 'sendpool', password: 'secret1', sourceAddr: 'SENDPOOL', maxTrackedReceipts: 2 * count, ...window });
     const storage = dir === undefined ? undefined : await server.openSqliteStorage(dir);
     const fleet = {
       businesses: [
@@ -257,7 +258,7 @@ async function main(): Promise<void> {
         );
       }
     }
-    console.log(`\nOne whole instance (POST /sms/messages/ to the last DLR, a receipt per SMS, ${concurrency} SMS at the channel at most, default window)\n`);
+    console.log(`\nOne whole instance (POST /sms/messages/ to the last DLR, a receipt per SMS, ${concurrency} SMS at the channel at most, window ${process.env.BENCH_INSTANCE_WINDOW ?? 'default'})\n`);
     console.log('| server | SMS/s (median) | runs (load average, 1 min) | CPU per SMS | server CPU | SMSC CPU |');
     console.log('|---|---|---|---|---|---|');
     for (const durable of [false, true]) {
