@@ -71,6 +71,14 @@ class Attempt implements Dispatcher.DispatchHandler {
       this.#timedOut = true;
       this.#abort?.(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }));
     }, timeoutMs);
+    // An attempt does not keep the process alive: the server's sockets and workers do.
+    this.#timer.unref();
+  }
+
+  /** The request never started (undici refused it at once). */
+  refused(error: unknown): void {
+    clearTimeout(this.#timer);
+    this.#reject(error instanceof Error ? error : new Error(String(error)));
   }
 
   onConnect(abort: (reason?: Error) => void): void {
@@ -140,7 +148,12 @@ export class UndiciTransport {
     if (target.authorization !== undefined) headers['authorization'] = target.authorization;
     const p = pool;
     return new Promise((resolve, reject) => {
-      p.dispatch({ path: target.path, method: 'POST', headers, body }, new Attempt(resolve, reject, this.#timeoutMs));
+      const attempt = new Attempt(resolve, reject, this.#timeoutMs);
+      try {
+        p.dispatch({ path: target.path, method: 'POST', headers, body }, attempt);
+      } catch (e) {
+        attempt.refused(e);
+      }
     });
   }
 
