@@ -225,7 +225,6 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     redis: undefined,
     refreshOutput: options.redis?.refreshOutput,
     nextContactId: restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1),
-    intakePending: 0,
     closing: false,
   };
   /** Webhook events written with their step: into the outbox, and delivery starts. */

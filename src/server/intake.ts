@@ -11,44 +11,16 @@ import { type ParsedSendRequest, type SendRequestOptions, parseSendRequest } fro
 import type { PhoneSet, Rejection } from '../contract/rejection.js';
 import { errorResponse, sendResponse, type HttpAnswer } from '../contract/responses.js';
 import type { Admission } from '../events/campaign-counts.js';
-import type { HsmStatusInput } from '../events/hsm.js';
-import type { OutboxEvent } from '../events/outbox.js';
 import type { ServerContext } from './context.js';
 import type { ServerContact } from './contacts.js';
 import { chunksOf } from './redis/chunks.js';
 import { screenContacts } from './screening.js';
-import { runInSlices } from './slices.js';
 
 /** An answer and its extra headers (Retry-After). */
 export interface IntakeAnswer {
   readonly answer: HttpAnswer<unknown>;
   readonly headers?: Record<string, string>;
-  /**
-   * A 202 whose contacts are not queued yet: their ENQUEUED notifications are built first, in slices
-   * ({@link finishIntake}, which the route awaits before it answers).
-   */
-  readonly pending?: PendingIntake;
 }
-
-/** Accepted contacts waiting for their ENQUEUED notifications before they are queued. */
-export interface PendingIntake {
-  readonly contacts: readonly ServerContact[];
-  readonly campaignId: number;
-  readonly at: number;
-  /** Queues the contacts: the engine's submission, or the shared queue's chunks on Redis. */
-  readonly queue: () => void;
-}
-
-/**
- * Requests with more accepted contacts than this build their ENQUEUED notifications in slices: at
- * tens of microseconds each, a thousand of them in one piece held the event loop for tens of
- * milliseconds, and several such pieces in one turn starved webhook deliveries (docs/server.md,
- * "Large requests do not hold the server").
- */
-export const NOTIFY_IN_ONE_PIECE = 100;
-/** ENQUEUED notifications built per unit of a slice. */
-const NOTIFY_PER_UNIT = 25;
-const ENQUEUED: HsmStatusInput = { status: 'ENQUEUED', from: null, message: null };
 
 const ADMISSION: Readonly<Partial<Record<Rejection['reason'], Admission>>> = {
   invalid_phone: 'invalid-phone',
@@ -111,8 +83,7 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
   // The intake bound: contacts waiting in the engine, and webhook events waiting in the outbox.
   // On Redis the contacts wait in the shared queue: the bound is the fleet's backlog there.
   const s = engine.stats();
-  // Contacts of requests still building their notifications count as waiting already.
-  const waiting = (ctx.redis ? ctx.redis.persistence.backlog : s.queued + s.waitingRetry + s.inFlight) + ctx.intakePending;
+  const waiting = ctx.redis ? ctx.redis.persistence.backlog : s.queued + s.waitingRetry + s.inFlight;
   if (waiting + accepted.length > ctx.maxQueuedContacts) {
     const seconds = retryAfterSeconds(ctx, request.business_id, request.template_type_id, waiting + accepted.length - ctx.maxQueuedContacts);
     return {
@@ -135,12 +106,11 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
   for (let i = 0; i < submission.contacts.length; i++) {
     Object.assign(submission.contacts[i] as object, { id: base + accepted[i]!.index, requestId, companyId, costCenterId });
   }
-  // On Redis the contacts go to the shared queue (with the step the 202 waits for); any instance sends them.
-  const queue = () => {
-    if (submission.contacts.length === 0) return;
+  if (submission.contacts.length > 0) {
+    // On Redis the contacts go to the shared queue (with the step the 202 waits for); any instance sends them.
     if (ctx.redis) ctx.redis.persistence.stageChunks(chunksOf(submission, requestId, companyId));
     else engine.submit(submission);
-  };
+  }
   // On Redis the campaign's phones are the fleet's, reserved before (the route's reserve).
   if (!ctx.redis)
     ctx.campaignPhones.remember(
@@ -157,27 +127,16 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
     request.contacts.length,
     rejected.map((r) => [base + r.index, ADMISSION[r.reason]] as const),
   );
+  if (ctx.notifier.wantsHsm(companyId)) {
+    const now = ctx.clock.now();
+    for (const c of submission.contacts) {
+      ctx.notifier.hsm(c as ServerContact, request.campaign_id, null, now, { status: 'ENQUEUED', from: null, message: null });
+    }
+  }
   ctx.metrics?.contactsAccepted.inc({ kind: 'accepted' }, accepted.length);
   if (rejected.length > 0) ctx.metrics?.contactsAccepted.inc({ kind: 'rejected' }, rejected.length);
-  const answer = sendResponse(screened, requestId);
-  const contacts = submission.contacts as ServerContact[];
-  if (ctx.notifier.wantsHsm(companyId)) {
-    const pending: PendingIntake = { contacts, campaignId: request.campaign_id, at: ctx.clock.now(), queue };
-    if (contacts.length > NOTIFY_IN_ONE_PIECE) {
-      // Queued once their notifications are built (a send must not overtake its ENQUEUED).
-      ctx.intakePending += contacts.length;
-      return { answer, pending };
-    }
-    notifyAndQueue(
-      ctx,
-      pending,
-      contacts.map((c) => buildEnqueued(ctx, pending, c)),
-    );
-    return { answer };
-  }
-  queue();
   ctx.dispatch.kick();
-  return { answer };
+  return { answer: sendResponse(screened, requestId) };
 }
 
 /** An unknown business is said at `$.business_id`, with the caller's businesses, rather than as an unknown type. */
@@ -190,35 +149,4 @@ function explainBusiness(ctx: ServerContext, companyId: number, body: unknown, p
     .filter((b) => ctx.tenants.owns(companyId, b));
   const expected = own.length > 0 ? `the id of one of your businesses (${own.join(', ')})` : 'the id of one of your businesses (this key has none)';
   return [{ path: '$.business_id', expected, actual: String(id), message: `$.business_id: expected ${expected}, got ${id}` }, ...problems.filter((p) => p.path !== '$.template_type_id')];
-}
-
-function buildEnqueued(ctx: ServerContext, p: PendingIntake, c: ServerContact): OutboxEvent | undefined {
-  return ctx.notifier.buildHsm(c, p.campaignId, null, p.at, ENQUEUED);
-}
-
-/** Records the notifications built, then queues the contacts: one piece, so nothing is sent before its ENQUEUED. */
-function notifyAndQueue(ctx: ServerContext, p: PendingIntake, events: readonly (OutboxEvent | undefined)[]): void {
-  p.contacts.forEach((c, i) => ctx.notifier.hsmBuilt(c, p.campaignId, null, p.at, ENQUEUED, events[i]));
-  p.queue();
-  ctx.dispatch.kick();
-}
-
-/**
- * Finishes a request {@link intakeSend} left pending: builds its ENQUEUED notifications in slices
- * (other requests, deliveries and reads are served between them), then records them and queues
- * the contacts in one piece. The route awaits it before it commits and answers.
- */
-export async function finishIntake(ctx: ServerContext, p: PendingIntake): Promise<void> {
-  const events: (OutboxEvent | undefined)[] = new Array<OutboxEvent | undefined>(p.contacts.length);
-  let next = 0;
-  try {
-    await runInSlices(() => {
-      const end = Math.min(p.contacts.length, next + NOTIFY_PER_UNIT);
-      for (; next < end; next++) events[next] = buildEnqueued(ctx, p, p.contacts[next]!);
-      return next === p.contacts.length;
-    });
-  } finally {
-    ctx.intakePending -= p.contacts.length;
-  }
-  notifyAndQueue(ctx, p, events);
 }
