@@ -13,7 +13,7 @@ import { httpAttemptResult } from '../../events/outbox.js';
 import { signWebhook } from '../../events/signing.js';
 import { PassLoop, settleWithin } from '../pass-loop.js';
 import { safeLookup } from './safe-lookup.js';
-import { loadUndici, undiciLoaded, undiciSettled, UndiciTransport, type UndiciTarget } from './undici-transport.js';
+import { loadUndici, undiciLoaded, UndiciTransport, type UndiciTarget } from './undici-transport.js';
 
 /** Options of the delivery worker. */
 export interface DeliveryOptions {
@@ -168,10 +168,10 @@ export class DeliveryWorker {
     return parsed;
   }
 
-  /** The transport once undici's import has settled (null while it has not). */
-  #choose(u: Awaited<ReturnType<typeof loadUndici>> | undefined): UndiciTransport | undefined | null {
+  /** The transport for undici as loaded (null while its import is under way). */
+  #choose(u: Awaited<ReturnType<typeof loadUndici>> | null): UndiciTransport | undefined | null {
+    if (u === null) return null;
     if (u === undefined) {
-      if (!undiciSettled()) return null;
       if (this.#transport === 'undici') throw new Error("DeliveryWorker: transport 'undici' needs the optional package undici (npm install undici)");
       return undefined;
     }
@@ -189,12 +189,11 @@ export class DeliveryWorker {
     const target = this.#request(url);
     if (this.#undici && target.options !== undefined) return this.#undici.post(target.undici, body, signature);
     return new Promise((resolve, reject) => {
-      const u = target;
-      if (u.options === undefined) throw new TypeError(`Invalid URL: ${url}`);
-      const secure = u.secure;
+      if (target.options === undefined) throw new TypeError(`Invalid URL: ${url}`);
+      const secure = target.secure;
       const req = (secure ? https : http).request(
         {
-          ...u.options,
+          ...target.options,
           method: 'POST',
           agent: secure ? this.#https : this.#http,
           lookup: this.#lookup,

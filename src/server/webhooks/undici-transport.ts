@@ -18,32 +18,21 @@ type Lookup = ReturnType<typeof safeLookup>;
 /** Targets with a pool of their own at most. */
 const MAX_POOLS = 256;
 
-let undici: Undici | undefined;
-let settled = false;
-/** Loaded once, when the server is: undefined when the package is not installed. */
+/** undici once its import settled: the module, undefined when it is not installed; null before. */
+let undici: Undici | undefined | null = null;
+/** Loaded once, when the server is. */
 const loading: Promise<Undici | undefined> = import('undici').then(
-  (m) => {
-    settled = true;
-    return (undici = m);
-  },
-  () => {
-    settled = true;
-    return undefined;
-  },
+  (m) => (undici = m),
+  () => (undici = undefined),
 );
-
-/** Whether undici's import has settled (loaded, or known missing). */
-export function undiciSettled(): boolean {
-  return settled;
-}
 
 /** undici, if installed, once loaded. */
 export function loadUndici(): Promise<Undici | undefined> {
   return loading;
 }
 
-/** undici if it is installed and loaded by now (it loads with the server's modules). */
-export function undiciLoaded(): Undici | undefined {
+/** undici as loaded by now: undefined when it is not installed, null while its import is under way. */
+export function undiciLoaded(): Undici | undefined | null {
   return undici;
 }
 
