@@ -19,8 +19,12 @@
  * server (SQLite in a temporary directory: the accepted SMS, their answers, the SMSC's message ids
  * in the channel memory and every receipt written before its deliver_sm is answered), side by side.
  *
- * Options (environment): BENCH_SMS (200000), BENCH_PARTS ("channel,instance"), BENCH_WINDOWS
- * ("50,200"), BENCH_CONCURRENCY (2000), BENCH_REPEATS (3), BENCH_JSON (a file to write the figures to).
+ * Two SMSCs, each run in turn (BENCH_SMSC, "lean,package"): the tests' (the package's server side)
+ * and a lean one that reads only headers and writes prebuilt octets (bench/lean-smsc.ts), so the
+ * instance, not the fake, is what is measured.
+ *
+ * Options (environment): BENCH_SMS (200000), BENCH_PARTS ("channel,instance"), BENCH_SMSC
+ * ("lean,package"), BENCH_WINDOWS ("50,200"), BENCH_CONCURRENCY (2000), BENCH_REPEATS (3), BENCH_JSON (a file to write the figures to).
  * Method and latest figures: docs/benchmarks.md, "SMS over SMPP".
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -40,11 +44,25 @@ interface SmscUsage {
   readonly accepted: number;
 }
 
+/** Which SMSC answers: the tests' (the `smpp` package's server side) or the lean one (bench/lean-smsc.ts). */
+type SmscKind = 'package' | 'lean';
+
 /** The child: a local SMSC that answers every submit_sm (and sends a DELIVRD receipt with BENCH_RECEIPTS=1). */
-async function smscChild(): Promise<void> {
-  const { startFakeSmsc } = await import('../test/server/smpp-smsc.js');
+async function smscChild(kind: SmscKind): Promise<void> {
   const receipts = process.env.BENCH_RECEIPTS === '1';
-  const smsc = await startFakeSmsc({ record: false, ...(receipts ? { autoReceipt: () => 'DELIVRD' } : {}) });
+  const smsc: { readonly port: number; readonly accepted: number } =
+    kind === 'lean'
+      ? await (await import('./lean-smsc.js')).startLeanSmsc({ receipts })
+      : await (async () => {
+          const { startFakeSmsc } = await import('../test/server/smpp-smsc.js');
+          const fake = await startFakeSmsc({ record: false, ...(receipts ? { autoReceipt: () => 'DELIVRD' } : {}) });
+          return {
+            port: fake.port,
+            get accepted() {
+              return fake.acceptedCount;
+            },
+          };
+        })();
   let start = process.cpuUsage();
   process.on('message', (m: { cmd: string }) => {
     if (m.cmd === 'start') {
@@ -53,7 +71,7 @@ async function smscChild(): Promise<void> {
     }
     if (m.cmd === 'usage') {
       const u = process.cpuUsage(start);
-      process.send?.({ cpuMs: (u.user + u.system) / 1000, accepted: smsc.acceptedCount } satisfies SmscUsage);
+      process.send?.({ cpuMs: (u.user + u.system) / 1000, accepted: smsc.accepted } satisfies SmscUsage);
     }
   });
   process.send?.({ port: smsc.port } satisfies SmscReady);
@@ -67,6 +85,7 @@ function ask<T>(child: ChildProcess, cmd?: string): Promise<T> {
 }
 
 interface Run {
+  readonly smsc: SmscKind;
   readonly window: number;
   readonly receipts: boolean;
   readonly smsPerSecond: number;
@@ -77,9 +96,9 @@ interface Run {
   readonly dlrs: number;
 }
 
-async function once(window: number, receipts: boolean, count: number, concurrency: number): Promise<Run> {
+async function once(smsc: SmscKind, window: number, receipts: boolean, count: number, concurrency: number): Promise<Run> {
   const { createSmppChannel } = (await import(`${root}dist/server.js`)) as typeof import('../src/server/index.js');
-  const child = fork(here, [], { env: { ...process.env, SENDPOOL_BENCH_SMSC: '1', BENCH_RECEIPTS: receipts ? '1' : '0' }, stdio: 'inherit' });
+  const child = fork(here, [], { env: { ...process.env, SENDPOOL_BENCH_SMSC: smsc, BENCH_RECEIPTS: receipts ? '1' : '0' }, stdio: 'inherit' });
   try {
     const { port } = await ask<SmscReady>(child);
     let dlrs = 0;
@@ -133,13 +152,14 @@ async function once(window: number, receipts: boolean, count: number, concurrenc
       while (dlrs < count) await new Promise((r) => setTimeout(r, 10));
     }
     await channel.close();
-    return { window, receipts, smsPerSecond: Math.round(count / seconds), seconds, channelCpu: (cpu.user + cpu.system) / 1e6 / seconds, smscCpu: usage.cpuMs / 1000 / seconds, dlrs };
+    return { smsc, window, receipts, smsPerSecond: Math.round(count / seconds), seconds, channelCpu: (cpu.user + cpu.system) / 1e6 / seconds, smscCpu: usage.cpuMs / 1000 / seconds, dlrs };
   } finally {
     child.kill('SIGKILL');
   }
 }
 
 interface InstanceRun {
+  readonly smsc: SmscKind;
   readonly durable: boolean;
   readonly load1: number;
   readonly smsPerSecond: number;
@@ -149,10 +169,10 @@ interface InstanceRun {
 }
 
 /** One whole instance: POST /sms/messages/ to the last DLR, a receipt per SMS. */
-async function instanceOnce(durable: boolean, count: number, concurrency: number): Promise<InstanceRun> {
+async function instanceOnce(smsc: SmscKind, durable: boolean, count: number, concurrency: number): Promise<InstanceRun> {
   const server = (await import(`${root}dist/server.js`)) as typeof import('../src/server/index.js');
   const core = (await import(`${root}dist/index.js`)) as typeof import('../src/index.js');
-  const child = fork(here, [], { env: { ...process.env, SENDPOOL_BENCH_SMSC: '1', BENCH_RECEIPTS: '1' }, stdio: 'inherit' });
+  const child = fork(here, [], { env: { ...process.env, SENDPOOL_BENCH_SMSC: smsc, BENCH_RECEIPTS: '1' }, stdio: 'inherit' });
   const dir = durable ? mkdtempSync(join(tmpdir(), 'sendpool-smpp-bench-')) : undefined;
   const load1 = loadavg()[0]!;
   try {
@@ -196,6 +216,7 @@ async function instanceOnce(durable: boolean, count: number, concurrency: number
     storage?.close();
     const cpuMs = (cpu.user + cpu.system) / 1000;
     return {
+      smsc,
       durable,
       load1: Number(load1.toFixed(2)),
       smsPerSecond: Math.round(count / seconds),
@@ -222,24 +243,27 @@ async function main(): Promise<void> {
   const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 2_000);
   const repeats = Number(process.env.BENCH_REPEATS ?? 3);
   const parts = (process.env.BENCH_PARTS ?? 'channel,instance').split(',');
-  const rows: { window: number; receipts: boolean; runs: Run[] }[] = [];
-  for (const window of parts.includes('channel') ? windows : []) {
-    for (const receipts of [false, true]) {
-      const runs: Run[] = [];
-      for (let r = 0; r < repeats; r++) runs.push(await once(window, receipts, count, concurrency));
-      rows.push({ window, receipts, runs });
-      const m = median(runs.map((x) => x.smsPerSecond));
-      console.error(`window ${window}${receipts ? ' + receipts' : ''}: ${m.toLocaleString('en')} SMS/s [${runs.map((x) => x.smsPerSecond.toLocaleString('en')).join(', ')}]`);
+  const smscs = (process.env.BENCH_SMSC ?? 'lean,package').split(',') as SmscKind[];
+  const rows: { smsc: SmscKind; window: number; receipts: boolean; runs: Run[] }[] = [];
+  for (const smsc of parts.includes('channel') ? smscs : []) {
+    for (const window of windows) {
+      for (const receipts of [false, true]) {
+        const runs: Run[] = [];
+        for (let r = 0; r < repeats; r++) runs.push(await once(smsc, window, receipts, count, concurrency));
+        rows.push({ smsc, window, receipts, runs });
+        const m = median(runs.map((x) => x.smsPerSecond));
+        console.error(`${smsc} SMSC, window ${window}${receipts ? ' + receipts' : ''}: ${m.toLocaleString('en')} SMS/s [${runs.map((x) => x.smsPerSecond.toLocaleString('en')).join(', ')}]`);
+      }
     }
   }
   const machine = `${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores, Node ${process.version}, load ${loadavg()[0]!.toFixed(2)}`;
   console.log(`\nSMS over SMPP to a local SMSC — ${machine}; ${count.toLocaleString('en')} single-part SMS per run, ${concurrency} unanswered sendSms at most, median of ${repeats}\n`);
-  console.log('| window | receipts | SMS/s (median) | runs | channel CPU | SMSC CPU |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('| SMSC | window | receipts | SMS/s (median) | runs | channel CPU | SMSC CPU |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const row of rows) {
     const mid = row.runs.find((x) => x.smsPerSecond === median(row.runs.map((y) => y.smsPerSecond)))!;
     console.log(
-      `| ${row.window} | ${row.receipts ? 'yes' : 'no'} | ${mid.smsPerSecond.toLocaleString('en')} | ${row.runs.map((x) => x.smsPerSecond.toLocaleString('en')).join(', ')} | ${pct(mid.channelCpu)} | ${pct(mid.smscCpu)} |`,
+      `| ${row.smsc} | ${row.window} | ${row.receipts ? 'yes' : 'no'} | ${mid.smsPerSecond.toLocaleString('en')} | ${row.runs.map((x) => x.smsPerSecond.toLocaleString('en')).join(', ')} | ${pct(mid.channelCpu)} | ${pct(mid.smscCpu)} |`,
     );
   }
   if (rows.length > 0) {
@@ -248,29 +272,33 @@ async function main(): Promise<void> {
   }
   const instances: InstanceRun[] = [];
   if (parts.includes('instance')) {
-    // Side by side: memory and durable in turn.
+    // Side by side: each SMSC, memory and durable, in turn.
     for (let r = 0; r < repeats; r++) {
-      for (const durable of [false, true]) {
-        const run = await instanceOnce(durable, count, concurrency);
-        instances.push(run);
-        console.error(
-          `instance${durable ? ', durable' : ''}: ${run.smsPerSecond.toLocaleString('en')} SMS/s, ${run.cpuMicrosPerSms} µs CPU an SMS, server ${pct(run.serverCpu)}, SMSC ${pct(run.smscCpu)}, load ${run.load1}`,
-        );
+      for (const smsc of smscs) {
+        for (const durable of [false, true]) {
+          const run = await instanceOnce(smsc, durable, count, concurrency);
+          instances.push(run);
+          console.error(
+            `instance${durable ? ', durable' : ''}, ${smsc} SMSC: ${run.smsPerSecond.toLocaleString('en')} SMS/s, ${run.cpuMicrosPerSms} µs CPU an SMS, server ${pct(run.serverCpu)}, SMSC ${pct(run.smscCpu)}, load ${run.load1}`,
+          );
+        }
       }
     }
     console.log(`\nOne whole instance (POST /sms/messages/ to the last DLR, a receipt per SMS, ${concurrency} SMS at the channel at most, window ${process.env.BENCH_INSTANCE_WINDOW ?? 'default'})\n`);
-    console.log('| server | SMS/s (median) | runs (load average, 1 min) | CPU per SMS | server CPU | SMSC CPU |');
-    console.log('|---|---|---|---|---|---|');
-    for (const durable of [false, true]) {
-      const mine = instances.filter((x) => x.durable === durable);
-      const mid = mine.find((x) => x.smsPerSecond === median(mine.map((y) => y.smsPerSecond)))!;
-      console.log(
-        `| ${durable ? 'durable' : 'in memory'} | ${mid.smsPerSecond.toLocaleString('en')} | ${mine.map((x) => `${x.smsPerSecond.toLocaleString('en')} (${x.load1})`).join(', ')} | ${mid.cpuMicrosPerSms} µs | ${pct(mid.serverCpu)} | ${pct(mid.smscCpu)} |`,
-      );
-    }
+    console.log('| SMSC | server | SMS/s (median) | runs (load average, 1 min) | CPU per SMS | server CPU | SMSC CPU |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (const smsc of smscs)
+      for (const durable of [false, true]) {
+        const mine = instances.filter((x) => x.durable === durable && x.smsc === smsc);
+        const mid = mine.find((x) => x.smsPerSecond === median(mine.map((y) => y.smsPerSecond)))!;
+        console.log(
+          `| ${smsc} | ${durable ? 'durable' : 'in memory'} | ${mid.smsPerSecond.toLocaleString('en')} | ${mine.map((x) => `${x.smsPerSecond.toLocaleString('en')} (${x.load1})`).join(', ')} | ${mid.cpuMicrosPerSms} µs | ${pct(mid.serverCpu)} | ${pct(mid.smscCpu)} |`,
+        );
+      }
   }
   if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, `${JSON.stringify({ date: new Date().toISOString(), machine, count, concurrency, repeats, rows, instances }, null, 2)}\n`);
 }
 
-if (process.env.SENDPOOL_BENCH_SMSC === '1') await smscChild();
+const smscKind = process.env.SENDPOOL_BENCH_SMSC;
+if (smscKind === 'lean' || smscKind === 'package') await smscChild(smscKind);
 else await main();

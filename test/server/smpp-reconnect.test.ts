@@ -137,3 +137,30 @@ describe('SMPP channel: a dropped connection', () => {
     expect(events.find((e) => e.type === 'disconnected')).toMatchObject({ reason: 'ECONNREFUSED', requeued: 0 });
   });
 });
+
+describe('SMPP channel: PDUs it does not take', () => {
+  const header = (length: number, commandId: number, sequence: number) => {
+    const b = Buffer.alloc(Math.max(16, length));
+    b.writeUInt32BE(length, 0);
+    b.writeUInt32BE(commandId, 4);
+    b.writeUInt32BE(sequence, 12);
+    return b;
+  };
+
+  it('a request it does not take (query_sm) is refused with generic_nack ESME_RINVCMDID; sending goes on', async () => {
+    const { smsc, channel } = await setup();
+    smsc.sendRaw(header(16, 0x00000003, 41));
+    await waitFor(() => smsc.nacks.length === 1, 'a generic_nack');
+    expect(smsc.nacks).toEqual([0x03]);
+    expect(await channel.sendSms(outgoingSms(1, 'after'))).toEqual({ status: 'sent' });
+    expect(channel.stats()).toMatchObject({ binds: 1, disconnects: 0 });
+  });
+
+  it('a command_length that cannot be: the connection is dropped and bound again, the SMS go on', async () => {
+    const { smsc, channel, events } = await setup({ reconnectBackoff: { minMs: 5, maxMs: 20 } });
+    smsc.sendRaw(header(8, 0x00000005, 1));
+    await waitFor(() => channel.stats().binds === 2, 'bound again');
+    expect(events.find((e) => e.type === 'disconnected')).toMatchObject({ reason: 'unreadable PDU: command_length 8: expected 16 to 16384' });
+    expect(await channel.sendSms(outgoingSms(2, 'after'))).toEqual({ status: 'sent' });
+  });
+});

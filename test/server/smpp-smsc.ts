@@ -60,6 +60,10 @@ export interface FakeSmsc {
   readonly deliverRespStatuses: number[];
   /** enquire_link read. */
   enquiries: number;
+  /** `command_status` of each generic_nack read, in order. */
+  readonly nacks: number[];
+  /** Writes raw octets on a bound connection (a PDU the package would not write, a broken one). */
+  sendRaw(octets: Buffer): void;
   /** Answer the next `n` submits with `status` (ESME_RTHROTTLED by default). */
   throttleNext(n: number, status?: number): void;
   /** Answer the next `n` submits with `status` for good (a refusal). */
@@ -172,6 +176,7 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
       session.send(pdu.response());
       session.close();
     });
+    session.on('generic_nack', (pdu: SmppPdu) => void fake.nacks.push(pdu.command_status));
     session.on('deliver_sm_resp', (pdu: SmppPdu) => {
       fake.deliverResps++;
       fake.deliverRespStatuses.push(pdu.command_status);
@@ -219,6 +224,10 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
     deliverResps: 0,
     deliverRespStatuses: [],
     enquiries: 0,
+    nacks: [],
+    sendRaw(octets) {
+      anyBound()?.socket.write(octets);
+    },
     get connections() {
       return connectionSeq;
     },

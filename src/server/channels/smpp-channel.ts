@@ -24,9 +24,9 @@ import { encodeSubmitSm, submitParts } from './smpp-codec.js';
 import { SmppDeliveries } from './smpp-deliver.js';
 import { SmppInbound } from './smpp-inbound.js';
 import { backoffMs, SmppLink } from './smpp-link.js';
-import { EncodedSubmit, PartQueue, type Job, type Part } from './smpp-queue.js';
+import { PartQueue, type Job, type Part } from './smpp-queue.js';
 import { resolveSmppOptions, smppOptionProblems, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
-import { loadSmpp, SMPP_STATUS, smppStatusText, type SmppPdu, type SmppSession } from './smpp-package.js';
+import { loadSmpp, SMPP_STATUS, smppStatusText } from './smpp-package.js';
 import { ServerOptionsError } from '../options-error.js';
 
 /** Counters of an SMPP channel. */
@@ -106,14 +106,15 @@ class SmppChannelImpl implements SmppChannel {
       jobs: this.#jobs,
       counters: this.#c,
       sink: () => this.#sink,
-      current: (session) => this.#link.session === session,
+      current: (connection) => this.#link.connection === connection,
     });
     this.#link = new SmppLink({
       options: o,
       counters: this.#c,
       bound: () => this.#pump(),
       requeue: (parts) => this.#again.unshiftAll(parts),
-      deliver: (session, pdu) => this.#deliveries.deliver(session, pdu),
+      submitAnswered: (part, status, messageId) => this.#onSubmitResp(part, status, messageId),
+      deliver: (connection, pdu) => this.#deliveries.deliver(connection, pdu),
     });
   }
 
@@ -177,7 +178,7 @@ class SmppChannelImpl implements SmppChannel {
           dataCoding: built.dataCoding,
           shortMessage,
         });
-        this.#fresh.push({ job, sentAt: 0, pdu: new EncodedSubmit(octets) });
+        this.#fresh.push({ job, sentAt: 0, octets });
       }
       this.#schedulePump();
     });
@@ -240,8 +241,8 @@ class SmppChannelImpl implements SmppChannel {
   }
 
   #pump(): void {
-    const session = this.#link.session;
-    if (!this.#link.bound || !session || this.#closed) return;
+    const connection = this.#link.connection;
+    if (!this.#link.bound || !connection || this.#closed) return;
     const now = Date.now();
     if (now < this.#throttledUntil) {
       this.#throttleTimer ??= setTimeout(() => {
@@ -252,39 +253,33 @@ class SmppChannelImpl implements SmppChannel {
     }
     const window = this.#o.window;
     const outstanding = this.#link.outstanding;
-    const socket = session.socket;
-    socket.cork();
-    try {
+    connection.batch(() => {
       while (outstanding.size < window) {
         const part = this.#next();
         if (!part) break;
-        const pdu = part.pdu;
-        pdu.sequence_number = 0; // numbered by this session (a part may go again on another)
-        if (!session.send(pdu as unknown as SmppPdu, (resp) => this.#onSubmitResp(session, part, resp))) {
+        // Numbered by this connection (a part may go again on another).
+        const sequence = connection.nextSequence();
+        part.octets.writeUInt32BE(sequence, 12);
+        if (!connection.write(part.octets)) {
           // Not writable: the connection is going; the part goes again after the next bind.
           this.#again.unshiftAll([part]);
           break;
         }
         part.sentAt = now;
-        outstanding.set(pdu.sequence_number, part);
+        outstanding.set(sequence, part);
         this.#c.submitted++;
       }
-    } finally {
-      socket.uncork();
-    }
+    });
   }
 
-  #onSubmitResp(session: SmppSession, part: Part, resp: SmppPdu): void {
-    if (this.#link.session !== session) return;
-    this.#link.outstanding.delete(resp.sequence_number);
-    const status = resp.command === 'generic_nack' && resp.command_status === 0 ? 0x03 : resp.command_status;
+  /** The SMSC answered a part on the link's connection now (answers on a dropped one never come here). */
+  #onSubmitResp(part: Part, status: number, messageId: string): void {
     const job = part.job;
     if (status === SMPP_STATUS.ESME_ROK) {
       this.#c.accepted++;
       this.#throttleLevel = 0;
       if (!job.done) {
-        const messageId = resp['message_id'];
-        if (job.tracked && typeof messageId === 'string' && messageId.length > 0) {
+        if (job.tracked && messageId.length > 0) {
           const early = this.#inbound.accepted(job.tracked, messageId);
           if (early) this.#deliveries.report(early);
         }
@@ -306,7 +301,8 @@ class SmppChannelImpl implements SmppChannel {
     } else if (status === SMPP_STATUS.ESME_RINVBNDSTS) {
       // The SMSC no longer counts us bound: bind again, and the part goes again.
       this.#again.push(part);
-      this.#link.drop(session, smppStatusText(status));
+      const connection = this.#link.connection;
+      if (connection) this.#link.drop(connection, smppStatusText(status));
       return;
     } else if (!job.done) {
       this.#finish(job, { status: 'failed', reason: smppStatusText(status) });

@@ -14,9 +14,10 @@
  */
 import type { ChannelSink } from '../channel.js';
 import { concatInfo } from './smpp-codec.js';
+import type { SmppConnection } from './smpp-connection.js';
+import { CMD, encodeInboundResp, type InboundSm } from './smpp-frames.js';
 import type { ReceiptUpdate, SmppInbound } from './smpp-inbound.js';
-import { answer } from './smpp-link.js';
-import { SMPP_STATUS, type SmppPdu, type SmppSession } from './smpp-package.js';
+import { SMPP_STATUS } from './smpp-package.js';
 import type { Job } from './smpp-queue.js';
 import { ESM_TYPE_INTERMEDIATE, ESM_TYPE_MASK, ESM_TYPE_RECEIPT, parseReceipt } from './smpp-receipt.js';
 
@@ -30,8 +31,8 @@ export interface SmppDeliveriesHost {
   readonly counters: { receipts: number; replies: number };
   /** Where receipts and replies are reported (once the server attached the channel). */
   sink(): ChannelSink | undefined;
-  /** Whether `session` is still the channel's connection (answers go only on the one a PDU came on). */
-  current(session: SmppSession): boolean;
+  /** Whether `connection` is still the channel's (answers go only on the one a PDU came on). */
+  current(connection: SmppConnection): boolean;
 }
 
 /** Reads receipts and replies, reports them in order, and answers their PDUs when it is safe. */
@@ -47,20 +48,20 @@ export class SmppDeliveries {
     this.#host = host;
   }
 
-  /** A `deliver_sm` or `data_sm` on `session`. */
-  deliver(session: SmppSession, pdu: SmppPdu): void {
+  /** A `deliver_sm` or `data_sm` on `connection`. */
+  deliver(connection: SmppConnection, pdu: InboundSm): void {
     // A server that keeps nothing: answer first (an SMSC resends what it is not answered, matched
     // or not; the answers to the PDUs of one read go out in one write). A durable one: answer once
     // what the PDU did is written, so a crash before that leaves it to the SMSC to deliver again.
     const sink = this.#host.sink();
     const durable = sink?.written !== undefined;
-    if (!durable) answer(session, pdu.response());
+    if (!durable) answer(connection, pdu, SMPP_STATUS.ESME_ROK);
     if (this.#host.inbound.memory.recall !== undefined && sink?.recall !== undefined) {
-      void this.#recallThenRead(session, pdu, durable);
+      void this.#recallThenRead(connection, pdu, durable);
       return;
     }
     const heldBy = this.#read(pdu);
-    if (durable) void this.#answerWhenWritten(session, pdu, heldBy);
+    if (durable) void this.#answerWhenWritten(connection, pdu, heldBy);
   }
 
   /**
@@ -68,48 +69,41 @@ export class SmppDeliveries {
    * what the fleet remembers of it is read first. Not readable (Redis away): answered with a
    * temporary error, so the SMSC delivers it again.
    */
-  async #recallThenRead(session: SmppSession, pdu: SmppPdu, durable: boolean): Promise<void> {
+  async #recallThenRead(connection: SmppConnection, pdu: InboundSm, durable: boolean): Promise<void> {
     try {
-      const receiptId = typeof pdu['receipted_message_id'] === 'string' ? pdu['receipted_message_id'] : undefined;
-      const fromText = parseReceipt(textOf((pdu['short_message'] as { message?: unknown } | undefined)?.message), { receiptedMessageId: receiptId, messageState: pdu['message_state'] });
-      const from = typeof pdu['source_addr'] === 'string' ? pdu['source_addr'] : undefined;
-      const smsIds = await this.#host.inbound.recall({ ...(fromText ? { receiptId: fromText.messageId } : {}), ...(from !== undefined ? { from } : {}) });
+      const fromText = parseReceipt(pdu.text, { receiptedMessageId: pdu.receiptedMessageId, messageState: pdu.messageState });
+      const smsIds = await this.#host.inbound.recall({ ...(fromText ? { receiptId: fromText.messageId } : {}), from: pdu.sourceAddr });
       if (smsIds.length > 0) await this.#host.sink()?.recall?.({ smsIds });
     } catch {
-      if (durable && this.#host.current(session)) answer(session, pdu.response({ command_status: SMPP_STATUS.ESME_RX_T_APPN }));
+      if (durable && this.#host.current(connection)) answer(connection, pdu, SMPP_STATUS.ESME_RX_T_APPN);
       return;
     }
     const heldBy = this.#read(pdu);
-    if (durable) void this.#answerWhenWritten(session, pdu, heldBy);
+    if (durable) void this.#answerWhenWritten(connection, pdu, heldBy);
   }
 
-  async #answerWhenWritten(session: SmppSession, pdu: SmppPdu, heldBy: Job | undefined): Promise<void> {
+  async #answerWhenWritten(connection: SmppConnection, pdu: InboundSm, heldBy: Job | undefined): Promise<void> {
     if (heldBy && !heldBy.done) await new Promise<void>((resolve) => (heldBy.onDone ??= []).push(resolve));
     if (this.#eventsQueued) await (this.#eventsRan ??= new Promise<void>((resolve) => (this.#resolveEventsRan = resolve)));
     const ok = (await this.#host.sink()?.written?.()) ?? false;
     // The connection is gone: unanswered, the SMSC delivers it again on the next one.
-    if (!this.#host.current(session)) return;
-    answer(session, ok ? pdu.response() : pdu.response({ command_status: SMPP_STATUS.ESME_RX_T_APPN }));
+    if (!this.#host.current(connection)) return;
+    answer(connection, pdu, ok ? SMPP_STATUS.ESME_ROK : SMPP_STATUS.ESME_RX_T_APPN);
   }
 
   /** Reads a `deliver_sm` / `data_sm` and reports it; the job its receipt waits for, if any. */
-  #read(pdu: SmppPdu): Job | undefined {
-    const esmClass = typeof pdu['esm_class'] === 'number' ? pdu['esm_class'] : 0;
-    const type = esmClass & ESM_TYPE_MASK;
-    const content = (pdu['short_message'] as { message?: unknown; udh?: Uint8Array[] } | undefined) ?? undefined;
-    const payload = pdu['message_payload'] as { message?: unknown; udh?: Uint8Array[] } | undefined;
-    const body = content?.message !== undefined && textOf(content.message) !== '' ? content : (payload ?? content);
-    const text = textOf(body?.message);
-    if (type === ESM_TYPE_RECEIPT || type === ESM_TYPE_INTERMEDIATE || (pdu.command === 'data_sm' && pdu['receipted_message_id'] !== undefined)) {
-      const receipt = parseReceipt(text, { receiptedMessageId: pdu['receipted_message_id'], messageState: pdu['message_state'] });
+  #read(pdu: InboundSm): Job | undefined {
+    const type = pdu.esmClass & ESM_TYPE_MASK;
+    const text = pdu.text;
+    if (type === ESM_TYPE_RECEIPT || type === ESM_TYPE_INTERMEDIATE || (pdu.command === 'data_sm' && pdu.receiptedMessageId !== undefined)) {
+      const receipt = parseReceipt(text, { receiptedMessageId: pdu.receiptedMessageId, messageState: pdu.messageState });
       if (!receipt) return undefined;
       this.#host.counters.receipts++;
       const update = this.#host.inbound.receipt(receipt);
       return update ? this.report(update) : undefined;
     }
     if (type !== 0) return undefined; // acknowledgements and other kinds: nothing to report
-    const from = typeof pdu['source_addr'] === 'string' ? pdu['source_addr'] : '';
-    const reply = this.#host.inbound.reply(from, text, body?.udh ? concatInfo(body.udh) : undefined);
+    const reply = this.#host.inbound.reply(pdu.sourceAddr, text, pdu.udh ? concatInfo(pdu.udh) : undefined);
     if (!reply) return undefined;
     this.#host.counters.replies++;
     this.#later(() => this.#host.sink()?.smsReply(reply));
@@ -146,8 +140,7 @@ export class SmppDeliveries {
   }
 }
 
-function textOf(message: unknown): string {
-  if (typeof message === 'string') return message;
-  if (message instanceof Uint8Array) return Buffer.from(message).toString('latin1');
-  return '';
+/** Answers a `deliver_sm` / `data_sm` on the connection it came on. */
+function answer(connection: SmppConnection, pdu: InboundSm, status: number): void {
+  connection.answer(encodeInboundResp(pdu.command === 'data_sm' ? CMD.DATA_SM : CMD.DELIVER_SM, status, pdu.sequence));
 }

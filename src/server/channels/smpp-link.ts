@@ -9,9 +9,11 @@
  * keep alive, drop, reconnect) changes for reasons of its own; the channel only asks whether it is
  * bound, writes into the window, and is told when the link is bound again or lost.
  */
+import { CMD, decodeInboundSm, encodeHeaderOnly, ESME_RINVCMDID, submitSmRespMessageId, type InboundSm } from './smpp-frames.js';
+import { SmppConnection } from './smpp-connection.js';
 import type { Part } from './smpp-queue.js';
 import type { BackoffRange, ResolvedSmppOptions } from './smpp-options.js';
-import { SMPP_STATUS, smppStatusText, type SmppModule, type SmppPdu, type SmppSession } from './smpp-package.js';
+import { SMPP_STATUS, smppStatusText, type SmppModule } from './smpp-package.js';
 
 /** The wait before attempt `attempt` of something refused again and again (reconnect, throttling). */
 export const backoffMs = (range: BackoffRange, attempt: number) => Math.min(range.maxMs, range.minMs * 2 ** Math.min(attempt, 30));
@@ -25,16 +27,10 @@ export interface SmppLinkHost {
   bound(): void;
   /** The PDUs the dropped connection had unanswered, in the order they went: they go again first. */
   requeue(parts: Part[]): void;
+  /** The SMSC answered a `submit_sm` of the window (`messageId` '' when it gave none). */
+  submitAnswered(part: Part, status: number, messageId: string): void;
   /** A `deliver_sm` or `data_sm` came (a receipt or a reply). */
-  deliver(session: SmppSession, pdu: SmppPdu): void;
-}
-
-/** Answers a PDU; the answers to the PDUs of one read go out in one write. */
-export function answer(session: SmppSession, pdu: SmppPdu): void {
-  const socket = session.socket;
-  socket.cork();
-  session.send(pdu);
-  process.nextTick(() => socket.uncork());
+  deliver(connection: SmppConnection, pdu: InboundSm): void;
 }
 
 /** The channel's connection to the SMSC, made again whenever it drops until `close`. */
@@ -44,8 +40,7 @@ export class SmppLink {
   readonly #address: string;
   #smpp: SmppModule | undefined;
   #closed = false;
-  #session: SmppSession | undefined;
-  readonly #dropReasons = new WeakMap<SmppSession, string>();
+  #connection: SmppConnection | undefined;
   #bound = false;
   /** The window: `submit_sm` written on this connection and not answered yet, by sequence number. */
   outstanding = new Map<number, Part>();
@@ -63,8 +58,8 @@ export class SmppLink {
   }
 
   /** The connection now, bound or not (undefined between connections). */
-  get session(): SmppSession | undefined {
-    return this.#session;
+  get connection(): SmppConnection | undefined {
+    return this.#connection;
   }
 
   get bound(): boolean {
@@ -77,54 +72,86 @@ export class SmppLink {
     return new Promise((resolve) => this.#boundWaiters.push(resolve));
   }
 
-  /** Connects, with the `smpp` package loaded. */
+  /** Connects, with the `smpp` package loaded (it encodes the bind, `enquire_link` and `unbind`). */
   start(smpp: SmppModule): void {
     this.#smpp = smpp;
     this.#connect();
   }
 
+  /** A request the package encodes, numbered on `connection`, its answer's status to `onAnswer`. */
+  #request(connection: SmppConnection, command: string, fields: Record<string, unknown>, onAnswer: (status: number) => void): boolean {
+    const sequence = connection.nextSequence();
+    const pdu = new this.#smpp!.PDU(command, { ...fields, sequence_number: sequence });
+    return connection.request(pdu.toBuffer(), sequence, onAnswer);
+  }
+
   #connect(): void {
     if (this.#closed || !this.#smpp) return;
     const o = this.#o;
-    const session = this.#smpp.connect({ host: o.host, port: o.port, ...(o.tls ? { tls: true } : {}) });
-    this.#session = session;
     this.outstanding = new Map();
     this.#enquireSentAt = 0;
+    const connection: SmppConnection = new SmppConnection(o, {
+      open: () => {
+        this.#request(connection, 'bind_transceiver', { system_id: o.systemId, password: o.password, system_type: o.systemType }, (status) => this.#onBound(connection, status));
+      },
+      frame: (frame) => this.#onFrame(connection, frame),
+      closed: (reason) => this.#onClosed(connection, reason),
+    });
+    this.#connection = connection;
     this.#bindTimer = setTimeout(() => {
-      if (this.#session === session && !this.#bound) this.drop(session, `not bound within ${o.bindTimeoutMs} ms`);
+      if (this.#connection === connection && !this.#bound) this.drop(connection, `not bound within ${o.bindTimeoutMs} ms`);
     }, o.bindTimeoutMs);
-    let lastError = '';
-    session.on(o.tls ? 'secureConnect' : 'connect', () => {
-      // PDUs are written in batches (cork/uncork): Nagle's delay would only hold answers back.
-      session.socket.setNoDelay(true);
-      const bind = new this.#smpp!.PDU('bind_transceiver', { system_id: o.systemId, password: o.password, system_type: o.systemType });
-      session.send(bind, (resp) => this.#onBound(session, resp));
-    });
-    session.on('error', (e: Error) => {
-      lastError = (e as NodeJS.ErrnoException).code ?? e.message;
-      // A PDU the package could not read leaves the stream out of step: start over.
-      if (this.#session === session) session.destroy();
-    });
-    session.on('close', () => this.#onClosed(session, lastError));
-    session.on('pdu', () => {
-      this.#lastHeard = Date.now();
-    });
-    session.on('deliver_sm', (pdu: SmppPdu) => this.#host.deliver(session, pdu));
-    session.on('data_sm', (pdu: SmppPdu) => this.#host.deliver(session, pdu));
-    session.on('enquire_link', (pdu: SmppPdu) => answer(session, pdu.response()));
-    session.on('unbind', (pdu: SmppPdu) => {
-      session.send(pdu.response());
-      session.close();
-    });
   }
 
-  #onBound(session: SmppSession, resp: SmppPdu): void {
-    if (this.#session !== session) return;
+  /** One PDU read: the hot ones (`submit_sm_resp`, `deliver_sm`) first. */
+  #onFrame(connection: SmppConnection, frame: Buffer): void {
+    if (this.#connection !== connection) return;
+    this.#lastHeard = Date.now();
+    const commandId = frame.readUInt32BE(4);
+    const status = frame.readUInt32BE(8);
+    const sequence = frame.readUInt32BE(12);
+    switch (commandId) {
+      case CMD.SUBMIT_SM_RESP:
+        this.#submitAnswered(sequence, status, status === 0 ? submitSmRespMessageId(frame) : '');
+        return;
+      case CMD.DELIVER_SM:
+      case CMD.DATA_SM:
+        this.#host.deliver(connection, decodeInboundSm(frame));
+        return;
+      case CMD.ENQUIRE_LINK:
+        connection.answer(encodeHeaderOnly(CMD.ENQUIRE_LINK_RESP, 0, sequence));
+        return;
+      case CMD.UNBIND:
+        connection.answer(encodeHeaderOnly(CMD.UNBIND_RESP, 0, sequence));
+        connection.end();
+        return;
+      case CMD.GENERIC_NACK:
+        // A nack names the PDU it refuses by number; a nack of status 0 still refuses it.
+        if (this.outstanding.has(sequence)) this.#submitAnswered(sequence, status || ESME_RINVCMDID, '');
+        else connection.answered(sequence, status || ESME_RINVCMDID);
+        return;
+      default:
+        // Responses to the bind, `enquire_link` and `unbind`; a request the channel does not take is
+        // refused (alert_notification has no response).
+        if (commandId >= CMD.GENERIC_NACK) connection.answered(sequence, status);
+        else if (commandId !== CMD.ALERT_NOTIFICATION) connection.answer(encodeHeaderOnly(CMD.GENERIC_NACK, ESME_RINVCMDID, sequence));
+    }
+  }
+
+  #submitAnswered(sequence: number, status: number, messageId: string): void {
+    const part = this.outstanding.get(sequence);
+    if (!part) return;
+    this.outstanding.delete(sequence);
+    this.#host.submitAnswered(part, status, messageId);
+  }
+
+  #onBound(connection: SmppConnection, status: number): void {
+    if (this.#connection !== connection) return;
     clearTimeout(this.#bindTimer);
-    if (resp.command_status !== SMPP_STATUS.ESME_ROK) {
-      const reason = smppStatusText(resp.command_status);
+    if (status !== SMPP_STATUS.ESME_ROK) {
+      const reason = smppStatusText(status);
       this.#o.onEvent?.({ type: 'bind-failed', address: this.#address, reason });
-      this.drop(session, `bind refused: ${reason}`);
+      this.drop(connection, `bind refused: ${reason}`);
       return;
     }
     this.#bound = true;
@@ -138,18 +165,19 @@ export class SmppLink {
     this.#host.bound();
   }
 
-  /** Ends a session; its `close` puts its unanswered PDUs back and connects again. */
-  drop(session: SmppSession, reason: string): void {
-    this.#dropReasons.set(session, reason);
-    session.destroy();
+  /** Ends a connection; its close puts its unanswered PDUs back and connects again. */
+  drop(connection: SmppConnection, reason: string): void {
+    connection.destroy(reason);
   }
 
-  #onClosed(session: SmppSession, lastError: string): void {
-    if (this.#session !== session) return;
+  #onClosed(connection: SmppConnection, reason: string): void {
+    if (this.#connection !== connection) return;
     clearTimeout(this.#bindTimer);
-    this.#session = undefined;
+    this.#connection = undefined;
     const wasBound = this.#bound;
     this.#bound = false;
+    // Closed by `close`: the SMS not answered stay unanswered (the channel is going).
+    if (this.#closed) return;
     // Unanswered PDUs go again, in the order they went, before anything else.
     const requeue: Part[] = [];
     for (const part of this.outstanding.values()) if (!part.job.done) requeue.push(part);
@@ -159,27 +187,25 @@ export class SmppLink {
       this.#host.counters.resent += requeue.length;
     }
     this.#host.counters.disconnects++;
-    if (this.#closed) return;
     const retryInMs = Math.round(backoffMs(this.#o.reconnectBackoff, this.#reconnectAttempt++) * (0.5 + Math.random() / 2));
-    const reason = this.#dropReasons.get(session) ?? (lastError || (wasBound ? 'connection closed' : 'could not connect'));
-    this.#o.onEvent?.({ type: 'disconnected', address: this.#address, reason, requeued: requeue.length, retryInMs });
+    this.#o.onEvent?.({ type: 'disconnected', address: this.#address, reason: reason || (wasBound ? 'connection closed' : 'could not connect'), requeued: requeue.length, retryInMs });
     this.#reconnectTimer = setTimeout(() => this.#connect(), retryInMs);
   }
 
   /** On the channel's tick: drops a connection that stopped answering, asks a silent one whether it lives. */
   check(now: number): void {
-    const session = this.#session;
-    if (!session || !this.#bound) return;
+    const connection = this.#connection;
+    if (!connection || !this.#bound) return;
     const oldest = this.outstanding.values().next().value;
     const timeout = this.#o.responseTimeoutMs;
     if ((oldest && now - oldest.sentAt > timeout) || (this.#enquireSentAt > 0 && now - this.#enquireSentAt > timeout)) {
       this.#o.onEvent?.({ type: 'response-timeout', outstanding: this.outstanding.size });
-      this.drop(session, `no answer within ${timeout} ms`);
+      this.drop(connection, `no answer within ${timeout} ms`);
       return;
     }
     if (this.#enquireSentAt === 0 && now - this.#lastHeard >= this.#o.enquireLinkMs) {
       this.#enquireSentAt = now;
-      session.send(new this.#smpp!.PDU('enquire_link', {}), () => {
+      this.#request(connection, 'enquire_link', {}, () => {
         this.#enquireSentAt = 0;
       });
     }
@@ -190,18 +216,16 @@ export class SmppLink {
     this.#closed = true;
     clearTimeout(this.#reconnectTimer);
     clearTimeout(this.#bindTimer);
-    const session = this.#session;
-    this.#session = undefined;
+    const connection = this.#connection;
     this.#bound = false;
-    if (!session) return;
+    if (!connection) return;
     await new Promise<void>((resolve) => {
-      const done = setTimeout(() => session.destroy(), 1_000);
-      session.once('close', () => {
+      const done = setTimeout(() => connection.destroy(), 1_000);
+      connection.socket.once('close', () => {
         clearTimeout(done);
         resolve();
       });
-      if (!session.socket.writable) session.destroy();
-      else if (!session.send(new this.#smpp!.PDU('unbind', {}), () => session.close())) session.destroy();
+      if (!this.#request(connection, 'unbind', {}, () => connection.end())) connection.destroy();
     });
   }
 }

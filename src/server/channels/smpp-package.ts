@@ -17,7 +17,7 @@ export interface SmppPdu {
   toBuffer(): Buffer;
 }
 
-/** One SMPP connection (client or server side). */
+/** One SMPP connection of the package's server side (the tests' SMSC; the channel has its own, smpp-connection.ts). */
 export interface SmppSession extends EventEmitter {
   readonly socket: Socket;
   /** Sends a PDU; false when the socket is not writable (nothing was sent, no callback will run). */
@@ -33,7 +33,6 @@ export interface SmppServer extends NetServer {
 
 export interface SmppModule {
   PDU: new (command: string, options?: Record<string, unknown>) => SmppPdu;
-  connect(options: { host: string; port: number; tls?: boolean }): SmppSession;
   createServer(listener?: (session: SmppSession) => void): SmppServer;
 }
 

@@ -20,32 +20,9 @@ export interface Job {
 
 export interface Part {
   readonly job: Job;
-  readonly pdu: EncodedSubmit;
+  /** The `submit_sm` encoded once (smpp-codec.ts); its sequence number is written each time it goes. */
+  readonly octets: Buffer;
   sentAt: number;
-}
-
-/**
- * A `submit_sm` encoded once (smpp-codec.ts), handed to the package's `Session.send`, which numbers
- * it, keeps the answer callback and writes `toBuffer()`.
- */
-export class EncodedSubmit {
-  readonly command = 'submit_sm';
-  readonly command_status = 0;
-  sequence_number = 0;
-  readonly #octets: Buffer;
-  constructor(octets: Buffer) {
-    this.#octets = octets;
-  }
-  isResponse(): boolean {
-    return false;
-  }
-  response(): never {
-    throw new Error('a submit_sm is answered by the SMSC');
-  }
-  toBuffer(): Buffer {
-    this.#octets.writeUInt32BE(this.sequence_number, 12);
-    return this.#octets;
-  }
 }
 
 /** A FIFO of parts that clears the slots it hands out. */
