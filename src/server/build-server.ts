@@ -23,6 +23,7 @@ import { Blocklist } from './blocklist.js';
 import { CampaignPhones } from './campaign-phones.js';
 import { ChannelMemoryStore } from './channels/memory.js';
 import { dispatchNotifications } from './dispatch-notifications.js';
+import { createTurns } from './turns.js';
 import { DispatchWorker } from './dispatch-worker.js';
 import type { Persistence } from './persistence.js';
 import { redisParts, redisPersistence } from './redis/redis-wiring.js';
@@ -171,8 +172,16 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   );
   if (storedState) notifier.loadStored(storedState);
   const notifications = dispatchNotifications({ notifier, clock, onRedis, about, moreWork: () => onRedisWired?.persistence.kick() });
+  // The channel's answers and reports, handled in turns of the event loop (turns.ts).
+  // A throw there is a bug, as it was when handled in the channel's callbacks: it is not swallowed.
+  const turns = createTurns((e) =>
+    process.nextTick(() => {
+      throw e;
+    }),
+  );
   const dispatch = new DispatchWorker(
     {
+      later: (work) => turns.later(work),
       engine,
       channel,
       clock,
@@ -225,6 +234,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     redis: undefined,
     refreshOutput: options.redis?.refreshOutput,
     nextContactId: restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1),
+    intakePending: 0,
     closing: false,
   };
   /** Webhook events written with their step: into the outbox, and delivery starts. */
@@ -303,7 +313,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
 
   // Later events from the provider.
   const steering = channelSteering(engine, () => dispatch.kick(), app.log);
-  const provider = providerEvents({ notifier, steering, dashboard, recall: onRedis !== undefined, commit: storage || onRedis ? () => durability!.commit() : undefined });
+  const provider = providerEvents({ notifier, steering, dashboard, turns, recall: onRedis !== undefined, commit: storage || onRedis ? () => durability!.commit() : undefined });
   channel.attach(provider.sink, channelMemory);
   installHttpHooks(app, {
     tenants,

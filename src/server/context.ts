@@ -52,6 +52,8 @@ export interface ServerContext {
     { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks; readonly blocklist: SharedBlocklist; readonly phones: SharedPhones } | undefined;
   /** Next contact id (HSM `id`), advanced by each send request (one process; on Redis, `redis.ids`). */
   nextContactId: number;
+  /** Contacts of 202s still building their notifications (intake.ts `finishIntake`): the intake bound counts them. */
+  intakePending: number;
   /** Set when the server is shutting down: intake answers 503. */
   closing: boolean;
 }

@@ -40,6 +40,11 @@ interface Deps {
    * @default the engine's message
    */
   readonly messageForChannel?: (message: OutgoingMessage) => OutgoingMessage | undefined;
+  /**
+   * Where the channel's answers are handled: in turns of the event loop with the provider's other
+   * reports (turns.ts), so a burst of answers does not hold it. @default at once, as they come
+   */
+  readonly later?: (work: () => void) => void;
 }
 
 /** Longest a timer is set for: time may be changed under the engine (a paused number resumed by an operator). */
@@ -138,10 +143,15 @@ export class DispatchWorker {
     } catch (e) {
       sending = Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
+    const later = this.#deps.later;
     sending.then(
-      (outcome) => this.#answered(m, out, outcome, true),
+      (outcome) => (later ? later(() => this.#answered(m, out, outcome, true)) : this.#answered(m, out, outcome, true)),
       // An unknown failure is a contact retry (the engine's table), never a lost message.
-      (e: unknown) => this.#answered(m, out, { status: 'failed', reason: e instanceof Error ? e.message.slice(0, 200) : 'channel error' }, true),
+      (e: unknown) => {
+        const outcome: SendOutcome = { status: 'failed', reason: e instanceof Error ? e.message.slice(0, 200) : 'channel error' };
+        if (later) later(() => this.#answered(m, out, outcome, true));
+        else this.#answered(m, out, outcome, true);
+      },
     );
   }
 

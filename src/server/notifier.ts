@@ -99,7 +99,10 @@ export interface StoredNotifier {
   readonly tracked: readonly (readonly [string, unknown])[];
 }
 
-const NO_EXTRA: { failureCode?: number; blocklistResponse?: boolean } = Object.freeze({});
+/** What a FAILED (its code) or a REPLIED (the opt-out) adds to a status change's statistics. */
+type HsmExtra = { failureCode?: number; blocklistResponse?: boolean };
+const NO_EXTRA: HsmExtra = Object.freeze({});
+const ENQUEUED: HsmStatusInput = Object.freeze({ status: 'ENQUEUED', from: null, message: null });
 
 export class Notifier {
   readonly #deps: Deps;
@@ -176,10 +179,13 @@ export class Notifier {
     // The family is metadata (metrics, dead-letter reports): the four configured webhooks, and the
     // SMS callbacks, which go to each item's own URLs. `order`: a contact's notifications arrive in
     // the order they were made (docs/server.md, "Webhooks").
-    const event: OutboxEvent = { id, family, url, body: JSON.stringify(payload), companyId, ...(order === undefined ? {} : { order }) };
+    this.#enqueueEvent({ id, family, url, body: JSON.stringify(payload), companyId, ...(order === undefined ? {} : { order }) });
+  }
+
+  #enqueueEvent(event: OutboxEvent): void {
     if (this.#deps.stage) this.#deps.stage(event);
     else this.#deps.outbox.enqueue(event, this.#deps.clock.now());
-    this.#deps.onEvent?.(family);
+    this.#deps.onEvent?.(event.family);
     this.#deps.onEnqueued();
   }
 
@@ -205,25 +211,18 @@ export class Notifier {
   }
 
   /** One HSM status change of a contact's send (spec 6.3), with its statistics. */
-  hsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput, extra: { failureCode?: number; blocklistResponse?: boolean } = NO_EXTRA): void {
-    const company = this.#companies.get(contact.companyId);
-    const s: HsmStatus = status.status;
-    // Without extras (every SENT): one object, no spreads (this runs for every message).
-    const change: ContactStatusChange =
-      extra === NO_EXTRA
-        ? { campaignId, contactId: String(contact.id), retryIndex, status: s }
-        : {
-            campaignId,
-            contactId: String(contact.id),
-            retryIndex,
-            status: s,
-            ...(extra.failureCode === undefined ? {} : { failureCode: extra.failureCode }),
-            ...(extra.blocklistResponse === undefined ? {} : { blocklistResponse: extra.blocklistResponse }),
-          };
-    this.#statistics.record(contact.companyId, change);
-    this.#deps.activity?.status(contact, campaignId, retryIndex, sentAt, status);
-    const url = company.config.url_hsm_callback;
-    if (!url) return;
+  hsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput, extra: HsmExtra = NO_EXTRA): void {
+    this.hsmBuilt(contact, campaignId, retryIndex, sentAt, status, this.buildHsm(contact, campaignId, retryIndex, sentAt, status), extra);
+  }
+
+  /**
+   * The webhook event of one HSM status change, built and not yet recorded nor queued (undefined
+   * when the company has no HSM target): the costly half of {@link hsm}, which a large request's
+   * intake does in slices before it records them all at once with {@link hsmBuilt}.
+   */
+  buildHsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput): OutboxEvent | undefined {
+    const url = this.#companies.get(contact.companyId).config.url_hsm_callback;
+    if (!url) return undefined;
     const payload = buildHsmNotification(
       {
         id: contact.id,
@@ -240,7 +239,38 @@ export class Notifier {
       },
       this.#deps.random,
     );
-    this.#enqueue(contact.companyId, 'hsm', url, payload.event_id, payload, `hsm:${contact.id}`);
+    return { id: payload.event_id, family: 'hsm', url, body: JSON.stringify(payload), companyId: contact.companyId, order: `hsm:${contact.id}` };
+  }
+
+  /**
+   * A contact's ENQUEUED at intake, its event built by {@link buildHsm}: told to the activity and
+   * queued. Nothing goes to the statistics: its request's admission counts it remaining already,
+   * and a contact admitted by a range keeps no entry of its own until its first send is reported
+   * (as without an HSM webhook, where no ENQUEUED is made at all).
+   */
+  enqueued(contact: ServerContact, campaignId: number, at: number, event: OutboxEvent | undefined): void {
+    this.#deps.activity?.status(contact, campaignId, null, at, ENQUEUED);
+    if (event) this.#enqueueEvent(event);
+  }
+
+  /** Records one HSM status change (statistics, activity) and queues its event built by {@link buildHsm}. */
+  hsmBuilt(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput, event: OutboxEvent | undefined, extra: HsmExtra = NO_EXTRA): void {
+    const s: HsmStatus = status.status;
+    // Without extras (every SENT): one object, no spreads (this runs for every message).
+    const change: ContactStatusChange =
+      extra === NO_EXTRA
+        ? { campaignId, contactId: String(contact.id), retryIndex, status: s }
+        : {
+            campaignId,
+            contactId: String(contact.id),
+            retryIndex,
+            status: s,
+            ...(extra.failureCode === undefined ? {} : { failureCode: extra.failureCode }),
+            ...(extra.blocklistResponse === undefined ? {} : { blocklistResponse: extra.blocklistResponse }),
+          };
+    this.#statistics.record(contact.companyId, change);
+    this.#deps.activity?.status(contact, campaignId, retryIndex, sentAt, status);
+    if (event) this.#enqueueEvent(event);
   }
 
   /**

@@ -12,6 +12,7 @@ import type { ChannelSink } from './channel.js';
 import type { Steering } from './channel-steering.js';
 import type { DashboardState } from './dashboard/state.js';
 import type { Notifier } from './notifier.js';
+import type { Turns } from './turns.js';
 
 export interface ProviderEventsParts {
   readonly notifier: Notifier;
@@ -21,17 +22,20 @@ export interface ProviderEventsParts {
   readonly recall: boolean;
   /** The durable server's commit: resolves once everything so far is written. @default none: nothing is kept */
   readonly commit: (() => Promise<void>) | undefined;
+  /** Where a message's statuses, attendances, DLRs and MOs are handled: in turns, after the sends' answers. */
+  readonly turns: Turns;
 }
 
 /** The channel's sink, and the switch that makes it ignore what comes once the server closes. */
 export function providerEvents(parts: ProviderEventsParts): { readonly sink: ChannelSink; readonly detach: () => void } {
-  const { notifier, steering, dashboard, commit } = parts;
+  const { notifier, steering, dashboard, commit, turns } = parts;
   let detached = false;
+  // In the turns' order: a message's status after its send's answer (which made it known).
   const sink: ChannelSink = {
-    messageStatus: (u) => void (detached || notifier.laterStatus(u)),
-    attendanceClosed: (r) => void (detached || notifier.attendance(r)),
-    smsStatus: (u) => void (detached || notifier.smsStatus(u.smsId, u.status, u.reason ?? null, u.at)),
-    smsReply: (r) => void (detached || notifier.smsReply(r.smsId, r.text, r.at)),
+    messageStatus: (u) => turns.later(() => void (detached || notifier.laterStatus(u))),
+    attendanceClosed: (r) => turns.later(() => void (detached || notifier.attendance(r))),
+    smsStatus: (u) => turns.later(() => void (detached || notifier.smsStatus(u.smsId, u.status, u.reason ?? null, u.at))),
+    smsReply: (r) => turns.later(() => void (detached || notifier.smsReply(r.smsId, r.text, r.at))),
     templateStatus: (u) => {
       if (detached) return;
       dashboard?.channelTemplate(u);
@@ -48,14 +52,17 @@ export function providerEvents(parts: ProviderEventsParts): { readonly sink: Cha
     },
     // Another instance may have sent what the provider reports on: read what the fleet remembers.
     ...(parts.recall ? { recall: (ids: Parameters<typeof notifier.recall>[0]) => notifier.recall(ids) } : {}),
-    // The provider's webhook or receipt is acknowledged once what it did is on disk (in Redis).
+    // The provider's webhook or receipt is acknowledged once what it did is handled and on disk (in Redis).
     ...(commit
       ? {
           written: () =>
-            commit().then(
-              () => true,
-              () => false,
-            ),
+            turns
+              .settled()
+              .then(commit)
+              .then(
+                () => true,
+                () => false,
+              ),
         }
       : {}),
   };
