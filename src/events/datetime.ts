@@ -10,6 +10,10 @@ import { describeValue } from '../core/problems.js';
 
 const OFFSET_MS = -3 * 3_600_000;
 
+/** The last instant written and its text (see formatTime). */
+let lastMs = Number.NaN;
+let lastText = '';
+
 /** Largest epoch millisecond a `Date` can hold (±8.64e15). */
 const MAX_EPOCH_MS = 8.64e15;
 
@@ -23,13 +27,17 @@ export function formatUtcMinus3(ms: number): string {
 
 /** {@link formatUtcMinus3} for a builder: an unwritable time throws {@link ArgumentError} naming `argument`. */
 export function formatTime(argument: string, ms: number): string {
+  // The same instant comes many times in a row (every notification of a request): written once.
+  if (ms === lastMs) return lastText;
   if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > MAX_EPOCH_MS - 3 * 3_600_000) {
     throw new ArgumentError(argument, 'a finite epoch time in milliseconds', describeValue(ms));
   }
   const shifted = new Date(Math.floor(ms) + OFFSET_MS).toISOString();
   // toISOString is always UTC with a trailing "Z"; the wall time is already shifted.
   if (!shifted.startsWith('+') && !shifted.startsWith('-') && shifted.length === 24) {
-    return `${shifted.slice(0, 23)}-03:00`;
+    lastText = `${shifted.slice(0, 23)}-03:00`;
+    lastMs = ms;
+    return lastText;
   }
   throw new ArgumentError(argument, 'a time between years 0000 and 9999', describeValue(ms));
 }

@@ -85,6 +85,8 @@ export class Outbox {
   /** Finished ids in the order they finished (time never goes back), so forgetting is from the front. */
   readonly #finished = new Map<string, number>();
   readonly #targets = new Map<string, Target>();
+  #lastUrl: string | undefined;
+  #lastTarget: Target | undefined;
   /** Unfinished events of each order chain, in enqueue order (the first is the one not held). */
   readonly #chains = new Map<string, Entry[]>();
   #outcomes: DeliveryOutcome[] = [];
@@ -296,9 +298,15 @@ export class Outbox {
   }
 
   #target(url: string): Target {
+    // Events come in runs to one URL (a request's notifications): its target is remembered rather
+    // than parsed again (a URL parse per event was a tenth of queueing one). Targets are never
+    // dropped, so the one remembered stays the URL's.
+    if (url === this.#lastUrl && this.#lastTarget !== undefined) return this.#lastTarget;
     const key = originOf(url);
     let t = this.#targets.get(key);
     if (t === undefined) this.#targets.set(key, (t = { entries: new Set(), failures: 0, probeAt: 0, probe: undefined, lastError: '' }));
+    this.#lastUrl = url;
+    this.#lastTarget = t;
     return t;
   }
 

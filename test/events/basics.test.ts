@@ -55,6 +55,17 @@ describe('formatUtcMinus3', () => {
     }
   });
 
+  it('the same instant again (remembered) writes what a first time writes, in any order of instants', () => {
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(T0, T0 + 1, T0 + 0.5, T0 - 3_600_000, 0), { minLength: 1, maxLength: 30 }), (times) => {
+        for (const ms of times) expect(formatUtcMinus3(ms)).toBe(`${new Date(Math.floor(ms) - 3 * 3_600_000).toISOString().slice(0, 23)}-03:00`);
+      }),
+    );
+    // A time it cannot write still throws right after one it wrote.
+    formatUtcMinus3(T0);
+    expect(() => formatUtcMinus3(Number.NaN)).toThrow();
+  });
+
   it('throws ArgumentError for times it cannot write', () => {
     for (const bad of [Number.NaN, Number.POSITIVE_INFINITY, 9e15, -62_198_755_200_000 - 1]) {
       try {
