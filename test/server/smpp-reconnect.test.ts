@@ -3,11 +3,12 @@
  * in the middle of a batch (what the SMSC had not answered goes again after the next bind, what it
  * answered never does), a connection that stops answering, an SMSC that is not there.
  */
+import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSmppChannel, type SmppChannelOptions, type SmppEvent } from '../../src/server/index.js';
 import type { SmsSendResult } from '../../src/server/channel.js';
 import { waitFor } from './helpers.js';
-import { outgoingSms, smscAndChannel, startFakeSmsc, type Cleanup, type FakeSmsc, type Submit } from './smpp-smsc.js';
+import { outgoingSms, recordingSink, smscAndChannel, startFakeSmsc, type Cleanup, type FakeSmsc, type Submit } from './smpp-smsc.js';
 
 const cleanup: Cleanup = [];
 afterEach(async () => {
@@ -162,5 +163,29 @@ describe('SMPP channel: PDUs it does not take', () => {
     await waitFor(() => channel.stats().binds === 2, 'bound again');
     expect(events.find((e) => e.type === 'disconnected')).toMatchObject({ reason: 'unreadable PDU: command_length 8: expected 16 to 16384' });
     expect(await channel.sendSms(outgoingSms(2, 'after'))).toEqual({ status: 'sent' });
+  });
+});
+
+describe('SMPP channel: closed before it is bound', () => {
+  it('with the bind unanswered: the connection just goes, no unbind follows the bind', async () => {
+    // An SMSC that reads PDUs and answers none: the bind stays unanswered.
+    const commands: number[] = [];
+    let ended = false;
+    const server = createServer((socket) => {
+      socket.on('data', (chunk: Buffer) => {
+        for (let at = 0; at + 16 <= chunk.length; at += chunk.readUInt32BE(at)) commands.push(chunk.readUInt32BE(at + 4));
+      });
+      socket.on('close', () => (ended = true));
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanup.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const channel = createSmppChannel({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, systemId: 'sendpool', password: 'secret1', sourceAddr: 'SENDPOOL' });
+    channel.attach(recordingSink().sink);
+    await waitFor(() => commands.includes(0x09), 'the bind read by the SMSC');
+    await channel.close();
+    await waitFor(() => ended, 'the connection closed');
+    expect(commands).toEqual([0x09]);
+    expect(channel.stats()).toMatchObject({ bound: false, binds: 0 });
   });
 });

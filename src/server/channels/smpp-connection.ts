@@ -7,7 +7,7 @@
  * Answers written in one turn of the event loop go out in one write (cork until the next tick):
  * the answers to the `deliver_sm` of one read leave together.
  */
-import { connect as netConnect, type Socket } from 'node:net';
+import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { PduFramer, SmppFrameError } from './smpp-frames.js';
 
@@ -38,7 +38,10 @@ export class SmppConnection {
   #dropReason = '';
 
   constructor(address: SmppAddress, events: SmppConnectionEvents) {
-    const socket = address.tls ? tlsConnect({ host: address.host, port: address.port, servername: address.host }) : netConnect({ host: address.host, port: address.port });
+    // TLS: the server name is the host's when it is a name (SNI carries no IP address).
+    const socket = address.tls
+      ? tlsConnect({ host: address.host, port: address.port, ...(isIP(address.host) === 0 ? { servername: address.host } : {}) })
+      : netConnect({ host: address.host, port: address.port });
     this.socket = socket;
     socket.once(address.tls ? 'secureConnect' : 'connect', () => {
       // PDUs are written in batches (cork/uncork): Nagle's delay would only hold answers back.

@@ -92,6 +92,8 @@ export class SmppLink {
     this.#enquireSentAt = 0;
     const connection: SmppConnection = new SmppConnection(o, {
       open: () => {
+        // Closed while connecting: nothing to bind (an unbind must not precede a bind).
+        if (this.#closed) return connection.destroy();
         this.#request(connection, 'bind_transceiver', { system_id: o.systemId, password: o.password, system_type: o.systemType }, (status) => this.#onBound(connection, status));
       },
       frame: (frame) => this.#onFrame(connection, frame),
@@ -122,6 +124,8 @@ export class SmppLink {
         connection.answer(encodeHeaderOnly(CMD.ENQUIRE_LINK_RESP, 0, sequence));
         return;
       case CMD.UNBIND:
+        // Nothing more goes on it; its close (when the SMSC ends it) binds again.
+        this.#bound = false;
         connection.answer(encodeHeaderOnly(CMD.UNBIND_RESP, 0, sequence));
         connection.end();
         return;
@@ -148,6 +152,7 @@ export class SmppLink {
   #onBound(connection: SmppConnection, status: number): void {
     if (this.#connection !== connection) return;
     clearTimeout(this.#bindTimer);
+    if (this.#closed) return connection.destroy();
     if (status !== SMPP_STATUS.ESME_ROK) {
       const reason = smppStatusText(status);
       this.#o.onEvent?.({ type: 'bind-failed', address: this.#address, reason });
@@ -217,6 +222,7 @@ export class SmppLink {
     clearTimeout(this.#reconnectTimer);
     clearTimeout(this.#bindTimer);
     const connection = this.#connection;
+    const wasBound = this.#bound;
     this.#bound = false;
     if (!connection) return;
     await new Promise<void>((resolve) => {
@@ -225,7 +231,8 @@ export class SmppLink {
         clearTimeout(done);
         resolve();
       });
-      if (!this.#request(connection, 'unbind', {}, () => connection.end())) connection.destroy();
+      // Unbound (connecting, or the bind not answered yet): nothing to unbind, the connection just goes.
+      if (!wasBound || !this.#request(connection, 'unbind', {}, () => connection.end())) connection.destroy();
     });
   }
 }
