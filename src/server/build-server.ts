@@ -173,12 +173,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   if (storedState) notifier.loadStored(storedState);
   const notifications = dispatchNotifications({ notifier, clock, onRedis, about, moreWork: () => onRedisWired?.persistence.kick() });
   // The channel's answers and reports, handled in turns of the event loop (turns.ts).
-  // A throw there is a bug, as it was when handled in the channel's callbacks: it is not swallowed.
-  const turns = createTurns((e) =>
-    process.nextTick(() => {
-      throw e;
-    }),
-  );
+  // A throw there is a bug: logged, and the provider's event it came with is not acknowledged.
+  const turns = createTurns((e) => app.log.error({ err: e }, 'a channel answer or provider report was not handled'));
   const dispatch = new DispatchWorker(
     {
       later: (work) => turns.later(work),
@@ -346,6 +342,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     dashboard,
     offAnomaly,
     detach: provider.detach,
+    settleReports: () => turns.settled(),
     redis: onRedisWired,
     snapshotFile: options.snapshotFile,
     snapshot,

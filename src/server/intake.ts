@@ -126,7 +126,8 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
       headers: { 'retry-after': String(seconds) },
     };
   }
-  if (ctx.outbox.size > ctx.maxPendingWebhooks) {
+  // Requests still building their notifications will add about one event per contact.
+  if (ctx.outbox.size + ctx.intakePending > ctx.maxPendingWebhooks) {
     return {
       answer: errorResponse('rate_limited', [], `Webhook deliveries are behind (${ctx.outbox.size} pending); retry later.`),
       headers: { 'retry-after': '30' },
@@ -189,10 +190,19 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
   return { answer, pending: { contacts, campaignId, at, record, release } };
 }
 
+/** The notifications of a pending request could not be built: nothing of it was recorded. */
+export class IntakeNotRecorded extends Error {
+  constructor(cause: unknown) {
+    super(`send request not recorded: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
 /**
  * Finishes a request {@link intakeSend} left pending: builds its ENQUEUED notifications in slices
  * (other requests, deliveries and reads are served between them), then records everything in one
- * piece. The route awaits it before it commits and answers; when it throws, nothing was recorded.
+ * piece. The route awaits it before it commits and answers. Throws {@link IntakeNotRecorded} when
+ * nothing of it was recorded; any other throw came from recording it (a bug), and must not be
+ * answered as if nothing was accepted.
  */
 export async function finishIntake(ctx: ServerContext, p: PendingIntake): Promise<void> {
   const events = new Array<OutboxEvent | undefined>(p.contacts.length);
@@ -205,7 +215,7 @@ export async function finishIntake(ctx: ServerContext, p: PendingIntake): Promis
     });
   } catch (e) {
     p.release();
-    throw e;
+    throw new IntakeNotRecorded(e);
   }
   // Released in the same piece as recorded: the phones go from held to remembered at once.
   p.release();

@@ -30,12 +30,16 @@ export interface ProviderEventsParts {
 export function providerEvents(parts: ProviderEventsParts): { readonly sink: ChannelSink; readonly detach: () => void } {
   const { notifier, steering, dashboard, commit, turns } = parts;
   let detached = false;
-  // In the turns' order: a message's status after its send's answer (which made it known).
+  // In the turns' order: a message's status after its send's answer (which made it known). Ignored
+  // once detached; what came before is handled (the shutdown waits for it before it detaches).
+  const later = (work: () => void) => {
+    if (!detached) turns.later(work);
+  };
   const sink: ChannelSink = {
-    messageStatus: (u) => turns.later(() => void (detached || notifier.laterStatus(u))),
-    attendanceClosed: (r) => turns.later(() => void (detached || notifier.attendance(r))),
-    smsStatus: (u) => turns.later(() => void (detached || notifier.smsStatus(u.smsId, u.status, u.reason ?? null, u.at))),
-    smsReply: (r) => turns.later(() => void (detached || notifier.smsReply(r.smsId, r.text, r.at))),
+    messageStatus: (u) => later(() => void notifier.laterStatus(u)),
+    attendanceClosed: (r) => later(() => void notifier.attendance(r)),
+    smsStatus: (u) => later(() => void notifier.smsStatus(u.smsId, u.status, u.reason ?? null, u.at)),
+    smsReply: (r) => later(() => void notifier.smsReply(r.smsId, r.text, r.at)),
     templateStatus: (u) => {
       if (detached) return;
       dashboard?.channelTemplate(u);
@@ -55,14 +59,16 @@ export function providerEvents(parts: ProviderEventsParts): { readonly sink: Cha
     // The provider's webhook or receipt is acknowledged once what it did is handled and on disk (in Redis).
     ...(commit
       ? {
+          // Not when a handling threw: the provider delivers it again.
           written: () =>
-            turns
-              .settled()
-              .then(commit)
-              .then(
-                () => true,
-                () => false,
-              ),
+            turns.settled().then((handled) =>
+              handled
+                ? commit().then(
+                    () => true,
+                    () => false,
+                  )
+                : false,
+            ),
         }
       : {}),
   };

@@ -20,6 +20,8 @@ export interface ShutdownParts {
   readonly dashboard: DashboardState | undefined;
   /** Stops listening to the engine's anomalies. */
   readonly offAnomaly: () => void;
+  /** Resolves once the channel's answers and reports received so far are handled (turns.ts). */
+  readonly settleReports: () => Promise<unknown>;
   /** The channel is closed: the provider's later events are ignored from now on. */
   readonly detach: () => void;
   /** On Redis: stops stepping, then gives the work this instance holds back to the fleet. */
@@ -40,6 +42,8 @@ export function installShutdown(app: FastifyInstance, ctx: ServerContext, parts:
     await ctx.dispatch.stop(drainMs);
     await ctx.sms.stop(drainMs);
     await ctx.channel.close?.();
+    // What the provider reported before the channel closed is handled (and written) before the rest goes.
+    await parts.settleReports();
     parts.detach();
     ctx.notifier.stop();
     ctx.notifier.flushCampaigns();

@@ -35,6 +35,23 @@ describe('turns', () => {
     expect(log.indexOf('other')).toBeLessThan(log.length - 1);
   });
 
+  it('a long backlog is handled whole and in order', async () => {
+    const turns = createTurns((e) => {
+      throw e;
+    });
+    const seen: number[] = [];
+    // About 1,000 a turn: the handled front is dropped along the way.
+    for (let i = 0; i < 50_000; i++)
+      turns.later(() => {
+        busy(0.002);
+        seen.push(i);
+      });
+    expect(await turns.settled()).toBe(true);
+    expect(seen.length).toBe(50_000);
+    expect(seen.every((x, i) => x === i)).toBe(true);
+    expect(turns.pending).toBe(0);
+  });
+
   it('settled resolves once everything queued before it has been handled', async () => {
     const turns = createTurns(() => undefined);
     const log: string[] = [];
@@ -42,10 +59,10 @@ describe('turns', () => {
     turns.later(() => log.push('b'));
     const seen = await turns.settled().then(() => [...log]);
     expect(seen.slice(0, 2)).toEqual(['a', 'b']);
-    await expect(createTurns(() => undefined).settled()).resolves.toBeUndefined();
+    await expect(createTurns(() => undefined).settled()).resolves.toBe(true);
   });
 
-  it('a throw goes to onError and the rest is still handled', async () => {
+  it('a throw goes to onError, the rest is still handled, and settled says so', async () => {
     const errors: unknown[] = [];
     const turns = createTurns((e) => errors.push(e));
     const log: number[] = [];
@@ -54,9 +71,22 @@ describe('turns', () => {
       throw new Error('boom');
     });
     turns.later(() => log.push(3));
-    await turns.settled();
+    // settled says a work threw (the durable server then does not acknowledge), once.
+    expect(await turns.settled()).toBe(false);
     expect(log).toEqual([1, 3]);
     expect(errors).toHaveLength(1);
     expect((errors[0] as Error).message).toBe('boom');
+    expect(await turns.settled()).toBe(true);
+    // An onError that throws does not stop the queue.
+    const noisy = createTurns(() => {
+      throw new Error('report failed');
+    });
+    const seen: number[] = [];
+    noisy.later(() => {
+      throw new Error('boom');
+    });
+    noisy.later(() => seen.push(2));
+    expect(await noisy.settled()).toBe(false);
+    expect(seen).toEqual([2]);
   });
 });

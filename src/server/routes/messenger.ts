@@ -7,7 +7,7 @@ import type { PhoneSet } from '../../contract/rejection.js';
 import type { ServerContext } from '../context.js';
 import { errorResponse } from '../../contract/responses.js';
 import { answer } from '../http-errors.js';
-import { finishIntake, intakeSend } from '../intake.js';
+import { finishIntake, IntakeNotRecorded, intakeSend } from '../intake.js';
 import { parseSendInSlices } from '../intake-parse.js';
 
 export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void {
@@ -51,6 +51,8 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
       try {
         await finishIntake(ctx, result.pending);
       } catch (e) {
+        // Nothing recorded: the client may send it again. A throw while recording is a 500 (its phones kept).
+        if (!(e instanceof IntakeNotRecorded)) throw e;
         request.log.error({ err: e }, 'send request not recorded');
         written = false;
       }
