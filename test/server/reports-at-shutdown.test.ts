@@ -31,7 +31,7 @@ describe('reports at shutdown', () => {
       close: () => sink?.messageStatus({ messageId: sent!, status: 'DEVICE' }),
     };
     const file = join(dir, 'snapshot.json');
-    const s = await startServer({ channel: channel as never, snapshotFile: file, delivery: { requestTimeoutMs: 60_000 } });
+    const s = await startServer({ channel, snapshotFile: file, delivery: { requestTimeoutMs: 60_000 } });
     try {
       await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `http://127.0.0.1:${(silent.address() as AddressInfo).port}/hsm` } });
       expect((await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(1) } })).status).toBe(202);
