@@ -153,16 +153,12 @@ async function main(): Promise<void> {
         // Steady state: the posting path warmed up too (its first requests compile and load what it
         // needs, a stall no later request sees), then the loop delay measured from here.
         await Promise.all([postFromChild(server.address, 2, 2, 5, 1_000_000), autocannon({ url: `${server.address}/messenger/businesses/`, headers, duration: 2, connections, overallRate: 2000 })]);
-        server.child.send('loop-delay');
-        await new Promise((resolve) => server.child.once('message', resolve));
+        await loopDelay(server.child);
         // One client posting 5,000 contacts/s (two connections, so a slow answer does not lower the rate).
         const posting = postFromChild(server.address, seconds, 2, 5, 2_000_000);
         const get = await autocannon({ url: `${server.address}/messenger/businesses/`, headers, duration: seconds, connections, overallRate: 2000 });
         const p = await posting;
-        server.child.send('loop-delay');
-        const loop = await new Promise<{ p50: number; p99: number; max: number }>((resolve) =>
-          server.child.once('message', (m: { loopDelayMs: { p50: number; p99: number; max: number } }) => resolve(m.loopDelayMs)),
-        );
+        const loop = await loopDelay(server.child);
         console.log(`  the server's event loop delay meanwhile: p50 ${loop.p50.toFixed(1)} ms, p99 ${loop.p99.toFixed(1)} ms, max ${loop.max.toFixed(1)} ms`);
         out[mode] = {
           serverLoopDelayMs: loop,
@@ -204,6 +200,19 @@ function posterChild(): void {
     void post(m.address, m.seconds, m.connections, m.rate).then((r) => process.send?.(r));
   });
   process.send?.({ address: '' });
+}
+
+interface LoopDelay {
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
+
+/** The server's event loop delay since the last call (in ms), and a fresh count from now. */
+function loopDelay(server: ChildProcess): Promise<LoopDelay> {
+  const answer = new Promise<LoopDelay>((resolve) => server.once('message', (m: { loopDelayMs: LoopDelay }) => resolve(m.loopDelayMs)));
+  server.send('loop-delay');
+  return answer;
 }
 
 /** Posts from a poster child: `rate` requests of 1,000 contacts a second. */

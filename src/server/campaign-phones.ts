@@ -42,7 +42,12 @@ export class CampaignPhones {
     const set = this.#sets.get(key);
     const held = this.#held.get(key);
     if (held === undefined) return set === undefined ? NONE : { has: (phone) => set.has(phoneKey(phone)) };
-    return { has: (phone) => set?.has(phoneKey(phone)) === true || held.has(phoneKey(phone)) };
+    return {
+      has: (phone) => {
+        const k = phoneKey(phone);
+        return held.has(k) || set?.has(k) === true;
+      },
+    };
   }
 
   /**

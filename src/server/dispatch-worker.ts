@@ -54,6 +54,7 @@ export class DispatchWorker {
   readonly #deps: Deps;
   readonly #pollLimit: number;
   readonly #maxInFlight: number;
+  readonly #later: (work: () => void) => void;
   /**
    * Messages handed out and not yet reported (waiting for their write, or for the channel). A
    * count, not a set of promises: a send costs two callbacks and no bookkeeping object (this is
@@ -68,6 +69,7 @@ export class DispatchWorker {
     this.#deps = deps;
     this.#pollLimit = options.pollLimit ?? 1000;
     this.#maxInFlight = options.maxInFlight ?? 1000;
+    this.#later = deps.later ?? ((work) => work());
     this.#loop = new PassLoop(
       () => this.#pass(),
       () => deps.clock.now(),
@@ -143,15 +145,10 @@ export class DispatchWorker {
     } catch (e) {
       sending = Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
-    const later = this.#deps.later;
     sending.then(
-      (outcome) => (later ? later(() => this.#answered(m, out, outcome, true)) : this.#answered(m, out, outcome, true)),
+      (outcome) => this.#later(() => this.#answered(m, out, outcome, true)),
       // An unknown failure is a contact retry (the engine's table), never a lost message.
-      (e: unknown) => {
-        const outcome: SendOutcome = { status: 'failed', reason: e instanceof Error ? e.message.slice(0, 200) : 'channel error' };
-        if (later) later(() => this.#answered(m, out, outcome, true));
-        else this.#answered(m, out, outcome, true);
-      },
+      (e: unknown) => this.#later(() => this.#answered(m, out, { status: 'failed', reason: e instanceof Error ? e.message.slice(0, 200) : 'channel error' }, true)),
     );
   }
 

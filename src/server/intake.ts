@@ -11,7 +11,6 @@ import { type ParsedSendRequest, type SendRequestOptions, parseSendRequest } fro
 import type { PhoneSet, Rejection } from '../contract/rejection.js';
 import { errorResponse, sendResponse, type HttpAnswer } from '../contract/responses.js';
 import type { Admission } from '../events/campaign-counts.js';
-import type { HsmStatusInput } from '../events/hsm.js';
 import type { OutboxEvent } from '../events/outbox.js';
 import type { ServerContext } from './context.js';
 import type { ServerContact } from './contacts.js';
@@ -54,7 +53,6 @@ export interface PendingIntake {
 export const NOTIFY_IN_ONE_PIECE = 100;
 /** ENQUEUED notifications built per unit of a slice. */
 const NOTIFY_PER_UNIT = 25;
-const ENQUEUED: HsmStatusInput = { status: 'ENQUEUED', from: null, message: null };
 
 const ADMISSION: Readonly<Partial<Record<Rejection['reason'], Admission>>> = {
   invalid_phone: 'invalid-phone',
@@ -165,7 +163,7 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
       rejected.map((r) => [base + r.index, ADMISSION[r.reason]] as const),
     );
     if (events) contacts.forEach((c, i) => ctx.notifier.enqueued(c, campaignId, at, events[i]));
-    else if (ctx.notifier.wantsHsm(companyId)) for (const c of contacts) ctx.notifier.enqueued(c, campaignId, at, ctx.notifier.buildHsm(c, campaignId, null, at, ENQUEUED));
+    else if (ctx.notifier.wantsHsm(companyId)) for (const c of contacts) ctx.notifier.enqueued(c, campaignId, at, ctx.notifier.buildEnqueued(c, campaignId, at));
     ctx.metrics?.contactsAccepted.inc({ kind: 'accepted' }, accepted.length);
     if (rejected.length > 0) ctx.metrics?.contactsAccepted.inc({ kind: 'rejected' }, rejected.length);
     ctx.dispatch.kick();
@@ -210,7 +208,7 @@ export async function finishIntake(ctx: ServerContext, p: PendingIntake): Promis
   try {
     await runInSlices(() => {
       const end = Math.min(p.contacts.length, next + NOTIFY_PER_UNIT);
-      for (; next < end; next++) events[next] = ctx.notifier.buildHsm(p.contacts[next]!, p.campaignId, null, p.at, ENQUEUED);
+      for (; next < end; next++) events[next] = ctx.notifier.buildEnqueued(p.contacts[next]!, p.campaignId, p.at);
       return next === p.contacts.length;
     });
   } catch (e) {

@@ -212,15 +212,35 @@ export class Notifier {
 
   /** One HSM status change of a contact's send (spec 6.3), with its statistics. */
   hsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput, extra: HsmExtra = NO_EXTRA): void {
-    this.hsmBuilt(contact, campaignId, retryIndex, sentAt, status, this.buildHsm(contact, campaignId, retryIndex, sentAt, status), extra);
+    const s: HsmStatus = status.status;
+    // Without extras (every SENT): one object, no spreads (this runs for every message).
+    const change: ContactStatusChange =
+      extra === NO_EXTRA
+        ? { campaignId, contactId: String(contact.id), retryIndex, status: s }
+        : {
+            campaignId,
+            contactId: String(contact.id),
+            retryIndex,
+            status: s,
+            ...(extra.failureCode === undefined ? {} : { failureCode: extra.failureCode }),
+            ...(extra.blocklistResponse === undefined ? {} : { blocklistResponse: extra.blocklistResponse }),
+          };
+    this.#statistics.record(contact.companyId, change);
+    this.#deps.activity?.status(contact, campaignId, retryIndex, sentAt, status);
+    const event = this.#buildHsm(contact, campaignId, retryIndex, sentAt, status);
+    if (event) this.#enqueueEvent(event);
   }
 
   /**
-   * The webhook event of one HSM status change, built and not yet recorded nor queued (undefined
-   * when the company has no HSM target): the costly half of {@link hsm}, which a large request's
-   * intake does in slices before it records them all at once with {@link hsmBuilt}.
+   * The ENQUEUED event of a contact at intake, built and not queued (undefined when the company has
+   * no HSM target): the costly half, which a large request's intake does in slices before it
+   * records them all at once with {@link enqueued}.
    */
-  buildHsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput): OutboxEvent | undefined {
+  buildEnqueued(contact: ServerContact, campaignId: number, at: number): OutboxEvent | undefined {
+    return this.#buildHsm(contact, campaignId, null, at, ENQUEUED);
+  }
+
+  #buildHsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput): OutboxEvent | undefined {
     const url = this.#companies.get(contact.companyId).config.url_hsm_callback;
     if (!url) return undefined;
     const payload = buildHsmNotification(
@@ -243,33 +263,13 @@ export class Notifier {
   }
 
   /**
-   * A contact's ENQUEUED at intake, its event built by {@link buildHsm}: told to the activity and
+   * A contact's ENQUEUED at intake, its event built by {@link buildEnqueued}: told to the activity and
    * queued. Nothing goes to the statistics: its request's admission counts it remaining already,
    * and a contact admitted by a range keeps no entry of its own until its first send is reported
    * (as without an HSM webhook, where no ENQUEUED is made at all).
    */
   enqueued(contact: ServerContact, campaignId: number, at: number, event: OutboxEvent | undefined): void {
     this.#deps.activity?.status(contact, campaignId, null, at, ENQUEUED);
-    if (event) this.#enqueueEvent(event);
-  }
-
-  /** Records one HSM status change (statistics, activity) and queues its event built by {@link buildHsm}. */
-  hsmBuilt(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput, event: OutboxEvent | undefined, extra: HsmExtra = NO_EXTRA): void {
-    const s: HsmStatus = status.status;
-    // Without extras (every SENT): one object, no spreads (this runs for every message).
-    const change: ContactStatusChange =
-      extra === NO_EXTRA
-        ? { campaignId, contactId: String(contact.id), retryIndex, status: s }
-        : {
-            campaignId,
-            contactId: String(contact.id),
-            retryIndex,
-            status: s,
-            ...(extra.failureCode === undefined ? {} : { failureCode: extra.failureCode }),
-            ...(extra.blocklistResponse === undefined ? {} : { blocklistResponse: extra.blocklistResponse }),
-          };
-    this.#statistics.record(contact.companyId, change);
-    this.#deps.activity?.status(contact, campaignId, retryIndex, sentAt, status);
     if (event) this.#enqueueEvent(event);
   }
 

@@ -228,14 +228,19 @@ export function decodeInboundSm(frame: Buffer): InboundSm {
   };
 }
 
-/** A header-only PDU (a response without body, `enquire_link`, `unbind`, `generic_nack`). */
-export function encodeHeaderOnly(commandId: number, status: number, sequence: number): Buffer {
-  const b = Buffer.allocUnsafe(HEADER_LENGTH);
-  b.writeUInt32BE(HEADER_LENGTH, 0);
+/** A PDU of `length` octets with its header written (the body, if any, is the caller's to fill). */
+function withHeader(length: number, commandId: number, status: number, sequence: number): Buffer {
+  const b = Buffer.allocUnsafe(length);
+  b.writeUInt32BE(length, 0);
   b.writeUInt32BE(commandId, 4);
   b.writeUInt32BE(status, 8);
   b.writeUInt32BE(sequence, 12);
   return b;
+}
+
+/** A header-only PDU (a response without body, `enquire_link`, `unbind`, `generic_nack`). */
+export function encodeHeaderOnly(commandId: number, status: number, sequence: number): Buffer {
+  return withHeader(HEADER_LENGTH, commandId, status, sequence);
 }
 
 /**
@@ -245,11 +250,7 @@ export function encodeHeaderOnly(commandId: number, status: number, sequence: nu
 export function encodeInboundResp(request: number, status: number, sequence: number): Buffer {
   const commandId = request === CMD.DATA_SM ? CMD.DATA_SM_RESP : CMD.DELIVER_SM_RESP;
   if (status !== 0) return encodeHeaderOnly(commandId, status, sequence);
-  const b = Buffer.allocUnsafe(HEADER_LENGTH + 1);
-  b.writeUInt32BE(HEADER_LENGTH + 1, 0);
-  b.writeUInt32BE(commandId, 4);
-  b.writeUInt32BE(0, 8);
-  b.writeUInt32BE(sequence, 12);
+  const b = withHeader(HEADER_LENGTH + 1, commandId, 0, sequence);
   b[HEADER_LENGTH] = 0;
   return b;
 }
