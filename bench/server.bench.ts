@@ -176,13 +176,16 @@ async function main(): Promise<void> {
       }
       const r = await post(server.address, seconds, connections);
       let delivered: number | undefined;
+      let drain: number | undefined;
       if (receiver) {
-        receiver.child.send('count');
-        delivered = await new Promise<number>((resolve) => receiver.child.once('message', (m: { received: number }) => resolve(m.received)));
+        delivered = await received(receiver.child);
+        // Once the posting stops, the backlog drains: notifications a second over the next seconds.
+        await new Promise((resolve) => setTimeout(resolve, DRAIN_SECONDS * 1000));
+        drain = Math.round(((await received(receiver.child)) - delivered) / DRAIN_SECONDS);
       }
-      out[mode] = { load, ...r, ...(delivered !== undefined ? { notificationsDelivered: delivered } : {}) };
+      out[mode] = { load, ...r, ...(delivered !== undefined ? { notificationsDelivered: delivered, drainPerSecond: drain } : {}) };
       console.log(
-        `POST /messenger/messages/ (1,000 contacts/request)${receiver ? ' with an HSM webhook' : ''}: ${r.contactsPerSecond.toLocaleString('en')} contacts/s accepted (target >= 200,000), p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.non2xx} not 2xx${delivered !== undefined ? `, ${delivered.toLocaleString('en')} notifications delivered meanwhile` : ''}, load ${load}`,
+        `POST /messenger/messages/ (1,000 contacts/request)${receiver ? ' with an HSM webhook' : ''}: ${r.contactsPerSecond.toLocaleString('en')} contacts/s accepted (target >= 200,000), p50 ${r.p50} ms, p99 ${r.p99} ms, ${r.non2xx} not 2xx${delivered !== undefined ? `, ${delivered.toLocaleString('en')} notifications delivered meanwhile, then ${drain!.toLocaleString('en')}/s over ${DRAIN_SECONDS} s once the posting stopped` : ''}, load ${load}`,
       );
     } finally {
       // SIGTERM when profiling, so the profile is written on the way out.
@@ -191,6 +194,16 @@ async function main(): Promise<void> {
     }
   }
   console.log(JSON.stringify(out, null, 2));
+}
+
+/** Seconds the receiver is watched after the posting of `post-hsm` stops (the backlog's drain). */
+const DRAIN_SECONDS = 5;
+
+/** Notifications the receiver took so far. */
+function received(receiver: ChildProcess): Promise<number> {
+  const answer = new Promise<number>((resolve) => receiver.once('message', (m: { received: number }) => resolve(m.received)));
+  receiver.send('count');
+  return answer;
 }
 
 /** The posting client of the get-while-posting modes, in a process of its own so it does not delay the GET client's reading. */

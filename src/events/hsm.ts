@@ -127,6 +127,20 @@ function checkInput(input: HsmNotificationInput): void {
  * be written, an unknown status or a field of the wrong kind: the payload always passes the schema
  */
 export function buildHsmNotification(input: HsmNotificationInput, random: RandomSource): HsmNotificationPayload {
+  return hsmNotification(input, () => uuidV4(random));
+}
+
+/**
+ * {@link buildHsmNotification} with its `event_id` given: for notifications whose ids are derived
+ * rather than drawn (a request's ENQUEUED, built when delivered and built the same again after a
+ * restart). Internal: the package's API draws ids.
+ */
+export function hsmNotificationWithId(input: HsmNotificationInput, eventId: string): HsmNotificationPayload {
+  return hsmNotification(input, () => eventId);
+}
+
+/** The payload; its id asked for only once the input is known good (a refused input draws none). */
+function hsmNotification(input: HsmNotificationInput, eventId: () => string): HsmNotificationPayload {
   checkInput(input);
   const datetime = formatTime('buildHsmNotification(input.sentAt)', input.sentAt);
   const reason = input.status === 'FAILED' ? reasonFor(input.failure) : null;
@@ -136,7 +150,7 @@ export function buildHsmNotification(input: HsmNotificationInput, random: Random
   // runs for every notification). The union input guarantees the combination; the schema union
   // restates it for receivers.
   return {
-    event_id: uuidV4(random),
+    event_id: eventId(),
     id: input.id,
     from: input.from,
     to: input.to,

@@ -221,6 +221,14 @@ export class Outbox {
     return this.#entries.size;
   }
 
+  /**
+   * Unfinished events of the receiver a URL goes to (its origin): what a host that feeds the
+   * outbox in steps reads to keep each receiver busy without queueing its whole backlog here.
+   */
+  unfinishedAt(url: string): number {
+    return this.#target(url).entries.size;
+  }
+
   /** The state of an event, for inspection. */
   stateOf(eventId: string): 'held' | 'pending' | 'in-flight' | 'finished' | undefined {
     const e = this.#entries.get(eventId);

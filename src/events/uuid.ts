@@ -30,6 +30,16 @@ export function uuidV4(random: RandomSource): string {
   return out;
 }
 
+/**
+ * The `index`-th id of a family drawn once (`base`, a UUID v4): the base with its last 32 bits
+ * XORed with the index, still a UUID v4. Ids of one family differ; ids of two families collide
+ * only if their bases agree in their other 90 random bits. Internal.
+ */
+export function uuidV4At(base: string, index: number): string {
+  const low = (Number.parseInt(base.slice(28), 16) ^ index) >>> 0;
+  return base.slice(0, 28) + low.toString(16).padStart(8, '0');
+}
+
 /** True for a canonical lower-case UUID v4 string. */
 export function isUuidV4(value: unknown): value is string {
   return typeof value === 'string' && UUID_V4_PATTERN.test(value);

@@ -15,6 +15,7 @@ import { systemClock } from '../runtime/system-clock.js';
 import type { OutgoingMessage } from '../core/dispatch/types.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../contract/limits.js';
 import { Outbox, type OutboxEvent } from '../events/outbox.js';
+import type { EnqueuedRun, WrittenEvent } from './enqueued-runs.js';
 import { ActivityLog } from './activity-log.js';
 import type { OutgoingSms } from './channel.js';
 import type { ServerContext } from './context.js';
@@ -111,8 +112,12 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       allowPrivateTargets: allowPrivate,
       userAgent: 'sendpool-webhooks/1',
       onAttempt: (family, result) => metrics?.webhookAttempts.inc({ family, result }),
+      // A request's ENQUEUED notifications are built as the receiver has room (enqueued-runs.ts).
+      feed: (now) => notifier.feedRuns(now),
       onOutcomes: (outcomes) => {
-        durability?.delivered(outcomes.map((o) => o.event.id));
+        // A run's notification has no record of its own: its run's goes when the run ends (onRunDone).
+        const ended = outcomes.filter((o) => !notifier.runEventEnded(o.event.id));
+        if (ended.length > 0) durability?.delivered(ended.map((o) => o.event.id));
         dashboard?.delivered(outcomes);
         for (const o of outcomes) {
           if (o.kind === 'delivered') counters.delivered++;
@@ -156,9 +161,12 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       batchIntervalMs,
       maxTracked,
       secrets: options.webhookSecrets ?? {},
-      onEvent: (family) => metrics?.webhookEvents.inc({ family }),
-      ...(storage ? { stage: (event: OutboxEvent) => durability!.stage(event), trackChanges: true } : {}),
-      ...(onRedis ? { stage: (event: OutboxEvent) => durability!.stage(event), statistics: onRedis.statistics, trackChanges: true, forgetRows: false, recall: onRedis.recallTracked } : {}),
+      onEvent: (family, count) => metrics?.webhookEvents.inc({ family }, count),
+      ...(storage || onRedis
+        ? { stage: (event: OutboxEvent) => durability!.stage(event), stageRun: (run: EnqueuedRun) => durability!.stageRun(run), onRunDone: (runId: string) => durability!.delivered([runId]) }
+        : {}),
+      ...(storage ? { trackChanges: true } : {}),
+      ...(onRedis ? { statistics: onRedis.statistics, trackChanges: true, forgetRows: false, recall: onRedis.recallTracked } : {}),
       onOptOut: (companyId, phone, at) => {
         if (!blocklist.add(companyId, phone, at, 'reply')) return;
         durability?.schedule();
@@ -200,10 +208,15 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     },
     options.dispatch,
   );
+  /** Webhook events and runs written with their step (or read back, or claimed from Redis): delivery starts. */
+  const deliver = (records: readonly WrittenEvent[]) => {
+    notifier.written(records);
+    delivery.kick();
+  };
   const storedWebhooks = stored?.get('webhooks');
   if (Array.isArray(storedWebhooks)) notifier.loadWebhooks(storedWebhooks as CompanyWebhooks[]);
   // Events written but not known delivered go out (again): at least once, deduplicable by id.
-  for (const [, event] of storedState?.outbox ?? []) outbox.enqueue(event as OutboxEvent, clock.now());
+  deliver((storedState?.outbox ?? []).map(([, record]) => record as WrittenEvent));
   // SMS written and not answered by the gateway go (again): at least once.
   const storedSms = (storedState?.sms ?? []).map(([, item]) => item as OutgoingSms);
   const sms = new SmsWorker(channel, notifier, options.sms, [...(restore?.sms ?? []), ...storedSms], storage || onRedis ? (id) => durability!.smsAnswered(id) : undefined);
@@ -230,15 +243,9 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     redis: undefined,
     refreshOutput: options.redis?.refreshOutput,
     nextContactId: restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1),
-    intakePending: 0,
     closing: false,
   };
-  /** Webhook events written with their step: into the outbox, and delivery starts. */
-  const deliver = (events: readonly OutboxEvent[]) => {
-    const now = clock.now();
-    for (const e of events) outbox.enqueue(e, now);
-    delivery.kick();
-  };
+
   if (storage) {
     durability = storageDurability(storage, {
       ctx,
@@ -303,7 +310,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   );
   if (settings.metrics) {
     const redisSource = onRedisWired ? { redis: onRedisWired.metrics } : {};
-    metrics = createMetrics(engine, { outboxSize: () => outbox.size, smsQueued: () => sms.queued, ...redisSource }, options.processMetrics ?? true);
+    metrics = createMetrics(engine, { outboxSize: () => outbox.size + notifier.unbuilt, smsQueued: () => sms.queued, ...redisSource }, options.processMetrics ?? true);
     (ctx as { metrics: typeof metrics }).metrics = metrics;
   }
 

@@ -25,8 +25,6 @@ const NONE: PhoneSet = { has: () => false };
 
 export class CampaignPhones {
   readonly #sets = new Map<string, PhoneHashSet>();
-  /** Phones of requests accepted but not recorded yet (their notifications being built): memory only. */
-  readonly #held = new Map<string, Set<number>>();
   readonly #track: boolean;
   #added: CampaignPhonesRow[] = [];
   #dropped: { companyId: number; campaignId: number }[] = [];
@@ -40,31 +38,7 @@ export class CampaignPhones {
   known(companyId: number, campaignId: number): PhoneSet {
     const key = `${companyId}:${campaignId}`;
     const set = this.#sets.get(key);
-    const held = this.#held.get(key);
-    if (held === undefined) return set === undefined ? NONE : { has: (phone) => set.has(phoneKey(phone)) };
-    return {
-      has: (phone) => {
-        const k = phoneKey(phone);
-        return held.has(k) || set?.has(k) === true;
-      },
-    };
-  }
-
-  /**
-   * Holds phones a request took before they are remembered: other requests see them taken, but
-   * nothing is written (a durable server keeps only what {@link remember} added). Returns the
-   * release, called when they are remembered or the request is dropped.
-   */
-  hold(companyId: number, campaignId: number, phones: readonly string[]): () => void {
-    const key = `${companyId}:${campaignId}`;
-    let held = this.#held.get(key);
-    if (!held) this.#held.set(key, (held = new Set()));
-    const keys = phones.map(phoneKey);
-    for (const k of keys) held.add(k);
-    return () => {
-      for (const k of keys) held.delete(k);
-      if (held.size === 0 && this.#held.get(key) === held) this.#held.delete(key);
-    };
+    return set === undefined ? NONE : { has: (phone) => set.has(phoneKey(phone)) };
   }
 
   /** Adds the phones a request's accepted contacts took (normalised digits). */

@@ -52,8 +52,6 @@ export interface ServerContext {
     { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks; readonly blocklist: SharedBlocklist; readonly phones: SharedPhones } | undefined;
   /** Next contact id (HSM `id`), advanced by each send request (one process; on Redis, `redis.ids`). */
   nextContactId: number;
-  /** Contacts of 202s still building their notifications (intake.ts `finishIntake`): the intake bound counts them. */
-  intakePending: number;
   /** Set when the server is shutting down: intake answers 503. */
   closing: boolean;
 }
@@ -65,4 +63,9 @@ declare module 'fastify' {
     /** The request carries an operator key: it sees every company's numbers, templates and queues. */
     operator: boolean;
   }
+}
+
+/** Webhook events not delivered yet: in the outbox, and requests' ENQUEUED notifications not built yet. */
+export function webhooksPending(ctx: Pick<ServerContext, 'outbox' | 'notifier'>): number {
+  return ctx.outbox.size + ctx.notifier.unbuilt;
 }

@@ -12,6 +12,7 @@
 import type { Engine } from '../core/engine.js';
 import type { OutboxEvent } from '../events/outbox.js';
 import type { OutgoingSms } from './channel.js';
+import { storedRun, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
 import type { Persistence } from './persistence.js';
 import type { ServerStorage, StorageStep } from '../storage/sqlite-storage.js';
 
@@ -32,8 +33,8 @@ interface Deps {
    * @default 25
    */
   readonly lazyMs?: number;
-  /** Webhook events of a step, once written: they may be delivered now. */
-  readonly onWritten: (events: readonly OutboxEvent[]) => void;
+  /** Webhook events and runs of a step, once written: they may be delivered now. */
+  readonly onWritten: (events: readonly WrittenEvent[]) => void;
 }
 
 export class Durability implements Persistence {
@@ -46,7 +47,7 @@ export class Durability implements Persistence {
   #failed: unknown;
   #writes = 0;
   #full: boolean;
-  #staged: OutboxEvent[] = [];
+  #staged: WrittenEvent[] = [];
   #delivered: string[] = [];
   #smsIn: OutgoingSms[] = [];
   #smsDone: string[] = [];
@@ -94,6 +95,12 @@ export class Durability implements Persistence {
     this.schedule();
   }
 
+  /** A request's ENQUEUED notifications: one row, written with the step that made them. */
+  stageRun(run: EnqueuedRun): void {
+    this.#staged.push({ run: storedRun(run) });
+    this.schedule();
+  }
+
   /** SMS accepted: written in the next step (their 202 waits for it). */
   stageSms(items: readonly OutgoingSms[]): void {
     for (const s of items) this.#smsIn.push(s);
@@ -122,7 +129,7 @@ export class Durability implements Persistence {
       for (const w of waiters) w.reject(this.#failed);
       return;
     }
-    let staged: OutboxEvent[];
+    let staged: WrittenEvent[];
     this.#flushing = true;
     try {
       this.#deps.takeOutcomes();
@@ -139,7 +146,7 @@ export class Durability implements Persistence {
       this.#deps.storage.write({
         engine,
         ...this.#deps.collect(this.#full),
-        ...(staged.length > 0 ? { outboxPut: staged.map((e) => [e.id, e] as const) } : {}),
+        ...(staged.length > 0 ? { outboxPut: staged.map((e) => ['run' in e ? e.run.id : e.id, e] as const) } : {}),
         ...(delivered.length > 0 ? { outboxDelete: delivered } : {}),
         ...(smsIn.length > 0 ? { smsPut: smsIn.map((s) => [s.smsId, s] as const) } : {}),
         ...(smsDone.length > 0 ? { smsDelete: smsDone } : {}),

@@ -65,6 +65,7 @@ export type { DispatchOptions } from './dispatch-worker.js';
 export type { SmsOptions } from './sms-worker.js';
 export type { DeliveryOptions } from './webhooks/delivery-worker.js';
 export type { NotifierSnapshot, TrackedMessage } from './notifier.js';
+export type { EnqueuedRun, RunContact } from './enqueued-runs.js';
 
 // Durable state (the embedded database)
 export {

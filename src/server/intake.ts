@@ -11,48 +11,16 @@ import { type ParsedSendRequest, type SendRequestOptions, parseSendRequest } fro
 import type { PhoneSet, Rejection } from '../contract/rejection.js';
 import { errorResponse, sendResponse, type HttpAnswer } from '../contract/responses.js';
 import type { Admission } from '../events/campaign-counts.js';
-import type { OutboxEvent } from '../events/outbox.js';
-import type { ServerContext } from './context.js';
+import { webhooksPending, type ServerContext } from './context.js';
 import type { ServerContact } from './contacts.js';
 import { chunksOf } from './redis/chunks.js';
 import { screenContacts } from './screening.js';
-import { runInSlices } from './slices.js';
 
 /** An answer and its extra headers (Retry-After). */
 export interface IntakeAnswer {
   readonly answer: HttpAnswer<unknown>;
   readonly headers?: Record<string, string>;
-  /**
-   * A 202 not recorded yet: its ENQUEUED notifications are built first, in slices, then everything
-   * it does is done in one piece ({@link finishIntake}, which the route awaits before it answers).
-   */
-  readonly pending?: PendingIntake;
 }
-
-/**
- * An accepted request waiting for its ENQUEUED notifications. Nothing of it is recorded: its phones
- * are held in memory (other requests of the campaign see them taken), its contacts counted by the
- * intake bound. A crash meanwhile leaves nothing behind, and the client, without a 202, sends again.
- */
-export interface PendingIntake {
-  readonly contacts: readonly ServerContact[];
-  readonly campaignId: number;
-  readonly at: number;
-  /** Records and queues everything (phones, statistics, notifications, contacts): one piece. */
-  readonly record: (events: readonly (OutboxEvent | undefined)[]) => void;
-  /** Lets go of what the request held (its phones, its place in the bound); called once, after `record` or instead of it. */
-  readonly release: () => void;
-}
-
-/**
- * Requests with more accepted contacts than this build their ENQUEUED notifications in slices: at
- * tens of microseconds each, a thousand of them in one piece held the event loop for tens of
- * milliseconds, and several such pieces in one turn starved webhook deliveries (docs/server.md,
- * "Large requests do not hold the server").
- */
-export const NOTIFY_IN_ONE_PIECE = 100;
-/** ENQUEUED notifications built per unit of a slice. */
-const NOTIFY_PER_UNIT = 25;
 
 const ADMISSION: Readonly<Partial<Record<Rejection['reason'], Admission>>> = {
   invalid_phone: 'invalid-phone',
@@ -116,7 +84,7 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
   // On Redis the contacts wait in the shared queue: the bound is the fleet's backlog there.
   // Contacts of requests still building their notifications count as waiting already.
   const s = engine.stats();
-  const waiting = (ctx.redis ? ctx.redis.persistence.backlog : s.queued + s.waitingRetry + s.inFlight) + ctx.intakePending;
+  const waiting = ctx.redis ? ctx.redis.persistence.backlog : s.queued + s.waitingRetry + s.inFlight;
   if (waiting + accepted.length > ctx.maxQueuedContacts) {
     const seconds = retryAfterSeconds(ctx, request.business_id, request.template_type_id, waiting + accepted.length - ctx.maxQueuedContacts);
     return {
@@ -124,10 +92,10 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
       headers: { 'retry-after': String(seconds) },
     };
   }
-  // Requests still building their notifications will add about one event per contact.
-  if (ctx.outbox.size + ctx.intakePending > ctx.maxPendingWebhooks) {
+  const pending = webhooksPending(ctx);
+  if (pending > ctx.maxPendingWebhooks) {
     return {
-      answer: errorResponse('rate_limited', [], `Webhook deliveries are behind (${ctx.outbox.size} pending); retry later.`),
+      answer: errorResponse('rate_limited', [], `Webhook deliveries are behind (${pending} pending); retry later.`),
       headers: { 'retry-after': '30' },
     };
   }
@@ -141,83 +109,34 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
     Object.assign(submission.contacts[i] as object, { id: base + accepted[i]!.index, requestId, companyId, costCenterId });
   }
   const contacts = submission.contacts as ServerContact[];
-  const at = ctx.clock.now();
-  const phones = () => contacts.map((c) => c.phone);
 
   // Everything the request does, in one piece: its contacts queued, its phones remembered, its
-  // admissions counted, its ENQUEUED notifications recorded (a send never overtakes its ENQUEUED).
-  const record = (events?: readonly (OutboxEvent | undefined)[]) => {
-    if (contacts.length > 0) {
-      // On Redis the contacts go to the shared queue (with the step the 202 waits for); any instance sends them.
-      if (ctx.redis) ctx.redis.persistence.stageChunks(chunksOf(submission, requestId, companyId));
-      else engine.submit(submission);
-    }
-    // On Redis the campaign's phones are the fleet's, reserved before (the route's reserve).
-    if (!ctx.redis) ctx.campaignPhones.remember(companyId, campaignId, phones());
-    // Statistics: the request's ids as ranges of accepted contacts, the rejections apart.
-    ctx.notifier.admit(
+  // admissions counted, its ENQUEUED notifications recorded (one run: a send never overtakes its ENQUEUED).
+  if (contacts.length > 0) {
+    // On Redis the contacts go to the shared queue (with the step the 202 waits for); any instance sends them.
+    if (ctx.redis) ctx.redis.persistence.stageChunks(chunksOf(submission, requestId, companyId));
+    else engine.submit(submission);
+  }
+  // On Redis the campaign's phones are the fleet's, reserved before (the route's reserve).
+  if (!ctx.redis)
+    ctx.campaignPhones.remember(
       companyId,
       campaignId,
-      base,
-      request.contacts.length,
-      rejected.map((r) => [base + r.index, ADMISSION[r.reason]] as const),
+      contacts.map((c) => c.phone),
     );
-    if (events) contacts.forEach((c, i) => ctx.notifier.enqueued(c, campaignId, at, events[i]));
-    else if (ctx.notifier.wantsHsm(companyId)) for (const c of contacts) ctx.notifier.enqueued(c, campaignId, at, ctx.notifier.buildEnqueued(c, campaignId, at));
-    ctx.metrics?.contactsAccepted.inc({ kind: 'accepted' }, accepted.length);
-    if (rejected.length > 0) ctx.metrics?.contactsAccepted.inc({ kind: 'rejected' }, rejected.length);
-    ctx.dispatch.kick();
-  };
-
-  const answer = sendResponse(screened, requestId);
-  if (!ctx.notifier.wantsHsm(companyId) || contacts.length <= NOTIFY_IN_ONE_PIECE) {
-    record();
-    return { answer };
-  }
-  // Held until recorded: later requests of the campaign see these phones taken, and the bound
-  // counts these contacts.
-  const unhold = ctx.redis ? undefined : ctx.campaignPhones.hold(companyId, campaignId, phones());
-  ctx.intakePending += contacts.length;
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    unhold?.();
-    ctx.intakePending -= contacts.length;
-  };
-  return { answer, pending: { contacts, campaignId, at, record, release } };
-}
-
-/** The notifications of a pending request could not be built: nothing of it was recorded. */
-export class IntakeNotRecorded extends Error {
-  constructor(cause: unknown) {
-    super(`send request not recorded: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
-  }
-}
-
-/**
- * Finishes a request {@link intakeSend} left pending: builds its ENQUEUED notifications in slices
- * (other requests, deliveries and reads are served between them), then records everything in one
- * piece. The route awaits it before it commits and answers. Throws {@link IntakeNotRecorded} when
- * nothing of it was recorded; any other throw came from recording it (a bug), and must not be
- * answered as if nothing was accepted.
- */
-export async function finishIntake(ctx: ServerContext, p: PendingIntake): Promise<void> {
-  const events = new Array<OutboxEvent | undefined>(p.contacts.length);
-  let next = 0;
-  try {
-    await runInSlices(() => {
-      const end = Math.min(p.contacts.length, next + NOTIFY_PER_UNIT);
-      for (; next < end; next++) events[next] = ctx.notifier.buildEnqueued(p.contacts[next]!, p.campaignId, p.at);
-      return next === p.contacts.length;
-    });
-  } catch (e) {
-    p.release();
-    throw new IntakeNotRecorded(e);
-  }
-  // Released in the same piece as recorded: the phones go from held to remembered at once.
-  p.release();
-  p.record(events);
+  // Statistics: the request's ids as ranges of accepted contacts, the rejections apart.
+  ctx.notifier.admit(
+    companyId,
+    campaignId,
+    base,
+    request.contacts.length,
+    rejected.map((r) => [base + r.index, ADMISSION[r.reason]] as const),
+  );
+  ctx.notifier.enqueued(contacts, campaignId, ctx.clock.now());
+  ctx.metrics?.contactsAccepted.inc({ kind: 'accepted' }, accepted.length);
+  if (rejected.length > 0) ctx.metrics?.contactsAccepted.inc({ kind: 'rejected' }, rejected.length);
+  ctx.dispatch.kick();
+  return { answer: sendResponse(screened, requestId) };
 }
 
 /** An unknown business is said at `$.business_id`, with the caller's businesses, rather than as an unknown type. */

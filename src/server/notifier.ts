@@ -20,17 +20,18 @@ import type { Admission } from '../events/campaign-counts.js';
 import type { CampaignStatistics, CampaignStatisticsChanges, CampaignStatisticsSnapshot } from '../events/campaign-stats.js';
 import type { ContactStatusChange } from '../events/campaign-stats-types.js';
 import type { CampaignStatisticsPayload } from '../events/schemas/campaign.js';
-import { buildHsmNotification, type HsmStatusInput } from '../events/hsm.js';
+import { buildHsmNotification, hsmNotificationWithId, type HsmStatusInput } from '../events/hsm.js';
 import type { Outbox, OutboxEvent, WebhookFamily } from '../events/outbox.js';
 import type { RandomSource } from '../events/random.js';
 import type { ReportEvent } from '../events/reports.js';
 import type { HsmStatus } from '../events/schemas/hsm.js';
-import { uuidV4 } from '../events/uuid.js';
+import { uuidV4, uuidV4At } from '../events/uuid.js';
 import type { ActivitySink } from './activity-log.js';
 import { attendanceInput } from './attendance-input.js';
 import { CampaignStatisticsBook, type StatisticsPort } from './campaign-statistics-book.js';
 import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './channel.js';
 import { serverContact, type ServerContact } from './contacts.js';
+import { EnqueuedRuns, hsmOrder, isRun, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
 import { NotifierCompanies, type CompanyWebhooks } from './notifier-companies.js';
 import { smsReplyCallback, smsStatusCallback } from './sms-callbacks.js';
 import { TrackedMessages, type TrackedMessage } from './tracked-messages.js';
@@ -43,6 +44,8 @@ export interface NotifierSnapshot {
   readonly companies: readonly { readonly companyId: number; readonly config: WebhookConfig; readonly secret: string; readonly stats: CampaignStatisticsSnapshot }[];
   readonly tracked: readonly (readonly [string, TrackedMessage])[];
   readonly sms: readonly (readonly [string, OutgoingSms])[];
+  /** Requests' ENQUEUED notifications not all delivered yet. @default none */
+  readonly runs?: readonly EnqueuedRun[];
 }
 
 interface Deps {
@@ -54,12 +57,20 @@ interface Deps {
   readonly batchIntervalMs: number;
   readonly maxTracked: number;
   readonly secrets: Readonly<Record<number, string>>;
-  readonly onEvent?: (family: string) => void;
+  /** Events made, by family (`count` of them at once for a request's ENQUEUED). */
+  readonly onEvent?: (family: string, count: number) => void;
   /**
    * Durable server: events go here instead of the outbox, and into the outbox only once they are
    * written with the step that made them. @default none: straight to the outbox
    */
   readonly stage?: (event: OutboxEvent) => void;
+  /**
+   * Durable server: a request's ENQUEUED notifications go here, and come back with
+   * {@link Notifier.addRun} once written. @default none: kept here at once
+   */
+  readonly stageRun?: (run: EnqueuedRun) => void;
+  /** Every notification of a run ended: its written record may go. @default none */
+  readonly onRunDone?: (runId: string) => void;
   /**
    * Durable server: remember what changed in statistics and tracked messages for
    * {@link Notifier.takeChanges}. @default false
@@ -110,9 +121,17 @@ export class Notifier {
   readonly #statistics: CampaignStatisticsBook;
   /** Messages and SMS the channel accepted, for their later notifications. */
   readonly #tracked: TrackedMessages;
+  /** Requests' ENQUEUED notifications, built as the receivers take them. */
+  readonly #runs: EnqueuedRuns;
 
   constructor(deps: Deps, snapshot?: NotifierSnapshot) {
     this.#deps = deps;
+    this.#runs = new EnqueuedRuns({
+      outbox: deps.outbox,
+      build: (run, index) => this.#buildRunEvent(run, index),
+      ...(deps.onRunDone ? { onDone: deps.onRunDone } : {}),
+    });
+    for (const run of snapshot?.runs ?? []) this.#runs.add(run);
     this.#tracked = new TrackedMessages(deps, snapshot);
     this.#companies = new NotifierCompanies(deps, snapshot?.companies);
     this.#statistics = new CampaignStatisticsBook({
@@ -185,7 +204,7 @@ export class Notifier {
   #enqueueEvent(event: OutboxEvent): void {
     if (this.#deps.stage) this.#deps.stage(event);
     else this.#deps.outbox.enqueue(event, this.#deps.clock.now());
-    this.#deps.onEvent?.(event.family);
+    this.#deps.onEvent?.(event.family, 1);
     this.#deps.onEnqueued();
   }
 
@@ -228,16 +247,87 @@ export class Notifier {
     this.#statistics.record(contact.companyId, change);
     this.#deps.activity?.status(contact, campaignId, retryIndex, sentAt, status);
     const event = this.#buildHsm(contact, campaignId, retryIndex, sentAt, status);
-    if (event) this.#enqueueEvent(event);
+    if (!event) return;
+    // Its ENQUEUED first, if its request's run still holds it.
+    this.#runs.release(contact.id, this.#deps.clock.now());
+    this.#enqueueEvent(event);
   }
 
   /**
-   * The ENQUEUED event of a contact at intake, built and not queued (undefined when the company has
-   * no HSM target): the costly half, which a large request's intake does in slices before it
-   * records them all at once with {@link enqueued}.
+   * A request's accepted contacts (in increasing id): their ENQUEUED notifications, kept as one run
+   * and built as the receiver takes them (enqueued-runs.ts), when the company has an HSM webhook.
+   * Nothing goes to the statistics: the request's admission counts its contacts remaining already,
+   * and a contact admitted by a range keeps no entry of its own until its first send is reported
+   * (as without an HSM webhook, where no ENQUEUED is made at all); nor to the activity log, which
+   * keeps messages sent.
    */
-  buildEnqueued(contact: ServerContact, campaignId: number, at: number): OutboxEvent | undefined {
-    return this.#buildHsm(contact, campaignId, null, at, ENQUEUED);
+  enqueued(contacts: readonly ServerContact[], campaignId: number, at: number): void {
+    const first = contacts[0];
+    if (first === undefined) return;
+    const url = this.#companies.get(first.companyId).config.url_hsm_callback;
+    if (!url) return;
+    const run: EnqueuedRun = { id: uuidV4(this.#deps.random), companyId: first.companyId, url, campaignId, requestId: first.requestId, costCenterId: first.costCenterId, at, contacts };
+    if (this.#deps.stageRun) this.#deps.stageRun(run);
+    else this.#runs.add(run);
+    this.#deps.onEvent?.('hsm', contacts.length);
+    this.#deps.onEnqueued();
+  }
+
+  /**
+   * Events and runs written with their step, read back at start, or claimed from Redis: into the
+   * outbox, runs kept here. Runs first, and each event's contact's ENQUEUED built before it, so
+   * the outbox's order chain holds the event behind it.
+   */
+  written(records: readonly WrittenEvent[]): void {
+    for (const r of records) if (isRun(r)) this.#runs.add(r.run);
+    const now = this.#deps.clock.now();
+    for (const r of records) {
+      if (isRun(r)) continue;
+      this.#runs.releaseOrder(r.order, now);
+      this.#deps.outbox.enqueue(r, now);
+    }
+    this.#deps.onEnqueued();
+  }
+
+  /** Builds runs' notifications into the outbox as far as the receivers have room (the delivery worker's pass). */
+  feedRuns(now: number): void {
+    this.#runs.feed(now);
+  }
+
+  /** An event ended in the outbox: true when it was a run's (whose record goes when the run ends, not the event's). */
+  runEventEnded(eventId: string): boolean {
+    return this.#runs.ended(eventId);
+  }
+
+  /** {@link unbuilt} per URL and company (a dashboard's receivers). */
+  unbuiltByUrl(): ReturnType<EnqueuedRuns['unbuiltByUrl']> {
+    return this.#runs.unbuiltByUrl();
+  }
+
+  /** ENQUEUED notifications accepted and not built yet (they count as pending webhooks). */
+  get unbuilt(): number {
+    return this.#runs.size;
+  }
+
+  #buildRunEvent(run: EnqueuedRun, index: number): OutboxEvent {
+    const c = run.contacts[index]!;
+    const payload = hsmNotificationWithId(
+      {
+        id: c.id,
+        to: c.phone,
+        campaignId: run.campaignId,
+        requestId: run.requestId,
+        costCenterId: run.costCenterId,
+        data: c.data ?? null,
+        document: c.document ?? null,
+        contract: c.contract ?? null,
+        sentAt: run.at,
+        retryIndex: null,
+        ...ENQUEUED,
+      },
+      uuidV4At(run.id, index),
+    );
+    return { id: payload.event_id, family: 'hsm', url: run.url, body: JSON.stringify(payload), companyId: run.companyId, order: hsmOrder(c.id) };
   }
 
   #buildHsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput): OutboxEvent | undefined {
@@ -259,18 +349,7 @@ export class Notifier {
       },
       this.#deps.random,
     );
-    return { id: payload.event_id, family: 'hsm', url, body: JSON.stringify(payload), companyId: contact.companyId, order: `hsm:${contact.id}` };
-  }
-
-  /**
-   * A contact's ENQUEUED at intake, its event built by {@link buildEnqueued}: told to the activity and
-   * queued. Nothing goes to the statistics: its request's admission counts it remaining already,
-   * and a contact admitted by a range keeps no entry of its own until its first send is reported
-   * (as without an HSM webhook, where no ENQUEUED is made at all).
-   */
-  enqueued(contact: ServerContact, campaignId: number, at: number, event: OutboxEvent | undefined): void {
-    this.#deps.activity?.status(contact, campaignId, null, at, ENQUEUED);
-    if (event) this.#enqueueEvent(event);
+    return { id: payload.event_id, family: 'hsm', url, body: JSON.stringify(payload), companyId: contact.companyId, order: hsmOrder(contact.id) };
   }
 
   /**
@@ -405,6 +484,7 @@ export class Notifier {
   }
 
   snapshot(): NotifierSnapshot {
-    return { companies: this.#companies.snapshot(), ...this.#tracked.snapshot() };
+    const runs = this.#runs.runs();
+    return { companies: this.#companies.snapshot(), ...this.#tracked.snapshot(), ...(runs.length > 0 ? { runs } : {}) };
   }
 }

@@ -7,6 +7,7 @@
  */
 import type { OutboxEvent } from '../events/outbox.js';
 import type { OutgoingSms } from './channel.js';
+import type { EnqueuedRun } from './enqueued-runs.js';
 
 export interface Persistence {
   /** Resolves when everything done before the call is kept; rejects when it cannot be. */
@@ -15,11 +16,13 @@ export interface Persistence {
   schedule(): void;
   /** A webhook event, kept with the step that made it, delivered only after. */
   stage(event: OutboxEvent): void;
+  /** A request's ENQUEUED notifications (one record), kept with the step that made them. */
+  stageRun(run: EnqueuedRun): void;
   /** SMS accepted: kept in the next step (their 202 waits for it). */
   stageSms(items: readonly OutgoingSms[]): void;
   /** An SMS the gateway answered. */
   smsAnswered(smsId: string): void;
-  /** Webhook events delivered (or given up). */
+  /** Webhook events delivered (or given up), and runs whose every notification was. */
   delivered(ids: readonly string[]): void;
   /** Writes what is gathered now (also on close). */
   flush(): void | Promise<void>;

@@ -10,7 +10,7 @@ import type { Engine } from '../core/engine.js';
 import type { DispatchCounts } from '../core/dispatch/types.js';
 import type { ActivityLog } from './activity-log.js';
 import type { Channel } from './channel.js';
-import type { ServerContext } from './context.js';
+import { webhooksPending, type ServerContext } from './context.js';
 import { SERVER_SNAPSHOT_FORMAT, SERVER_SNAPSHOT_VERSION, type SnapshotFile } from './snapshot-file.js';
 
 /** Counts of the server's work, for hosts, health checks and tests. */
@@ -86,7 +86,8 @@ export function serverControl(ctx: ServerContext, parts: ControlParts): Sendpool
     webhookSecret: (companyId) => notifier.secretOf(companyId),
     stats: () => ({
       dispatch: engine.stats(),
-      webhooksPending: outbox.size,
+      // A request's ENQUEUED notifications not built yet are pending too.
+      webhooksPending: webhooksPending(ctx),
       webhooksDelivered: parts.counters.delivered,
       webhooksDeadLettered: parts.counters.deadLettered,
       smsQueued: sms.queued,
@@ -95,7 +96,7 @@ export function serverControl(ctx: ServerContext, parts: ControlParts): Sendpool
     idle: () => {
       const s = engine.stats();
       const shared = parts.sharedIdle === undefined || parts.sharedIdle();
-      return shared && s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && sms.inFlight === 0 && outbox.size === 0;
+      return shared && s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && sms.inFlight === 0 && outbox.size === 0 && notifier.unbuilt === 0;
     },
     flushCampaignStatistics: () => notifier.flushCampaigns(),
     wake: () => dispatch.kick(),

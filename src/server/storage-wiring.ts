@@ -9,7 +9,7 @@
  * redis/redis-wiring.ts for the server on Redis: this is what one process keeps on disk.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { OutboxEvent } from '../events/outbox.js';
+import type { WrittenEvent } from './enqueued-runs.js';
 import type { ServerStorage } from '../storage/sqlite-storage.js';
 import type { ActivityLog } from './activity-log.js';
 import type { ChannelMemoryChanges, ChannelMemoryStore } from './channels/memory.js';
@@ -24,8 +24,8 @@ export interface StorageWiringParts {
   readonly takeReportsChanged: () => boolean;
   /** The report token key the server made, as text, to sign the same links after a restart. @default none: the host's */
   readonly reportTokenKey: string | undefined;
-  /** Puts written webhook events in the outbox and kicks the delivery worker. */
-  readonly deliver: (events: readonly OutboxEvent[]) => void;
+  /** Puts written webhook events in the outbox (runs to the notifier) and kicks the delivery worker. */
+  readonly deliver: (events: readonly WrittenEvent[]) => void;
   readonly log: FastifyBaseLogger;
   /** Every step writes everything (`storeEverything`). */
   readonly full: boolean;

@@ -284,6 +284,24 @@ describe('the dashboard’s data', () => {
       await s.server.close();
     }
   });
+
+  it('counts in a receiver’s backlog the ENQUEUED notifications not built yet', async () => {
+    const probe = await startReceiver(() => 'whsec_unused');
+    const port = probe.port;
+    await probe.close(); // down: only the first few hundred are built into the outbox
+    const s = await startServer({ apiKeys: keys });
+    const origin = `http://127.0.0.1:${port}`;
+    try {
+      for (const phone of s.server.sendpool.engine.numbers().map((x) => x.phone)) s.server.sendpool.engine.setNumberStatus(phone, 'paused');
+      await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `${origin}/hsm` } });
+      await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 3, contacts: contacts(2_000) } });
+      expect(s.server.sendpool.stats().webhooksPending).toBe(2_000);
+      const row = (await api(s.url, '/dashboard/api/webhooks/')).json.targets.find((t: { origin: string }) => t.origin === origin);
+      expect(row.backlog).toBe(2_000);
+    } finally {
+      await s.server.close();
+    }
+  });
 });
 
 describe('operator keys', () => {

@@ -91,6 +91,47 @@ describe('restart from a snapshot', () => {
   });
 });
 
+describe('restart with ENQUEUED notifications not built', () => {
+  it('builds them after the restart: every contact ENQUEUED first, then SENT', async () => {
+    const file = join(dir, 'snapshot-runs.json');
+    const fleet = testFleet();
+    const probe = await startReceiver(() => 'whsec_unused');
+    const port = probe.port;
+    await probe.close(); // the receiver is down before the restart: the run stays mostly unbuilt
+    const first = await startServer({ fleet, snapshotFile: file });
+    try {
+      for (const phone of first.server.sendpool.engine.numbers().map((x) => x.phone)) first.server.sendpool.engine.setNumberStatus(phone, 'paused');
+      await api(first.url, '/messenger/config/', { body: { url_hsm_callback: `http://127.0.0.1:${port}/hsm` } });
+      expect((await api(first.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 4, contacts: contacts(2_000) } })).status).toBe(202);
+      expect(first.server.sendpool.stats().webhooksPending).toBe(2_000);
+    } finally {
+      await first.server.close();
+    }
+    const saved = readSnapshotFile(file)!;
+    const receiver = await startReceiver(() => first.server.sendpool.webhookSecret(1), port);
+    const second = await startServer({ engine: createEngine(fleet, { snapshot: saved.engine }), restore: saved.server });
+    try {
+      for (const phone of second.server.sendpool.engine.numbers().map((x) => x.phone)) second.server.sendpool.engine.setNumberStatus(phone, 'active');
+      await waitFor(() => second.server.sendpool.idle(), 'every contact sent and notified after the restart');
+      const byContact = new Map<number, string[]>();
+      for (const e of receiver.all('/hsm') as { id: number; status: string }[]) byContact.set(e.id, [...(byContact.get(e.id) ?? []), e.status]);
+      expect(byContact.size).toBe(2_000);
+      for (const [id, statuses] of byContact) {
+        expect(statuses[0], `contact ${id}: ${statuses.join(' ')}`).toBe('ENQUEUED');
+        expect(
+          statuses.filter((x) => x === 'ENQUEUED'),
+          `contact ${id}`,
+        ).toHaveLength(1);
+        expect(statuses, `contact ${id}`).toContain('SENT');
+      }
+      expect(receiver.badSignatures).toBe(0);
+    } finally {
+      await second.server.close();
+      await receiver.close();
+    }
+  });
+});
+
 describe('restart with SMS waiting', () => {
   /** A channel whose gateway holds every SMS until `answer()`: the SMS are with the gateway meanwhile. */
   function heldSms(base: SimulatedChannel): { channel: SimulatedChannel; handed: string[]; answer: () => void } {

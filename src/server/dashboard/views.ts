@@ -242,7 +242,10 @@ function campaignEta(
 
 // ------------------------------------------------------------------------------------- webhooks
 
-/** The outbox's receivers, read at most once a second however many pages ask (the read walks every unfinished event). */
+/**
+ * The outbox's receivers, with the ENQUEUED notifications not built yet counted in their backlog;
+ * read at most once a second however many pages ask (the read walks every unfinished event).
+ */
 export class TargetsCache {
   #at = -Infinity;
   #targets: OutboxTargetView[] = [];
@@ -250,11 +253,25 @@ export class TargetsCache {
   read(ctx: ServerContext): OutboxTargetView[] {
     const now = ctx.clock.now();
     if (now - this.#at >= 1000 || now < this.#at) {
-      this.#targets = ctx.outbox.targets();
+      this.#targets = withUnbuilt(ctx.outbox.targets(), ctx.notifier.unbuiltByUrl());
       this.#at = now;
     }
     return this.#targets;
   }
+}
+
+/** Receivers with the notifications of runs not built yet added to their backlog (and receivers only runs wait for). */
+function withUnbuilt(targets: OutboxTargetView[], unbuilt: ReturnType<ServerContext['notifier']['unbuiltByUrl']>): OutboxTargetView[] {
+  if (unbuilt.length === 0) return targets;
+  const byOrigin = new Map(targets.map((t) => [t.origin, { ...t, pendingByCompany: new Map(t.pendingByCompany) }]));
+  for (const u of unbuilt) {
+    const origin = originOf(u.url);
+    let t = byOrigin.get(origin);
+    if (t === undefined) byOrigin.set(origin, (t = { origin, pending: 0, pendingByCompany: new Map(), failures: 0, lastError: null, probeAt: null }));
+    t.pending += u.count;
+    t.pendingByCompany.set(u.companyId, (t.pendingByCompany.get(u.companyId) ?? 0) + u.count);
+  }
+  return [...byOrigin.values()];
 }
 
 const FAMILY_OF_FIELD = {

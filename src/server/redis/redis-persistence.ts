@@ -15,6 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { OutboxEvent } from '../../events/outbox.js';
+import { storedRun, type EnqueuedRun, type WrittenEvent } from '../enqueued-runs.js';
 import type { OutgoingSms } from '../channel.js';
 import type { Persistence } from '../persistence.js';
 import type { ChunkBody, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
@@ -38,8 +39,8 @@ interface Deps {
    * @default none
    */
   readonly memory?: { readonly take: () => QueueStep['memory']; readonly pending: () => boolean };
-  /** Events claimed from the shared outbox: deliver them. */
-  readonly deliver: (events: readonly OutboxEvent[]) => void;
+  /** Events (and runs of ENQUEUED notifications) claimed from the shared outbox: deliver them. */
+  readonly deliver: (events: readonly WrittenEvent[]) => void;
   /** SMS claimed from the shared queue: send them. */
   readonly sendSms: (items: readonly OutgoingSms[]) => void;
   /** SMS this instance may take now (its SMS queue's room). */
@@ -154,6 +155,15 @@ export class RedisPersistence implements Persistence {
 
   stage(event: OutboxEvent): void {
     this.#deps.shared.stage(JSON.stringify(event), this.#about);
+    this.schedule();
+  }
+
+  /**
+   * A request's ENQUEUED notifications: one entry of the shared outbox, written with the step that
+   * made them; the instance that claims it builds and delivers them all (it holds it as one).
+   */
+  stageRun(run: EnqueuedRun): void {
+    this.#deps.shared.stage(JSON.stringify({ run: storedRun(run) }));
     this.schedule();
   }
 
@@ -316,18 +326,18 @@ export class RedisPersistence implements Persistence {
   async #take(kind: WorkKind, claimed: readonly ClaimedEvent[]): Promise<void> {
     if (claimed.length === 0) return;
     const held = this.#held[kind];
-    const items: (OutboxEvent | OutgoingSms)[] = [];
+    const items: (WrittenEvent | OutgoingSms)[] = [];
     for (const c of claimed) {
-      const item = JSON.parse(c.json) as OutboxEvent | OutgoingSms;
-      const id = 'smsId' in item ? item.smsId : item.id;
+      const item = JSON.parse(c.json) as WrittenEvent | OutgoingSms;
+      const id = 'smsId' in item ? item.smsId : 'run' in item ? item.run.id : item.id;
       if (held.has(id)) continue;
       held.set(id, c.entryId);
       items.push(item);
     }
     if (items.length === 0) return;
     // Their notifications and callbacks are signed with the companies' shared secrets.
-    await this.#deps.prepare?.(items.map((e) => e.companyId));
-    if (kind === 'events') this.#deps.deliver(items as OutboxEvent[]);
+    await this.#deps.prepare?.(items.map((e) => ('run' in e ? e.run.companyId : e.companyId)));
+    if (kind === 'events') this.#deps.deliver(items as WrittenEvent[]);
     else this.#deps.sendSms(items as OutgoingSms[]);
   }
 

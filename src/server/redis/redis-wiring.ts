@@ -15,7 +15,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import type { Engine } from '../../core/engine.js';
-import type { OutboxEvent } from '../../events/outbox.js';
+import type { WrittenEvent } from '../enqueued-runs.js';
 import type { RandomSource } from '../../events/random.js';
 import { uuidV4 } from '../../events/uuid.js';
 import type { Blocklist } from '../blocklist.js';
@@ -100,8 +100,8 @@ export interface RedisPersistenceDeps {
   readonly sms: SmsWorker;
   /** Webhook signing secrets the host set, by company id. */
   readonly secrets: Readonly<Record<number, string>>;
-  /** Puts written webhook events in the outbox and kicks the delivery worker. */
-  readonly deliver: (events: readonly OutboxEvent[]) => void;
+  /** Puts written webhook events in the outbox (runs to the notifier) and kicks the delivery worker. */
+  readonly deliver: (events: readonly WrittenEvent[]) => void;
   readonly log: FastifyBaseLogger;
 }
 

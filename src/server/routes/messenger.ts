@@ -7,7 +7,7 @@ import type { PhoneSet } from '../../contract/rejection.js';
 import type { ServerContext } from '../context.js';
 import { errorResponse } from '../../contract/responses.js';
 import { answer } from '../http-errors.js';
-import { finishIntake, IntakeNotRecorded, intakeSend } from '../intake.js';
+import { intakeSend } from '../intake.js';
 import { parseSendInSlices } from '../intake-parse.js';
 
 export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void {
@@ -46,19 +46,8 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
     }
     const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed, taken);
     let written = true;
-    // A large request's ENQUEUED notifications are built in slices; then it is recorded in one piece.
-    if (result.pending) {
-      try {
-        await finishIntake(ctx, result.pending);
-      } catch (e) {
-        // Nothing recorded: the client may send it again. A throw while recording is a 500 (its phones kept).
-        if (!(e instanceof IntakeNotRecorded)) throw e;
-        request.log.error({ err: e }, 'send request not recorded');
-        written = false;
-      }
-    }
     // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).
-    if (written && ctx.durability && result.answer.status === 202) {
+    if (ctx.durability && result.answer.status === 202) {
       try {
         await ctx.durability.commit();
       } catch {

@@ -5,7 +5,7 @@ import { parseSmsBatch } from '../../contract/parse-sms-batch.js';
 import { ErrorBodySchema, SmsResponseSchema } from '../../contract/response-schemas.js';
 import { errorResponse, smsResponse } from '../../contract/responses.js';
 import { SmsBatchSchema } from '../../contract/sms-schema.js';
-import type { ServerContext } from '../context.js';
+import { webhooksPending, type ServerContext } from '../context.js';
 import { answer } from '../http-errors.js';
 
 /** Longest SMS `Retry-After`. */
@@ -35,9 +35,10 @@ export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
       return answer(reply, errorResponse('rate_limited', [], `The SMS queue is full (${ctx.sms.queued} waiting, bound ${ctx.sms.maxQueued}); retry after ${seconds} s.`));
     }
     // Every SMS brings callbacks (DLR, maybe MO): with their receivers down, the outbox is the bound.
-    if (ctx.outbox.size > ctx.maxPendingWebhooks) {
+    const pending = webhooksPending(ctx);
+    if (pending > ctx.maxPendingWebhooks) {
       reply.header('retry-after', '30');
-      return answer(reply, errorResponse('rate_limited', [], `Webhook deliveries are behind (${ctx.outbox.size} pending); retry later.`));
+      return answer(reply, errorResponse('rate_limited', [], `Webhook deliveries are behind (${pending} pending); retry later.`));
     }
     const requestId = request.id;
     const items = sends.map((s) => ({ ...s, smsId: `${requestId}:${s.index}`, requestId, companyId: request.companyId }));

@@ -43,6 +43,12 @@ interface Deps {
   readonly allowPrivateTargets: boolean;
   readonly onAttempt?: (family: string, result: 'success' | 'failure') => void;
   readonly onOutcomes?: (outcomes: readonly DeliveryOutcome[]) => void;
+  /**
+   * Called at each pass before the due attempts are taken: a host that keeps events outside the
+   * outbox until a receiver has room (a request's ENQUEUED notifications) builds them in now.
+   * @default none
+   */
+  readonly feed?: (now: number) => void;
   readonly userAgent: string;
 }
 
@@ -100,6 +106,7 @@ export class DeliveryWorker {
     const now = clock.now();
     const room = this.#maxInFlight - this.#inFlight - this.#queued;
     if (room > 0) {
+      this.#deps.feed?.(now);
       // One batch of due attempts per pass, spread over the targets' own slots.
       for (const attempt of outbox.take(now, room)) {
         const key = this.#request(attempt.event.url).origin;

@@ -1,23 +1,22 @@
 /**
- * A request of more than 100 contacts with an HSM webhook configured builds its ENQUEUED
- * notifications in slices before its contacts are queued (src/server/intake.ts `finishIntake`):
- * every contact's first notification is still its ENQUEUED, each contact has exactly one, and the
- * intake bound counts the contacts of a request still building them, so two such requests posted
- * at once are bounded as if one came after the other, and the phones it took are held meanwhile, so
- * a phone of the campaign is taken once. Nothing is recorded before the slices end (what a crash
- * meanwhile leaves behind: nothing, test/server/durable.test.ts).
+ * A request's ENQUEUED notifications are kept as one run and built as the receiver takes them
+ * (src/server/enqueued-runs.ts): every contact's first notification is still its ENQUEUED, each
+ * contact has exactly one, and the request is recorded in one piece, so two requests posted at
+ * once are bounded one after the other and a phone of the campaign is taken once.
  */
 import { describe, expect, it } from 'vitest';
-import { NOTIFY_IN_ONE_PIECE } from '../../src/server/intake.js';
 import { api, contacts, startReceiver, startServer, waitFor } from './helpers.js';
 
-describe('ENQUEUED notifications of a large request, built in slices', () => {
+/** More contacts than one feed builds (512 a receiver), so the run is built in several. */
+const SIZE = 400;
+
+describe("a request's ENQUEUED notifications, kept as one run", () => {
   it('come first for every contact, once each, and nothing is sent before its ENQUEUED', async () => {
     const s = await startServer();
     const receiver = await startReceiver(() => s.server.sendpool.webhookSecret(1));
     try {
       await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm` } });
-      const n = 4 * NOTIFY_IN_ONE_PIECE + 7;
+      const n = 4 * SIZE + 7;
       const res = await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(n) } });
       expect(res.status).toBe(202);
       await waitFor(() => s.server.sendpool.engine.stats().sent === n, 'every contact sent');
@@ -40,8 +39,8 @@ describe('ENQUEUED notifications of a large request, built in slices', () => {
     }
   });
 
-  it('counts a request still building its notifications against the intake bound', async () => {
-    const size = 3 * NOTIFY_IN_ONE_PIECE;
+  it('two requests at once are bounded one after the other', async () => {
+    const size = 3 * SIZE;
     // Room for one request's contacts, not two; every number paused so nothing leaves the queue.
     const s = await startServer({ maxQueuedContacts: size + 10 });
     const receiver = await startReceiver(() => s.server.sendpool.webhookSecret(1));
@@ -60,7 +59,7 @@ describe('ENQUEUED notifications of a large request, built in slices', () => {
   });
 
   it('two requests of one campaign at once: each phone is taken once, the later request sees it duplicated', async () => {
-    const size = 3 * NOTIFY_IN_ONE_PIECE;
+    const size = 3 * SIZE;
     const s = await startServer();
     const receiver = await startReceiver(() => s.server.sendpool.webhookSecret(1));
     try {
