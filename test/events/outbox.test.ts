@@ -34,6 +34,19 @@ describe('Outbox', () => {
     expect(o.nextWakeAt()).toBeNull();
   });
 
+  it('counts the unfinished events of the receiver a URL goes to (its origin)', () => {
+    const o = new Outbox({ random: seededRandom(1) });
+    o.enqueue(event('a', undefined, 'https://a.test/hsm'), T0);
+    o.enqueue(event('b', undefined, 'https://a.test/campaigns'), T0);
+    o.enqueue(event('c', undefined, 'https://b.test/hsm'), T0);
+    expect(o.unfinishedAt('https://a.test/anything')).toBe(2);
+    expect(o.unfinishedAt('https://b.test/hsm')).toBe(1);
+    expect(o.unfinishedAt('https://c.test/hsm')).toBe(0);
+    for (const a of o.take(T0)) if (a.event.id !== 'b') o.settle(a.event.id, a.attempt, { ok: true }, T0);
+    expect(o.unfinishedAt('https://a.test/hsm')).toBe(1);
+    expect(o.unfinishedAt('https://b.test/hsm')).toBe(0);
+  });
+
   it('retries with exponential backoff and jitter, then dead-letters past the maximum age', () => {
     const o = new Outbox({ random: seededRandom(2), initialDelayMs: 1_000, maxDelayMs: 8_000, maxAgeMs: 60_000 });
     o.enqueue(event('a'), T0);
