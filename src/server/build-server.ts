@@ -116,7 +116,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       feed: (now) => notifier.feedRuns(now),
       onOutcomes: (outcomes) => {
         // A run's notification has no record of its own: its run's goes when the run ends (onRunDone).
-        const ended = outcomes.filter((o) => !notifier.runEventEnded(o.event.id));
+        const ended = outcomes.filter((o) => !notifier.runEventEnded(o.event.id, o.kind === 'dead-lettered'));
         if (ended.length > 0) durability?.delivered(ended.map((o) => o.event.id));
         dashboard?.delivered(outcomes);
         for (const o of outcomes) {
@@ -162,8 +162,14 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       maxTracked,
       secrets: options.webhookSecrets ?? {},
       onEvent: (family, count) => metrics?.webhookEvents.inc({ family }, count),
+      onRunError: (runId, index, error) => app.log.error({ err: error, runId, index }, 'an ENQUEUED notification could not be built; skipped'),
       ...(storage || onRedis
-        ? { stage: (event: OutboxEvent) => durability!.stage(event), stageRun: (run: EnqueuedRun) => durability!.stageRun(run), onRunDone: (runId: string) => durability!.delivered([runId]) }
+        ? {
+            stage: (event: OutboxEvent) => durability!.stage(event),
+            stageRun: (run: EnqueuedRun) => durability!.stageRun(run),
+            onRunDone: (runId: string) => durability!.delivered([runId]),
+            onRunChanged: (run: EnqueuedRun) => durability!.runChanged(run),
+          }
         : {}),
       ...(storage ? { trackChanges: true } : {}),
       ...(onRedis ? { statistics: onRedis.statistics, trackChanges: true, forgetRows: false, recall: onRedis.recallTracked } : {}),

@@ -48,6 +48,8 @@ export class Durability implements Persistence {
   #writes = 0;
   #full: boolean;
   #staged: WrittenEvent[] = [];
+  /** Runs written before, to write again as they are now (not delivered again: they are live here). */
+  #changedRuns = new Map<string, EnqueuedRun>();
   #delivered: string[] = [];
   #smsIn: OutgoingSms[] = [];
   #smsDone: string[] = [];
@@ -101,6 +103,12 @@ export class Durability implements Persistence {
     this.schedule();
   }
 
+  /** A run written before changed (a dead-lettered notification): its row is written again. */
+  runChanged(run: EnqueuedRun): void {
+    this.#changedRuns.set(run.id, run);
+    this.schedule();
+  }
+
   /** SMS accepted: written in the next step (their 202 waits for it). */
   stageSms(items: readonly OutgoingSms[]): void {
     for (const s of items) this.#smsIn.push(s);
@@ -139,6 +147,8 @@ export class Durability implements Persistence {
       this.#staged = [];
       const delivered = this.#delivered;
       this.#delivered = [];
+      const changedRuns = [...this.#changedRuns.values()].map((run) => [run.id, { run: storedRun(run) }] as const);
+      this.#changedRuns.clear();
       const smsIn = this.#smsIn;
       this.#smsIn = [];
       const smsDone = this.#smsDone;
@@ -146,7 +156,8 @@ export class Durability implements Persistence {
       this.#deps.storage.write({
         engine,
         ...this.#deps.collect(this.#full),
-        ...(staged.length > 0 ? { outboxPut: staged.map((e) => ['run' in e ? e.run.id : e.id, e] as const) } : {}),
+        // Rows put before rows deleted: a run that changed and ended in one step goes.
+        ...(staged.length + changedRuns.length > 0 ? { outboxPut: [...staged.map((e) => ['run' in e ? e.run.id : e.id, e] as const), ...changedRuns] } : {}),
         ...(delivered.length > 0 ? { outboxDelete: delivered } : {}),
         ...(smsIn.length > 0 ? { smsPut: smsIn.map((s) => [s.smsId, s] as const) } : {}),
         ...(smsDone.length > 0 ? { smsDelete: smsDone } : {}),

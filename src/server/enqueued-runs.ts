@@ -9,9 +9,12 @@
  *
  * Order: a contact's later notification (SENT, FAILED, ...) must not overtake its ENQUEUED. Before
  * one is queued, `release` builds the contact's ENQUEUED at once if its run still holds it; the
- * outbox's order chain (the contact's id) then keeps the two in order.
+ * outbox's order chain (the contact's id) then keeps the two in order. A dead-lettered ENQUEUED is
+ * never built again (`dead`, written with the run), so it cannot come back after the contact's
+ * later notifications.
  */
-import type { Outbox, OutboxEvent } from '../events/outbox.js';
+import { originOf, type Outbox, type OutboxEvent } from '../events/outbox.js';
+import { uuidV4At } from '../events/uuid.js';
 import type { ServerContact } from './contacts.js';
 
 /** What a run keeps of a contact: what its ENQUEUED says. */
@@ -27,10 +30,19 @@ export interface EnqueuedRun {
   readonly campaignId: number;
   readonly requestId: string;
   readonly costCenterId: number;
-  /** Acceptance time: every notification's `datetime`. */
+  /** Acceptance time: every notification's `datetime`, and when its delivery's 24 h began. */
   readonly at: number;
   /** Accepted contacts, in increasing id. */
   readonly contacts: readonly RunContact[];
+  /** Places of contacts whose ENQUEUED was dead-lettered: not built again. @default none */
+  readonly dead?: readonly number[];
+  /**
+   * A snapshot's progress: contacts before this place were built (the outbox restored with the
+   * snapshot has those not ended). @default 0
+   */
+  readonly built?: number;
+  /** A snapshot's progress: places at or after `built` built early. @default none */
+  readonly early?: readonly number[];
 }
 
 /** A run as written (durable server, Redis): the contacts' fields its notifications need, nothing else. */
@@ -55,27 +67,9 @@ export function isRun(record: WrittenEvent): record is { readonly run: EnqueuedR
   return 'run' in record;
 }
 
-interface Deps {
-  readonly outbox: Outbox;
-  /** The `index`-th notification of a run. */
-  readonly build: (run: EnqueuedRun, index: number) => OutboxEvent;
-  /** A run's every notification ended (delivered or dead-lettered): its written record may go. */
-  readonly onDone?: (runId: string) => void;
-  /**
-   * Notifications of a receiver queued in the outbox at most before feeding stops for it: enough
-   * to keep its connections busy between feeds. @default 512
-   */
-  readonly ahead?: number;
-}
-
-interface Run {
-  readonly run: EnqueuedRun;
-  /** Contacts before it are built (in order, by `feed`). */
-  next: number;
-  /** Contacts at or after `next` built early by `release`. */
-  early: Set<number> | undefined;
-  /** Built and not ended yet. */
-  open: number;
+/** The `index`-th notification's `event_id` of a run (never the run's own id, which keys its written record). */
+export function runEventId(runId: string, index: number): string {
+  return uuidV4At(runId, index + 1);
 }
 
 /** Key of a contact's order chain in the outbox (the notifier gives a contact's notifications this `order`). */
@@ -84,15 +78,47 @@ export function hsmOrder(contactId: number): string {
 }
 const HSM_ORDER = 'hsm:';
 
+interface Deps {
+  readonly outbox: Outbox;
+  /** The `index`-th notification of a run (its id: {@link runEventId}). */
+  readonly build: (run: EnqueuedRun, index: number) => OutboxEvent;
+  /** A run's every notification ended (delivered or dead-lettered): its written record may go. @default none */
+  readonly onDone?: (runId: string) => void;
+  /** A notification of the run was dead-lettered: its written record should say so (`dead`). @default none */
+  readonly onDead?: (run: EnqueuedRun) => void;
+  /** A notification could not be built (a record that does not make one): skipped as dead-lettered. @default none */
+  readonly onBuildError?: (runId: string, index: number, error: unknown) => void;
+  /**
+   * Notifications of a receiver (URL origin) queued in the outbox at most before feeding stops
+   * for it: enough to keep its connections busy between feeds. @default 512
+   */
+  readonly ahead?: number;
+}
+
+interface Run {
+  run: EnqueuedRun;
+  readonly origin: string;
+  /** Contacts before it are built or dead (in order, by `feed`). */
+  next: number;
+  /** Contacts at or after `next` built early by `release`, or dead. */
+  early: Set<number> | undefined;
+  /** Built and not ended yet. */
+  open: number;
+  /** Dead-lettered places. */
+  dead: number[];
+}
+
 export class EnqueuedRuns {
   readonly #deps: Deps;
   readonly #ahead: number;
-  /** Runs with contacts not built, per URL, oldest first. */
-  readonly #byUrl = new Map<string, Run[]>();
+  /** Runs with contacts not built, per receiver (URL origin), oldest first: URLs of one origin share its room in turn. */
+  readonly #byOrigin = new Map<string, Run[]>();
   /** The same runs by their first contact id (for `release`). */
   readonly #byFirstId: Run[] = [];
-  /** Built notifications not ended, by event id. */
-  readonly #open = new Map<string, Run>();
+  /** Runs not ended, by id. */
+  readonly #live = new Map<string, Run>();
+  /** Built notifications not ended: their run and place. */
+  readonly #open = new Map<string, { readonly r: Run; readonly index: number }>();
   #unbuilt = 0;
 
   constructor(deps: Deps) {
@@ -106,37 +132,64 @@ export class EnqueuedRuns {
   }
 
   /**
-   * Runs not ended, as written (for a snapshot): restored, a run builds again what it had built,
-   * and the outbox drops those it knows.
+   * Runs not ended with their progress (for a snapshot, taken with the outbox's): restored, a run
+   * builds only what it had not, and waits for those the outbox still holds.
    */
   runs(): EnqueuedRun[] {
-    const live = new Set<Run>(this.#byFirstId);
-    for (const r of this.#open.values()) live.add(r);
-    return [...live].map((r) => storedRun(r.run));
+    return [...this.#live.values()].map((r) => ({
+      ...storedRun(r.run),
+      ...(r.dead.length > 0 ? { dead: [...r.dead] } : {}),
+      built: r.next,
+      ...(r.early !== undefined && r.early.size > 0 ? { early: [...r.early] } : {}),
+    }));
   }
 
   /** Notifications not built yet, per URL and company, for inspection (a dashboard): O(runs). */
   unbuiltByUrl(): { readonly url: string; readonly companyId: number; readonly count: number }[] {
     const out: { url: string; companyId: number; count: number }[] = [];
-    for (const [url, queue] of this.#byUrl) {
-      for (const r of queue) out.push({ url, companyId: r.run.companyId, count: r.run.contacts.length - r.next - (r.early?.size ?? 0) });
+    for (const queue of this.#byOrigin.values()) {
+      for (const r of queue) out.push({ url: r.run.url, companyId: r.run.companyId, count: unbuiltOf(r) });
     }
     return out;
   }
 
-  /** Takes a run; its notifications are built by later `feed`s and `release`s. */
+  /** Takes a run (once: a run already here is ignored); its notifications are built by later `feed`s and `release`s. */
   add(run: EnqueuedRun): void {
-    if (run.contacts.length === 0) return;
-    const r: Run = { run, next: 0, early: undefined, open: 0 };
-    let queue = this.#byUrl.get(run.url);
-    if (queue === undefined) this.#byUrl.set(run.url, (queue = []));
+    if (run.contacts.length === 0 || this.#live.has(run.id)) return;
+    const n = run.contacts.length;
+    const r: Run = { run, origin: originOf(run.url), next: Math.min(run.built ?? 0, n), early: undefined, open: 0, dead: [...(run.dead ?? [])] };
+    this.#live.set(run.id, r);
+    // Restored progress: what was built and the outbox still holds is waited for, the rest ended.
+    const { outbox } = this.#deps;
+    const wait = (index: number): void => {
+      const id = runEventId(run.id, index);
+      const state = outbox.stateOf(id);
+      if (state === undefined || state === 'finished') return;
+      this.#open.set(id, { r, index });
+      r.open++;
+    };
+    for (let i = 0; i < r.next; i++) wait(i);
+    for (const i of run.early ?? []) {
+      if (i < r.next || i >= n) continue;
+      (r.early ??= new Set()).add(i);
+      wait(i);
+    }
+    // Dead-lettered ones count as built: never again.
+    for (const i of r.dead) if (i >= r.next && i < n) (r.early ??= new Set()).add(i);
+    this.#unbuilt += unbuiltOf(r);
+    this.#skipBuilt(r);
+    if (r.next === n) {
+      this.#maybeDone(r);
+      return;
+    }
+    let queue = this.#byOrigin.get(r.origin);
+    if (queue === undefined) this.#byOrigin.set(r.origin, (queue = []));
     queue.push(r);
     // Contact ids grow with acceptance: almost always the end; a run read back out of order goes in place.
     const first = run.contacts[0]!.id;
     let at = this.#byFirstId.length;
-    while (at > 0 && this.#byFirstId[at - 1]!.run.contacts[0]!.id > first) at--;
+    while (at > 0 && firstId(this.#byFirstId[at - 1]!) > first) at--;
     this.#byFirstId.splice(at, 0, r);
-    this.#unbuilt += run.contacts.length;
   }
 
   /**
@@ -144,26 +197,22 @@ export class EnqueuedRuns {
    * counts what it already holds for the receiver (later statuses, retries), so a receiver that is
    * down gets nothing more built.
    */
-  feed(now: number): boolean {
-    let built = false;
-    for (const [url, queue] of this.#byUrl) {
-      let room = this.#ahead - this.#deps.outbox.unfinishedAt(url);
-      while (room > 0 && queue.length > 0) {
+  feed(now: number): void {
+    for (const [origin, queue] of this.#byOrigin) {
+      let room = this.#ahead - this.#deps.outbox.unfinishedAt(queue[0]!.run.url);
+      while (queue.length > 0) {
         const r = queue[0]!;
-        const n = r.run.contacts.length;
-        for (; r.next < n && room > 0; r.next++) {
-          if (r.early?.delete(r.next) === true) continue;
-          this.#build(r, r.next, now);
-          room--;
-          built = true;
+        this.#skipBuilt(r);
+        if (r.next === r.run.contacts.length) {
+          this.#built(r);
+          continue;
         }
-        // Skip what `release` built past the cursor.
-        while (r.next < n && r.early?.has(r.next) === true) r.early.delete(r.next++);
-        if (r.next === n) this.#built(r, queue);
+        if (room <= 0) break;
+        this.#build(r, r.next++, now);
+        room--;
       }
-      if (queue.length === 0) this.#byUrl.delete(url);
+      if (queue.length === 0) this.#byOrigin.delete(origin);
     }
-    return built;
   }
 
   /**
@@ -178,7 +227,7 @@ export class EnqueuedRuns {
     let found = -1;
     while (lo <= hi) {
       const mid = (lo + hi) >> 1;
-      if (runs[mid]!.run.contacts[0]!.id <= contactId) {
+      if (firstId(runs[mid]!) <= contactId) {
         found = mid;
         lo = mid + 1;
       } else hi = mid - 1;
@@ -187,9 +236,10 @@ export class EnqueuedRuns {
     const r = runs[found]!;
     const index = indexOfContact(r.run.contacts, contactId);
     if (index < r.next || r.early?.has(index) === true) return;
-    if (index < 0) return;
     (r.early ??= new Set()).add(index);
     this.#build(r, index, now);
+    this.#skipBuilt(r);
+    if (r.next === r.run.contacts.length) this.#built(r);
   }
 
   /** {@link release} for an event's `order`, when it is a contact's (an event written before, queued now). */
@@ -198,40 +248,96 @@ export class EnqueuedRuns {
   }
 
   /** An outcome of the outbox: true when it was a run's notification (its run may have ended). */
-  ended(eventId: string): boolean {
-    const r = this.#open.get(eventId);
-    if (r === undefined) return false;
+  ended(eventId: string, deadLettered: boolean): boolean {
+    const o = this.#open.get(eventId);
+    if (o === undefined) return false;
     this.#open.delete(eventId);
+    const { r } = o;
     r.open--;
+    if (deadLettered) this.#dead(r, o.index);
     this.#maybeDone(r);
     return true;
   }
 
   #build(r: Run, index: number, now: number): void {
-    const event = this.#deps.build(r.run, index);
     this.#unbuilt--;
+    let event: OutboxEvent;
+    try {
+      event = this.#deps.build(r.run, index);
+    } catch (e) {
+      // A written record that does not make a notification: it cannot go, and must not hold the others.
+      this.#deps.onBuildError?.(r.run.id, index, e);
+      this.#dead(r, index);
+      return;
+    }
     const { outbox } = this.#deps;
-    // A run restored builds again what it had built: the outbox knows those already (unfinished,
-    // or finished and remembered), and only an unfinished one is waited for.
-    if (outbox.enqueue(event, now).kind === 'enqueued' || outbox.stateOf(event.id) !== 'finished') {
-      this.#open.set(event.id, r);
+    // Its 24 h of delivery count from the acceptance, however late it is built. A run restored
+    // builds again what it had built when nothing says so (the durable server's rows): the outbox
+    // knows those still unfinished, and only those are waited for.
+    if (outbox.enqueue(event, Math.min(r.run.at, now)).kind === 'enqueued' || outbox.stateOf(event.id) !== 'finished') {
+      this.#open.set(event.id, { r, index });
       r.open++;
     }
   }
 
+  #dead(r: Run, index: number): void {
+    r.dead.push(index);
+    r.run = { ...r.run, dead: r.dead.slice() };
+    this.#deps.onDead?.(r.run);
+  }
+
+  /** Moves the cursor past what `release` built. */
+  #skipBuilt(r: Run): void {
+    const early = r.early;
+    if (early === undefined) return;
+    const n = r.run.contacts.length;
+    while (r.next < n && early.delete(r.next)) r.next++;
+    if (early.size === 0) r.early = undefined;
+  }
+
   /** Every contact of the run is built: it leaves the queues, and ends when its notifications do. */
-  #built(r: Run, queue: Run[]): void {
-    queue.shift();
-    const at = this.#byFirstId.indexOf(r);
+  #built(r: Run): void {
+    const queue = this.#byOrigin.get(r.origin);
+    if (queue !== undefined) {
+      const at = queue[0] === r ? 0 : queue.indexOf(r);
+      if (at >= 0) queue.splice(at, 1);
+      if (queue.length === 0) this.#byOrigin.delete(r.origin);
+    }
+    const at = this.#placeOf(r);
     if (at >= 0) this.#byFirstId.splice(at, 1);
-    r.early = undefined;
     this.#maybeDone(r);
   }
 
+  /** Where a run is in `#byFirstId` (sorted by first contact id, each distinct), or -1. */
+  #placeOf(r: Run): number {
+    const runs = this.#byFirstId;
+    const first = firstId(r);
+    let lo = 0;
+    let hi = runs.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const x = firstId(runs[mid]!);
+      if (x === first) return runs[mid] === r ? mid : runs.indexOf(r);
+      if (x < first) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+
   #maybeDone(r: Run): void {
-    if (r.open > 0 || r.next < r.run.contacts.length) return;
+    if (r.open > 0 || r.next < r.run.contacts.length || this.#live.get(r.run.id) !== r) return;
+    this.#live.delete(r.run.id);
     this.#deps.onDone?.(r.run.id);
   }
+}
+
+function firstId(r: Run): number {
+  return r.run.contacts[0]!.id;
+}
+
+/** Contacts of a run not built yet. */
+function unbuiltOf(r: Run): number {
+  return r.run.contacts.length - r.next - (r.early?.size ?? 0);
 }
 
 /** Index of a contact id in contacts sorted by id, or -1. */

@@ -25,13 +25,13 @@ import type { Outbox, OutboxEvent, WebhookFamily } from '../events/outbox.js';
 import type { RandomSource } from '../events/random.js';
 import type { ReportEvent } from '../events/reports.js';
 import type { HsmStatus } from '../events/schemas/hsm.js';
-import { uuidV4, uuidV4At } from '../events/uuid.js';
+import { uuidV4 } from '../events/uuid.js';
 import type { ActivitySink } from './activity-log.js';
 import { attendanceInput } from './attendance-input.js';
 import { CampaignStatisticsBook, type StatisticsPort } from './campaign-statistics-book.js';
 import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './channel.js';
 import { serverContact, type ServerContact } from './contacts.js';
-import { EnqueuedRuns, hsmOrder, isRun, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
+import { EnqueuedRuns, hsmOrder, isRun, runEventId, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
 import { NotifierCompanies, type CompanyWebhooks } from './notifier-companies.js';
 import { smsReplyCallback, smsStatusCallback } from './sms-callbacks.js';
 import { TrackedMessages, type TrackedMessage } from './tracked-messages.js';
@@ -71,6 +71,10 @@ interface Deps {
   readonly stageRun?: (run: EnqueuedRun) => void;
   /** Every notification of a run ended: its written record may go. @default none */
   readonly onRunDone?: (runId: string) => void;
+  /** A notification of a written run was dead-lettered: its record should say so. @default none */
+  readonly onRunChanged?: (run: EnqueuedRun) => void;
+  /** A run's notification could not be built (skipped). @default none */
+  readonly onRunError?: (runId: string, index: number, error: unknown) => void;
   /**
    * Durable server: remember what changed in statistics and tracked messages for
    * {@link Notifier.takeChanges}. @default false
@@ -130,6 +134,8 @@ export class Notifier {
       outbox: deps.outbox,
       build: (run, index) => this.#buildRunEvent(run, index),
       ...(deps.onRunDone ? { onDone: deps.onRunDone } : {}),
+      ...(deps.onRunChanged ? { onDead: deps.onRunChanged } : {}),
+      ...(deps.onRunError ? { onBuildError: deps.onRunError } : {}),
     });
     for (const run of snapshot?.runs ?? []) this.#runs.add(run);
     this.#tracked = new TrackedMessages(deps, snapshot);
@@ -295,8 +301,8 @@ export class Notifier {
   }
 
   /** An event ended in the outbox: true when it was a run's (whose record goes when the run ends, not the event's). */
-  runEventEnded(eventId: string): boolean {
-    return this.#runs.ended(eventId);
+  runEventEnded(eventId: string, deadLettered: boolean): boolean {
+    return this.#runs.ended(eventId, deadLettered);
   }
 
   /** {@link unbuilt} per URL and company (a dashboard's receivers). */
@@ -325,7 +331,7 @@ export class Notifier {
         retryIndex: null,
         ...ENQUEUED,
       },
-      uuidV4At(run.id, index),
+      runEventId(run.id, index),
     );
     return { id: payload.event_id, family: 'hsm', url: run.url, body: JSON.stringify(payload), companyId: run.companyId, order: hsmOrder(c.id) };
   }

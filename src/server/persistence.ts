@@ -18,6 +18,8 @@ export interface Persistence {
   stage(event: OutboxEvent): void;
   /** A request's ENQUEUED notifications (one record), kept with the step that made them. */
   stageRun(run: EnqueuedRun): void;
+  /** A run kept before changed (a notification of it was dead-lettered): keep it as it is now. */
+  runChanged(run: EnqueuedRun): void;
   /** SMS accepted: kept in the next step (their 202 waits for it). */
   stageSms(items: readonly OutgoingSms[]): void;
   /** An SMS the gateway answered. */

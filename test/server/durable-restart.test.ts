@@ -105,4 +105,56 @@ describe('durable server restart', () => {
       await receiver.close();
     }
   });
+
+  it("writes a request's ENQUEUED notifications as one row: delivered after a restart, the row gone once they all are", async () => {
+    const fleetFile = join(dir, 'fleet-paused.json');
+    // Every number paused: nothing is sent, so the ENQUEUED are every notification there is.
+    const fleet = testFleet();
+    for (const b of fleet.businesses) for (const n of b.numbers) (n as { status: string }).status = 'paused';
+    writeFileSync(fleetFile, JSON.stringify(fleet));
+    const probe = await startReceiver(() => 'whsec_unused');
+    const port = probe.port;
+    await probe.close(); // down while the request is accepted: the run stays mostly unbuilt
+    const options = (): Parameters<typeof runServer>[0] => ({
+      fleetFile,
+      port: 0,
+      dataDir: join(dir, 'data-runs'),
+      apiKeys: [{ key: KEY_1, companyId: 1 }],
+      logger: false,
+      handleSignals: false,
+      metrics: false,
+      allowPrivateWebhookTargets: true,
+    });
+    const first = await runServer(options());
+    let secret = '';
+    try {
+      await api(first.address, '/messenger/config/', { body: { url_hsm_callback: `http://127.0.0.1:${port}/hsm` } });
+      secret = (await api(first.address, '/messenger/config/secret/')).json.webhook_secret;
+      expect((await api(first.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(1_500) } })).status).toBe(202);
+    } finally {
+      await first.close();
+    }
+    const receiver = await startReceiver(() => secret, port);
+    try {
+      const second = await runServer(options());
+      try {
+        await waitFor(() => receiver.ids.size === 1_500, 'every ENQUEUED after the restart');
+        await waitFor(() => second.server.sendpool.stats().webhooksPending === 0, 'nothing pending');
+        expect(new Set(receiver.all('/hsm').map((n: { id: number }) => n.id)).size).toBe(1_500);
+        expect(receiver.all('/hsm').every((n: { status: string }) => n.status === 'ENQUEUED')).toBe(true);
+      } finally {
+        await second.close();
+      }
+      // Every notification of the run ended: its row went, and a third start sends nothing again.
+      const third = await runServer(options());
+      try {
+        expect(third.server.sendpool.stats().webhooksPending).toBe(0);
+      } finally {
+        await third.close();
+      }
+      expect(receiver.duplicates).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+  });
 });

@@ -210,6 +210,13 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
         for (const r of requestsMissing) console.log(`request ${r}: ${history[r]!.join('; ')}`);
         throw e;
       }
+      // Every accepted contact's ENQUEUED too: its request's run, delivered by the instance that claimed
+      // it, or again by the one that took it over.
+      const enqueued = () => {
+        const refs = new Set((receiver.all('/hsm') as { status: string; data?: { ref?: string } }[]).filter((n) => n.status === 'ENQUEUED').map((n) => n.data?.ref));
+        return [...accepted].filter((ref) => !refs.has(ref)).length;
+      };
+      await waitFor(() => enqueued() === 0, 'an ENQUEUED for every accepted contact');
       const dlrFor = () => new Set((receiver.all('/dlr') as { reference: string | null; status: string }[]).filter((d) => d.status === 'SENT').map((d) => d.reference));
       await waitFor(() => [...smsAccepted].every((ref) => dlrFor().has(ref)), 'a DLR for every accepted SMS');
       expect(smsAccepted.size).toBe(500);

@@ -167,6 +167,13 @@ export class RedisPersistence implements Persistence {
     this.schedule();
   }
 
+  /**
+   * Not written: an entry of the shared outbox is not rewritten. A run taken over after a crash
+   * builds its dead-lettered notifications again (a contact's notifications have no order across
+   * instances anyway: docs/scaling.md).
+   */
+  runChanged(): void {}
+
   /** SMS accepted: written with the next step (their 202 waits for it); any instance sends them. */
   stageSms(items: readonly OutgoingSms[]): void {
     for (const s of items) this.#sms.push(JSON.stringify(s));
