@@ -82,3 +82,21 @@ describe("a request's ENQUEUED notifications, kept as one run", () => {
     }
   });
 });
+
+describe('a receiver down past the delivery window', () => {
+  it('dead-letters every ENQUEUED of a run, not only those built before (the feed goes on after dead letters)', async () => {
+    const probe = await startReceiver(() => 'whsec_unused');
+    const port = probe.port;
+    await probe.close(); // nothing listens on `port`
+    const s = await startServer({ outbox: { initialDelayMs: 10, maxDelayMs: 50, probeIntervalMs: 50, maxAgeMs: 200, attemptTimeoutMs: 5_000 } });
+    try {
+      for (const phone of s.server.sendpool.engine.numbers().map((x) => x.phone)) s.server.sendpool.engine.setNumberStatus(phone, 'paused');
+      await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `http://127.0.0.1:${port}/hsm` } });
+      expect((await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(1_500) } })).status).toBe(202);
+      await waitFor(() => s.server.sendpool.stats().webhooksDeadLettered === 1_500, 'every ENQUEUED dead-lettered');
+      expect(s.server.sendpool.stats().webhooksPending).toBe(0);
+    } finally {
+      await s.server.close();
+    }
+  });
+});

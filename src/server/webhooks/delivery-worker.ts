@@ -118,7 +118,12 @@ export class DeliveryWorker {
       }
     }
     const outcomes = outbox.takeOutcomes();
-    if (outcomes.length > 0) this.#deps.onOutcomes?.(outcomes);
+    if (outcomes.length > 0) {
+      this.#deps.onOutcomes?.(outcomes);
+      // Events ended in this pass (dead letters, time-outs) left room the feed could fill: another
+      // pass, which the outbox's own wake-up would not bring when it has nothing left.
+      if (this.#deps.feed) this.kick();
+    }
     this.#arm();
   }
 
