@@ -34,7 +34,7 @@ import { DASHBOARD_OPEN_PATHS, dashboardRoutes } from './dashboard/routes.js';
 import { createMetrics } from './metrics.js';
 import { serveMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { resolveServerOptions } from './resolve-options.js';
-import { type CompanyWebhooks, Notifier } from './notifier.js';
+import { type CompanyWebhooks, Notifier, type TrackedMessage } from './notifier.js';
 import type { BuildServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
 import { channelSteering } from './channel-steering.js';
@@ -172,7 +172,20 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           }
         : {}),
       ...(storage ? { trackChanges: true } : {}),
-      ...(onRedis ? { statistics: onRedis.statistics, trackChanges: true, forgetRows: false, recall: onRedis.recallTracked } : {}),
+      ...(onRedis
+        ? {
+            statistics: onRedis.statistics,
+            trackChanges: true,
+            forgetRows: false,
+            // What another instance sent: its company's webhooks are read before its status is
+            // notified (an instance just started has not read them yet, and would build nothing).
+            recall: async (keys: readonly string[]) => {
+              const rows = await onRedis.recallTracked(keys);
+              await onRedisWired?.context.webhooks.ensure(companiesOf(rows));
+              return rows;
+            },
+          }
+        : {}),
       onOptOut: (companyId, phone, at) => {
         if (!blocklist.add(companyId, phone, at, 'reply')) return;
         durability?.schedule();
@@ -384,4 +397,14 @@ function listenOrigin(app: FastifyInstance): string {
   if (address === null || typeof address === 'string') return 'http://127.0.0.1';
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
+}
+
+/** The companies of tracked messages (`m:` rows) and SMS (`s:` rows) read back from Redis. */
+function companiesOf(rows: ReadonlyMap<string, unknown>): number[] {
+  const out = new Set<number>();
+  for (const [key, row] of rows) {
+    if (key.startsWith('m:')) out.add((row as TrackedMessage).contact.companyId);
+    else if (key.startsWith('s:')) out.add((row as OutgoingSms).companyId);
+  }
+  return [...out];
 }
