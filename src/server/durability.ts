@@ -12,7 +12,7 @@
 import type { Engine } from '../core/engine.js';
 import type { OutboxEvent } from '../events/outbox.js';
 import type { OutgoingSms } from './channel.js';
-import { storedRun, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
+import { isRun, storedRun, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
 import type { Persistence } from './persistence.js';
 import type { ServerStorage, StorageStep } from '../storage/sqlite-storage.js';
 
@@ -157,7 +157,7 @@ export class Durability implements Persistence {
         engine,
         ...this.#deps.collect(this.#full),
         // Rows put before rows deleted: a run that changed and ended in one step goes.
-        ...(staged.length + changedRuns.length > 0 ? { outboxPut: [...staged.map((e) => ['run' in e ? e.run.id : e.id, e] as const), ...changedRuns] } : {}),
+        ...(staged.length + changedRuns.length > 0 ? { outboxPut: [...staged.map((e) => [isRun(e) ? e.run.id : e.id, e] as const), ...changedRuns] } : {}),
         ...(delivered.length > 0 ? { outboxDelete: delivered } : {}),
         ...(smsIn.length > 0 ? { smsPut: smsIn.map((s) => [s.smsId, s] as const) } : {}),
         ...(smsDone.length > 0 ? { smsDelete: smsDone } : {}),

@@ -5,7 +5,7 @@
  * once are bounded one after the other and a phone of the campaign is taken once.
  */
 import { describe, expect, it } from 'vitest';
-import { api, contacts, startReceiver, startServer, waitFor } from './helpers.js';
+import { api, contacts, expectEnqueuedFirst, startReceiver, startServer, waitFor } from './helpers.js';
 
 /** More contacts than one feed builds (512 a receiver), so the run is built in several. */
 const SIZE = 400;
@@ -21,17 +21,7 @@ describe("a request's ENQUEUED notifications, kept as one run", () => {
       expect(res.status).toBe(202);
       await waitFor(() => s.server.sendpool.engine.stats().sent === n, 'every contact sent');
       await waitFor(() => s.server.sendpool.idle(), 'every notification delivered');
-      const byContact = new Map<number, string[]>();
-      for (const e of receiver.all('/hsm') as { id: number; status: string }[]) byContact.set(e.id, [...(byContact.get(e.id) ?? []), e.status]);
-      expect(byContact.size).toBe(n);
-      for (const [id, statuses] of byContact) {
-        expect(statuses[0], `contact ${id}: ${statuses.join(' ')}`).toBe('ENQUEUED');
-        expect(
-          statuses.filter((x) => x === 'ENQUEUED'),
-          `contact ${id}`,
-        ).toHaveLength(1);
-        expect(statuses, `contact ${id}`).toContain('SENT');
-      }
+      expectEnqueuedFirst(receiver, n);
       expect(receiver.duplicates).toBe(0);
     } finally {
       await receiver.close();

@@ -1,4 +1,5 @@
 /** Shared pieces of the server tests: a fleet, servers on port 0, a webhook receiver, polling. */
+import { expect } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createEngine } from '../../src/engine.js';
@@ -231,4 +232,22 @@ export function quietProvider() {
       },
     }),
   };
+}
+
+/**
+ * The HSM notifications a receiver took, per contact: `contacts` contacts, each with its ENQUEUED
+ * first and once, and a SENT.
+ */
+export function expectEnqueuedFirst(receiver: Receiver, contacts: number): void {
+  const byContact = new Map<number, string[]>();
+  for (const e of receiver.all('/hsm') as { id: number; status: string }[]) byContact.set(e.id, [...(byContact.get(e.id) ?? []), e.status]);
+  expect(byContact.size).toBe(contacts);
+  for (const [id, statuses] of byContact) {
+    expect(statuses[0], `contact ${id}: ${statuses.join(' ')}`).toBe('ENQUEUED');
+    expect(
+      statuses.filter((x) => x === 'ENQUEUED'),
+      `contact ${id}`,
+    ).toHaveLength(1);
+    expect(statuses, `contact ${id}`).toContain('SENT');
+  }
 }
