@@ -83,7 +83,12 @@ export { applyChanges, emptyRows, mergeSubmission, snapshotFromRows, type Engine
 export {
   CHANNEL_ERRORS,
   UNKNOWN_ACTION,
+  MAX_BACKOFF_MS,
+  MAX_TRANSPORT_ATTEMPTS,
+  PAIR_INTERVAL_MS,
   actionForCode,
+  blockingCause,
+  type BlockingCause,
   channelError,
   failureReason,
   TRANSPORT_FAILURES,

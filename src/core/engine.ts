@@ -126,6 +126,16 @@ export class Engine {
         phoneAt: (slot) => this.#t.phones[slot]!,
         templateText: (id) => this.#t.templates[this.#t.templateIndex.get(id)!]!.text,
         pauseNumber: (slot, until) => this.#setNumber(slot, false, until, 'failover'),
+        refund: (slot, chargedAt, now) => {
+          const handle = this.#t.handle[slot]!;
+          // A store without refunds gives back only what it can place exactly: a charge made at this same time.
+          if (this.#store.refund) this.#store.refund(handle, 1, chargedAt, now);
+          else if (chargedAt === now) this.#store.release(handle, 1, now);
+          else return;
+          this.#markNumber(slot);
+          // The number may have capacity again sooner than its place in the waiting heap says.
+          this.#requeueNumber(slot);
+        },
         setTemplate: (id, status, until) => {
           const t = this.#t.templateIndex.get(id);
           if (t !== undefined) this.#setTemplate(t, status, until, 'failover');
@@ -322,6 +332,11 @@ export class Engine {
   capacityChanged(phone: string): void {
     const slot = this.#t.numberIndex.get(phone);
     if (slot === undefined) return;
+    this.#requeueNumber(slot);
+  }
+
+  /** The number leaves the waiting heap for its pools' rings, and the queues are looked at again. */
+  #requeueNumber(slot: number): void {
     const b = this.#t.businesses[this.#t.numberBusiness[slot]!]!;
     const m = this.#t.numberMember[slot]!;
     for (const pool of b.pools) pool.requeue(m);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { CHANNEL_ERRORS, TRANSPORT_FAILURES, UNKNOWN_ACTION, actionForCode, channelError, failureReason } from '../../src/index.js';
+import { CHANNEL_ERRORS, PAIR_INTERVAL_MS, TRANSPORT_FAILURES, UNKNOWN_ACTION, actionForCode, blockingCause, channelError, failureReason } from '../../src/index.js';
 
 describe('error-to-action table', () => {
   it.each([
@@ -11,11 +11,13 @@ describe('error-to-action table', () => {
     [131048, 'number-out'],
     [133010, 'number-out'],
     [131047, 'give-up'],
-    [131056, 'requeue'],
-    [190, 'requeue'],
-    [0, 'requeue'],
+    [131056, 'recipient-wait'],
+    [190, 'transport'],
+    [0, 'transport'],
     [100, 'give-up'],
-    [133004, 'retry'],
+    [133004, 'transport'],
+    [131016, 'transport'],
+    [131000, 'retry'],
   ])('code %i means %s', (code, kind) => {
     expect(actionForCode(code).kind).toBe(kind);
   });
@@ -51,13 +53,26 @@ describe('error-to-action table', () => {
     expect(failureReason(555)).toBe('WhatsApp, 555, Unknown error');
   });
 
-  it('keeps the message of a credentials problem: the number rests, no contact fails', () => {
-    for (const code of [0, 3, 10, 190, 200]) expect(actionForCode(code)).toEqual({ kind: 'requeue', restMs: 60_000 });
+  it('keeps the message of a credentials problem for a bounded time: the number rests a minute, no retry is used, the number is blocked', () => {
+    for (const code of [0, 3, 10, 190, 200]) {
+      expect(actionForCode(code)).toEqual({ kind: 'transport', backoffMs: 60_000, restMs: 60_000 });
+      expect(blockingCause(code)).toBe('credentials');
+    }
+    expect(blockingCause(131026)).toBeUndefined();
+    expect(blockingCause(undefined)).toBeUndefined();
   });
 
-  it('retries an unknown outcome and requeues what never left', () => {
-    expect(TRANSPORT_FAILURES['unknown-outcome'].action).toEqual({ kind: 'retry', notBeforeMs: 0 });
-    expect(TRANSPORT_FAILURES['not-sent'].action).toEqual({ kind: 'requeue', restMs: 5_000 });
+  it('waits at least the pair interval for a recipient on 131056', () => {
+    expect(actionForCode(131056)).toEqual({ kind: 'recipient-wait', waitMs: PAIR_INTERVAL_MS });
+    expect(PAIR_INTERVAL_MS).toBeGreaterThanOrEqual(6_000);
+  });
+
+  it('tries an unknown outcome and what never left again as transport failures, giving back only what never left', () => {
+    expect(TRANSPORT_FAILURES['unknown-outcome'].action).toEqual({ kind: 'transport', backoffMs: 1_000 });
+    expect(TRANSPORT_FAILURES['unknown-outcome'].refused).toBe(false);
+    expect(TRANSPORT_FAILURES['not-sent'].action).toEqual({ kind: 'transport', backoffMs: 1_000, restMs: 5_000 });
+    expect(TRANSPORT_FAILURES['not-sent'].refused).toBe(true);
+    expect(TRANSPORT_FAILURES['not-sent'].blocks).toBe('unreachable');
     expect(TRANSPORT_FAILURES.throttled.action.kind).toBe('requeue');
   });
 });

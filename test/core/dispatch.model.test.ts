@@ -14,6 +14,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  MAX_BACKOFF_MS,
+  MAX_TRANSPORT_ATTEMPTS,
   ManualClock,
   actionForCode,
   applyChanges,
@@ -73,6 +75,8 @@ interface MContact {
   /** In flight at a restart: the next hand-out repeats the last message id. */
   resend: boolean;
   retryAt: number;
+  /** Failures that used no retry (transport, pair rate). */
+  attempts: number;
   readonly phone: string;
   readonly variables: string[];
 }
@@ -148,6 +152,25 @@ function modelReport(m: Model, seq: number, index: number, handout: number, outc
       c.state = 'queued';
       return { ok: true, effect: action.kind === 'requeue' ? 'requeued' : 'failover' };
     }
+    case 'transport':
+    case 'recipient-wait': {
+      if (c.attempts + 1 >= MAX_TRANSPORT_ATTEMPTS) {
+        c.state = 'failed';
+        return { ok: true, effect: 'failed' };
+      }
+      const base = action.kind === 'transport' ? action.backoffMs : action.waitMs;
+      const at = m.now + Math.min(base * 2 ** c.attempts, Math.max(base, MAX_BACKOFF_MS));
+      if (s.deadline !== undefined && at >= s.deadline) {
+        c.state = 'expired';
+        return { ok: true, effect: 'expired' };
+      }
+      c.attempts++;
+      c.state = 'waiting';
+      c.retryAt = at;
+      // A transport failure goes again under the same message id.
+      if (action.kind === 'transport') c.resend = true;
+      return { ok: true, effect: 'requeued', retryAt: at };
+    }
     case 'give-up':
       c.state = 'failed';
       return { ok: true, effect: 'failed' };
@@ -177,6 +200,8 @@ interface Real {
   readonly rows: EngineRows;
   readonly clock: ManualClock;
   readonly sends: Map<string, Send[]>;
+  /** The number and time of each message id's latest hand-out: a refusal takes that send back out of `sends`. */
+  readonly flights: Map<string, { readonly phone: string; readonly at: number }>;
   readonly outcomes: Map<string, ContactOutcome>;
   /** Steps so far: every other one takes its outcomes as rows (`takeOutcomesInto`). */
   steps: number;
@@ -278,7 +303,7 @@ class Submit implements Cmd {
       deadline,
       maxRetries: this.maxRetries,
       retryInterval: this.retryInterval,
-      contacts: contacts.map((c, i) => ({ state: i < this.bad ? 'rejected' : expired ? 'expired' : 'queued', retries: 0, handouts: 0, resend: false, retryAt: 0, ...c })),
+      contacts: contacts.map((c, i) => ({ state: i < this.bad ? 'rejected' : expired ? 'expired' : 'queued', retries: 0, handouts: 0, resend: false, retryAt: 0, attempts: 0, ...c })),
     });
     expect(ticket.accepted).toBe(expired ? 0 : this.n - this.bad);
     checkAll(m, r);
@@ -328,6 +353,7 @@ class Poll implements Cmd {
       const log = r.sends.get(msg.phone) ?? [];
       log.push({ at: m.now, count: 1 });
       r.sends.set(msg.phone, log);
+      r.flights.set(msg.messageId, { phone: msg.phone, at: m.now });
     }
     checkAll(m, r);
   }
@@ -335,7 +361,7 @@ class Poll implements Cmd {
 }
 
 type OutcomePick = 'sent' | 'expired' | number;
-const toOutcome = (o: OutcomePick): SendOutcome => (typeof o === 'number' ? { status: 'failed', code: o } : { status: o });
+const toOutcome = (o: OutcomePick, refused = false): SendOutcome => (typeof o === 'number' ? { status: 'failed', code: o, ...(refused ? { refused } : {}) } : { status: o });
 
 /** A report for a hand-out: the current one of a contact in flight, or any earlier one (late, duplicate). */
 class Report implements Cmd {
@@ -343,6 +369,8 @@ class Report implements Cmd {
     readonly current: boolean,
     readonly pick: number,
     readonly outcome: OutcomePick,
+    /** A failure the provider answered at once: the hand-out's charge goes back. */
+    readonly refused = false,
   ) {}
   check = () => true;
   run(m: Model, r: Real): void {
@@ -355,12 +383,24 @@ class Report implements Cmd {
       : m.handouts;
     if (candidates.length === 0) return;
     const h = candidates[this.pick % candidates.length]!;
-    const outcome = toOutcome(this.outcome);
+    const outcome = toOutcome(this.outcome, this.refused);
+    const c = m.subs.find((x) => x.seq === h.seq)!.contacts[h.index]!;
+    const inFlight = c.state === 'inflight' && c.handouts - 1 === h.handout;
     const expected = modelReport(m, h.seq, h.index, h.handout, outcome);
     expect(r.engine.report(h.messageId, outcome)).toEqual(expected);
+    // A refusal of the hand-out in flight: that send never happened, for the independent window check.
+    const flight = r.flights.get(h.messageId);
+    if (this.refused && outcome.status === 'failed' && inFlight && flight !== undefined) {
+      const log = r.sends.get(flight.phone)!;
+      log.splice(
+        log.findIndex((x) => x.at === flight.at),
+        1,
+      );
+      r.flights.delete(h.messageId);
+    }
     checkAll(m, r);
   }
-  toString = () => `report(${this.current ? 'current' : 'any'} #${this.pick}, ${this.outcome})`;
+  toString = () => `report(${this.current ? 'current' : 'any'} #${this.pick}, ${this.outcome}${this.refused ? ' refused' : ''})`;
 }
 
 /** Reports under ids the engine never handed out. */
@@ -434,6 +474,12 @@ class Restart implements Cmd {
     r.engine = createEngine(fleet(), { clock: r.clock, snapshot, trackChanges: true, packContactsFrom: r.packContactsFrom });
     for (const s of m.subs) {
       for (const c of s.contacts) {
+        // A contact waiting after a transport failure goes under a new id after a restart (the
+        // flag is not kept), and its count of such failures starts again.
+        if (c.state === 'waiting') {
+          c.resend = false;
+          c.attempts = 0;
+        }
         if (c.state !== 'inflight') continue;
         c.state = 'queued';
         c.resend = true;
@@ -444,7 +490,7 @@ class Restart implements Cmd {
   toString = () => (this.fromRows ? 'restart from rows' : 'restart');
 }
 
-const CODES = [131000, 131026, 132015, 132016, 131048, 130429, 131049, 131056, 999];
+const CODES = [131000, 131026, 132015, 132016, 131048, 130429, 131049, 131056, 190, 131016, 999];
 const outcomeArb: fc.Arbitrary<OutcomePick> = fc.oneof(
   { weight: 3, arbitrary: fc.constant('sent' as const) },
   { weight: 1, arbitrary: fc.constant('expired' as const) },
@@ -466,7 +512,7 @@ const commands = [
   fc.integer({ min: 1, max: 20 }).map((limit) => new Poll(limit)),
   fc.integer({ min: 1, max: 20 }).map((limit) => new Poll(limit, true)),
   fc.tuple(fc.nat(), outcomeArb).map(([pick, o]) => new Report(true, pick, o)),
-  fc.tuple(fc.nat(), outcomeArb).map(([pick, o]) => new Report(true, pick, o)),
+  fc.tuple(fc.nat(), outcomeArb).map(([pick, o]) => new Report(true, pick, o, true)),
   fc.tuple(fc.nat(), outcomeArb).map(([pick, o]) => new Report(false, pick, o)),
   fc.nat().map((k) => new ReportUnknown(k)),
   fc.oneof(fc.integer({ min: 0, max: 2000 }), fc.integer({ min: 0, max: 2 * HOUR }), fc.constantFrom(HOUR, 25 * HOUR)).map((ms) => new Advance(ms)),
@@ -487,7 +533,16 @@ describe('dispatch queue against a reference model', () => {
         const packContactsFrom = packed ? 0 : undefined;
         const setup = () => ({
           model: { now: 0, wake: null, nextSeq: 1, subs: [], handouts: [] } as Model,
-          real: { engine: createEngine(fleet(), { clock, trackChanges: true, packContactsFrom }), rows: emptyRows(), clock, sends: new Map(), outcomes: new Map(), steps: 0, packContactsFrom } as Real,
+          real: {
+            engine: createEngine(fleet(), { clock, trackChanges: true, packContactsFrom }),
+            rows: emptyRows(),
+            clock,
+            sends: new Map(),
+            flights: new Map(),
+            outcomes: new Map(),
+            steps: 0,
+            packContactsFrom,
+          } as Real,
         });
         fc.modelRun(setup, cmds);
       }),

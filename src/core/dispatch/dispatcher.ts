@@ -19,7 +19,7 @@
  * state; splitting them would put that state behind calls on the hot path.
  */
 import { Heap } from 'mnemonist';
-import { type FailureAction, actionForCode, channelError, failureReason } from '../channel-errors.js';
+import { type FailureAction, MAX_BACKOFF_MS, MAX_TRANSPORT_ATTEMPTS, actionForCode, channelError, failureReason } from '../channel-errors.js';
 import { ArgumentError, NotFoundError, SnapshotError, SubmissionError } from '../errors.js';
 import type { Pool } from '../pool.js';
 import { describeValue, problem } from '../problems.js';
@@ -70,6 +70,8 @@ export interface DispatchHost {
   templateText(templateId: number): string;
   /** Pauses the number at `slot` (a failure took it out). */
   pauseNumber(slot: number, until: number | undefined): void;
+  /** Gives back one message charged to the number at `slot` at `chargedAt` (the provider refused it). */
+  refund(slot: number, chargedAt: number, now: number): void;
   setTemplate(templateId: number, status: 'paused' | 'disabled', until: number | undefined): void;
   nextResumeAt(): number | undefined;
   anomaly(message: string): void;
@@ -288,6 +290,8 @@ export class Dispatcher {
     const counts = this.#counts;
     const tracking = this.#tracking;
     let row = batch.count;
+    let times: Float64Array | undefined;
+    let timesOf: SubmissionRecord | undefined;
     for (let i = 0; i < n; i++) {
       // `ready` counts exactly what `next` finds; if it ever did not, the queue reports the anomaly
       // and the capacity charged for the rest of this call goes unused (under-use, never over-send).
@@ -313,6 +317,12 @@ export class Dispatcher {
       counts[IN_FLIGHT]!++;
       record.flightSlot[index] = slot;
       record.flightTemplate[index] = templates[i]!;
+      // When its number was charged: a refusal gives the charge back to that 24 h bucket.
+      if (timesOf !== record) {
+        timesOf = record;
+        times = record.retryAt ??= new Float64Array(record.contacts.length);
+      }
+      times![index] = now;
       batch.records[row] = record;
       batch.indexes[row] = index;
       batch.handouts[row] = handout;
@@ -387,6 +397,8 @@ export class Dispatcher {
     const action: FailureAction = outcome.action ?? actionForCode(outcome.code);
     const reason = outcome.code !== undefined ? failureReason(outcome.code, outcome.reason ?? channelError(outcome.code)?.description) : (outcome.reason ?? 'Unknown failure');
     const code = outcome.code;
+    // Nothing went: the number's windows get the message back, in the bucket it was charged to.
+    if (outcome.refused === true && slot >= 0 && record.retryAt !== undefined) this.#host.refund(slot, record.retryAt[index]!, now);
     switch (action.kind) {
       case 'requeue':
         if (action.restMs > 0 && slot >= 0) this.#host.pauseNumber(slot, now + action.restMs);
@@ -397,6 +409,11 @@ export class Dispatcher {
       case 'template-out':
         this.#host.setTemplate(templateId, action.status, action.status === 'paused' && action.pauseMs !== undefined ? now + action.pauseMs : undefined);
         return this.#requeue(record, index, now, handout, 'failover');
+      case 'transport':
+        if (action.restMs !== undefined && action.restMs > 0 && slot >= 0) this.#host.pauseNumber(slot, now + action.restMs);
+        return this.#tryAgain(record, index, handout, action.backoffMs, true, reason, code, now);
+      case 'recipient-wait':
+        return this.#tryAgain(record, index, handout, action.waitMs, false, reason, code, now);
       case 'give-up':
         this.#end(record, index, FAILED, now, handout, reason, code);
         return FAILED_RESULT;
@@ -417,6 +434,32 @@ export class Dispatcher {
         return { ok: true, effect: 'retry-scheduled', retryAt: at };
       }
     }
+  }
+
+  /**
+   * A failure of the exchange or of the recipient's pair, not of the contact: it waits `baseMs`,
+   * doubled at each such failure of it, and goes again without using a retry; after
+   * {@link MAX_TRANSPORT_ATTEMPTS} it ends failed. `same`: the next hand-out repeats this message id
+   * (the request may have reached the provider: a provider that deduplicates sends it once).
+   */
+  #tryAgain(record: SubmissionRecord, index: number, handout: number, baseMs: number, same: boolean, reason: string, code: number | undefined, now: number): ReportResult {
+    const attempts = (record.attempts ??= new Uint8Array(record.contacts.length));
+    const k = attempts[index]!;
+    if (k + 1 >= MAX_TRANSPORT_ATTEMPTS) {
+      this.#end(record, index, FAILED, now, handout, `${reason} (after ${k + 1} tries)`, code);
+      return FAILED_RESULT;
+    }
+    attempts[index] = k + 1;
+    const at = now + Math.min(Math.max(baseMs, 1) * 2 ** k, Math.max(baseMs, MAX_BACKOFF_MS));
+    if (record.deadline !== undefined && at >= record.deadline) {
+      this.#end(record, index, EXPIRED, now, handout, reason, code);
+      return EXPIRED_RESULT;
+    }
+    if (same) (record.resend ??= new Uint8Array(record.contacts.length))[index] = 1;
+    (record.retryAt ??= new Float64Array(record.contacts.length))[index] = at;
+    this.#move(record, index, WAITING);
+    this.#retries.push({ at, seq: record.seq, index, handout: record.handouts[index]! });
+    return { ok: true, effect: 'requeued', retryAt: at };
   }
 
   /** Back in its queue for another pair: a failover, not a contact retry. */

@@ -109,8 +109,17 @@ export interface SubmissionRecord {
   /** Listed in its flow's `fresh` / `returning` ring. */
   inFresh: boolean;
   inReturning: boolean;
-  /** Due times of retries, by contact (allocated at the first retry; only waiting contacts' values count). */
+  /**
+   * A time per contact (allocated at the first hand-out or retry): for a waiting contact the due time
+   * of its retry, for a contact in flight the time it was handed out (when its number was charged,
+   * so a refusal gives the charge back to the right 24 h bucket). Other states' values mean nothing.
+   */
   retryAt: Float64Array | undefined;
+  /**
+   * Failures per contact that used none of its retries (transport, pair rate), for their backoff and
+   * their bound (allocated at the first; not kept in snapshots: a restart starts the count again).
+   */
+  attempts: Uint8Array | undefined;
   /**
    * Contacts in flight at a restart and queued again: their next hand-out repeats their last message
    * id, the idempotency key a deduplicating provider sends once (allocated only by a restore).
@@ -170,6 +179,7 @@ export function createRecord(seq: number, source: RecordSource, contacts: Contac
     inFresh: false,
     inReturning: false,
     retryAt: undefined,
+    attempts: undefined,
     dirty: false,
     announced: false,
     deadlineArmed: false,

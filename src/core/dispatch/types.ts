@@ -76,6 +76,13 @@ export type SendOutcome =
       readonly reason?: string;
       /** Overrides the table's action for this failure. */
       readonly action?: FailureAction;
+      /**
+       * The provider refused the request (an error answer to the send, a connection never made):
+       * nothing went, so the hand-out's charge goes back to the number's windows. A failure the
+       * provider reports later (a status webhook) is not a refusal: it counted the message.
+       * @default false
+       */
+      readonly refused?: boolean;
     }
   | { readonly status: 'expired' };
 

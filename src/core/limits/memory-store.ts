@@ -276,6 +276,40 @@ export class MemoryStore implements Store {
     rec[r + Rec.D_SUM]! -= back;
   }
 
+  refund(handle: number, count: number, chargedAt: number, now: number): void {
+    if (count <= 0) return;
+    const rec = this.#rec;
+    const r = handle * Rec.STRIDE;
+    // The rate windows: the bucket's debt shrinks by the messages, never below an empty debt (a full bucket).
+    this.#giveBack(r + Rec.H_TAT, rec[r + Rec.H_CAP]!, Period.HOUR, count, now);
+    const sCap = rec[r + Rec.S_CAP]!;
+    if (sCap > 0) this.#giveBack(r + Rec.S_TAT, sCap, Period.SECOND, count, now);
+    // The 24 h window: the bucket the charge was counted in, if it is still in the window.
+    this.#daySum(handle, now);
+    const head = rec[r + Rec.D_HEAD]!;
+    const charged = Math.floor(Math.min(chargedAt, now) / this.#bucketMs);
+    let back = 0;
+    if (charged === head) {
+      back = Math.min(count, rec[r + Rec.D_CUR]!);
+      rec[r + Rec.D_CUR]! -= back;
+    } else if (charged < head && charged >= head - this.#rows) {
+      const slot = this.#rowOf(charged) + handle;
+      back = Math.min(count, this.#buckets[slot]!);
+      this.#buckets[slot]! -= back;
+    }
+    rec[r + Rec.D_SUM]! -= back;
+  }
+
+  /** One rate window gives `count` messages back at `now`, no further than a full bucket. */
+  #giveBack(at: number, capacity: number, period: number, count: number, now: number): void {
+    const rec = this.#rec;
+    gcraGiveBack(rec[at]!, rec[at + 1]!, capacity, period, count, rec, at);
+    if (rec[at]! < now) {
+      rec[at] = now;
+      rec[at + 1] = 0;
+    }
+  }
+
   availableAt(handle: number, count: number, now: number): number {
     const rec = this.#rec;
     const r = handle * Rec.STRIDE;

@@ -66,6 +66,13 @@ export interface Store {
   reserveOne?(handle: number, now: number): number;
   /** Gives back `count` messages of a reservation made at the same `now`, unused. */
   release(handle: number, count: number, now: number): void;
+  /**
+   * Optional: gives back `count` messages charged at `chargedAt` (at or before `now`) that the
+   * provider refused, as if they had not been charged: each window gets them back where it counted
+   * them (the 24 h bucket of `chargedAt`, if still in the window), and no window goes above full.
+   * Without it the engine gives back only a charge made at `now` (through `release`).
+   */
+  refund?(handle: number, count: number, chargedAt: number, now: number): void;
   /** Earliest time at which `count` messages become available (`now` if they are), Infinity if never. */
   availableAt(handle: number, count: number, now: number): number;
   /**
