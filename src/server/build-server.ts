@@ -32,6 +32,7 @@ import { createFastify, installHttpHooks } from './http-setup.js';
 import { DashboardState } from './dashboard/state.js';
 import { DASHBOARD_OPEN_PATHS, dashboardRoutes } from './dashboard/routes.js';
 import { createMetrics } from './metrics.js';
+import { NumberIncidents } from './number-incidents.js';
 import { serveMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { resolveServerOptions } from './resolve-options.js';
 import { type CompanyWebhooks, Notifier, type TrackedMessage } from './notifier.js';
@@ -96,6 +97,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   let reportsChanged = false;
 
   const app = createFastify(options.logger, random, maxBodyBytes, settings.connections);
+  // Numbers blocked for every message (credentials refused, provider unreachable): said loudly.
+  const incidents = new NumberIncidents(app.log, clock);
 
   const tenants = new Tenants(options.apiKeys ?? [], engine, options.defaultCompanyId ?? 1);
   // What the operator dashboard keeps besides the engine's views (output samples, causes, campaigns' pools).
@@ -221,6 +224,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
         // The result is written in this turn's step (nobody waits for it; a crash before re-sends it).
         durability?.schedule();
         metrics?.sent(m.phone, result.ok ? result.effect : 'ignored');
+        incidents.result(m.phone, outcome);
         if (result.ok) notifications.result(m, outcome, result);
       },
       onOutcomes: (outcomes) => notifications.outcomes(outcomes),
@@ -263,6 +267,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     refreshOutput: options.redis?.refreshOutput,
     nextContactId: restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1),
     closing: false,
+    incidents,
   };
 
   if (storage) {
@@ -329,7 +334,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   );
   if (settings.metrics) {
     const redisSource = onRedisWired ? { redis: onRedisWired.metrics } : {};
-    metrics = createMetrics(engine, { outboxSize: () => outbox.size + notifier.unbuilt, smsQueued: () => sms.queued, ...redisSource }, options.processMetrics ?? true);
+    metrics = createMetrics(engine, { outboxSize: () => outbox.size + notifier.unbuilt, smsQueued: () => sms.queued, blocked: () => incidents.list(), ...redisSource }, options.processMetrics ?? true);
     (ctx as { metrics: typeof metrics }).metrics = metrics;
   }
 

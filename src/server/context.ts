@@ -12,6 +12,7 @@ import type { Channel } from './channel.js';
 import type { DispatchWorker } from './dispatch-worker.js';
 import type { ServerMetrics } from './metrics.js';
 import type { Notifier } from './notifier.js';
+import type { NumberIncidents } from './number-incidents.js';
 import type { Persistence } from './persistence.js';
 import type { ContactIdBlocks } from './redis/contact-ids.js';
 import type { RedisPersistence } from './redis/redis-persistence.js';
@@ -29,6 +30,8 @@ export interface ServerContext {
   readonly random: RandomSource;
   readonly tenants: Tenants;
   readonly notifier: Notifier;
+  /** Numbers blocked for every message (credentials refused, provider unreachable), said loudly. */
+  readonly incidents: NumberIncidents;
   /** Each company's blocked phones (refused at intake). */
   readonly blocklist: Blocklist;
   /** Phones each campaign took (a phone is sent once per campaign). */

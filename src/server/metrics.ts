@@ -52,7 +52,11 @@ export interface RedisMetricsSource {
 
 const SYNC_STATES = ['idle', 'connecting', 'ready', 'lost', 'stopped'];
 
-export function createMetrics(engine: Engine, extra: { outboxSize: () => number; smsQueued: () => number; redis?: RedisMetricsSource }, defaults: boolean): ServerMetrics {
+export function createMetrics(
+  engine: Engine,
+  extra: { outboxSize: () => number; smsQueued: () => number; blocked?: () => readonly { readonly phone: string; readonly cause: string }[]; redis?: RedisMetricsSource },
+  defaults: boolean,
+): ServerMetrics {
   const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
   const registry = new Registry();
   // prom-client's names already start with their family (`process_cpu_seconds_total`,
@@ -132,6 +136,18 @@ export function createMetrics(engine: Engine, extra: { outboxSize: () => number;
       this.set({ queue: 'webhooks' }, extra.outboxSize());
     },
   });
+  const blocked = extra.blocked;
+  if (blocked)
+    new Gauge({
+      name: 'sendpool_numbers_blocked',
+      help: 'Numbers blocked for every message, by cause (credentials: the provider refuses the token or a permission; unreachable: the provider cannot be reached): 1 while blocked.',
+      labelNames: ['number', 'cause'],
+      registers,
+      collect() {
+        this.reset();
+        for (const b of blocked()) this.set({ number: b.phone, cause: b.cause }, 1);
+      },
+    });
   const redis = extra.redis;
   if (redis) redisGauges(Gauge, registers, redis);
   return metrics;

@@ -102,14 +102,14 @@ describe('WhatsApp channel: sends', () => {
   it.each(CHANNEL_ERRORS.map((e) => [e.code, e.action.kind] as const))('answers Graph error %i with a failure under that code (the table: %s)', async (code, kind) => {
     graph.respond = () => ({ kind: 'error', code, status: code === 190 || code === 0 ? 401 : 400, details: `details of ${code}` });
     const outcome = await channel.send(message());
-    expect(outcome).toEqual({ status: 'failed', code, reason: `details of ${code}` });
+    expect(outcome).toEqual({ status: 'failed', code, refused: true, reason: `details of ${code}` });
     // The engine looks the code up in the one table.
     expect(actionForCode(code).kind).toBe(kind);
   });
 
   it('answers a code the table does not know with that code (the engine retries it)', async () => {
     graph.respond = () => ({ kind: 'error', code: 135000, details: 'Generic user error' });
-    expect(await channel.send(message())).toEqual({ status: 'failed', code: 135000, reason: 'Generic user error' });
+    expect(await channel.send(message())).toEqual({ status: 'failed', code: 135000, refused: true, reason: 'Generic user error' });
     expect(actionForCode(135000)).toEqual({ kind: 'retry', notBeforeMs: 0 });
   });
 
@@ -130,21 +130,22 @@ describe('WhatsApp channel: sends', () => {
     }
   });
 
-  it('treats an answer that never comes as an unknown outcome: a contact retry', async () => {
+  it('treats an answer that never comes as an unknown outcome: a transport failure that uses no contact retry and keeps its charge', async () => {
     const impatient = open({ requestTimeoutMs: 300 });
     graph.respond = () => ({ kind: 'hang' });
     const outcome = await impatient.send(message());
-    expect(outcome).toMatchObject({ status: 'failed', action: { kind: 'retry', notBeforeMs: 0 } });
+    expect(outcome).toMatchObject({ status: 'failed', action: { kind: 'transport', backoffMs: 1_000 } });
+    expect((outcome as { refused?: boolean }).refused).toBeUndefined();
     expect((outcome as { reason: string }).reason).toContain('unknown outcome');
   });
 
-  it('requeues a send that could not connect: nothing left, no retry used', async () => {
+  it('tries a send that could not connect again as a transport failure: nothing left, no retry used, its charge given back', async () => {
     const closed = await startFakeGraph(graphAccount(fleet));
     const url = closed.url;
     await closed.close();
     const unreachable = open({ graphUrl: url });
     const outcome = await unreachable.send(message());
-    expect(outcome).toMatchObject({ status: 'failed', action: { kind: 'requeue', restMs: 5_000 } });
+    expect(outcome).toMatchObject({ status: 'failed', action: { kind: 'transport', backoffMs: 1_000, restMs: 5_000 }, refused: true });
     expect((outcome as { reason: string }).reason).toContain('ECONNREFUSED');
   });
 

@@ -97,6 +97,7 @@ export function numbersView(ctx: ServerContext, state: DashboardState, who: Scop
   const numbers = matching.slice(page.offset, page.offset + page.limit).map((n) => {
     const change = state.notes.number(n.phone);
     const provider = state.notes.provider(n.phone);
+    const blocked = ctx.incidents.get(n.phone);
     return {
       phone: n.phone,
       business_id: n.businessId,
@@ -118,6 +119,8 @@ export function numbersView(ctx: ServerContext, state: DashboardState, who: Scop
             ...(provider.messagesPerSecond !== undefined ? { messages_per_second: provider.messagesPerSecond } : {}),
           }
         : null,
+      // Every message of the number fails for one cause only an operator can end (number-incidents.ts).
+      blocked: blocked ? { cause: blocked.cause, code: blocked.code ?? null, reason: blocked.reason, since: blocked.since, failures: blocked.failures } : null,
     };
   });
   return { now, scope: scopeView(who), total: matching.length, offset: page.offset, limit: page.limit, counts, numbers };

@@ -20,7 +20,7 @@ const MAX_REASON = 200;
 /** A failure without a provider code: the transport's row of the table, with what happened. */
 export function transportOutcome(kind: TransportFailure, detail: string): SendOutcome {
   const info = TRANSPORT_FAILURES[kind];
-  return { status: 'failed', reason: `${info.description}: ${detail}`.slice(0, MAX_REASON), action: info.action };
+  return { status: 'failed', reason: `${info.description}: ${detail}`.slice(0, MAX_REASON), action: info.action, ...(info.refused ? { refused: true } : {}) };
 }
 
 const ACCEPTED_START = '{"messaging_product":"whatsapp"';
@@ -74,7 +74,8 @@ export function classifyAnswer(statusCode: number, text: string): SendAnswer {
   const error = (body as { error?: { code?: unknown; message?: unknown; error_data?: { details?: unknown } } } | undefined)?.error;
   if (error && typeof error.code === 'number' && Number.isInteger(error.code)) {
     const details = typeof error.error_data?.details === 'string' ? error.error_data.details : typeof error.message === 'string' ? error.message : '';
-    return { outcome: { status: 'failed', code: error.code, ...(details ? { reason: details.slice(0, MAX_REASON) } : {}) } };
+    // The platform answered the send with an error: it refused it, nothing went (its charge goes back).
+    return { outcome: { status: 'failed', code: error.code, refused: true, ...(details ? { reason: details.slice(0, MAX_REASON) } : {}) } };
   }
   if (statusCode === 429) return { outcome: transportOutcome('throttled', 'HTTP 429') };
   // A 5xx (or an unexpected 4xx) without a Graph error: the request may have been acted on.

@@ -321,7 +321,16 @@ function renderNumbers(data) {
       n.status === 'active'
         ? h('button', { type: 'button', class: 'small', 'data-action': 'pause', onclick: () => confirmAction({ kind: 'number', id: n.phone, action: 'pause' }) }, 'Pause…')
         : h('button', { type: 'button', class: 'small secondary', 'data-action': 'resume', onclick: () => confirmAction({ kind: 'number', id: n.phone, action: 'resume' }) }, 'Resume…');
-    const provider = n.provider ? h('span', { title: `reported ${dateTime(n.provider.at)}` }, n.provider.reason) : h('span', { class: 'muted' }, '–');
+    const said = n.provider ? h('span', { title: `reported ${dateTime(n.provider.at)}` }, n.provider.reason) : null;
+    // Blocked for every message (credentials refused, provider unreachable): only an operator ends it.
+    const blocked = n.blocked
+      ? h(
+          'span',
+          { class: 'pill down', 'data-blocked': n.blocked.cause, title: `since ${dateTime(n.blocked.since)} · ${n.blocked.failures} failed sends · ${n.blocked.reason}` },
+          n.blocked.cause === 'credentials' ? `blocked: credentials refused (code ${n.blocked.code ?? '–'})` : 'blocked: provider unreachable',
+        )
+      : null;
+    const provider = said || blocked ? h('span', {}, blocked, blocked && said ? ' ' : null, said) : h('span', { class: 'muted' }, '–');
     return h(
       'tr',
       { 'data-phone': n.phone, 'data-status': n.status },
