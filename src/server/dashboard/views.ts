@@ -97,6 +97,7 @@ export function numbersView(ctx: ServerContext, state: DashboardState, who: Scop
   const numbers = matching.slice(page.offset, page.offset + page.limit).map((n) => {
     const change = state.notes.number(n.phone);
     const provider = state.notes.provider(n.phone);
+    const flag = state.notes.flag(n.phone);
     return {
       phone: n.phone,
       business_id: n.businessId,
@@ -118,9 +119,37 @@ export function numbersView(ctx: ServerContext, state: DashboardState, who: Scop
             ...(provider.messagesPerSecond !== undefined ? { messages_per_second: provider.messagesPerSecond } : {}),
           }
         : null,
+      flagged: flag ? { at: flag.at, reason: flag.reason } : null,
     };
   });
   return { now, scope: scopeView(who), total: matching.length, offset: page.offset, limit: page.limit, counts, numbers };
+}
+
+// ------------------------------------------------------------------------------------- accounts
+
+/**
+ * The provider's accounts it reported on (a WABA's violation or disabling scheduled, its business
+ * portfolio's messaging limit), each with its numbers in the key's scope; an account with none
+ * of them in scope is not shown.
+ */
+export function accountsView(ctx: ServerContext, state: DashboardState, who: Scope) {
+  const now = ctx.clock.now();
+  const business = new Map(ctx.engine.numbers().map((n) => [n.phone, n.businessId]));
+  const accounts = [];
+  for (const a of state.notes.accounts()) {
+    const phones = a.phones.filter((p) => {
+      const b = business.get(p);
+      return b !== undefined && ctx.tenants.sees(who, b);
+    });
+    if (phones.length === 0) continue;
+    accounts.push({
+      account_id: a.accountId,
+      phones,
+      notice: a.notice ? { reason: a.notice.reason, at: a.notice.at } : null,
+      business_limit: a.businessLimit ? { limit: a.businessLimit.limit, tier: a.businessLimit.tier, reason: a.businessLimit.reason, at: a.businessLimit.at, applied: false } : null,
+    });
+  }
+  return { now, scope: scopeView(who), accounts };
 }
 
 // ------------------------------------------------------------------------------------- templates
