@@ -68,9 +68,11 @@ export function channelSteering(engine: Engine, kick: () => void, log: FastifyBa
       }
       apply(what, () => engine.setNumberStatus(u.phone, u.status, { source: 'channel', ...(u.status === 'paused' && u.until !== undefined ? { until: u.until } : {}) }));
     },
-    numberQuality: (u) => (u.flagged === true ? log.warn : log.info).call(log, { phone: u.phone, reason: u.reason, flagged: u.flagged }, u.flagged === true ? 'channel flagged a number' : 'channel reported on a number'),
+    numberQuality: (u) =>
+      (u.flagged === true ? log.warn : log.info).call(log, { phone: u.phone, reason: u.reason, flagged: u.flagged }, u.flagged === true ? 'channel flagged a number' : 'channel reported on a number'),
     accountNotice: (u) => log.warn({ accountId: u.accountId, phones: u.phones.length, reason: u.reason }, 'channel reported on an account'),
     // The engine has no limit shared by several numbers: the portfolio's limit is logged (and shown), not applied.
-    businessLimit: (u) => log.info({ accountId: u.accountId, phones: u.phones.length, limit: u.limit, tier: u.tier, reason: u.reason }, 'channel reported a business portfolio messaging limit (not applied)'),
+    businessLimit: (u) =>
+      log.info({ accountId: u.accountId, phones: u.phones.length, limit: u.limit, tier: u.tier, reason: u.reason }, 'channel reported a business portfolio messaging limit (not applied)'),
   };
 }

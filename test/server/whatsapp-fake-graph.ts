@@ -287,14 +287,7 @@ export function qualityNotification(q: { display: string; event: string; current
  * `restriction_info[]` (`restriction_type`, `expiration` in Unix seconds), a violation with
  * `violation_info`, a ban state with `ban_info`, or a bare event (ACCOUNT_DELETED).
  */
-export function accountNotification(a: {
-  event: string;
-  restrictions?: { type: string; expiration?: number }[];
-  violation?: string;
-  banState?: string;
-  wabaId?: string;
-  time?: number;
-}) {
+export function accountNotification(a: { event: string; restrictions?: { type: string; expiration?: number }[]; violation?: string; banState?: string; wabaId?: string; time?: number }) {
   const value = {
     event: a.event,
     ...(a.restrictions ? { restriction_info: a.restrictions.map((r) => ({ restriction_type: r.type, ...(r.expiration !== undefined ? { expiration: r.expiration } : {}) })) } : {}),

@@ -72,7 +72,18 @@ describe('platform events as engine changes', () => {
     at: 1_000_000,
     ...over,
   });
-  const quality = (over: Partial<Quality>): Quality => ({ kind: 'quality', key: 'k', wabaId: '1', event: 'DOWNGRADE', displayPhoneNumber: '1', tier: undefined, businessTier: undefined, rating: undefined, at: 0, ...over });
+  const quality = (over: Partial<Quality>): Quality => ({
+    kind: 'quality',
+    key: 'k',
+    wabaId: '1',
+    event: 'DOWNGRADE',
+    displayPhoneNumber: '1',
+    tier: undefined,
+    businessTier: undefined,
+    rating: undefined,
+    at: 0,
+    ...over,
+  });
 
   it.each([
     [{ title: 'FIRST_PAUSE' }, { status: 'paused', until: 1_000_000 + 3 * 3_600_000 }],

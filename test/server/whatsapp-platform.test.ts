@@ -65,12 +65,26 @@ describe('reading account_update', () => {
     expect(one<Account>(accountNotification({ event: 'ACCOUNT_RESTRICTION', restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING' }] })).restrictions).toEqual([
       { type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', until: undefined },
     ]);
-    const relayed = { entry: [{ id: WABA_ID, changes: [{ field: 'account_update', value: { event: 'ACCOUNT_RESTRICTION', restriction_info: { restriction_type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: '2022-12-12T07:09:27.000Z' } } }] }] };
+    const relayed = {
+      entry: [
+        {
+          id: WABA_ID,
+          changes: [
+            { field: 'account_update', value: { event: 'ACCOUNT_RESTRICTION', restriction_info: { restriction_type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: '2022-12-12T07:09:27.000Z' } } },
+          ],
+        },
+      ],
+    };
     expect(one<Account>(relayed).restrictions).toEqual([{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', until: Date.UTC(2022, 11, 12, 7, 9, 27) }]);
   });
 
   it('reads a violation, a ban state and a deleted account', () => {
-    expect(one<Account>(accountNotification({ event: 'ACCOUNT_VIOLATION', violation: 'ADULT', time: 1743451903 }))).toMatchObject({ event: 'ACCOUNT_VIOLATION', violation: 'ADULT', restrictions: [], at: 1_743_451_903_000 });
+    expect(one<Account>(accountNotification({ event: 'ACCOUNT_VIOLATION', violation: 'ADULT', time: 1743451903 }))).toMatchObject({
+      event: 'ACCOUNT_VIOLATION',
+      violation: 'ADULT',
+      restrictions: [],
+      at: 1_743_451_903_000,
+    });
     expect(one<Account>(accountNotification({ event: 'DISABLED_UPDATE', banState: 'REINSTATE' }))).toMatchObject({ event: 'DISABLED_UPDATE', banState: 'REINSTATE', wabaId: WABA_ID });
     expect(one<Account>(accountNotification({ event: 'DISABLED_UPDATE', banState: 'DISABLE' })).banState).toBe('DISABLE');
     expect(one<Account>(accountNotification({ event: 'ACCOUNT_DELETED' }))).toMatchObject({ event: 'ACCOUNT_DELETED', restrictions: [], banState: undefined });
@@ -105,11 +119,25 @@ describe('reading held_for_quality_assessment', () => {
 });
 
 describe('account events as engine changes', () => {
-  const account = (over: Partial<Account>): Account => ({ kind: 'account', key: 'k', wabaId: '1', event: 'ACCOUNT_RESTRICTION', restrictions: [], banState: undefined, violation: undefined, at: 0, ...over });
+  const account = (over: Partial<Account>): Account => ({
+    kind: 'account',
+    key: 'k',
+    wabaId: '1',
+    event: 'ACCOUNT_RESTRICTION',
+    restrictions: [],
+    banState: undefined,
+    violation: undefined,
+    at: 0,
+    ...over,
+  });
   const now = 10 * HOUR;
 
   it.each([
-    ['a restriction of business-initiated messaging pauses until its end', { restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', until: now + HOUR }] }, { kind: 'pause', until: now + HOUR, reason: 'ACCOUNT_RESTRICTION RESTRICTED_BIZ_INITIATED_MESSAGING' }],
+    [
+      'a restriction of business-initiated messaging pauses until its end',
+      { restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', until: now + HOUR }] },
+      { kind: 'pause', until: now + HOUR, reason: 'ACCOUNT_RESTRICTION RESTRICTED_BIZ_INITIATED_MESSAGING' },
+    ],
     [
       'the latest end of the restrictions that stop sending',
       {
@@ -121,14 +149,22 @@ describe('account events as engine changes', () => {
       },
       { kind: 'pause', until: now + 2 * HOUR, reason: 'ACCOUNT_RESTRICTION RESTRICTED_BIZ_INITIATED_MESSAGING RESTRICTED_BIZ_INITIATED_MESSAGING RESTRICTED_ADD_PHONE_NUMBER_ACTION' },
     ],
-    ['without an expiration: until lifted', { restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', until: undefined }] }, { kind: 'pause', reason: 'ACCOUNT_RESTRICTION RESTRICTED_BIZ_INITIATED_MESSAGING' }],
+    [
+      'without an expiration: until lifted',
+      { restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', until: undefined }] },
+      { kind: 'pause', reason: 'ACCOUNT_RESTRICTION RESTRICTED_BIZ_INITIATED_MESSAGING' },
+    ],
     ['an empty list is the lifting', { restrictions: [] }, { kind: 'resume', reason: 'ACCOUNT_RESTRICTION lifted' }],
     [
       'restrictions that leave template sending possible are a lifting of the one that stopped it',
       { restrictions: [{ type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION', until: now + HOUR }] },
       { kind: 'resume', reason: 'ACCOUNT_RESTRICTION RESTRICTED_ADD_PHONE_NUMBER_ACTION (sending allowed)' },
     ],
-    ['a restriction already over restricts nothing', { restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', until: now }] }, { kind: 'resume', reason: 'ACCOUNT_RESTRICTION RESTRICTED_BIZ_INITIATED_MESSAGING (sending allowed)' }],
+    [
+      'a restriction already over restricts nothing',
+      { restrictions: [{ type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', until: now }] },
+      { kind: 'resume', reason: 'ACCOUNT_RESTRICTION RESTRICTED_BIZ_INITIATED_MESSAGING (sending allowed)' },
+    ],
     ['a disabled account pauses without an end', { event: 'DISABLED_UPDATE', banState: 'DISABLE' }, { kind: 'pause', reason: 'DISABLED_UPDATE DISABLE' }],
     ['a reinstated account resumes', { event: 'DISABLED_UPDATE', banState: 'REINSTATE' }, { kind: 'resume', reason: 'DISABLED_UPDATE REINSTATE' }],
     ['a disabling scheduled is a notice', { event: 'DISABLED_UPDATE', banState: 'SCHEDULE_FOR_DISABLE' }, { kind: 'notice', reason: 'DISABLED_UPDATE SCHEDULE_FOR_DISABLE' }],
@@ -141,7 +177,18 @@ describe('account events as engine changes', () => {
 });
 
 describe('number quality events as engine changes', () => {
-  const quality = (over: Partial<Quality>): Quality => ({ kind: 'quality', key: 'k', wabaId: '1', event: 'DOWNGRADE', displayPhoneNumber: '1', tier: undefined, businessTier: undefined, rating: undefined, at: 0, ...over });
+  const quality = (over: Partial<Quality>): Quality => ({
+    kind: 'quality',
+    key: 'k',
+    wabaId: '1',
+    event: 'DOWNGRADE',
+    displayPhoneNumber: '1',
+    tier: undefined,
+    businessTier: undefined,
+    rating: undefined,
+    at: 0,
+    ...over,
+  });
 
   it('with both fields, the portfolio’s limit wins and lands on no number', () => {
     const both = quality({ tier: 'TIER_10K', businessTier: 'TIER_2K' });

@@ -227,7 +227,16 @@ export function readWebhook(body: unknown): ReadWebhook {
           const banState = str(obj(value['ban_info'])?.['waba_ban_state']);
           const violation = str(obj(value['violation_info'])?.['violation_type']);
           const said = restrictions.map((r) => `${r.type}@${r.until ?? ''}`).join(',');
-          events.push({ kind: 'account', key: `a:${wabaId}:${event}:${said}:${banState ?? ''}:${violation ?? ''}:${entryTime ?? ''}`, wabaId, event, restrictions, banState, violation, at: entryTime });
+          events.push({
+            kind: 'account',
+            key: `a:${wabaId}:${event}:${said}:${banState ?? ''}:${violation ?? ''}:${entryTime ?? ''}`,
+            wabaId,
+            event,
+            restrictions,
+            banState,
+            violation,
+            at: entryTime,
+          });
           break;
         }
         default:
