@@ -94,6 +94,56 @@ export interface NumberLimitsUpdate {
   readonly reason?: string;
 }
 
+/**
+ * The platform paused or resumed a number (its account restricted, disabled or deleted, and that
+ * lifted). A resume brings back only a number the provider paused: one an operator or a failed
+ * send paused since stays as it is.
+ */
+export interface NumberStatusUpdate {
+  readonly phone: string;
+  readonly status: 'active' | 'paused';
+  /** With 'paused': clock time the pause ends by itself, when the provider says. */
+  readonly until?: number;
+  /** The provider's words, for the log and the dashboard. */
+  readonly reason?: string;
+}
+
+/** The provider's word on a number that changes none of its limits (a quality rating, a flag). */
+export interface NumberQualityUpdate {
+  readonly phone: string;
+  readonly reason: string;
+  /**
+   * true: the number was flagged for low quality; false: the flag was lifted.
+   * @default absent: the event says nothing of a flag
+   */
+  readonly flagged?: boolean;
+}
+
+/** The provider's word on an account (a WABA) that steers nothing: a violation, a disabling scheduled. */
+export interface AccountNotice {
+  /** The provider's id of the account. */
+  readonly accountId: string;
+  /** The account's numbers in the fleet. */
+  readonly phones: readonly string[];
+  readonly reason: string;
+}
+
+/**
+ * The messaging limit of a business portfolio, shared by all its numbers (unique users in a moving
+ * 24 h), as the provider reported it with one of its accounts. Not a limit of any one number.
+ */
+export interface BusinessLimitUpdate {
+  /** The provider's id of the account (WABA) the report came with. */
+  readonly accountId: string;
+  /** The account's numbers in the fleet. */
+  readonly phones: readonly string[];
+  readonly limit: number;
+  /** The provider's name of the limit (TIER_2K…). */
+  readonly tier: string;
+  /** The provider's words, for the log. */
+  readonly reason?: string;
+}
+
 /** Where a channel reports what happens after a send. The server implements it. */
 export interface ChannelSink {
   /**
@@ -118,11 +168,20 @@ export interface ChannelSink {
   templateStatus?(update: TemplateStatusUpdate): void;
   /** Steers the engine: a number's limits change, and with them the output of its pools. */
   numberLimits?(update: NumberLimitsUpdate): void;
+  /** Steers the engine: a number leaves its pools (until a time, when the provider says) or comes back. */
+  numberStatus?(update: NumberStatusUpdate): void;
   /**
    * The provider's word on a number that changes none of its limits (a quality rating, a flag):
-   * shown to operators (the dashboard), nothing steered.
+   * logged and shown to operators (the dashboard), nothing steered.
    */
-  numberQuality?(update: { readonly phone: string; readonly reason: string }): void;
+  numberQuality?(update: NumberQualityUpdate): void;
+  /** The provider's word on an account that steers nothing: logged and shown to operators. */
+  accountNotice?(update: AccountNotice): void;
+  /**
+   * A business portfolio's messaging limit: logged and shown to operators. The engine has no
+   * limit shared by several numbers, so it steers nothing yet (docs/channels.md).
+   */
+  businessLimit?(update: BusinessLimitUpdate): void;
 }
 
 /**

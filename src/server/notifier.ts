@@ -25,6 +25,7 @@ import type { Outbox, OutboxEvent, WebhookFamily } from '../events/outbox.js';
 import type { RandomSource } from '../events/random.js';
 import type { ReportEvent } from '../events/reports.js';
 import type { HsmStatus } from '../events/schemas/hsm.js';
+import { NO_PROGRESS, currentStatus, observe, repliedAsBlocklist, type MessageProgress } from '../events/status-merge.js';
 import { uuidV4 } from '../events/uuid.js';
 import type { ActivitySink } from './activity-log.js';
 import { attendanceInput } from './attendance-input.js';
@@ -118,6 +119,8 @@ export interface StoredNotifier {
 type HsmExtra = { failureCode?: number; blocklistResponse?: boolean };
 const NO_EXTRA: HsmExtra = Object.freeze({});
 const ENQUEUED: HsmStatusInput = Object.freeze({ status: 'ENQUEUED', from: null, message: null });
+/** What a message the channel accepted has been reported, before any later status: SENT. */
+const SENT_ONLY: MessageProgress = observe(NO_PROGRESS, { status: 'SENT' });
 
 export class Notifier {
   readonly #deps: Deps;
@@ -235,8 +238,12 @@ export class Notifier {
     return this.#companies.get(companyId).config.url_hsm_callback !== null;
   }
 
-  /** One HSM status change of a contact's send (spec 6.3), with its statistics. */
-  hsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput, extra: HsmExtra = NO_EXTRA): void {
+  /**
+   * One HSM status change of a contact's send (spec 6.3), with its statistics. With `notify`
+   * false, the statistics and the activity log only: a status that did not move the merged status
+   * forward (a DEVICE after its READ) makes no notification.
+   */
+  hsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput, extra: HsmExtra = NO_EXTRA, notify = true): void {
     const s: HsmStatus = status.status;
     // Without extras (every SENT): one object, no spreads (this runs for every message).
     const change: ContactStatusChange =
@@ -252,6 +259,7 @@ export class Notifier {
           };
     this.#statistics.record(contact.companyId, change);
     this.#deps.activity?.status(contact, campaignId, retryIndex, sentAt, status);
+    if (!notify) return;
     const event = this.#buildHsm(contact, campaignId, retryIndex, sentAt, status);
     if (!event) return;
     // Its ENQUEUED first, if its request's run still holds it.
@@ -375,10 +383,20 @@ export class Notifier {
     this.hsm(contact, campaignId, m.retryIndex, now, { status: 'SENT', from: m.phone, message: m.text });
   }
 
-  /** A later status from the channel. Unknown message ids (evicted, or from before a restart without snapshot) are dropped. */
+  /**
+   * A later status from the channel. Unknown message ids (evicted, or from before a restart without
+   * snapshot) are dropped. Statuses merge (events/status-merge.ts): one that does not move the
+   * merged status forward (a DEVICE after its READ, a duplicate) counts in the statistics but makes
+   * no notification, so a contact's notifications never go back, in whatever order they come.
+   */
   laterStatus(u: MessageStatusUpdate): boolean {
     const t = this.#tracked.message(u.messageId);
     if (!t) return false;
+    const before = t.progress ?? SENT_ONLY;
+    const after = observe(before, { status: u.status, blocklistResponse: u.blocklistResponse === true });
+    // Forward: a higher status, or a REPLIED that now says opt-out.
+    const advanced = currentStatus(after) !== currentStatus(before) || repliedAsBlocklist(after) !== repliedAsBlocklist(before);
+    if (after !== before && u.status !== 'FAILED' && u.status !== 'EXPIRED') this.#tracked.keepMessage(u.messageId, { ...t, progress: after });
     const ids = { bsuid: u.bsuid ?? null, username: u.username ?? null };
     let status: HsmStatusInput;
     switch (u.status) {
@@ -398,10 +416,18 @@ export class Notifier {
         status = { status: 'EXPIRED', from: t.from, message: t.text };
         break;
     }
-    this.hsm(t.contact, t.campaignId, t.retryIndex, t.sentAt, status, {
-      ...(u.failureCode === undefined ? {} : { failureCode: u.failureCode }),
-      ...(u.blocklistResponse === undefined ? {} : { blocklistResponse: u.blocklistResponse }),
-    });
+    this.hsm(
+      t.contact,
+      t.campaignId,
+      t.retryIndex,
+      t.sentAt,
+      status,
+      {
+        ...(u.failureCode === undefined ? {} : { failureCode: u.failureCode }),
+        ...(u.blocklistResponse === undefined ? {} : { blocklistResponse: u.blocklistResponse }),
+      },
+      advanced,
+    );
     // FAILED and EXPIRED end a message; a REPLIED one may still open an attendance.
     if (u.status === 'FAILED' || u.status === 'EXPIRED') this.#tracked.forgetMessage(u.messageId);
     return true;

@@ -1,7 +1,9 @@
 /**
  * The sink the server gives its channel (`channel.attach`): what the provider reports later. A
  * message's statuses, a closed attendance, an SMS's DLR and MO go to the notifier; a template's
- * status and a number's limits steer the engine (channel-steering.ts) and show on the dashboard.
+ * status, a number's limits and a number's status steer the engine (channel-steering.ts) and show
+ * on the dashboard; a number's flag, an account's notice and a portfolio's messaging limit are
+ * logged and shown on the dashboard.
  * Once the server is closing (`detach`) they are ignored. On the durable server the channel
  * acknowledges the provider's webhook or receipt once what it did is written (`written`); on Redis
  * the server first reads what the fleet remembers of what another instance sent (`recall`).
@@ -50,9 +52,25 @@ export function providerEvents(parts: ProviderEventsParts): { readonly sink: Cha
       dashboard?.channelNumber(u);
       steering.numberLimits(u);
     },
+    numberStatus: (u) => {
+      if (detached) return;
+      dashboard?.channelNumber({ phone: u.phone, reason: u.reason ?? `number ${u.status}` });
+      steering.numberStatus(u);
+    },
     numberQuality: (u) => {
       if (detached) return;
       dashboard?.channelNumber(u);
+      steering.numberQuality(u);
+    },
+    accountNotice: (u) => {
+      if (detached) return;
+      dashboard?.channelAccount(u);
+      steering.accountNotice(u);
+    },
+    businessLimit: (u) => {
+      if (detached) return;
+      dashboard?.channelBusinessLimit(u);
+      steering.businessLimit(u);
     },
     // Another instance may have sent what the provider reports on: read what the fleet remembers.
     ...(parts.recall ? { recall: (ids: Parameters<typeof notifier.recall>[0]) => notifier.recall(ids) } : {}),

@@ -22,6 +22,12 @@ export interface TrackedMessage {
   readonly text: string;
   readonly retryIndex: number | null;
   readonly sentAt: number;
+  /**
+   * The statuses reported of it so far, merged (events/status-merge.ts): a later status that does
+   * not move the merged status forward makes no notification.
+   * @default SENT only
+   */
+  readonly progress?: number;
 }
 
 export interface TrackedMessagesOptions {

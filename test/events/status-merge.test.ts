@@ -102,4 +102,21 @@ describe('status merge', () => {
       }),
     );
   });
+  it('StatusMerger advances only forward: the statuses it reports as advanced rise in rank, in any order (property)', () => {
+    const arbNotes = fc.array(fc.record({ status: arbStatus, eventId: fc.uuid() }), { maxLength: 20 });
+    fc.assert(
+      fc.property(arbNotes, (notes) => {
+        const m = new StatusMerger();
+        let rank = -1;
+        for (const n of notes) {
+          const out = m.apply({ eventId: n.eventId, messageKey: 'a', status: n.status });
+          if (out.kind !== 'advanced') continue;
+          // What a notifier sends on 'advanced' only (server/notifier.ts) never goes back.
+          expect(statusRank(out.to)).toBeGreaterThan(rank);
+          rank = statusRank(out.to);
+        }
+      }),
+      { seed: 20_251_105 },
+    );
+  });
 });

@@ -195,7 +195,7 @@ const metadata = (n: GraphNumber) => ({ display_phone_number: n.phone, phone_num
 /** A `statuses` notification (messages webhook, status reference). */
 export function statusNotification(
   n: GraphNumber,
-  s: { wamid: string; status: 'sent' | 'delivered' | 'read' | 'failed'; recipient: string; opaque?: string; errorCode?: number; timestamp?: number; userId?: string },
+  s: { wamid: string; status: 'sent' | 'delivered' | 'read' | 'failed' | 'held_for_quality_assessment'; recipient: string; opaque?: string; errorCode?: number; timestamp?: number; userId?: string },
 ) {
   return envelope('messages', {
     messaging_product: 'whatsapp',
@@ -264,8 +264,11 @@ export function templateNotification(t: { name: string; language: string; event:
   );
 }
 
-/** A `phone_number_quality_update` notification. */
-export function qualityNotification(q: { display: string; event: string; currentLimit?: string; oldLimit?: string; time?: number }) {
+/**
+ * A `phone_number_quality_update` notification: `current_limit` (deprecated), and the business
+ * portfolio's `max_daily_conversations_per_business` when given.
+ */
+export function qualityNotification(q: { display: string; event: string; currentLimit?: string; oldLimit?: string; businessLimit?: string; time?: number }) {
   return envelope(
     'phone_number_quality_update',
     {
@@ -273,9 +276,28 @@ export function qualityNotification(q: { display: string; event: string; current
       event: q.event,
       ...(q.oldLimit ? { old_limit: q.oldLimit } : {}),
       ...(q.currentLimit ? { current_limit: q.currentLimit } : {}),
+      ...(q.businessLimit ? { max_daily_conversations_per_business: q.businessLimit } : {}),
     },
     q.time ?? Math.floor(Date.now() / 1000),
   );
+}
+
+/**
+ * An `account_update` notification (the account_update reference's examples): a restriction with
+ * `restriction_info[]` (`restriction_type`, `expiration` in Unix seconds), a violation with
+ * `violation_info`, a ban state with `ban_info`, or a bare event (ACCOUNT_DELETED).
+ */
+export function accountNotification(a: { event: string; restrictions?: { type: string; expiration?: number }[]; violation?: string; banState?: string; wabaId?: string; time?: number }) {
+  const value = {
+    event: a.event,
+    ...(a.restrictions ? { restriction_info: a.restrictions.map((r) => ({ restriction_type: r.type, ...(r.expiration !== undefined ? { expiration: r.expiration } : {}) })) } : {}),
+    ...(a.violation ? { violation_info: { violation_type: a.violation } } : {}),
+    ...(a.banState ? { ban_info: { waba_ban_state: a.banState, waba_ban_date: 'April 17, 2025' } } : {}),
+  };
+  return {
+    object: 'whatsapp_business_account',
+    entry: [{ id: a.wabaId ?? WABA_ID, time: a.time ?? Math.floor(Date.now() / 1000), changes: [{ value, field: 'account_update' }] }],
+  };
 }
 
 /** POSTs a notification to the server's webhook path, signed as Meta signs it (or as told). */

@@ -52,7 +52,8 @@ describe('reading notifications', () => {
     const odd = {
       entry: [7, { id: '1', changes: [{ field: 'messages', value: { statuses: [{ status: 'sent' }, { id: 'w', status: 'deleted' }], messages: [{}] } }, { field: 'account_update', value: {} }, 'x'] }],
     };
-    expect(readWebhook(odd)).toEqual({ events: [], skipped: 4 });
+    // An account_update without its event is a part not understood, like a status without its id.
+    expect(readWebhook(odd)).toEqual({ events: [], skipped: 5 });
   });
 });
 
@@ -71,7 +72,18 @@ describe('platform events as engine changes', () => {
     at: 1_000_000,
     ...over,
   });
-  const quality = (over: Partial<Quality>): Quality => ({ kind: 'quality', key: 'k', wabaId: '1', event: 'DOWNGRADE', displayPhoneNumber: '1', tier: undefined, at: 0, ...over });
+  const quality = (over: Partial<Quality>): Quality => ({
+    kind: 'quality',
+    key: 'k',
+    wabaId: '1',
+    event: 'DOWNGRADE',
+    displayPhoneNumber: '1',
+    tier: undefined,
+    businessTier: undefined,
+    rating: undefined,
+    at: 0,
+    ...over,
+  });
 
   it.each([
     [{ title: 'FIRST_PAUSE' }, { status: 'paused', until: 1_000_000 + 3 * 3_600_000 }],

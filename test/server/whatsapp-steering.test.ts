@@ -3,13 +3,29 @@
  * paused by a `message_template_status_update` in the middle of a campaign takes the rest of the
  * campaign to the other templates without one FAILED (the sends already at the platform meet
  * 132015 and fail over), approved again it comes back; a `phone_number_quality_update` that
- * lowers a number's messaging-limit tier lowers the output of GET /messenger/businesses/.
+ * lowers a number's messaging-limit tier lowers the output of GET /messenger/businesses/; an
+ * `account_update` restricting the account pauses all its numbers (output falls to 0, nothing is
+ * sent) and its lifting resumes them (but not a number an operator paused meanwhile); a portfolio's
+ * messaging limit is shown as the portfolio's, and a flagged number on the dashboard.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWhatsAppChannel, type WhatsAppChannel } from '../../src/server/channels/whatsapp/index.js';
 import type { SimulatedChannel } from '../../src/server/index.js';
 import { api, contacts, startReceiver, startServer, testFleet, waitFor, type Receiver, type Started } from './helpers.js';
-import { ACCESS_TOKEN, APP_SECRET, VERIFY_TOKEN, deliver, graphAccount, qualityNotification, startFakeGraph, templateNotification, whatsappFleet, type FakeGraph } from './whatsapp-fake-graph.js';
+import {
+  ACCESS_TOKEN,
+  APP_SECRET,
+  VERIFY_TOKEN,
+  WABA_ID,
+  accountNotification,
+  deliver,
+  graphAccount,
+  qualityNotification,
+  startFakeGraph,
+  templateNotification,
+  whatsappFleet,
+  type FakeGraph,
+} from './whatsapp-fake-graph.js';
 
 const HOUR = 3_600_000;
 
@@ -149,5 +165,126 @@ describe('a quality downgrade', () => {
     await waitFor(async () => (await provider())?.reason === 'FLAGGED', 'the rating on the dashboard');
     expect(await provider()).not.toHaveProperty('messaging_limit_24h');
     expect(await output()).toBe(2_010_000);
+  });
+});
+
+describe('an account restricted and its restriction lifted', () => {
+  const fleet = whatsappFleet(testFleet());
+  let graph: FakeGraph;
+  let s: Started;
+  let hook: string;
+  let receiver: Receiver;
+  const phones = ['5511990000001', '5511990000002', '5511990000003'];
+
+  beforeAll(async () => {
+    ({ graph, s, hook } = await startWhatsAppServer(fleet));
+    receiver = await startReceiver(() => s.server.sendpool.webhookSecret(1));
+    expect((await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm` } })).status).toBe(200);
+  });
+  afterAll(async () => {
+    await s.server.close();
+    await receiver.close();
+    await graph.close();
+  });
+
+  const output = async () => {
+    const answer = await api(s.url, '/messenger/businesses/');
+    return answer.json.find((b: any) => b.id === 1).template_types.find((t: any) => t.id === 10).output as number;
+  };
+  const numberRow = async (phone: string) => (await api(s.url, `/dashboard/api/numbers/?q=${phone}`)).json.numbers[0];
+
+  it('pauses every number of the account until the expiration, sends nothing meanwhile, and resumes them when lifted', async () => {
+    expect(await output()).toBe(3_000_000);
+    const expiration = Math.floor(Date.now() / 1000) + 24 * 3600;
+    const restricted = await deliver(
+      hook,
+      accountNotification({
+        event: 'ACCOUNT_RESTRICTION',
+        restrictions: [
+          { type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration },
+          { type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION', expiration },
+        ],
+      }),
+    );
+    expect(restricted.status).toBe(200);
+    await waitFor(async () => (await output()) === 0, 'output down to 0');
+    for (const phone of phones) {
+      expect(s.server.sendpool.engine.numbers().find((n) => n.phone === phone)).toMatchObject({ status: 'paused', pausedUntil: expiration * 1000 });
+      const row = await numberRow(phone);
+      expect(row.last_change.source).toBe('channel');
+      expect(row.provider.reason).toBe('ACCOUNT_RESTRICTION RESTRICTED_BIZ_INITIATED_MESSAGING RESTRICTED_ADD_PHONE_NUMBER_ACTION');
+    }
+    // Business 2's numbers belong to no account of the event: untouched.
+    expect(s.server.sendpool.engine.numbers().filter((n) => n.businessId === 2 && n.status === 'paused')).toEqual([]);
+
+    // Contacts accepted meanwhile wait: nothing reaches the platform.
+    const before = graph.requests.length;
+    expect((await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 9, contacts: contacts(5) } })).status).toBe(202);
+    await waitFor(() => s.server.sendpool.engine.queueStatus(1, 10).queued === 5, 'the contacts queued');
+    expect(graph.requests.length).toBe(before);
+
+    // An operator pauses one number meanwhile: the lifting does not undo the operator's pause.
+    expect((await api(s.url, '/operator/numbers/5511990000003/pause/', { body: {} })).status).toBe(200);
+
+    // Lifted: the account's restrictions no longer include the one that stopped sending.
+    const lifted = await deliver(hook, accountNotification({ event: 'ACCOUNT_RESTRICTION', restrictions: [{ type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION', expiration }] }));
+    expect(lifted.status).toBe(200);
+    await waitFor(async () => (await output()) === 2_000_000, 'output back for the two numbers the restriction paused');
+    expect(s.server.sendpool.engine.numbers().find((n) => n.phone === '5511990000003')!.status).toBe('paused');
+    await waitFor(() => receiver.all('/hsm').filter((x) => x.status === 'SENT').length === 5, 'the waiting contacts sent');
+    expect(graph.requests.slice(before).every((r) => r.problems.length === 0 && r.phoneNumberId !== '106540352242922')).toBe(true);
+  });
+
+  it('pauses the account’s numbers without an end when it is disabled, and resumes them when reinstated', async () => {
+    expect((await api(s.url, '/operator/numbers/5511990000003/resume/', { body: {} })).status).toBe(200);
+    await waitFor(async () => (await output()) === 3_000_000, 'all three numbers active');
+    expect((await deliver(hook, accountNotification({ event: 'DISABLED_UPDATE', banState: 'DISABLE' }))).status).toBe(200);
+    await waitFor(async () => (await output()) === 0, 'output down to 0');
+    expect(s.server.sendpool.engine.numbers().find((n) => n.phone === phones[0])!.pausedUntil).toBeUndefined();
+    expect((await deliver(hook, accountNotification({ event: 'DISABLED_UPDATE', banState: 'REINSTATE' }))).status).toBe(200);
+    await waitFor(async () => (await output()) === 3_000_000, 'output back');
+  });
+
+  it('shows a violation on the dashboard and steers nothing with it', async () => {
+    expect((await deliver(hook, accountNotification({ event: 'ACCOUNT_VIOLATION', violation: 'SCAM' }))).status).toBe(200);
+    const accounts = async () => (await api(s.url, '/dashboard/api/accounts/')).json.accounts;
+    await waitFor(async () => (await accounts())[0]?.notice?.reason === 'ACCOUNT_VIOLATION SCAM', 'the violation on the dashboard');
+    expect((await accounts())[0]).toMatchObject({ account_id: WABA_ID, phones });
+    expect(await output()).toBe(3_000_000);
+  });
+});
+
+describe('a portfolio messaging limit and a flagged number', () => {
+  const fleet = whatsappFleet(testFleet());
+  let graph: FakeGraph;
+  let s: Started;
+  let hook: string;
+
+  beforeAll(async () => {
+    ({ graph, s, hook } = await startWhatsAppServer(fleet));
+  });
+  afterAll(async () => {
+    await s.server.close();
+    await graph.close();
+  });
+
+  it('reports the portfolio’s limit as the portfolio’s, and leaves each number’s own limit', async () => {
+    const limitBefore = s.server.sendpool.engine.numbers().find((n) => n.phone === '5511990000001')!.messagingLimit24h;
+    const answer = await deliver(hook, qualityNotification({ display: '5511990000001', event: 'DOWNGRADE', oldLimit: 'TIER_10K', currentLimit: 'TIER_10K', businessLimit: 'TIER_2K' }));
+    expect(answer.status).toBe(200);
+    const accounts = async () => (await api(s.url, '/dashboard/api/accounts/')).json.accounts;
+    await waitFor(async () => (await accounts())[0]?.business_limit?.limit === 2_000, 'the portfolio limit on the dashboard');
+    expect((await accounts())[0].business_limit).toMatchObject({ tier: 'TIER_2K', applied: false });
+    expect(s.server.sendpool.engine.numbers().find((n) => n.phone === '5511990000001')!.messagingLimit24h).toBe(limitBefore);
+  });
+
+  it('shows a flagged number with the time and reason, and UNFLAGGED clears it', async () => {
+    const flagged = async () => (await api(s.url, '/dashboard/api/numbers/?q=5511990000002')).json.numbers[0].flagged;
+    expect(await flagged()).toBeNull();
+    expect((await deliver(hook, qualityNotification({ display: '5511990000002', event: 'FLAGGED', currentLimit: 'TIER_10K' }))).status).toBe(200);
+    await waitFor(async () => (await flagged())?.reason === 'FLAGGED TIER_10K', 'the flag on the dashboard');
+    expect(typeof (await flagged()).at).toBe('number');
+    expect((await deliver(hook, qualityNotification({ display: '5511990000002', event: 'UNFLAGGED', currentLimit: 'TIER_10K' }))).status).toBe(200);
+    await waitFor(async () => (await flagged()) === null, 'the flag cleared');
   });
 });

@@ -2,7 +2,8 @@
  * Meta's webhooks on the server with the WhatsApp channel, over HTTP: the subscription handshake,
  * signatures valid and forged, statuses turned into HSM notifications (deduplicated, found by the
  * message id the send carried or by the platform's id), replies turned into REPLIED and
- * attendances, and an opt-out reply.
+ * attendances, and an opt-out reply; statuses out of order never move a contact's notifications
+ * back, and a message held for quality assessment changes no status.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWhatsAppChannel, type WhatsAppChannel } from '../../src/server/channels/whatsapp/index.js';
@@ -152,5 +153,35 @@ describe('WhatsApp webhooks on the server', () => {
     ]);
     expect(receiver.all('/attendance').some((x) => x.number === d.body.to)).toBe(false);
     expect(receiver.badSignatures).toBe(0);
+  });
+  it('never moves a contact back: a READ before its delivered makes READ and no DEVICE after it; a held message changes nothing', async () => {
+    const phonesOf = ['5511980000101', '5511980000102'];
+    const sent = await api(s.url, '/messenger/messages/', {
+      body: { business_id: 1, template_type_id: 10, campaign_id: 8, contacts: phonesOf.map((phone_number) => ({ phone_number, template_variables: ['Client'] })) },
+    });
+    expect(sent.status).toBe(202);
+    await waitFor(() => phonesOf.every((p) => receiver.all('/hsm').some((x) => x.to === p && x.status === 'SENT')), 'two SENT notifications');
+    const requestOf = (phone: string) => graph.requests.find((r) => r.body?.to === phone && r.wamid)!;
+    const numberOf = (r: { phoneNumberId: string }): GraphNumber => account.numbers.find((n) => n.phoneNumberId === r.phoneNumberId)!;
+    const note = (phone: string, status: 'sent' | 'delivered' | 'read' | 'held_for_quality_assessment') => {
+      const r = requestOf(phone);
+      return statusNotification(numberOf(r), { wamid: r.wamid!, status, recipient: phone, opaque: r.body.biz_opaque_callback_data });
+    };
+    const [early, held] = phonesOf as [string, string];
+    // Out of order: read, then delivered, then sent.
+    for (const st of ['read', 'delivered', 'sent'] as const) expect((await deliver(hook, note(early, st))).status).toBe(200);
+    // Held for the template's feedback, then released (sent) and delivered.
+    const heldBefore = channel.stats().held;
+    for (const st of ['held_for_quality_assessment', 'sent', 'delivered'] as const) expect((await deliver(hook, note(held, st))).status).toBe(200);
+    expect(channel.stats().held).toBe(heldBefore + 1);
+    await waitFor(() => receiver.all('/hsm').some((x) => x.to === held && x.status === 'DEVICE') && receiver.all('/hsm').some((x) => x.to === early && x.status === 'READ'), 'the statuses');
+    await waitFor(() => s.server.sendpool.stats().webhooksPending === 0, 'webhooks delivered');
+    const of = (phone: string) =>
+      receiver
+        .all('/hsm')
+        .filter((x) => x.to === phone)
+        .map((x) => x.status);
+    expect(of(early)).toEqual(['ENQUEUED', 'SENT', 'READ']);
+    expect(of(held)).toEqual(['ENQUEUED', 'SENT', 'SERVER', 'DEVICE']);
   });
 });

@@ -11,7 +11,7 @@ import { answer } from '../http-errors.js';
 import { ASSET_FILES, DASHBOARD_HEADERS, loadAssets, type AssetName } from './assets.js';
 import { QueryReader } from './query.js';
 import type { DashboardState } from './state.js';
-import { TargetsCache, campaignsView, numbersView, poolsView, templatesView, webhooksView } from './views.js';
+import { TargetsCache, accountsView, campaignsView, numbersView, poolsView, templatesView, webhooksView } from './views.js';
 
 /** Paths served without a key: the page and its files. */
 export const DASHBOARD_OPEN_PATHS: readonly string[] = [
@@ -70,6 +70,10 @@ export function dashboardRoutes(app: FastifyInstance, ctx: ServerContext, state:
       const filter = { q: q.text('q', 32), status: q.oneOf('status', ['active', 'paused'] as const), businessId: q.id('business_id') };
       return q.problems.length > 0 ? undefined : numbersView(ctx, state, request, p, filter);
     }),
+  );
+  app.get(
+    '/dashboard/api/accounts/',
+    data([], (q, request) => (q.problems.length > 0 ? undefined : accountsView(ctx, state, request))),
   );
   app.get(
     '/dashboard/api/templates/',

@@ -8,7 +8,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Engine } from '../../core/engine.js';
 import type { OutgoingMessage } from '../../core/dispatch/types.js';
 import type { DeliveryOutcome } from '../../events/outbox.js';
-import type { NumberLimitsUpdate, TemplateStatusUpdate } from '../channel.js';
+import type { AccountNotice, BusinessLimitUpdate, NumberLimitsUpdate, TemplateStatusUpdate } from '../channel.js';
 import { CampaignPoolIndex, poolKey } from './campaign-pools.js';
 import { DeliveryRates } from './delivery-rates.js';
 import { HISTORY_MS, type DashboardOptions } from './options.js';
@@ -68,7 +68,15 @@ export class DashboardState {
     this.notes.channelTemplate(update);
   }
 
-  channelNumber(update: { readonly phone: string; readonly limits?: NumberLimitsUpdate['limits']; readonly reason?: string }): void {
+  channelNumber(update: { readonly phone: string; readonly limits?: NumberLimitsUpdate['limits']; readonly reason?: string; readonly flagged?: boolean }): void {
     this.notes.channelNumber(update, this.#clock.now());
+  }
+
+  channelAccount(update: AccountNotice): void {
+    this.notes.channelAccount(update, this.#clock.now());
+  }
+
+  channelBusinessLimit(update: BusinessLimitUpdate): void {
+    this.notes.channelBusinessLimit(update, this.#clock.now());
   }
 }

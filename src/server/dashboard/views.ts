@@ -98,6 +98,7 @@ export function numbersView(ctx: ServerContext, state: DashboardState, who: Scop
     const change = state.notes.number(n.phone);
     const provider = state.notes.provider(n.phone);
     const blocked = ctx.incidents.get(n.phone);
+    const flag = state.notes.flag(n.phone);
     return {
       phone: n.phone,
       business_id: n.businessId,
@@ -121,9 +122,37 @@ export function numbersView(ctx: ServerContext, state: DashboardState, who: Scop
         : null,
       // Every message of the number fails for one cause only an operator can end (number-incidents.ts).
       blocked: blocked ? { cause: blocked.cause, code: blocked.code ?? null, reason: blocked.reason, since: blocked.since, failures: blocked.failures } : null,
+      flagged: flag ? { at: flag.at, reason: flag.reason } : null,
     };
   });
   return { now, scope: scopeView(who), total: matching.length, offset: page.offset, limit: page.limit, counts, numbers };
+}
+
+// ------------------------------------------------------------------------------------- accounts
+
+/**
+ * The provider's accounts it reported on (a WABA's violation or disabling scheduled, its business
+ * portfolio's messaging limit), each with its numbers in the key's scope; an account with none
+ * of them in scope is not shown.
+ */
+export function accountsView(ctx: ServerContext, state: DashboardState, who: Scope) {
+  const now = ctx.clock.now();
+  const business = new Map(ctx.engine.numbers().map((n) => [n.phone, n.businessId]));
+  const accounts = [];
+  for (const a of state.notes.accounts()) {
+    const phones = a.phones.filter((p) => {
+      const b = business.get(p);
+      return b !== undefined && ctx.tenants.sees(who, b);
+    });
+    if (phones.length === 0) continue;
+    accounts.push({
+      account_id: a.accountId,
+      phones,
+      notice: a.notice ? { reason: a.notice.reason, at: a.notice.at } : null,
+      business_limit: a.businessLimit ? { limit: a.businessLimit.limit, tier: a.businessLimit.tier, reason: a.businessLimit.reason, at: a.businessLimit.at, applied: false } : null,
+    });
+  }
+  return { now, scope: scopeView(who), accounts };
 }
 
 // ------------------------------------------------------------------------------------- templates

@@ -108,11 +108,14 @@ export class SharedMemory {
  */
 function packTracked(t: TrackedMessage): string {
   const c = t.contact;
-  return JSON.stringify([c.id, c.requestId, c.companyId, c.costCenterId, c.phone, t.campaignId, t.from, t.text, t.retryIndex, t.sentAt, c.document ?? null, c.contract ?? null, c.data ?? null]);
+  const row = [c.id, c.requestId, c.companyId, c.costCenterId, c.phone, t.campaignId, t.from, t.text, t.retryIndex, t.sentAt, c.document ?? null, c.contract ?? null, c.data ?? null];
+  // The merged statuses reported so far, once a later status came (a row written at the send has none).
+  if (t.progress !== undefined) row.push(t.progress);
+  return JSON.stringify(row);
 }
 
 function unpackTracked(text: string): TrackedMessage {
-  const [id, requestId, companyId, costCenterId, phone, campaignId, from, body, retryIndex, sentAt, document, contract, data] = JSON.parse(text) as [
+  const [id, requestId, companyId, costCenterId, phone, campaignId, from, body, retryIndex, sentAt, document, contract, data, progress] = JSON.parse(text) as [
     number,
     string,
     number,
@@ -126,6 +129,7 @@ function unpackTracked(text: string): TrackedMessage {
     string | null,
     string | null,
     Record<string, string> | null,
+    number | undefined,
   ];
   // A tracked message was sent: its contact's terminal notification (SENT) went out.
   const contact: ServerContact = {
@@ -139,7 +143,7 @@ function unpackTracked(text: string): TrackedMessage {
     ...(contract !== null ? { contract } : {}),
     ...(data !== null ? { data } : {}),
   };
-  return { contact, campaignId, from, text: body, retryIndex, sentAt };
+  return { contact, campaignId, from, text: body, retryIndex, sentAt, ...(progress !== undefined ? { progress } : {}) };
 }
 
 /** A row of the notifier's (`m:` tracked message, `s:` SMS) as the shared memory keeps it. */

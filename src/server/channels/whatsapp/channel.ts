@@ -11,8 +11,10 @@
  * Receiving: the channel serves Meta's webhooks on `webhookPath` (`inbound`): the subscription
  * handshake, and notifications refused unless their `X-Hub-Signature-256` is the app secret's
  * HMAC of the raw body. Events Meta delivers twice are acted on once. Statuses become later
- * statuses of the message, a user's reply becomes REPLIED and opens an attendance, template and
- * number events steer the engine through the sink (`templateStatus`, `numberLimits`). On a durable
+ * statuses of the message, a user's reply becomes REPLIED and opens an attendance, template,
+ * number and account events steer the engine through the sink (`templateStatus`, `numberLimits`,
+ * `numberStatus`), and what steers nothing is reported to operators (`numberQuality`,
+ * `accountNotice`, `businessLimit`). On a durable
  * server a notification is answered 200 only once what it did is written (`sink.written`), else
  * 503, so Meta delivers again what a crash would lose.
  *
@@ -29,11 +31,11 @@ import { classifyAnswer, classifyError } from './answer.js';
 import { Attendances } from './attendances.js';
 import { Gate } from './gate.js';
 import { resolveWhatsAppOptions, type ResolvedWhatsAppOptions, type WhatsAppChannelOptions } from './options.js';
-import { limitsChange, templateChange } from './platform-changes.js';
+import { accountChange, businessLimitOf, flagOf, numberLimitsOf, templateChange } from './platform-changes.js';
 import { templateMessageBody, templatePart } from './request.js';
 import { decodeSent, encodeSent, OPTED_OUT, PHONE_KEY, REPLIED, REPLIED_KEY, WAMID_KEY, type SentRecord } from './sent-record.js';
 import { sameSecret, verifySignature } from './signature.js';
-import { readWebhook, type WebhookEvent } from './webhook-events.js';
+import { readWebhook, type StatusValue, type WebhookEvent } from './webhook-events.js';
 
 /** Counters of the channel, for hosts, metrics and tests. */
 export interface WhatsAppChannelStats {
@@ -52,6 +54,8 @@ export interface WhatsAppChannelStats {
   readonly forged: number;
   /** Webhook events dropped because they were seen before. */
   readonly duplicates: number;
+  /** Statuses `held_for_quality_assessment` received (a paced template's message held by the platform). */
+  readonly held: number;
 }
 
 /** The WhatsApp channel, with its counters. */
@@ -100,7 +104,7 @@ class Exchange {
   }
 }
 
-const LATER: Readonly<Record<'sent' | 'delivered' | 'read' | 'failed', LaterStatus>> = {
+const LATER: Readonly<Record<Exclude<StatusValue, 'held_for_quality_assessment'>, LaterStatus>> = {
   // The API's acceptance is SENT; the platform's `sent` (the message left its servers) is SERVER.
   sent: 'SERVER',
   delivered: 'DEVICE',
@@ -131,7 +135,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
    */
   let memory: ChannelMemory = new ChannelMemoryStore(2 * o.maxTrackedMessages);
   const seen = new BoundedMap<string, true>(o.maxWebhookKeys);
-  const counts = { inFlight: 0, sent: 0, failed: 0, webhooks: 0, forged: 0, duplicates: 0 };
+  const counts = { inFlight: 0, sent: 0, failed: 0, webhooks: 0, forged: 0, duplicates: 0, held: 0 };
   let sink: ChannelSink | undefined;
   let closed = false;
 
@@ -288,6 +292,12 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
   function apply(e: WebhookEvent, to: ChannelSink): void {
     switch (e.kind) {
       case 'status': {
+        // Held for the template's early feedback: still at the platform, neither left nor failed;
+        // its `sent` (released) or `failed` (dropped, 132015) comes later. No status changes.
+        if (e.status === 'held_for_quality_assessment') {
+          counts.held++;
+          return;
+        }
         const messageId = e.opaque ?? recordOf(memory.get(WAMID_KEY + e.wamid))?.messageId;
         if (messageId === undefined) return; // a message of another sender on the same account
         to.messageStatus({
@@ -312,15 +322,43 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
         for (const templateId of templateIds) to.templateStatus?.({ templateId, status: change.status, ...(change.until !== undefined ? { until: change.until } : {}), reason });
         return;
       }
-      case 'quality': {
-        const phone = o.ids.phoneOfDisplay(e.displayPhoneNumber);
-        if (phone === undefined) return o.onWarning('number event for a number the fleet does not have', { event: e.event, displayPhoneNumber: e.displayPhoneNumber });
-        const limits = limitsChange(e, o.ids.number(phone)?.messagesPerSecond);
-        const reason = [e.event, e.tier].filter((x) => x !== undefined).join(' ');
-        if (limits) to.numberLimits?.({ phone, limits, reason });
-        else to.numberQuality?.({ phone, reason });
-        return;
-      }
+      case 'quality':
+        return quality(e, to);
+      case 'account':
+        return account(e, to);
+    }
+  }
+
+  /**
+   * A number's tier or throughput (its limits), its portfolio's messaging limit (the portfolio's,
+   * not the number's), a flag for low quality, or a word on it that changes nothing.
+   */
+  function quality(e: Extract<WebhookEvent, { kind: 'quality' }>, to: ChannelSink): void {
+    const phone = o.ids.phoneOfDisplay(e.displayPhoneNumber);
+    if (phone === undefined) return o.onWarning('number event for a number the fleet does not have', { event: e.event, displayPhoneNumber: e.displayPhoneNumber });
+    const business = businessLimitOf(e);
+    if (business) {
+      const accountId = e.wabaId ?? o.ids.number(phone)?.wabaId;
+      const phones = accountId === undefined ? [phone] : o.ids.phonesOfWaba(accountId);
+      to.businessLimit?.({ accountId: accountId ?? '', phones, limit: business.limit, tier: business.tier, reason: [e.event, business.tier].join(' ') });
+    }
+    const limits = numberLimitsOf(e, o.ids.number(phone)?.messagesPerSecond);
+    const flagged = flagOf(e);
+    const reason = [e.event, business ? undefined : e.tier, e.rating].filter((x) => x !== undefined).join(' ');
+    if (limits) to.numberLimits?.({ phone, limits, reason });
+    if (flagged !== undefined || (!limits && !business)) to.numberQuality?.({ phone, reason, ...(flagged !== undefined ? { flagged } : {}) });
+  }
+
+  /** An account restricted, disabled or deleted pauses every number of it in the fleet; lifted, resumes them. */
+  function account(e: Extract<WebhookEvent, { kind: 'account' }>, to: ChannelSink): void {
+    const change = accountChange(e, o.now());
+    if (!change) return;
+    const phones = e.wabaId === undefined ? [] : o.ids.phonesOfWaba(e.wabaId);
+    if (phones.length === 0) return o.onWarning('account event for an account the fleet has no number of', { event: e.event, wabaId: e.wabaId ?? null });
+    if (change.kind === 'notice') return to.accountNotice?.({ accountId: e.wabaId!, phones, reason: change.reason });
+    for (const phone of phones) {
+      if (change.kind === 'pause') to.numberStatus?.({ phone, status: 'paused', ...(change.until !== undefined ? { until: change.until } : {}), reason: change.reason });
+      else to.numberStatus?.({ phone, status: 'active', reason: change.reason });
     }
   }
 
@@ -393,6 +431,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       webhooks: counts.webhooks,
       forged: counts.forged,
       duplicates: counts.duplicates,
+      held: counts.held,
     }),
   };
 }

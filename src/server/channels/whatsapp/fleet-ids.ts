@@ -90,6 +90,13 @@ export class FleetIds {
     return this.#byPhoneNumberId.get(phoneNumberId);
   }
 
+  /** The fleet phones of a WABA (an account webhook's `entry.id`): its numbers' own, else their business's. */
+  phonesOfWaba(wabaId: string): string[] {
+    const phones: string[] = [];
+    for (const n of this.#numbers.values()) if (n.wabaId === wabaId) phones.push(n.phone);
+    return phones;
+  }
+
   /** The fleet phone of a display phone number (`15550783881`, or formatted: `+1 555-078-3881`). */
   phoneOfDisplay(display: string): string | undefined {
     const digits = display.replace(/\D/g, '');

@@ -8,7 +8,12 @@
  * - field `messages`, `value.messages[]`: a message a user sent to one of our numbers
  *   (`metadata.phone_number_id`), with `context.id` when it replies to one of ours;
  * - field `message_template_status_update`: a template paused, disabled, approved again…;
- * - field `phone_number_quality_update`: a number's messaging-limit tier or throughput changed.
+ * - field `phone_number_quality_update`: a number's messaging-limit tier or throughput changed, its
+ *   business portfolio's messaging limit changed (`max_daily_conversations_per_business`), or the
+ *   number was flagged for low quality (FLAGGED, UNFLAGGED);
+ * - field `account_update`: the WABA restricted (`restriction_info[]` with `restriction_type` and
+ *   `expiration`), disabled or reinstated (`ban_info.waba_ban_state`), found in violation
+ *   (`violation_info.violation_type`), deleted.
  *
  * Anything else (other fields, status values, message types) is read as far as it matters or
  * skipped: a new field Meta adds never breaks the receiver. Every event has a `key` naming it, so
@@ -23,7 +28,11 @@ export type WebhookEvent =
       readonly kind: 'status';
       readonly key: string;
       readonly wamid: string;
-      readonly status: 'sent' | 'delivered' | 'read' | 'failed';
+      /**
+       * `held_for_quality_assessment`: the platform holds a paced template's message until its
+       * early feedback is in; a `sent` (released) or a `failed` (dropped) follows.
+       */
+      readonly status: StatusValue;
       /** `biz_opaque_callback_data`: the message id the send carried. */
       readonly opaque: string | undefined;
       /** Milliseconds (the webhook's `timestamp` is in seconds). */
@@ -70,10 +79,39 @@ export type WebhookEvent =
       readonly wabaId: string | undefined;
       readonly event: string;
       readonly displayPhoneNumber: string;
-      /** `current_limit`, else the portfolio's `max_daily_conversations_per_business`. */
+      /** `current_limit` (deprecated by Meta): the number's own tier, read only without `businessTier`. */
       readonly tier: string | undefined;
+      /** `max_daily_conversations_per_business`: the business portfolio's messaging limit, shared by its numbers. */
+      readonly businessTier: string | undefined;
+      /** `quality_rating` when a payload carries one (GREEN, YELLOW, RED, UNKNOWN). */
+      readonly rating: string | undefined;
+      readonly at: number | undefined;
+    }
+  | {
+      readonly kind: 'account';
+      readonly key: string;
+      readonly wabaId: string | undefined;
+      /** ACCOUNT_RESTRICTION, ACCOUNT_VIOLATION, DISABLED_UPDATE, ACCOUNT_DELETED, … */
+      readonly event: string;
+      /** `restriction_info[]`: every restriction on the account now, each with its end when it has one. */
+      readonly restrictions: readonly AccountRestriction[];
+      /** `ban_info.waba_ban_state`: DISABLE, SCHEDULE_FOR_DISABLE, REINSTATE. */
+      readonly banState: string | undefined;
+      /** `violation_info.violation_type`. */
+      readonly violation: string | undefined;
       readonly at: number | undefined;
     };
+
+/** One of an account's restrictions (`restriction_info[]`). */
+export interface AccountRestriction {
+  /** `restriction_type`, e.g. RESTRICTED_BIZ_INITIATED_MESSAGING. */
+  readonly type: string;
+  /** `expiration` in milliseconds (Meta sends Unix seconds), when the restriction has an end. */
+  readonly until: number | undefined;
+}
+
+/** The statuses of a sent message the channel reads. */
+export type StatusValue = 'sent' | 'delivered' | 'read' | 'failed' | 'held_for_quality_assessment';
 
 /** What a notification held: the events, and how many parts could not be read. */
 export interface ReadWebhook {
@@ -92,7 +130,15 @@ const seconds = (v: unknown): number | undefined => {
   return Number.isSafeInteger(n) && n > 0 ? n * 1000 : undefined;
 };
 
-const STATUSES = new Set(['sent', 'delivered', 'read', 'failed']);
+/** A time as Unix seconds (the documented form), or an ISO 8601 date some relays write, in milliseconds. */
+const when = (v: unknown): number | undefined => {
+  const s = seconds(v);
+  if (s !== undefined || typeof v !== 'string' || !/^\d{4}-\d{2}-\d{2}T/.test(v)) return s;
+  const ms = Date.parse(v);
+  return Number.isSafeInteger(ms) && ms > 0 ? ms : undefined;
+};
+
+const STATUSES: ReadonlySet<string> = new Set<StatusValue>(['sent', 'delivered', 'read', 'failed', 'held_for_quality_assessment']);
 
 /** Reads a parsed notification body. Never throws. */
 export function readWebhook(body: unknown): ReadWebhook {
@@ -149,12 +195,52 @@ export function readWebhook(body: unknown): ReadWebhook {
             skipped++;
             break;
           }
-          const tier = str(value['current_limit']) ?? str(value['max_daily_conversations_per_business']);
-          events.push({ kind: 'quality', key: `q:${wabaId}:${display}:${event}:${tier ?? ''}:${entryTime ?? ''}`, wabaId, event, displayPhoneNumber: display, tier, at: entryTime });
+          const tier = str(value['current_limit']);
+          const businessTier = str(value['max_daily_conversations_per_business']);
+          const rating = str(value['quality_rating']);
+          events.push({
+            kind: 'quality',
+            key: `q:${wabaId}:${display}:${event}:${tier ?? ''}:${businessTier ?? ''}:${rating ?? ''}:${entryTime ?? ''}`,
+            wabaId,
+            event,
+            displayPhoneNumber: display,
+            tier,
+            businessTier,
+            rating,
+            at: entryTime,
+          });
+          break;
+        }
+        case 'account_update': {
+          const event = str(value['event']);
+          if (!event) {
+            skipped++;
+            break;
+          }
+          const restrictions: AccountRestriction[] = [];
+          // Documented as an array; a single object (as some relays write it) is read as one.
+          const info = value['restriction_info'];
+          for (const raw of Array.isArray(info) ? info : obj(info) ? [info] : []) {
+            const type = str(obj(raw)?.['restriction_type']);
+            if (type !== undefined) restrictions.push({ type, until: when(obj(raw)?.['expiration']) });
+          }
+          const banState = str(obj(value['ban_info'])?.['waba_ban_state']);
+          const violation = str(obj(value['violation_info'])?.['violation_type']);
+          const said = restrictions.map((r) => `${r.type}@${r.until ?? ''}`).join(',');
+          events.push({
+            kind: 'account',
+            key: `a:${wabaId}:${event}:${said}:${banState ?? ''}:${violation ?? ''}:${entryTime ?? ''}`,
+            wabaId,
+            event,
+            restrictions,
+            banState,
+            violation,
+            at: entryTime,
+          });
           break;
         }
         default:
-          // A field the channel does not act on (account updates, calls…): nothing to do.
+          // A field the channel does not act on (calls, business capabilities…): nothing to do.
           break;
       }
     }
@@ -189,7 +275,7 @@ function readMessages(value: Obj, events: WebhookEvent[]): number {
       kind: 'status',
       key: `s:${wamid}:${status}`,
       wamid,
-      status: status as 'sent' | 'delivered' | 'read' | 'failed',
+      status: status as StatusValue,
       opaque: str(s['biz_opaque_callback_data']),
       at: seconds(s['timestamp']),
       bsuid: str(s['recipient_user_id']) ?? str(person?.['user_id']) ?? null,
