@@ -6,7 +6,7 @@
  * used twice) is checked here too, since the JSON Schema cannot say it.
  */
 import type { WhatsAppBodyParameter, WhatsAppButton, WhatsAppHeader } from './fleet.js';
-import { type Obj, Reader } from './fleet-reader.js';
+import type { Obj, Reader } from './fleet-reader.js';
 import { pathIndex } from './problems.js';
 import { MAX_PLACEHOLDERS } from './template-text.js';
 

@@ -146,7 +146,7 @@ function componentsArb(count: number): fc.Arbitrary<Json> {
         ...(h !== undefined ? { header: h } : {}),
         ...(body !== undefined ? { body: body.map((v, i) => ({ variable: v, ...(named ? { parameterName: `p_${i}` } : {}) })) } : {}),
         ...(buttons !== undefined ? { buttons } : {}),
-      } as Json;
+      };
     });
 }
 

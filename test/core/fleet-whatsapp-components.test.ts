@@ -49,7 +49,11 @@ describe('WhatsApp template components in the fleet', () => {
       { variable: 0, parameterName: 'first_name' },
       { variable: 1, parameterName: 'amount' },
     ];
-    expect(componentsOf(fleet({ header: { type: 'text', variable: 0, parameterName: 'name' }, body: named }))).toEqual({ header: { type: 'text', variable: 0, parameterName: 'name' }, body: named, buttons: [] });
+    expect(componentsOf(fleet({ header: { type: 'text', variable: 0, parameterName: 'name' }, body: named }))).toEqual({
+      header: { type: 'text', variable: 0, parameterName: 'name' },
+      body: named,
+      buttons: [],
+    });
   });
 
   it('gives the body, when not described, the values no header or button takes, in order', () => {
@@ -74,13 +78,41 @@ describe('WhatsApp template components in the fleet', () => {
       ['a media link that is no URL', { header: { type: 'image', link: 'cdn/bill.png' } }, `${at}.header.link`, '"cdn/bill.png" (string)', /http\(s\) URL/],
       ['a file name on an image', { header: { type: 'image', link: 'https://x.example/a.png', filename: 'a.png' } }, `${at}.header.filename`, '"a.png" (string)', /no such field/],
       ['an unknown header type', { header: { type: 'location' } }, `${at}.header.type`, '"location" (string)', /"text", "image", "video", "document"/],
-      ['a button index repeated', { buttons: [{ type: 'quick_reply', index: 1, payload: 'A' }, { type: 'quick_reply', index: 1, payload: 'B' }] }, `${at}.buttons[1].index`, '1 (number)', /not used before.*first at .*buttons\[0\]\.index/],
+      [
+        'a button index repeated',
+        {
+          buttons: [
+            { type: 'quick_reply', index: 1, payload: 'A' },
+            { type: 'quick_reply', index: 1, payload: 'B' },
+          ],
+        },
+        `${at}.buttons[1].index`,
+        '1 (number)',
+        /not used before.*first at .*buttons\[0\]\.index/,
+      ],
       ['a button index past the last button', { buttons: [{ type: 'quick_reply', index: 10, payload: 'A' }] }, `${at}.buttons[0].index`, '10 (number)', /0 to 9/],
       ['a quick reply without payload', { buttons: [{ type: 'quick_reply', index: 0 }] }, `${at}.buttons[0]`, 'an object', /"payload", "variable"/],
       ['a coupon code with spaces', { buttons: [{ type: 'copy_code', index: 0, couponCode: 'SAVE 25' }] }, `${at}.buttons[0].couponCode`, '"SAVE 25" (string)', /letters or digits/],
       ['an unknown button type', { buttons: [{ type: 'phone_number', index: 0 }] }, `${at}.buttons[0].type`, '"phone_number" (string)', /"url", "quick_reply", "copy_code", "otp"/],
-      ['a parameter name Meta does not take', { body: [{ variable: 0, parameterName: 'First Name' }] }, `${at}.body[0].parameterName`, '"First Name" (string)', /lowercase letters, digits or underscores/],
-      ['a parameter name twice', { body: [{ variable: 0, parameterName: 'a' }, { variable: 1, parameterName: 'a' }] }, `${at}.body[1].parameterName`, '"a" (string)', /not used before in the body/],
+      [
+        'a parameter name Meta does not take',
+        { body: [{ variable: 0, parameterName: 'First Name' }] },
+        `${at}.body[0].parameterName`,
+        '"First Name" (string)',
+        /lowercase letters, digits or underscores/,
+      ],
+      [
+        'a parameter name twice',
+        {
+          body: [
+            { variable: 0, parameterName: 'a' },
+            { variable: 1, parameterName: 'a' },
+          ],
+        },
+        `${at}.body[1].parameterName`,
+        '"a" (string)',
+        /not used before in the body/,
+      ],
       ['named and positional parameters mixed', { body: [{ variable: 0, parameterName: 'a' }, { variable: 1 }] }, `${at}.body[1].parameterName`, 'missing', /all named or all positional/],
       ['an unknown key', { footer: 'x' }, `${at}.footer`, '"x" (string)', /no such field \(known: header, body, buttons\)/],
     ];

@@ -67,7 +67,15 @@ describe('the request body of a rich template, against Meta’s documented examp
     expect(sent(undefined, ['Ana', 'R$ 10,00']).template).toEqual({
       name: 'tpl',
       language: { policy: 'deterministic', code: 'en_US' },
-      components: [{ type: 'body', parameters: [{ type: 'text', text: 'Ana' }, { type: 'text', text: 'R$ 10,00' }] }],
+      components: [
+        {
+          type: 'body',
+          parameters: [
+            { type: 'text', text: 'Ana' },
+            { type: 'text', text: 'R$ 10,00' },
+          ],
+        },
+      ],
     });
   });
 
@@ -111,7 +119,9 @@ describe('the request body of a rich template, against Meta’s documented examp
       { type: 'body', parameters: [{ type: 'text', text: 'Alex' }] },
       { type: 'button', sub_type: 'url', index: '0', parameters: [{ type: 'text', text: 'A12345' }] },
     ];
-    expect(sent({ header: { type: 'text', variable: 1 }, body: [{ variable: 0 }], buttons: [{ type: 'url', index: 0, variable: 2 }] }, ['Alex', 'Order 1234', 'A12345']).template.components).toEqual(commonForm(meta));
+    expect(sent({ header: { type: 'text', variable: 1 }, body: [{ variable: 0 }], buttons: [{ type: 'url', index: 0, variable: 2 }] }, ['Alex', 'Order 1234', 'A12345']).template.components).toEqual(
+      commonForm(meta),
+    );
   });
 
   it('sends a coupon code, fixed or per contact (Sending coupon code templates: "sub_type": "COPY_CODE", an integer index)', () => {
@@ -166,7 +176,7 @@ function componentsArb(count: number): fc.Arbitrary<WhatsAppTemplateComponents> 
   const variable = fc.integer({ min: 0, max: count - 1 });
   const header: fc.Arbitrary<WhatsAppHeader> = fc.oneof(
     variable.map((v) => ({ type: 'text' as const, variable: v })),
-    fc.tuple(fc.constantFrom('image', 'video', 'document') as fc.Arbitrary<'image' | 'video' | 'document'>, variable).map(([type, v]) => ({ type, variable: v })),
+    fc.tuple(fc.constantFrom<'image' | 'video' | 'document'>('image', 'video', 'document'), variable).map(([type, v]) => ({ type, variable: v })),
     fc.constantFrom('https://example.com/a.png?x="1"', 'https://example.com/\\path').map((link) => ({ type: 'image' as const, link })),
     fc.constant({ type: 'document' as const, id: '12345', filename: 'Fatura "março".pdf' }),
   );
