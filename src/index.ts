@@ -38,11 +38,18 @@ export type {
   TemplateStatus,
   TemplateTypeDescription,
   TemplateVariable,
+  WhatsAppBodyParameter,
+  WhatsAppButton,
+  WhatsAppHeader,
+  WhatsAppMediaHeader,
   WhatsAppNumberIds,
+  WhatsAppTemplateComponents,
   WhatsAppTemplateIds,
+  WhatsAppTextHeader,
 } from './core/fleet.js';
 export { MAX_MESSAGES_PER_SECOND, MAX_MESSAGING_LIMIT_24H, MAX_THROUGHPUT_PER_HOUR } from './core/fleet.js';
 export { validateFleet, type Fleet, type FleetBusiness, type FleetNumber, type FleetTemplate, type FleetTemplateType, type FleetValidation } from './core/fleet-validate.js';
+export type { FleetWhatsAppComponents } from './core/fleet-whatsapp-components.js';
 
 // Ports
 export { ManualClock, type Clock } from './core/clock.js';

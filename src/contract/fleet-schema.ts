@@ -9,12 +9,14 @@
  * pause end without `status: "paused"`. What depends on other parts of the document is the
  * validator's alone: unique ids and phones, references to businesses and templates, the same
  * placeholder count across a type, contiguous placeholders, `variables` indexes within the text's
- * placeholders and named once, and pause ends that are not real dates. A property test
+ * placeholders and named once, WhatsApp component variables within the text's placeholders, button
+ * indexes used once, named and positional parameters not mixed, and pause ends that are not real dates. A property test
  * (test/contract/fleet-schema.test.ts) holds the two together; the patterns below copy those of
  * src/core/fleet-validate.ts and that test is what keeps them equal.
  */
 import { Type } from '@sinclair/typebox';
 import { MAX_MESSAGES_PER_SECOND, MAX_MESSAGING_LIMIT_24H, MAX_THROUGHPUT_PER_HOUR } from '../core/fleet.js';
+import { COUPON_CODE, MAX_TEMPLATE_BUTTONS, MEDIA_LINK, PARAMETER_NAME } from '../core/fleet-whatsapp-components.js';
 import { MAX_PLACEHOLDERS } from '../core/template-text.js';
 
 const id = (description = 'a positive integer id') => Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description });
@@ -43,6 +45,63 @@ const ClockTime = Type.Union([Type.Integer({ minimum: 0, maximum: Number.MAX_SAF
 const PauseNeedsPausedStatus = Type.Union([Type.Not(Type.Object({ pausedUntil: Type.Unknown() })), Type.Object({ status: Type.Literal('paused') })]);
 
 const closed = (title: string, description: string) => ({ title, description, additionalProperties: false });
+
+/** A contact's value: zero-based index into its `template_variables`, below the text's placeholder count (the validator checks that bound). */
+const Variable = Type.Integer({
+  minimum: 0,
+  maximum: MAX_PLACEHOLDERS - 1,
+  description: "the contact's value: a zero-based index into its template_variables (below the template text's placeholder count)",
+});
+const ParameterName = Type.String({ pattern: PARAMETER_NAME.source, description: "Meta's parameter_name, for a template created with named parameters" });
+const ButtonIndex = Type.Integer({ minimum: 0, maximum: MAX_TEMPLATE_BUTTONS - 1, description: "the button's zero-based index among the template's buttons" });
+
+/** A media header: exactly one of link, id, variable (each branch is closed, so two of them match none). */
+const mediaHeader = (type: 'image' | 'video' | 'document') => {
+  const base = { type: Type.Literal(type), ...(type === 'document' ? { filename: Type.Optional(NonEmpty("the document's file name")) } : {}) };
+  return [
+    Type.Object({ ...base, link: Type.String({ pattern: MEDIA_LINK.source, description: 'an http(s) URL of the media, the same for every contact' }) }, { additionalProperties: false }),
+    Type.Object({ ...base, id: Type.String({ pattern: '^[0-9]{1,32}$', description: 'the id of media uploaded to the platform' }) }, { additionalProperties: false }),
+    Type.Object({ ...base, variable: Variable }, { additionalProperties: false }),
+  ];
+};
+
+const HeaderSchema = Type.Union(
+  [
+    Type.Object({ type: Type.Literal('text'), variable: Variable, parameterName: Type.Optional(ParameterName) }, { additionalProperties: false }),
+    ...mediaHeader('image'),
+    ...mediaHeader('video'),
+    ...mediaHeader('document'),
+  ],
+  { title: 'WhatsAppHeader', description: "a text header's parameter, or a media header's image, video or document (exactly one of link, id, variable)" },
+);
+
+const button = <T extends string>(type: T, source: Record<string, ReturnType<typeof Type.String> | typeof Variable>) =>
+  Type.Object({ type: Type.Literal(type), index: ButtonIndex, ...source }, { additionalProperties: false });
+
+const ButtonSchema = Type.Union(
+  [
+    button('url', { variable: Variable }),
+    button('quick_reply', { payload: NonEmpty('the payload the reply webhook carries') }),
+    button('quick_reply', { variable: Variable }),
+    button('copy_code', { couponCode: Type.String({ pattern: COUPON_CODE.source, description: 'a coupon code: letters and digits' }) }),
+    button('copy_code', { variable: Variable }),
+    button('otp', { variable: Variable }),
+  ],
+  { title: 'WhatsAppButton', description: 'the parameter of one button: a URL suffix, a quick reply payload, a copy code, a one-time password' },
+);
+
+const ComponentsSchema = Type.Object(
+  {
+    header: Type.Optional(HeaderSchema),
+    body: Type.Optional(
+      Type.Array(Type.Object({ variable: Variable, parameterName: Type.Optional(ParameterName) }, closed('WhatsAppBodyParameter', 'one text parameter of the body')), {
+        description: "the body's text parameters in placeholder order; default: the values no header or button takes",
+      }),
+    ),
+    buttons: Type.Optional(Type.Array(ButtonSchema, { maxItems: MAX_TEMPLATE_BUTTONS, description: 'the parameters of the buttons that take one, by button index (each index once)' })),
+  },
+  closed('WhatsAppTemplateComponents', "what the approved template takes at send time, and which of the contact's values fill it"),
+);
 
 const NumberSchema = Type.Intersect(
   [
@@ -140,6 +199,7 @@ const TemplateSchema = Type.Intersect(
               language: Type.String({ pattern: '^[a-z]{2,3}(?:_[A-Za-z]{2,4})?$', description: 'language and locale code, e.g. "pt_BR", "en_US", "es"' }),
               id: Type.Optional(GraphId),
               wabaId: Type.Optional(GraphId),
+              components: Type.Optional(ComponentsSchema),
             },
             closed('WhatsAppTemplateIds', 'provider ids of the template on the WhatsApp Cloud API'),
           ),

@@ -7,6 +7,7 @@ import type { NumberStatus, TemplateStatus } from './fleet.js';
 import { validateNumberLimits } from './number-limits.js';
 import { PHONE_EXPECTED, isPhone } from './phone.js';
 import { type Obj, Reader } from './fleet-reader.js';
+import { type FleetWhatsAppComponents, readWhatsAppComponents } from './fleet-whatsapp-components.js';
 import { type Problem, pathIndex } from './problems.js';
 import { MAX_PLACEHOLDERS, scanPlaceholders } from './template-text.js';
 
@@ -51,7 +52,14 @@ export interface FleetTemplate {
   readonly example: string | undefined;
   readonly variables: readonly { readonly name: string; readonly index: number }[] | undefined;
   /** WhatsApp Cloud API ids; `name` filled in from the template's name when absent. */
-  readonly whatsapp?: { readonly name: string; readonly language: string; readonly id: string | undefined; readonly wabaId: string | undefined };
+  readonly whatsapp?: {
+    readonly name: string;
+    readonly language: string;
+    readonly id: string | undefined;
+    readonly wabaId: string | undefined;
+    /** What the template takes at send time; undefined: every value is a body text parameter, in order. */
+    readonly components: FleetWhatsAppComponents | undefined;
+  };
 }
 
 /** A fleet description that passed validation. */
@@ -119,8 +127,8 @@ function readNumberIds(r: Reader, value: unknown, path: string): NonNullable<Fle
   return phoneNumberId === undefined ? undefined : { phoneNumberId, wabaId };
 }
 
-function readTemplateIds(r: Reader, value: unknown, path: string, templateName: string | undefined): NonNullable<FleetTemplate['whatsapp']> | undefined {
-  const o = r.object(value, path, ['name', 'language', 'id', 'wabaId']);
+function readTemplateIds(r: Reader, value: unknown, path: string, templateName: string | undefined, placeholders: number | undefined): NonNullable<FleetTemplate['whatsapp']> | undefined {
+  const o = r.object(value, path, ['name', 'language', 'id', 'wabaId', 'components']);
   if (!o) return undefined;
   const nameExpected = 'a template name of the platform: 1 to 512 lowercase letters, digits or underscores';
   let name: string | undefined;
@@ -133,7 +141,8 @@ function readTemplateIds(r: Reader, value: unknown, path: string, templateName: 
   const language = r.matching(o['language'], `${path}.language`, WA_LANGUAGE, 'a language and locale code such as "pt_BR", "en_US" or "es"');
   const id = o['id'] === undefined ? undefined : r.matching(o['id'], `${path}.id`, GRAPH_ID, GRAPH_ID_EXPECTED);
   const wabaId = o['wabaId'] === undefined ? undefined : r.matching(o['wabaId'], `${path}.wabaId`, GRAPH_ID, GRAPH_ID_EXPECTED);
-  return name === undefined || language === undefined ? undefined : { name, language, id, wabaId };
+  const components = o['components'] === undefined ? undefined : readWhatsAppComponents(r, o['components'], `${path}.components`, placeholders);
+  return name === undefined || language === undefined ? undefined : { name, language, id, wabaId, components };
 }
 
 function readType(r: Reader, value: unknown, path: string): FleetTemplateType | undefined {
@@ -230,7 +239,7 @@ function readTemplate(r: Reader, value: unknown, path: string): FleetTemplate | 
       if (vname !== undefined && index !== undefined) variables!.push({ name: vname, index });
     });
   }
-  const whatsapp = o['whatsapp'] === undefined ? undefined : readTemplateIds(r, o['whatsapp'], `${path}.whatsapp`, name);
+  const whatsapp = o['whatsapp'] === undefined ? undefined : readTemplateIds(r, o['whatsapp'], `${path}.whatsapp`, name, textOk ? placeholders : undefined);
   if (id === undefined) return undefined;
   // Placeholder count -1 marks a text that failed its own check: the type check skips it.
   const count = textOk ? placeholders : -1;

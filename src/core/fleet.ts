@@ -48,7 +48,93 @@ export interface WhatsAppTemplateIds {
   readonly id?: string;
   /** WABA the template belongs to. @default the `whatsapp.wabaId` of its businesses */
   readonly wabaId?: string;
+  /**
+   * What the approved template takes at send time, and which of the contact's `template_variables`
+   * (zero-based, spec 2.3) fill it: a header, the body's parameters, the buttons' parameters.
+   * @default every value is a text parameter of the body, in order (a template of body text only)
+   */
+  readonly components?: WhatsAppTemplateComponents;
 }
+
+/**
+ * The parameters of a template's components (Meta's "Send message templates"). Each value comes from
+ * the contact: `variable` is a zero-based index into its `template_variables`, below the count of
+ * the template text's placeholders. A value may fill several parameters (an OTP fills the body
+ * and the copy-code button); a value no parameter takes is not sent.
+ */
+export interface WhatsAppTemplateComponents {
+  /** The header's parameter, when the approved header has one (a text header with a parameter, or a media header). */
+  readonly header?: WhatsAppHeader;
+  /**
+   * The body's text parameters, in the order of the body's placeholders.
+   * @default the values no header or button takes, in order
+   */
+  readonly body?: readonly WhatsAppBodyParameter[];
+  /** The parameters of the buttons that take one (dynamic URL, quick reply payload, copy code, OTP), by button index. */
+  readonly buttons?: readonly WhatsAppButton[];
+}
+
+/** A text header's parameter, or a media header's image, video or document. */
+export type WhatsAppHeader = WhatsAppTextHeader | WhatsAppMediaHeader;
+
+/** A text header with one parameter: `{{1}}`, or a named one (`parameterName`) in a template of named parameters. */
+export interface WhatsAppTextHeader {
+  readonly type: 'text';
+  /** The contact's value that fills it (zero-based index into `template_variables`). */
+  readonly variable: number;
+  /** Meta's `parameter_name`, for a template created with named parameters (`{{first_name}}`). */
+  readonly parameterName?: string;
+}
+
+/** A media header: exactly one of `link`, `id` or `variable` says where the media is. */
+export interface WhatsAppMediaHeader {
+  readonly type: 'image' | 'video' | 'document';
+  /** An http(s) URL of the media, the same for every contact. */
+  readonly link?: string;
+  /** The id of media uploaded to the platform (`POST /{phone-number-id}/media`), the same for every contact. */
+  readonly id?: string;
+  /** The contact's value that is the media's http(s) URL (zero-based index into `template_variables`). */
+  readonly variable?: number;
+  /** A document's file name as the recipient sees it (documents only). */
+  readonly filename?: string;
+}
+
+/** One text parameter of the body. */
+export interface WhatsAppBodyParameter {
+  /** The contact's value that fills it (zero-based index into `template_variables`). */
+  readonly variable: number;
+  /** Meta's `parameter_name`, for a template created with named parameters: on every text parameter or on none. */
+  readonly parameterName?: string;
+}
+
+/** The parameter of one button, by its zero-based `index` among the template's buttons. */
+export type WhatsAppButton =
+  | {
+      /** A URL button whose URL ends with a parameter: the contact's value is appended to the approved URL. */
+      readonly type: 'url';
+      readonly index: number;
+      readonly variable: number;
+    }
+  | {
+      /** A quick reply button: the payload returned in the reply webhook, fixed or the contact's value. */
+      readonly type: 'quick_reply';
+      readonly index: number;
+      readonly payload?: string;
+      readonly variable?: number;
+    }
+  | {
+      /** A copy code (coupon) button: the code, fixed (`couponCode`) or the contact's value. */
+      readonly type: 'copy_code';
+      readonly index: number;
+      readonly couponCode?: string;
+      readonly variable?: number;
+    }
+  | {
+      /** The copy code button of an authentication template (one-time password): sent as Meta documents it, a `url` button with the code. */
+      readonly type: 'otp';
+      readonly index: number;
+      readonly variable: number;
+    };
 
 /** A template type: a functional category linking templates of one business (spec 1.4). */
 export interface TemplateTypeDescription {

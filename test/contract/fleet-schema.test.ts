@@ -54,13 +54,17 @@ function spansDocument(fleet: unknown, p: Problem): boolean {
     e.startsWith('a template associated with business') ||
     e.startsWith('a template taking') ||
     e.startsWith('contiguous placeholders') ||
-    e.startsWith('an index not named before')
+    e.startsWith('an index not named before') ||
+    e.startsWith('a button index not used before') ||
+    e.startsWith('a parameter name not used before') ||
+    e.includes("a template's parameters are all named or all positional")
   ) {
     return true;
   }
   const value = at(fleet, p.path);
   // An index the schema allows (any placeholder) that the text does not have.
-  if (/^(a zero-based placeholder index|no variables entry)/.test(e)) return Number.isInteger(value) && (value as number) >= 0 && (value as number) < 100;
+  if (/^(a zero-based placeholder index|no variables entry|a zero-based index into the contact's|no variable:)/.test(e))
+    return Number.isInteger(value) && (value as number) >= 0 && (value as number) < 100;
   // A date-time of the right form that is no date (month 13).
   if (e.startsWith('a clock time')) return typeof value === 'string' && CLOCK_TIME.test(value);
   return false;
@@ -91,6 +95,58 @@ function textArb(count: number): fc.Arbitrary<string> {
       const apart = fill.map((f) => `${f.startsWith('}') ? ' ' : ''}${f}${f.endsWith('{') ? ' ' : ''}`);
       const text = used.map((p, i) => `${apart[i] ?? ''}${p}`).join('') + apart.slice(used.length).join('');
       return text.length > 0 ? text : 'Hi';
+    });
+}
+
+/** WhatsApp components of a template whose text takes `count` values: every kind of header and button, named or positional. */
+function componentsArb(count: number): fc.Arbitrary<Json> {
+  const variable = fc.integer({ min: 0, max: Math.max(0, count - 1) });
+  const link = fc.constantFrom('https://example.com/a.png', 'http://cdn.example.com/x?y=1');
+  const headers: fc.Arbitrary<Json>[] = [
+    link.map((l) => ({ type: 'image', link: l })),
+    graphId.map((id) => ({ type: 'video', id })),
+    fc.tuple(link, fc.option(fc.constantFrom('bill.pdf', 'Fatura de março.pdf'), { nil: undefined })).map(([l, f]) => ({ type: 'document', link: l, ...(f ? { filename: f } : {}) })),
+  ];
+  if (count > 0)
+    headers.push(
+      variable.map((v) => ({ type: 'text', variable: v })),
+      variable.map((v) => ({ type: 'image', variable: v })),
+    );
+  const buttonOf = (index: number, kind: number, v: number, code: string): Json => {
+    const kinds: Json[] = [
+      { type: 'quick_reply', index, payload: `P ${index}` },
+      { type: 'copy_code', index, couponCode: code },
+      ...(count > 0
+        ? [
+            { type: 'url', index, variable: v },
+            { type: 'quick_reply', index, variable: v },
+            { type: 'copy_code', index, variable: v },
+            { type: 'otp', index, variable: v },
+          ]
+        : []),
+    ];
+    return kinds[kind % kinds.length]!;
+  };
+  return fc
+    .record({
+      header: fc.option(fc.oneof(...headers), { nil: undefined }),
+      body: fc.option(fc.array(variable, { maxLength: count > 0 ? 3 : 0 }), { nil: undefined }),
+      named: fc.boolean(),
+      buttons: fc.option(
+        fc
+          .uniqueArray(fc.integer({ min: 0, max: 9 }), { maxLength: 3 })
+          .chain((indexes) => fc.tuple(...indexes.map((index) => fc.tuple(fc.nat(), variable, fc.constantFrom('SAVE25', 'A', 'ABCDEFGHIJ12345')).map(([k, v, code]) => buttonOf(index, k, v, code))))),
+        { nil: undefined },
+      ),
+    })
+    .map(({ header, body, named, buttons }) => {
+      // Named parameters: on every text parameter (header text and body) or on none, unique in the body.
+      const h = header && named && (header as { type: string }).type === 'text' ? { ...(header as object), parameterName: 'header_name' } : header;
+      return {
+        ...(h !== undefined ? { header: h } : {}),
+        ...(body !== undefined ? { body: body.map((v, i) => ({ variable: v, ...(named ? { parameterName: `p_${i}` } : {}) })) } : {}),
+        ...(buttons !== undefined ? { buttons } : {}),
+      };
     });
 }
 
@@ -137,6 +193,7 @@ const validFleetArb: fc.Arbitrary<Json> = fc
                 language: fc.constantFrom('pt_BR', 'en_US', 'es', 'fil'),
                 id: fc.option(graphId, { nil: undefined }),
                 wabaId: fc.option(graphId, { nil: undefined }),
+                components: fc.option(componentsArb(count), { nil: undefined }),
               }),
               { nil: undefined },
             ),
@@ -282,6 +339,22 @@ const REPLACEMENTS: readonly Json[] = [
   [1, 1],
   [1],
   { x: 1 },
+  'https://example.com/b.png',
+  'image',
+  'document',
+  'text',
+  'url',
+  'quick_reply',
+  'otp',
+  'first_name',
+  'First Name',
+  9,
+  10,
+  [{ variable: 0 }],
+  { type: 'text', variable: 0 },
+  { type: 'image', link: 'https://example.com/c.png', id: '1' },
+  { type: 'url', index: 0 },
+  { type: 'copy_code', index: 1, couponCode: 'NOT A CODE!' },
 ];
 
 type Mutation = { kind: 'replace'; at: number; by: Json } | { kind: 'delete'; at: number } | { kind: 'add-key'; at: number } | { kind: 'copy-element'; at: number };

@@ -3,7 +3,11 @@
  * response shapes (docs/channels.md, "Sources"): it checks every send request field by field
  * (path, bearer token, content type, `messaging_product`, `recipient_type`, `to`, `type`,
  * `template.name`, `template.language.code`, the body component's text parameters and their
- * count), answers like the platform (`{ messaging_product, contacts: [{ input, wa_id }],
+ * count; for a template given with its approved components, in the shape the Message Templates
+ * API returns them, every component the way the platform checks it: the body's parameters
+ * against its placeholders, positional or named (132000), the header's text or media, a parameter
+ * for each URL button with a variable, each copy code and each one-time password button (131008),
+ * and a template unknown in the language asked for (132001)), answers like the platform (`{ messaging_product, contacts: [{ input, wa_id }],
  * messages: [{ id: "wamid…" }] }`, or `{ error: { message, type, code, error_data, fbtrace_id } }`),
  * and builds Meta's webhook notifications, signed with the app secret like Meta signs them.
  */
@@ -24,6 +28,32 @@ export interface GraphTemplate {
   readonly name: string;
   readonly language: string;
   readonly placeholders: number;
+  /** The approved template's components as the Message Templates API returns them; without them only the body's parameter count is checked. */
+  readonly components?: readonly MetaTemplateComponent[];
+  /** `parameter_format` of the approved template. @default 'POSITIONAL' */
+  readonly parameterFormat?: 'POSITIONAL' | 'NAMED';
+}
+
+/** A component of an approved template (Message Templates API, template components reference). */
+export type MetaTemplateComponent =
+  | { readonly type: 'HEADER'; readonly format: 'TEXT'; readonly text: string }
+  | { readonly type: 'HEADER'; readonly format: 'IMAGE' | 'VIDEO' | 'DOCUMENT' }
+  | { readonly type: 'BODY'; readonly text: string }
+  | { readonly type: 'FOOTER'; readonly text: string }
+  | {
+      readonly type: 'BUTTONS';
+      readonly buttons: readonly (
+        | { readonly type: 'URL'; readonly text: string; readonly url: string }
+        | { readonly type: 'QUICK_REPLY'; readonly text: string }
+        | { readonly type: 'COPY_CODE'; readonly example: string }
+        | { readonly type: 'PHONE_NUMBER'; readonly text: string; readonly phone_number: string }
+        | { readonly type: 'OTP'; readonly otp_type: 'copy_code'; readonly text?: string }
+      )[];
+    };
+
+/** The placeholders of a template text: `{{1}}` (positional) or `{{first_name}}` (named), each once. */
+function placeholdersOf(text: string): string[] {
+  return [...new Set([...text.matchAll(/\{\{([a-z0-9_]+)\}\}/g)].map((m) => m[1]!))];
 }
 
 /** One request the fake received, with what was wrong with it (empty when it was well formed). */
@@ -88,6 +118,8 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, text: string): Promise<void> {
     const problems: string[] = [];
+    /** What the platform refuses with a code of its own (the template's components, its language). */
+    const refusals: { code: number; detail: string }[] = [];
     const m = new RegExp(`^/${version.replace('.', '\\.')}/(\\d+)/messages$`).exec(req.url ?? '');
     const phoneNumberId = m?.[1] ?? '';
     if (req.method !== 'POST') problems.push(`method: expected POST, got ${req.method}`);
@@ -101,13 +133,14 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
     } catch {
       problems.push('body: not JSON');
     }
-    if (body) checkBody(body, problems);
-    const record: GraphRequest = { phoneNumberId, body, headers: req.headers, problems };
+    if (body) checkBody(body, problems, refusals);
+    const record: GraphRequest = { phoneNumberId, body, headers: req.headers, problems: [...problems, ...refusals.map((r) => `${r.code}: ${r.detail}`)] };
     fake.requests.push(record);
     if (problems.length > 0) {
       // The platform's answer to a malformed request: code 100, Invalid parameter.
       return graphError(res, 400, 100, problems.join('; '));
     }
+    if (refusals.length > 0) return graphError(res, 400, refusals[0]!.code, refusals.map((r) => r.detail).join('; '));
     fake.inFlight.set(phoneNumberId, (fake.inFlight.get(phoneNumberId) ?? 0) + 1);
     fake.maxInFlight.set(phoneNumberId, Math.max(fake.maxInFlight.get(phoneNumberId) ?? 0, fake.inFlight.get(phoneNumberId)!));
     let answer: GraphAnswer;
@@ -135,7 +168,7 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
     }
   }
 
-  function checkBody(body: any, problems: string[]): void {
+  function checkBody(body: any, problems: string[], refusals: { code: number; detail: string }[]): void {
     const expectKeys = (o: any, keys: string[], path: string) => {
       if (typeof o !== 'object' || o === null || Array.isArray(o)) return problems.push(`${path}: expected an object`);
       for (const k of Object.keys(o)) if (!keys.includes(k)) problems.push(`${path}.${k}: not a field of the request`);
@@ -154,17 +187,95 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
     expectKeys(t.language, ['code', 'policy'], '$.template.language');
     if (t.language?.policy !== undefined && t.language.policy !== 'deterministic') problems.push('template.language.policy: expected "deterministic"');
     const known = templates.get(`${t.name}/${t.language?.code}`);
-    if (!known) return void problems.push(`template: no approved template ${t.name} in ${t.language?.code}`);
+    // The platform's answer for a name without an approved translation in that language.
+    if (!known) return void refusals.push({ code: 132001, detail: `template name (${t.name}) does not exist in ${t.language?.code}` });
     const components = t.components ?? [];
     if (!Array.isArray(components)) return void problems.push('template.components: expected an array');
+    for (const c of components) {
+      expectKeys(c, c?.type === 'button' ? ['type', 'sub_type', 'index', 'parameters'] : ['type', 'parameters'], '$.template.components[]');
+      if (!['header', 'body', 'button'].includes(c?.type)) problems.push(`template.components[].type: expected header, body or button, got ${JSON.stringify(c?.type)}`);
+      if (!Array.isArray(c?.parameters)) problems.push('template.components[].parameters: expected an array');
+    }
     const bodyComponent = components.find((c: any) => c?.type === 'body');
-    for (const c of components) expectKeys(c, ['type', 'parameters'], '$.template.components[]');
-    const parameters = bodyComponent?.parameters ?? [];
-    if (parameters.length !== known.placeholders) problems.push(`template.components[body].parameters: expected ${known.placeholders}, got ${parameters.length}`);
+    const parameters: any[] = bodyComponent?.parameters ?? [];
     for (const p of parameters) {
-      expectKeys(p, ['type', 'text'], '$.template.components[body].parameters[]');
+      expectKeys(p, ['type', 'text', 'parameter_name'], '$.template.components[body].parameters[]');
       if (p?.type !== 'text' || typeof p.text !== 'string') problems.push('template.components[body].parameters[]: expected { type: "text", text: string }');
     }
+    if (!known.components) {
+      if (parameters.length !== known.placeholders) problems.push(`template.components[body].parameters: expected ${known.placeholders}, got ${parameters.length}`);
+      return;
+    }
+    checkComponents(known, components, refusals);
+  }
+
+  /** The send's components against the approved template's, as the platform checks them. */
+  function checkComponents(known: GraphTemplate, sent: any[], refusals: { code: number; detail: string }[]): void {
+    const named = known.parameterFormat === 'NAMED';
+    const textParameters = (where: string, expected: string[], given: any[]) => {
+      if (given.length !== expected.length)
+        return refusals.push({ code: 132000, detail: `number of parameters of the ${where} (${given.length}) does not match the expected number of params (${expected.length})` });
+      given.forEach((p, i) => {
+        if (p?.type !== 'text' || typeof p.text !== 'string' || p.text.length === 0) refusals.push({ code: 131008, detail: `${where} parameter ${i}: the text is missing` });
+        if (named && !expected.includes(p?.parameter_name))
+          refusals.push({ code: 132000, detail: `${where} parameter ${i}: parameter name ${JSON.stringify(p?.parameter_name)} is not one of ${expected.join(', ')}` });
+        if (!named && p?.parameter_name !== undefined) refusals.push({ code: 132012, detail: `${where} parameter ${i}: a positional template takes no parameter_name` });
+      });
+      return undefined;
+    };
+    const header = known.components!.find((c) => c.type === 'HEADER');
+    const sentHeader = sent.find((c) => c?.type === 'header');
+    if (header && header.type === 'HEADER') {
+      if (header.format === 'TEXT') textParameters('header', placeholdersOf(header.text), sentHeader?.parameters ?? []);
+      else {
+        const media = header.format.toLowerCase();
+        const p = sentHeader?.parameters?.[0];
+        const object = p?.[media];
+        if (p?.type !== media || typeof object !== 'object' || (typeof object.link !== 'string' && typeof object.id !== 'string')) {
+          refusals.push({ code: 131008, detail: `header: a ${media} parameter with a link or an id is required` });
+        } else if (typeof object.link === 'string' && !/^https?:\/\//.test(object.link)) refusals.push({ code: 131009, detail: `header: ${object.link} is not a URL` });
+      }
+    } else if (sentHeader) refusals.push({ code: 132000, detail: 'header: the template has no header parameters' });
+    const body = known.components!.find((c) => c.type === 'BODY');
+    textParameters('body', body && body.type === 'BODY' ? placeholdersOf(body.text) : [], sent.find((c) => c?.type === 'body')?.parameters ?? []);
+    const buttonsOf = known.components!.find((c) => c.type === 'BUTTONS');
+    const buttons = buttonsOf && buttonsOf.type === 'BUTTONS' ? buttonsOf.buttons : [];
+    const sentButtons = sent.filter((c) => c?.type === 'button');
+    for (const b of sentButtons) {
+      if (typeof b.index !== 'string' && typeof b.index !== 'number') refusals.push({ code: 131008, detail: 'button: index is required' });
+      else if (buttons[Number(b.index)] === undefined) refusals.push({ code: 132000, detail: `button ${b.index}: the template has no such button` });
+    }
+    buttons.forEach((b, i) => {
+      const given = sentButtons.filter((c) => Number(c.index) === i);
+      if (given.length > 1) refusals.push({ code: 132000, detail: `button ${i}: given ${given.length} times` });
+      const c = given[0];
+      const p = c?.parameters?.[0];
+      switch (b.type) {
+        case 'URL':
+          // Only a URL with a variable takes a parameter: the text appended to it.
+          if (!b.url.includes('{{1}}')) return void (c && refusals.push({ code: 132000, detail: `button ${i}: a static URL takes no parameter` }));
+          if (c?.sub_type !== 'url' || p?.type !== 'text' || typeof p.text !== 'string' || p.text.length === 0)
+            refusals.push({ code: 131008, detail: `button ${i}: the URL's parameter (sub_type url, a text) is required` });
+          return;
+        case 'OTP':
+          // An authentication template's copy code button is a URL button carrying the code.
+          if (c?.sub_type !== 'url' || p?.type !== 'text' || typeof p.text !== 'string' || p.text.length === 0)
+            refusals.push({ code: 131008, detail: `button ${i}: the one-time password (sub_type url, a text) is required` });
+          return;
+        case 'COPY_CODE':
+          if (c?.sub_type !== 'copy_code' || p?.type !== 'coupon_code' || typeof p.coupon_code !== 'string' || !/^[A-Za-z0-9]+$/.test(p.coupon_code)) {
+            refusals.push({ code: 131008, detail: `button ${i}: the coupon code (sub_type copy_code, a coupon_code) is required` });
+          }
+          return;
+        case 'QUICK_REPLY':
+          // A payload is optional; given, it is a payload of a quick reply button.
+          if (c && (c.sub_type !== 'quick_reply' || p?.type !== 'payload' || typeof p.payload !== 'string')) refusals.push({ code: 132000, detail: `button ${i}: a quick reply takes a payload` });
+          return;
+        case 'PHONE_NUMBER':
+          if (c) refusals.push({ code: 132000, detail: `button ${i}: a phone number button takes no parameter` });
+          return;
+      }
+    });
   }
 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -326,6 +437,10 @@ export function whatsappFleet(fleet: any) {
 /** The numbers and templates of {@link whatsappFleet}, as the fake knows them. */
 export function graphAccount(fleet: any): { numbers: GraphNumber[]; templates: GraphTemplate[] } {
   const numbers: GraphNumber[] = fleet.businesses.flatMap((b: any) => b.numbers.map((n: any) => ({ phone: n.phone, phoneNumberId: n.whatsapp.phoneNumberId })));
-  const templates: GraphTemplate[] = fleet.templates.map((t: any) => ({ name: t.whatsapp.name ?? t.name, language: t.whatsapp.language, placeholders: (t.text.match(/\{\{\d+\}\}/g) ?? []).length }));
+  const templates: GraphTemplate[] = fleet.templates.map((t: any) => ({
+    name: t.whatsapp.name ?? t.name,
+    language: t.whatsapp.language,
+    placeholders: new Set(t.text.match(/\{\{\d+\}\}/g) ?? []).size,
+  }));
   return { numbers, templates };
 }

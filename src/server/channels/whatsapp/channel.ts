@@ -32,7 +32,7 @@ import { Attendances } from './attendances.js';
 import { Gate } from './gate.js';
 import { resolveWhatsAppOptions, type ResolvedWhatsAppOptions, type WhatsAppChannelOptions } from './options.js';
 import { accountChange, businessLimitOf, flagOf, numberLimitsOf, templateChange } from './platform-changes.js';
-import { templateMessageBody, templatePart } from './request.js';
+import { templateMessageBody, templatePart, type TemplateForPart, type TemplatePart } from './request.js';
 import { decodeSent, encodeSent, OPTED_OUT, PHONE_KEY, REPLIED, REPLIED_KEY, WAMID_KEY, type SentRecord } from './sent-record.js';
 import { sameSecret, verifySignature } from './signature.js';
 import { readWebhook, type StatusValue, type WebhookEvent } from './webhook-events.js';
@@ -164,8 +164,8 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     if (path === undefined) paths.set(phoneNumberId, (path = `${o.pathPrefix}${phoneNumberId}/messages`));
     return path;
   };
-  const parts = new Map<number, string>();
-  const partOf = (templateId: number, template: { readonly name: string; readonly language: string }) => {
+  const parts = new Map<number, TemplatePart>();
+  const partOf = (templateId: number, template: TemplateForPart) => {
     let part = parts.get(templateId);
     if (part === undefined) parts.set(templateId, (part = templatePart(template)));
     return part;

@@ -6,6 +6,7 @@
  * refused with every missing id's JSON path.
  */
 import type { Fleet } from '../../../core/fleet-validate.js';
+import type { FleetWhatsAppComponents } from '../../../core/fleet-whatsapp-components.js';
 import { problem, type Problem } from '../../../core/problems.js';
 
 export interface WhatsAppNumber {
@@ -24,6 +25,8 @@ export interface WhatsAppTemplate {
   readonly id: string | undefined;
   /** WABAs the template can belong to: its own, else those of its businesses (empty: any). */
   readonly wabaIds: readonly string[];
+  /** What the template takes at send time; undefined: every value is a body text parameter. */
+  readonly components: FleetWhatsAppComponents | undefined;
 }
 
 /** The identity of a template in a status webhook. */
@@ -52,7 +55,7 @@ export class FleetIds {
       if (!t.whatsapp) continue;
       const own = t.whatsapp.wabaId;
       const wabaIds = own !== undefined ? [own] : [...new Set(t.businessIds.map((id) => wabaOfBusiness.get(id)).filter((w): w is string => w !== undefined))];
-      this.#templates.set(t.id, { templateId: t.id, name: t.whatsapp.name, language: t.whatsapp.language, id: t.whatsapp.id, wabaIds });
+      this.#templates.set(t.id, { templateId: t.id, name: t.whatsapp.name, language: t.whatsapp.language, id: t.whatsapp.id, wabaIds, components: t.whatsapp.components });
     }
   }
 
