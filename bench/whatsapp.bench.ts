@@ -122,6 +122,8 @@ function message(i: number): OutgoingMessage {
     handedOutAt: 0,
     isRetry: false,
     retryIndex: null,
+    maxRetries: 0,
+    retryInterval: 0,
   };
 }
 

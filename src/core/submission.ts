@@ -37,5 +37,16 @@ export interface Submission {
   readonly deadline?: number;
   /** Share of the pool against other campaigns (deficit round-robin). @default 1 */
   readonly weight?: number;
+  /**
+   * Retries each contact has already used, at most `maxRetries`: a contact submitted again after a
+   * failure the provider reported later (a status webhook) continues its count, so its next send is
+   * `is_retry` with the right `retry_index` and it has only what is left of its retries. @default 0
+   */
+  readonly retriesUsed?: number;
+  /**
+   * Clock time before which none of its contacts goes (each waits as a retry waits): a contact
+   * submitted again that must wait (a recipient's pair rate limit, a retry interval). @default none
+   */
+  readonly notBefore?: number;
   readonly contacts: readonly SubmissionContact[];
 }

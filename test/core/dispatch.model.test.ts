@@ -275,10 +275,14 @@ class Submit implements Cmd {
     readonly maxRetries: number,
     readonly retryInterval: number,
     readonly deadlineIn: number | undefined,
+    /** A contact submitted again: retries it used already, and a wait before it goes. */
+    readonly again: { readonly used: number; readonly waitMs: number } | undefined = undefined,
   ) {}
   check = () => true;
   run(m: Model, r: Real): void {
     const pool = POOLS[this.pool % POOLS.length]!;
+    const used = this.again ? Math.min(this.again.used, this.maxRetries) : 0;
+    const notBefore = this.again ? m.now + this.again.waitMs : undefined;
     const deadline = this.deadlineIn === undefined ? undefined : m.now + this.deadlineIn;
     const contacts = Array.from({ length: this.n }, (_, i) => ({
       phone: i < this.bad ? '12' : String(5531900000000 + phoneSeq++),
@@ -291,6 +295,7 @@ class Submit implements Cmd {
       maxRetries: this.maxRetries,
       retryInterval: this.retryInterval,
       ...(deadline !== undefined ? { deadline } : {}),
+      ...(this.again ? { retriesUsed: used, notBefore } : {}),
       contacts,
     });
     const seq = m.nextSeq++;
@@ -303,12 +308,17 @@ class Submit implements Cmd {
       deadline,
       maxRetries: this.maxRetries,
       retryInterval: this.retryInterval,
-      contacts: contacts.map((c, i) => ({ state: i < this.bad ? 'rejected' : expired ? 'expired' : 'queued', retries: 0, handouts: 0, resend: false, retryAt: 0, attempts: 0, ...c })),
+      contacts: contacts.map((c, i) => {
+        const waits = notBefore !== undefined && notBefore > m.now;
+        const state: MState = i < this.bad ? 'rejected' : expired ? 'expired' : waits ? 'waiting' : 'queued';
+        return { state, retries: used, handouts: 0, resend: false, retryAt: waits ? notBefore : 0, attempts: 0, ...c };
+      }),
     });
     expect(ticket.accepted).toBe(expired ? 0 : this.n - this.bad);
     checkAll(m, r);
   }
-  toString = () => `submit(pool ${this.pool % POOLS.length}, ${this.n} (${this.bad} bad), campaign ${this.campaign}, retries ${this.maxRetries}/${this.retryInterval}, deadline +${this.deadlineIn})`;
+  toString = () =>
+    `submit(pool ${this.pool % POOLS.length}, ${this.n} (${this.bad} bad), campaign ${this.campaign}, retries ${this.maxRetries}/${this.retryInterval}, deadline +${this.deadlineIn}${this.again ? `, again: used ${this.again.used}, wait ${this.again.waitMs}` : ''})`;
 }
 
 class Poll implements Cmd {
@@ -509,6 +519,9 @@ const commands = [
       fc.option(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3 * HOUR })), { nil: undefined }),
     )
     .map(([pool, n, bad, campaign, retries, interval, deadline]) => new Submit(pool, n, Math.min(bad, n), campaign, retries, interval, deadline)),
+  fc
+    .tuple(fc.nat(), fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 2 }), fc.integer({ min: 0, max: 2 }), fc.constantFrom(0, 6_000, 60_000))
+    .map(([pool, n, retries, used, waitMs]) => new Submit(pool, n, 0, undefined, retries, 1000, undefined, { used, waitMs })),
   fc.integer({ min: 1, max: 20 }).map((limit) => new Poll(limit)),
   fc.integer({ min: 1, max: 20 }).map((limit) => new Poll(limit, true)),
   fc.tuple(fc.nat(), outcomeArb).map(([pick, o]) => new Report(true, pick, o)),

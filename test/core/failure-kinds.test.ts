@@ -117,3 +117,43 @@ describe('a refused attempt', () => {
     expect(windows(engine, phone).day.used).toBe(0);
   });
 });
+
+describe('a contact submitted again after a failure reported later', () => {
+  it('continues its retry count (retriesUsed) and waits until notBefore, counted as waiting, never as a retry of its own', () => {
+    const { clock, engine } = setup();
+    clock.set(1_000);
+    const ticket = engine.submit({ businessId: 1, typeId: 10, contacts: [contact(1)], maxRetries: 2, retriesUsed: 1, notBefore: 7_000, retryInterval: 60_000 });
+    expect(ticket.accepted).toBe(1);
+    expect(engine.stats()).toMatchObject({ queued: 0, waitingRetry: 1 });
+    expect(engine.poll()).toHaveLength(0);
+    expect(engine.nextWakeAt()).toBe(7_000);
+    clock.set(7_000);
+    const [m] = engine.poll();
+    expect(m).toMatchObject({ isRetry: true, retryIndex: 0, maxRetries: 2, retryInterval: 60_000 });
+    // One retry is left: a failure schedules it, the next failure ends the contact.
+    const r = engine.report(m!.messageId, { status: 'failed', code: 131000 });
+    expect(r).toMatchObject({ effect: 'retry-scheduled', retryAt: 67_000 });
+    clock.set(67_000);
+    const [again] = engine.poll();
+    expect(again).toMatchObject({ retryIndex: 1 });
+    expect(engine.report(again!.messageId, { status: 'failed', code: 131000 })).toEqual({ ok: true, effect: 'failed' });
+  });
+
+  it('goes at once when notBefore has passed, and refuses retriesUsed beyond maxRetries with the field named', () => {
+    const { clock, engine } = setup();
+    clock.set(5_000);
+    engine.submit({ businessId: 1, typeId: 10, contacts: [contact(1)], notBefore: 4_000 });
+    expect(engine.poll()).toHaveLength(1);
+    expect(() => engine.submit({ businessId: 1, typeId: 10, contacts: [contact(2)], maxRetries: 1, retriesUsed: 2 })).toThrow(/\$\.retriesUsed/);
+    expect(() => engine.submit({ businessId: 1, typeId: 10, contacts: [contact(2)], notBefore: -1 })).toThrow(/\$\.notBefore/);
+  });
+
+  it('keeps waiting contacts across a restart from a snapshot', () => {
+    const { clock, engine } = setup();
+    engine.submit({ businessId: 1, typeId: 10, contacts: [contact(1), { phone: '123' }], notBefore: 9_000 });
+    const restored = createEngine(specFleet(), { clock, snapshot: JSON.parse(JSON.stringify(engine.snapshot())) });
+    expect(restored.stats()).toMatchObject({ waitingRetry: 1, rejected: 1 });
+    clock.set(9_000);
+    expect(restored.poll()).toHaveLength(1);
+  });
+});

@@ -29,6 +29,8 @@ function message(i: number): OutgoingMessage {
     handedOutAt: 0,
     isRetry: false,
     retryIndex: null,
+    maxRetries: 0,
+    retryInterval: 0,
   };
 }
 

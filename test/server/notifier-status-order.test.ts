@@ -36,6 +36,8 @@ const message: OutgoingMessage = {
   handedOutAt: 0,
   isRetry: false,
   retryIndex: null,
+  maxRetries: 0,
+  retryInterval: 0,
 };
 
 /** A notifier that sent `message`, and the HSM statuses it notified, in order. */

@@ -30,6 +30,8 @@ function message(variables: readonly string[]): OutgoingMessage {
     handedOutAt: 0,
     isRetry: false,
     retryIndex: null,
+    maxRetries: 0,
+    retryInterval: 0,
   };
 }
 

@@ -31,6 +31,8 @@ function message(over: Partial<OutgoingMessage> = {}, index = 0): OutgoingMessag
     handedOutAt: 0,
     isRetry: false,
     retryIndex: null,
+    maxRetries: 0,
+    retryInterval: 0,
     ...over,
   };
 }

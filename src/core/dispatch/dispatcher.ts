@@ -224,14 +224,29 @@ export class Dispatcher {
         }
       }
     }
-    if (accepted > 0) {
-      // The others start queued (state 0): counted at once rather than one by one.
-      this.#touch(record);
-      record.counts[QUEUED] = accepted;
-      this.#counts[QUEUED]! += accepted;
-      this.#armDeadline(record);
+    if (accepted > 0 && input.notBefore !== undefined && input.notBefore > now) {
+      // Not before a time: each waits as a retry waits (no retry counted), then goes from `back`.
+      const at = input.notBefore;
+      const times = (record.retryAt = new Float64Array(n));
+      for (let i = 0; i < n; i++) {
+        // Rejected contacts have their state already; the rest are still at 0, uncounted.
+        if (record.state[i] !== QUEUED) continue;
+        this.#enter(record, i, WAITING);
+        times[i] = at;
+        this.#retries.push({ at, seq: record.seq, index: i, handout: 0 });
+      }
+      // None is fresh: each comes back through `back` when its time falls due.
+      record.fresh = n;
+    } else {
+      if (accepted > 0) {
+        // The others start queued (state 0): counted at once rather than one by one.
+        this.#touch(record);
+        record.counts[QUEUED] = accepted;
+        this.#counts[QUEUED]! += accepted;
+        this.#armDeadline(record);
+      }
+      record.queue.addFresh(record, accepted);
     }
-    record.queue.addFresh(record, accepted);
     record.queue.wakeAt = 0;
     this.#finishIfDone(record);
     return { submissionId: record.id, accepted, rejected };

@@ -86,6 +86,8 @@ export class MessageBatch extends ContactRows {
       handedOutAt: this.handedOutAt,
       isRetry: retries > 0,
       retryIndex: retries > 0 ? retries - 1 : null,
+      maxRetries: record.maxRetries,
+      retryInterval: record.retryInterval,
     };
   }
 

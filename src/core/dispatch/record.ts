@@ -70,6 +70,7 @@ export interface RecordSource {
   readonly retryInterval?: number | undefined;
   readonly deadline?: number | undefined;
   readonly weight?: number | undefined;
+  readonly retriesUsed?: number | undefined;
 }
 
 export interface SubmissionRecord {
@@ -149,6 +150,8 @@ export function createRecord(seq: number, source: RecordSource, contacts: Contac
   // aligned): a backing store each cost more than the rest of a 100-contact submission.
   const buffer = new ArrayBuffer(16 * n);
   const flightSlot = new Int32Array(buffer, 8 * n, n).fill(-1);
+  const retries = new Uint8Array(buffer, 15 * n, n);
+  if (source.retriesUsed !== undefined && source.retriesUsed > 0) retries.fill(source.retriesUsed);
   return {
     seq,
     businessId: source.businessId,
@@ -165,7 +168,7 @@ export function createRecord(seq: number, source: RecordSource, contacts: Contac
     flowKey: source.campaignId !== undefined ? `c${source.campaignId}` : `s${seq}`,
     queue,
     state: new Uint8Array(buffer, 14 * n, n),
-    retries: new Uint8Array(buffer, 15 * n, n),
+    retries,
     handouts: new Uint16Array(buffer, 12 * n, n),
     flightSlot,
     flightTemplate: new Float64Array(buffer, 0, n),

@@ -63,6 +63,12 @@ export interface OutgoingMessage {
   readonly isRetry: boolean;
   /** Zero-based index of the retry, null on the first try (spec 6.3 `retry_index`). */
   readonly retryIndex: number | null;
+  /**
+   * The submission's `maxRetries` and `retryInterval` (ms): what a host needs to act on a failure
+   * the provider reports later (a status webhook) with the same rules as the engine's.
+   */
+  readonly maxRetries: number;
+  readonly retryInterval: number;
 }
 
 /** What the channel said of a message. */
