@@ -8,11 +8,7 @@ import { problem, type Problem } from '../../../core/problems.js';
 import { integerProblem, secretProblem } from '../../option-checks.js';
 import { FleetIds } from './fleet-ids.js';
 import { DEFAULT_MESSAGES_PER_SECOND, UPGRADED_MESSAGES_PER_SECOND } from './platform-changes.js';
-
-/** Default ceiling of a number's in-flight window (`maxInFlightPerNumber`). */
-export const DEFAULT_MAX_IN_FLIGHT_PER_NUMBER = 2_000;
-/** Highest `maxInFlightPerNumber` accepted. */
-export const MAX_IN_FLIGHT_PER_NUMBER = 100_000;
+import { DEFAULT_MAX_IN_FLIGHT_PER_NUMBER, MAX_IN_FLIGHT_PER_NUMBER } from './pacing-defaults.js';
 
 /** Options of `createWhatsAppChannel`. */
 export interface WhatsAppChannelOptions {
