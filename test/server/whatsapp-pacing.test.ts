@@ -116,8 +116,14 @@ describe('the in-flight window', () => {
     expect(w.latencyMs).toBe(200);
     expect(w.rate).toBe(1_000);
     expect(w.size).toBe(300); // ceil(1,000 × 0.2 × 1.5)
-    // 80 a second at 200 ms: 24.
-    for (let i = 0; i < 200; i++) {
+    // 80 a second at 200 ms: 24, reached by an eighth a period at most.
+    const before = w.size;
+    w.arrived((now += 12.5));
+    w.answered(200, (now += 250));
+    expect(w.size).toBeLessThan(before);
+    // By an eighth a period at most (two periods closed here), not to 24 at once.
+    expect(w.size).toBeGreaterThanOrEqual(Math.floor((Math.floor((before * 7) / 8) * 7) / 8));
+    for (let i = 0; i < 1_000; i++) {
       now += 12.5;
       w.arrived(now);
       w.answered(200, now);

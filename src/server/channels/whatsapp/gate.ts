@@ -99,7 +99,7 @@ export interface InFlightWindowOptions {
  *
  * A window too small for the demand grows at least by the headroom each period, since the sends it
  * lets through then are the rate it measures; one too large shrinks as the rate or the latency
- * falls. Pure: the clock is read by the caller.
+ * falls, by at most an eighth a period. Pure: the clock is read by the caller.
  */
 export class InFlightWindow {
   readonly #min: number;
@@ -169,7 +169,9 @@ export class InFlightWindow {
 
   #resize(): void {
     if (this.#rate === undefined || this.#latencyMs === undefined) return;
-    const wanted = Math.ceil(((this.#rate * this.#latencyMs) / 1000) * this.#headroom);
-    this.#size = Math.min(this.#max, Math.max(this.#min, wanted));
+    const wanted = Math.min(this.#max, Math.max(this.#min, Math.ceil(((this.#rate * this.#latencyMs) / 1000) * this.#headroom)));
+    // Up at once; down by at most an eighth a period, so one quiet period (the engine hands out
+    // in steps) does not take away the room the next one needs.
+    this.#size = wanted >= this.#size ? wanted : Math.max(wanted, Math.floor((this.#size * 7) / 8));
   }
 }
