@@ -4,9 +4,13 @@
  * Sending: each message is one `POST /{version}/{phone-number-id}/messages` of a template message
  * (request.ts), over keep-alive connections shared by every number (an undici Pool: its request
  * API is several times cheaper per call than `fetch`, which is what lets one instance push tens of
- * thousands of messages a second), with at most `maxInFlightPerNumber` sends of one number waiting
- * for the platform at once. The answer becomes the engine's outcome through the one error table
- * (answer.ts, `CHANNEL_ERRORS`, `TRANSPORT_FAILURES`).
+ * thousands of messages a second). The sends of one number waiting for the platform at once are
+ * bounded by its in-flight window, which follows the number's rate times the platform's answer
+ * time (gate.ts), up to `maxInFlightPerNumber`. The answer becomes the engine's outcome through the
+ * one error table (answer.ts, `CHANNEL_ERRORS`, `TRANSPORT_FAILURES`); a throttling answer carries
+ * the number's rest: its `Retry-After`, or the table's rest escalated per number (throttles.ts).
+ * The engine paces each number; the channel tells the server the platform's default rate for the
+ * numbers the fleet gives none (`numberDefaults`).
  *
  * Receiving: the channel serves Meta's webhooks on `webhookPath` (`inbound`): the subscription
  * handshake, and notifications refused unless their `X-Hub-Signature-256` is the app secret's
