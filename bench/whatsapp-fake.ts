@@ -5,9 +5,12 @@
  * that form). Raw HTTP/1.1 over `net`, parsing only the request's framing (headers end,
  * content-length) and finding `"to":"`: cheap enough that one core answers far more than one
  * instance of sendpool sends, so the figure is sendpool's, not the fake's. It reports its own CPU
- * time when asked.
+ * time when asked. With FAKE_DELAY_MS it answers each request that long after it came, as a
+ * platform far away does (bench/whatsapp-pacing.bench.ts).
  */
 import net from 'node:net';
+
+const DELAY_MS = Number(process.env.FAKE_DELAY_MS ?? 0);
 
 const PREFIX = Buffer.from('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: keep-alive\r\ncontent-length: ');
 let seq = 0;
@@ -53,7 +56,11 @@ const server = net.createServer((socket) => {
       answered++;
     }
     pending = at === pending.length ? Buffer.alloc(0) : pending.subarray(at);
-    if (out.length > 0) socket.write(out.length === 1 ? out[0]! : Buffer.concat(out));
+    if (out.length > 0) {
+      const answers = out.length === 1 ? out[0]! : Buffer.concat(out);
+      if (DELAY_MS > 0) setTimeout(() => socket.writable && socket.write(answers), DELAY_MS);
+      else socket.write(answers);
+    }
   });
   socket.on('error', () => {});
 });

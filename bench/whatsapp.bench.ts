@@ -58,6 +58,8 @@ const fleet = {
         phone: `55119900${String(i + 1).padStart(5, '0')}`,
         throughputPerHour: 1_000_000_000,
         messagingLimit24h: 1_000_000_000_000,
+        // Far above the run: without a rate the server would pace each at the platform's default 80/s.
+        messagesPerSecond: 1_000_000,
         whatsapp: { phoneNumberId: `2000000000${String(i + 1).padStart(5, '0')}` },
       })),
       templateTypes: [{ id: 10, name: 'billing', templateIds: [100, 101] }],

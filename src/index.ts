@@ -18,6 +18,7 @@ export {
   type CoreEngineOptions,
   type EngineChanges,
   type NumberChange,
+  type NumberDefaults,
   type NumberLimitsChange,
   type NumberView,
   type NumericArray,

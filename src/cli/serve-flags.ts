@@ -4,6 +4,7 @@
  * was expected and what was given. Secrets (key files) are never echoed, only their length.
  */
 import { DEFAULT_CONNECTIONS } from '../server/connections.js';
+import { MAX_IN_FLIGHT_PER_NUMBER } from '../server/channels/whatsapp/pacing-defaults.js';
 import { hostProblem, MIN_METRICS_KEY_LENGTH, MIN_REPORT_TOKEN_KEY_BYTES, publicBaseUrlProblem, secretProblem } from '../server/option-checks.js';
 import type { Options, Parsed } from './args.js';
 import { formatDuration, parseDuration } from './duration.js';
@@ -37,6 +38,7 @@ export const SERVE_FLAGS: Options = {
   'whatsapp-credentials': { type: 'string' },
   'graph-url': { type: 'string' },
   'graph-api-version': { type: 'string' },
+  'max-in-flight-per-number': { type: 'string' },
   'sms-channel': { type: 'string' },
   'smpp-config': { type: 'string' },
   version: { type: 'boolean' },
@@ -83,6 +85,15 @@ function timeoutFlag(flag: string, text: string): number {
   const ms = parseDuration(text);
   if (ms === undefined || ms < 1 || ms > DAY_MS) throw new UsageError(`--${flag}: expected a duration from 1ms to 1d, such as 10s, 2m or 500ms, got ${JSON.stringify(text)}`);
   return ms;
+}
+
+/** `--max-in-flight-per-number N`: the ceiling of a number's in-flight window (WhatsApp channel). */
+function inFlightFlag(text: string): number {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < 1 || n > MAX_IN_FLIGHT_PER_NUMBER) {
+    throw new UsageError(`--max-in-flight-per-number: expected a whole number from 1 to ${MAX_IN_FLIGHT_PER_NUMBER} (sends of one number at the platform at once), got ${JSON.stringify(text)}`);
+  }
+  return n;
 }
 
 /** A key from a file: its text without surrounding whitespace (the newline an editor adds). */
@@ -228,18 +239,21 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
   if (channel !== 'simulated' && channel !== 'whatsapp') throw new UsageError(`--channel: expected "simulated" or "whatsapp", got ${JSON.stringify(channel)}`);
   const graphUrl = str('graph-url');
   const graphVersion = str('graph-api-version');
+  const inFlight = str('max-in-flight-per-number');
   if (channel === 'simulated') {
-    for (const flag of ['whatsapp-credentials', 'graph-url', 'graph-api-version']) {
+    for (const flag of ['whatsapp-credentials', 'graph-url', 'graph-api-version', 'max-in-flight-per-number']) {
       if (str(flag) !== undefined) throw new UsageError(`--${flag}: needs --channel whatsapp`);
     }
   } else {
     if (graphUrl !== undefined && !/^https?:\/\/[^\s?#@]+$/.test(graphUrl))
       throw new UsageError(`--graph-url: expected an http or https URL such as https://graph.facebook.com, got ${JSON.stringify(graphUrl)}`);
     if (graphVersion !== undefined && !/^v\d+\.\d+$/.test(graphVersion)) throw new UsageError(`--graph-api-version: expected a Graph API version such as v23.0, got ${JSON.stringify(graphVersion)}`);
+    const maxInFlightPerNumber = inFlight === undefined ? undefined : inFlightFlag(inFlight);
     options['whatsapp'] = {
       ...whatsAppSecrets(io, str('whatsapp-credentials'), env),
       ...(graphUrl !== undefined ? { graphUrl } : {}),
       ...(graphVersion !== undefined ? { apiVersion: graphVersion } : {}),
+      ...(maxInFlightPerNumber !== undefined ? { maxInFlightPerNumber } : {}),
     };
   }
   const smpp = smsChannelFlags(io, str('sms-channel'), str('smpp-config'), env);

@@ -98,6 +98,15 @@ export interface NumberLimitsChange {
   readonly messagesPerSecond?: number | null;
 }
 
+/**
+ * Limits a provider gives a number its fleet entry sets none of (`engine.setNumberDefaults`): the
+ * WhatsApp Cloud API sends at most 80 messages a second from a number unless it was upgraded.
+ */
+export interface NumberDefaults {
+  /** Per-second rate of every number whose fleet entry has no `messagesPerSecond`. @default none */
+  readonly messagesPerSecond?: number;
+}
+
 /** Options of a status change. */
 export interface StatusChangeOptions {
   /** With 'paused': clock time at which the pause ends by itself. */

@@ -28,6 +28,7 @@ import type {
   CoreEngineOptions,
   EngineChanges,
   NumberChange,
+  NumberDefaults,
   NumberLimitsChange,
   NumberView,
   NumericArray,
@@ -63,6 +64,7 @@ export type {
   TemplateState,
   TemplateTypeInfo,
   NumberLimitsChange,
+  NumberDefaults,
   StatusChangeOptions,
   StatusChange,
   CoreEngineOptions,
@@ -76,6 +78,10 @@ export class Engine {
   #lastNow = 0;
   /** The fleet's tables, rebuilt whole by a fleet change. */
   #t!: FleetTables;
+  /** The fleet description the tables were built from. */
+  #fleet!: Fleet;
+  /** Per-second rate of the numbers whose fleet entry has none (`setNumberDefaults`); 0: no window. */
+  #defaultPerSecond = 0;
   readonly #view: TemplateView = {
     isActive: (t) => this.#t.templateStatus[t] === 'active',
     account: (t) => this.#t.templateAccount[t],
@@ -352,6 +358,38 @@ export class Engine {
     const problems = validateNumberLimits({ throughputPerHour: perHour, messagingLimit24h: per24h, ...(perSecond > 0 ? { messagesPerSecond: perSecond } : {}) });
     if (problems.length > 0) throw new FleetValidationError(problems, `limits for ${phone}`);
     this.#tick();
+    this.#setLimits(slot, perHour, per24h, perSecond);
+  }
+
+  /**
+   * Limits for the numbers whose fleet entry sets none (the provider's defaults: the WhatsApp Cloud
+   * API's 80 messages a second). They apply now to every such number still at the previous default
+   * (a rate changed since by `setNumberLimits`, such as a throughput upgrade, stays), and to the
+   * numbers of every fleet loaded later by `replaceFleet`. `{}` removes them.
+   * @throws {FleetValidationError} for a rate that is not an integer from 1 to 1,000,000
+   */
+  setNumberDefaults(defaults: NumberDefaults): void {
+    const perSecond = defaults.messagesPerSecond ?? 0;
+    if (defaults.messagesPerSecond !== undefined) {
+      const problems = validateNumberLimits({ throughputPerHour: 1, messagingLimit24h: 1, messagesPerSecond: defaults.messagesPerSecond });
+      if (problems.length > 0) throw new FleetValidationError(problems, 'number defaults');
+    }
+    const before = this.#defaultPerSecond;
+    this.#defaultPerSecond = perSecond;
+    if (perSecond === before) return;
+    this.#tick();
+    const t = this.#t;
+    let slot = 0;
+    for (const b of this.#fleet.businesses) {
+      for (const n of b.numbers) {
+        if (n.messagesPerSecond === undefined && t.perSecond[slot] === before) this.#setLimits(slot, t.perHour[slot]!, t.per24h[slot]!, perSecond);
+        slot++;
+      }
+    }
+  }
+
+  #setLimits(slot: number, perHour: number, per24h: number, perSecond: number): void {
+    const phone = this.#t.phones[slot]!;
     const oldPerHour = this.#t.perHour[slot]!;
     this.#t.perHour[slot] = perHour;
     this.#t.per24h[slot] = per24h;
@@ -878,8 +916,9 @@ export class Engine {
 
   /** Builds every index from a fleet description; keeps store state by phone. */
   #load(fleet: Fleet): void {
-    const t = new FleetTables(fleet, this.#store, this.#lastNow);
+    const t = new FleetTables(fleet, this.#store, this.#lastNow, this.#defaultPerSecond);
     this.#t = t;
+    this.#fleet = fleet;
     this.#call = 0;
     this.#timers = new TimedHeap();
     // A new fleet changes every number and template for a durable host: all are written again.

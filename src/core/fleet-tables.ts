@@ -67,8 +67,11 @@ export class FleetTables {
   readonly businesses: BusinessRecord[] = [];
   readonly businessIndex = new Map<number, number>();
 
-  /** Builds every index from a fleet description; the store keeps limit state by phone. */
-  constructor(fleet: Fleet, store: Store, now: number) {
+  /**
+   * Builds every index from a fleet description; the store keeps limit state by phone. A number
+   * without `messagesPerSecond` gets `defaultPerSecond` (0: no per-second window).
+   */
+  constructor(fleet: Fleet, store: Store, now: number, defaultPerSecond = 0) {
     const numberCount = fleet.businesses.reduce((n, b) => n + b.numbers.length, 0);
     this.templates = fleet.templates;
     this.numberIndex.sizeFor(numberCount);
@@ -111,8 +114,9 @@ export class FleetTables {
         this.numberMember[slot] = m;
         this.perHour[slot] = n.throughputPerHour;
         this.per24h[slot] = n.messagingLimit24h;
-        this.perSecond[slot] = n.messagesPerSecond ?? 0;
-        this.handle[slot] = store.open(n.phone, limitsOf(n.throughputPerHour, n.messagingLimit24h, n.messagesPerSecond ?? 0), now);
+        const perSecond = n.messagesPerSecond ?? defaultPerSecond;
+        this.perSecond[slot] = perSecond;
+        this.handle[slot] = store.open(n.phone, limitsOf(n.throughputPerHour, n.messagingLimit24h, perSecond), now);
         if (n.account !== undefined) {
           let c = accounts.indexOf(n.account);
           if (c < 0) c = accounts.push(n.account) - 1;

@@ -62,6 +62,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const clock = options.clock ?? systemClock;
   const random = options.random ?? cryptoRandom;
   const channel = options.channel ?? createSimulatedChannel();
+  // The provider's pace for numbers the fleet gives no per-second rate (WhatsApp: 80/s).
+  if (channel.numberDefaults !== undefined) engine.setNumberDefaults(channel.numberDefaults);
   const limits = options.limits ?? {};
   const maxBodyBytes = limits.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   const allowPrivate = options.allowPrivateWebhookTargets ?? false;

@@ -5,7 +5,7 @@
  * that happens later (delivery, read, reply, an attendance, an SMS delivery report or reply) is
  * reported to the {@link ChannelSink} the server attaches, under the ids the server handed out.
  */
-import type { NumberLimitsChange } from '../core/engine.js';
+import type { NumberDefaults, NumberLimitsChange } from '../core/engine.js';
 import type { OutgoingMessage, SendOutcome } from '../core/dispatch/types.js';
 import type { SmsSend } from '../contract/mapping.js';
 
@@ -258,4 +258,11 @@ export interface Channel {
   close?(): Promise<void> | void;
   /** Endpoints the provider calls (its webhooks); the server serves them. @default none */
   readonly inbound?: readonly InboundRoute[];
+  /**
+   * The provider's limits for a number the fleet gives none of (the WhatsApp Cloud API: 80
+   * messages a second): the server hands them to the engine at start (`engine.setNumberDefaults`),
+   * so such a number is paced at the provider's rate, and so are numbers of a fleet loaded later.
+   * @default none: a number without a per-second rate has no per-second window
+   */
+  readonly numberDefaults?: NumberDefaults;
 }

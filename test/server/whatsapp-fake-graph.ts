@@ -68,8 +68,8 @@ export interface GraphRequest {
 /** What to answer a request: the platform's acceptance, one of its errors, or a transport failure. */
 export type GraphAnswer =
   | { readonly kind: 'accept' }
-  | { readonly kind: 'error'; readonly code: number; readonly status?: number; readonly details?: string }
-  | { readonly kind: 'raw'; readonly status: number; readonly body: string }
+  | { readonly kind: 'error'; readonly code: number; readonly status?: number; readonly details?: string; readonly headers?: Readonly<Record<string, string>> }
+  | { readonly kind: 'raw'; readonly status: number; readonly body: string; readonly headers?: Readonly<Record<string, string>> }
   | { readonly kind: 'hang' }
   | { readonly kind: 'reset' };
 
@@ -156,9 +156,9 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
         return json(res, 200, { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: wamid, message_status: 'accepted' }] });
       }
       case 'error':
-        return graphError(res, answer.status ?? 400, answer.code, answer.details ?? `error ${answer.code}`);
+        return graphError(res, answer.status ?? 400, answer.code, answer.details ?? `error ${answer.code}`, answer.headers);
       case 'raw':
-        res.writeHead(answer.status, { 'content-type': 'text/html' }).end(answer.body);
+        res.writeHead(answer.status, { 'content-type': 'text/html', ...answer.headers }).end(answer.body);
         return;
       case 'hang':
         return; // never answered: the client's timeout decides
@@ -284,14 +284,17 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
   return fake;
 }
 
-function json(res: http.ServerResponse, status: number, body: unknown): void {
+function json(res: http.ServerResponse, status: number, body: unknown, headers: Readonly<Record<string, string>> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers }).end(text);
 }
 
-/** The Graph API's error body (the error codes page's "Error response syntax"). */
-function graphError(res: http.ServerResponse, status: number, code: number, details: string): void {
-  json(res, status, { error: { message: `(#${code}) ${details}`, type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp', details }, fbtrace_id: 'AazfakeTrace' } });
+/**
+ * The Graph API's error body (the error codes page's "Error response syntax"), with the headers
+ * asked (a throttling answer's `Retry-After`).
+ */
+function graphError(res: http.ServerResponse, status: number, code: number, details: string, headers?: Readonly<Record<string, string>>): void {
+  json(res, status, { error: { message: `(#${code}) ${details}`, type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp', details }, fbtrace_id: 'AazfakeTrace' } }, headers);
 }
 
 // ------------------------------------------------------------------ webhook notifications

@@ -118,12 +118,14 @@ describe('platform events as engine changes', () => {
     expect(limitsChange(quality({ tier }), undefined)).toEqual({ messagingLimit24h: limit });
   });
 
-  it('a tier not set, or none, changes nothing; a throughput upgrade raises only a per-second rate the fleet gave', () => {
+  it('a tier not set, or none, changes nothing; a throughput upgrade raises the fleet’s rate, or the default 80, to 1,000', () => {
     expect(limitsChange(quality({ tier: 'TIER_NOT_SET' }), undefined)).toBeUndefined();
     expect(limitsChange(quality({ event: 'FLAGGED' }), undefined)).toBeUndefined();
     expect(limitsChange(quality({ event: 'THROUGHPUT_UPGRADE', tier: 'TIER_UNLIMITED' }), 80)).toEqual({ messagesPerSecond: 1_000 });
-    expect(limitsChange(quality({ event: 'THROUGHPUT_UPGRADE', tier: 'TIER_UNLIMITED' }), undefined)).toBeUndefined();
+    // Without a rate in the fleet the number runs at the platform's default, 80: raised too.
+    expect(limitsChange(quality({ event: 'THROUGHPUT_UPGRADE', tier: 'TIER_UNLIMITED' }), undefined)).toEqual({ messagesPerSecond: 1_000 });
     expect(limitsChange(quality({ event: 'THROUGHPUT_UPGRADE' }), 1_000)).toBeUndefined();
+    expect(limitsChange(quality({ event: 'THROUGHPUT_UPGRADE' }), 2_000)).toBeUndefined();
   });
 });
 

@@ -3,7 +3,8 @@
  * paused by a `message_template_status_update` in the middle of a campaign takes the rest of the
  * campaign to the other templates without one FAILED (the sends already at the platform meet
  * 132015 and fail over), approved again it comes back; a `phone_number_quality_update` that
- * lowers a number's messaging-limit tier lowers the output of GET /messenger/businesses/; an
+ * lowers a number's messaging-limit tier lowers the output of GET /messenger/businesses/, and a
+ * throughput upgrade raises a number paced at the platform's default 80/s to 1,000/s; an
  * `account_update` restricting the account pauses all its numbers (output falls to 0, nothing is
  * sent) and its lifting resumes them (but not a number an operator paused meanwhile); a portfolio's
  * messaging limit is shown as the portfolio's, and a flagged number on the dashboard.
@@ -143,20 +144,23 @@ describe('a quality downgrade', () => {
   };
 
   it('lowers the output of the number’s pools, and an upgrade raises it again', async () => {
-    expect(await output()).toBe(3_000_000);
-    const down = await deliver(hook, qualityNotification({ display: '5511990000001', event: 'DOWNGRADE', oldLimit: 'TIER_10K', currentLimit: 'TIER_1K' }));
+    // The fleet gives no per-second rate: each number is paced at the platform's default, 80/s,
+    // and what may go at once is 80 a number.
+    expect(await output()).toBe(240);
+    const down = await deliver(hook, qualityNotification({ display: '5511990000001', event: 'DOWNGRADE', oldLimit: 'TIER_10K', currentLimit: 'TIER_50' }));
     expect(down.status).toBe(200);
-    await waitFor(async () => (await output()) === 2_001_000, 'output lowered by the downgrade');
-    expect(s.server.sendpool.engine.numbers().find((n) => n.phone === '5511990000001')).toMatchObject({ messagingLimit24h: 1_000 });
+    await waitFor(async () => (await output()) === 210, 'output lowered by the downgrade');
+    expect(s.server.sendpool.engine.numbers().find((n) => n.phone === '5511990000001')).toMatchObject({ messagingLimit24h: 50 });
 
     // Formatted display numbers are read as their digits.
-    const up = await deliver(hook, qualityNotification({ display: '+55 11 99000-0001', event: 'UPGRADE', oldLimit: 'TIER_1K', currentLimit: 'TIER_10K' }));
+    const up = await deliver(hook, qualityNotification({ display: '+55 11 99000-0001', event: 'UPGRADE', oldLimit: 'TIER_50', currentLimit: 'TIER_1K' }));
     expect(up.status).toBe(200);
-    await waitFor(async () => (await output()) === 2_010_000, 'output raised by the upgrade');
+    await waitFor(async () => (await output()) === 240, 'output raised by the upgrade');
 
-    // A throughput upgrade adds no per-second window to a number the fleet gave none.
+    // A throughput upgrade raises the default 80/s to 1,000/s (the 24 h limit of 1,000 holds it there).
     expect((await deliver(hook, qualityNotification({ display: '5511990000001', event: 'THROUGHPUT_UPGRADE', currentLimit: 'TIER_UNLIMITED' }))).status).toBe(200);
-    expect(await output()).toBe(2_010_000);
+    await waitFor(async () => (await output()) === 1_160, 'output raised by the throughput upgrade');
+    expect(s.server.sendpool.engine.numbers().find((n) => n.phone === '5511990000001')).toMatchObject({ messagesPerSecond: 1_000 });
   });
 
   it('shows operators a quality rating that changes no limit, and steers nothing with it', async () => {
@@ -164,7 +168,7 @@ describe('a quality downgrade', () => {
     const provider = async () => (await api(s.url, '/dashboard/api/numbers/?q=5511990000002')).json.numbers[0]?.provider;
     await waitFor(async () => (await provider())?.reason === 'FLAGGED', 'the rating on the dashboard');
     expect(await provider()).not.toHaveProperty('messaging_limit_24h');
-    expect(await output()).toBe(2_010_000);
+    expect(await output()).toBe(1_160);
   });
 });
 

@@ -60,6 +60,10 @@ Options:
                                Never logged
       --graph-url URL          origin of the Graph API (default https://graph.facebook.com)
       --graph-api-version V    Graph API version of the sends (default v23.0)
+      --max-in-flight-per-number N
+                               most sends of one number at the platform at once (default 2000):
+                               the ceiling of the window that follows the number's rate times the
+                               platform's answer time (docs/channels.md, "Pacing")
       --sms-channel simulated|smpp
                                where SMS go (default simulated). smpp needs the optional package
                                smpp; its options come from --smpp-config and SENDPOOL_SMPP_*

@@ -27,5 +27,7 @@ export function composeChannels(parts: ComposedChannels): Channel {
     },
     // Both providers' webhooks are served.
     inbound: [...(parts.messages.inbound ?? []), ...(parts.sms !== parts.messages ? (parts.sms.inbound ?? []) : [])],
+    // The engine paces template messages: the message channel's defaults are the ones.
+    ...(parts.messages.numberDefaults !== undefined ? { numberDefaults: parts.messages.numberDefaults } : {}),
   };
 }

@@ -2,8 +2,10 @@
  * What the Cloud API's answer to a send means, as the engine's `SendOutcome`: accepted (with the
  * platform's message id, the wamid), refused with a Graph API error code (looked up in the one
  * error table, `CHANNEL_ERRORS`), or a transport failure without a code (`TRANSPORT_FAILURES`).
+ * A throttling answer is marked so the channel can give the number the rest it needs (the answer's
+ * `Retry-After`, or its own escalation): {@link restedOutcome} builds that outcome.
  */
-import { TRANSPORT_FAILURES, type TransportFailure } from '../../../core/channel-errors.js';
+import { TRANSPORT_FAILURES, actionForCode, type TransportFailure } from '../../../core/channel-errors.js';
 import type { SendOutcome } from '../../../core/dispatch/types.js';
 
 export interface SendAnswer {
@@ -12,6 +14,54 @@ export interface SendAnswer {
   readonly wamid?: string;
   /** The recipient's WhatsApp id as the platform knows it (`contacts[0].wa_id`), when it says. */
   readonly waId?: string;
+  /**
+   * A throttling answer (HTTP 429 without a code, or a code of {@link THROTTLING_CODES}): the rest
+   * the table gives it, which `Retry-After` replaces; `perNumber` when it is the number's own
+   * throughput (130429, a bare 429), which the channel escalates on consecutive throttles.
+   */
+  readonly throttle?: { readonly restMs: number; readonly perNumber: boolean };
+}
+
+/**
+ * Graph API codes that say "too many requests" rather than anything about the message: the
+ * number's throughput (130429), the business account's rate (80007), the app's (4).
+ */
+export const THROTTLING_CODES: ReadonlySet<number> = new Set([4, 80007, 130429]);
+const NUMBER_THROTTLE = 130429;
+
+/** Longest rest a `Retry-After` may give a number: a longer one is more likely wrong than meant. */
+export const MAX_RETRY_AFTER_MS = 3_600_000;
+
+/**
+ * The wait a `Retry-After` header asks for, in milliseconds: delay-seconds (`120`) or an HTTP date
+ * (`Wed, 21 Oct 2026 07:28:00 GMT`, counted from `now`; a date past is 0). Undefined when the
+ * header is absent or neither form; at most {@link MAX_RETRY_AFTER_MS}.
+ */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  let ms: number;
+  if (/^\d{1,10}$/.test(text)) ms = Number(text) * 1000;
+  else {
+    // An HTTP date names its weekday and its zone (RFC 9110, 5.6.7); a bare number or word is not one.
+    if (!/^[A-Za-z]{3},? /.test(text) || !/(?:GMT|UTC|[+-]\d{4})$/.test(text)) return undefined;
+    const at = Date.parse(text);
+    if (Number.isNaN(at)) return undefined;
+    ms = Math.max(0, at - now);
+  }
+  return Math.min(ms, MAX_RETRY_AFTER_MS);
+}
+
+/** A throttled send's outcome with the rest the number takes, overriding the table's. */
+export function restedOutcome(outcome: SendOutcome, restMs: number): SendOutcome {
+  if (outcome.status !== 'failed') return outcome;
+  return { ...outcome, action: { kind: 'requeue', restMs: Math.max(0, Math.round(restMs)) } };
+}
+
+/** The rest the one table gives a throttling answer (1 s for 130429 and a bare 429). */
+function tableRestMs(code: number | undefined): number {
+  const action = code === undefined ? TRANSPORT_FAILURES.throttled.action : actionForCode(code);
+  return action.kind === 'requeue' ? action.restMs : 1_000;
 }
 
 const SENT: SendOutcome = Object.freeze({ status: 'sent' });
@@ -75,9 +125,10 @@ export function classifyAnswer(statusCode: number, text: string): SendAnswer {
   if (error && typeof error.code === 'number' && Number.isInteger(error.code)) {
     const details = typeof error.error_data?.details === 'string' ? error.error_data.details : typeof error.message === 'string' ? error.message : '';
     // The platform answered the send with an error: it refused it, nothing went (its charge goes back).
-    return { outcome: { status: 'failed', code: error.code, refused: true, ...(details ? { reason: details.slice(0, MAX_REASON) } : {}) } };
+    const outcome: SendOutcome = { status: 'failed', code: error.code, refused: true, ...(details ? { reason: details.slice(0, MAX_REASON) } : {}) };
+    return THROTTLING_CODES.has(error.code) ? { outcome, throttle: { restMs: tableRestMs(error.code), perNumber: error.code === NUMBER_THROTTLE } } : { outcome };
   }
-  if (statusCode === 429) return { outcome: transportOutcome('throttled', 'HTTP 429') };
+  if (statusCode === 429) return { outcome: transportOutcome('throttled', 'HTTP 429'), throttle: { restMs: tableRestMs(undefined), perNumber: true } };
   // A 5xx (or an unexpected 4xx) without a Graph error: the request may have been acted on.
   return { outcome: transportOutcome('unknown-outcome', `HTTP ${statusCode} without an error code`) };
 }

@@ -4,9 +4,13 @@
  * Sending: each message is one `POST /{version}/{phone-number-id}/messages` of a template message
  * (request.ts), over keep-alive connections shared by every number (an undici Pool: its request
  * API is several times cheaper per call than `fetch`, which is what lets one instance push tens of
- * thousands of messages a second), with at most `maxInFlightPerNumber` sends of one number waiting
- * for the platform at once. The answer becomes the engine's outcome through the one error table
- * (answer.ts, `CHANNEL_ERRORS`, `TRANSPORT_FAILURES`).
+ * thousands of messages a second). The sends of one number waiting for the platform at once are
+ * bounded by its in-flight window, which follows the number's rate times the platform's answer
+ * time (gate.ts), up to `maxInFlightPerNumber`. The answer becomes the engine's outcome through the
+ * one error table (answer.ts, `CHANNEL_ERRORS`, `TRANSPORT_FAILURES`); a throttling answer carries
+ * the number's rest: its `Retry-After`, or the table's rest escalated per number (throttles.ts).
+ * The engine paces each number; the channel tells the server the platform's default rate for the
+ * numbers the fleet gives none (`numberDefaults`).
  *
  * Receiving: the channel serves Meta's webhooks on `webhookPath` (`inbound`): the subscription
  * handshake, and notifications refused unless their `X-Hub-Signature-256` is the app secret's
@@ -27,14 +31,15 @@ import type { OutgoingMessage, SendOutcome } from '../../../core/dispatch/types.
 import type { Channel, ChannelMemory, ChannelSink, InboundRequest, InboundResponse, LaterStatus, OutgoingSms, SmsSendResult } from '../../channel.js';
 import { BoundedMap } from '../../bounded-map.js';
 import { ChannelMemoryStore } from '../memory.js';
-import { classifyAnswer, classifyError } from './answer.js';
+import { classifyAnswer, classifyError, parseRetryAfter, restedOutcome } from './answer.js';
 import { Attendances } from './attendances.js';
-import { Gate } from './gate.js';
+import { Gate, InFlightWindow } from './gate.js';
 import { resolveWhatsAppOptions, type ResolvedWhatsAppOptions, type WhatsAppChannelOptions } from './options.js';
 import { accountChange, businessLimitOf, flagOf, numberLimitsOf, templateChange } from './platform-changes.js';
 import { templateMessageBody, templatePart, type TemplateForPart, type TemplatePart } from './request.js';
 import { decodeSent, encodeSent, OPTED_OUT, PHONE_KEY, REPLIED, REPLIED_KEY, WAMID_KEY, type SentRecord } from './sent-record.js';
 import { sameSecret, verifySignature } from './signature.js';
+import { Throttles } from './throttles.js';
 import { readWebhook, type StatusValue, type WebhookEvent } from './webhook-events.js';
 
 /** Counters of the channel, for hosts, metrics and tests. */
@@ -43,6 +48,10 @@ export interface WhatsAppChannelStats {
   readonly inFlight: number;
   /** Sends waiting for a slot of their number. */
   readonly waiting: number;
+  /** The largest in-flight window of a number now (docs/channels.md, "Pacing"). */
+  readonly maxWindow: number;
+  /** Numbers resting after a throttle (130429 or a bare 429) and not yet sending fine again. */
+  readonly throttledNumbers: number;
   readonly sent: number;
   readonly failed: number;
   /** Entries of the memory of platform ids (two or three a sent message: its wamid, its recipient). */
@@ -63,9 +72,13 @@ export interface WhatsAppChannel extends Channel {
   stats(): WhatsAppChannelStats;
 }
 
+const RETRY_AFTER = 'retry-after';
+
 /** The handler of one exchange (undici's dispatch handler): a class, so a send allocates one object, not five closures. */
 class Exchange {
   statusCode = 0;
+  /** The `Retry-After` header of a refusal, when it has one. */
+  retryAfter: string | undefined;
   #first: Buffer | undefined;
   #more: Buffer[] | undefined;
 
@@ -87,8 +100,15 @@ class Exchange {
     this.#reject(error);
   }
 
-  onHeaders(statusCode: number): boolean {
+  onHeaders(statusCode: number, headers: Buffer[] | string[] | null): boolean {
     this.statusCode = statusCode;
+    // Only a refusal may carry a Retry-After worth reading; an acceptance's headers are not looked at.
+    if (statusCode >= 400 && headers) {
+      for (let i = 0; i + 1 < headers.length; i += 2) {
+        const name = headers[i]!;
+        if (name.length === RETRY_AFTER.length && name.toString().toLowerCase() === RETRY_AFTER) this.retryAfter = headers[i + 1]!.toString();
+      }
+    }
     return true;
   }
 
@@ -103,6 +123,10 @@ class Exchange {
     return this.#first === undefined ? '' : this.#first.toString('utf8');
   }
 }
+
+/** The smallest in-flight window of a number, and the window before anything was measured. */
+const MIN_WINDOW = 4;
+const INITIAL_WINDOW = 64;
 
 const LATER: Readonly<Record<Exclude<StatusValue, 'held_for_quality_assessment'>, LaterStatus>> = {
   // The API's acceptance is SENT; the platform's `sent` (the message left its servers) is SERVER.
@@ -126,7 +150,9 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     connect: { timeout: o.connectTimeoutMs },
   });
   const headers = { authorization: `Bearer ${o.accessToken}`, 'content-type': 'application/json' };
-  const gates = new Map<string, Gate>();
+  /** Per number: the gate its sends wait at, and the window that sizes it. */
+  const gates = new Map<string, { readonly gate: Gate; readonly window: InFlightWindow }>();
+  const throttles = new Throttles();
   /**
    * Sent messages by their platform id (`wm:`), and the last message to each user by the phone it
    * was sent to (`wp:`: what a reply without context answers, when it comes to the number that sent
@@ -154,7 +180,10 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
 
   const gateOf = (phoneNumberId: string) => {
     let gate = gates.get(phoneNumberId);
-    if (!gate) gates.set(phoneNumberId, (gate = new Gate(o.maxInFlightPerNumber)));
+    if (!gate) {
+      const window = new InFlightWindow({ min: MIN_WINDOW, max: o.maxInFlightPerNumber, initial: INITIAL_WINDOW });
+      gates.set(phoneNumberId, (gate = { gate: new Gate(window.size), window }));
+    }
     return gate;
   };
   // Built once: each number's path and each template's part of the body.
@@ -178,19 +207,32 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       // The fleet the engine runs was changed without the channel: nothing can be sent with it.
       return { status: 'failed', reason: `no WhatsApp ids for number ${m.phone} or template ${m.templateId}`, action: { kind: 'give-up' } };
     }
-    const gate = gateOf(number.phoneNumberId);
+    const { gate, window } = gateOf(number.phoneNumberId);
+    resize(gate, window.arrived(o.now()));
     if (!gate.tryAcquire()) await gate.wait();
     counts.inFlight++;
+    const startedAt = o.now();
     try {
       let answer;
+      let res;
       try {
-        const res = await post(pathOf(number.phoneNumberId), templateMessageBody(m, partOf(m.templateId, template)));
+        res = await post(pathOf(number.phoneNumberId), templateMessageBody(m, partOf(m.templateId, template)));
         answer = classifyAnswer(res.statusCode, res.text());
       } catch (e) {
         counts.failed++;
         return classifyError(e);
+      } finally {
+        const now = o.now();
+        resize(gate, window.answered(now - startedAt, now));
+      }
+      if (answer.throttle) {
+        counts.failed++;
+        const retryAfterMs = parseRetryAfter(res.retryAfter, o.now());
+        const restMs = answer.throttle.perNumber ? throttles.throttled(number.phoneNumberId, startedAt, o.now(), answer.throttle.restMs, retryAfterMs) : retryAfterMs;
+        return restMs === undefined ? answer.outcome : restedOutcome(answer.outcome, restMs);
       }
       if (answer.outcome.status === 'sent') {
+        throttles.succeeded(number.phoneNumberId, startedAt);
         counts.sent++;
         const record = encodeSent(m, o.now());
         if (answer.wamid !== undefined) memory.set(WAMID_KEY + answer.wamid, record);
@@ -203,6 +245,10 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       counts.inFlight--;
       gate.release();
     }
+  }
+
+  function resize(gate: Gate, size: number): void {
+    if (size !== gate.limit) gate.setLimit(size);
   }
 
   function handshake(query: InboundRequest['query']): InboundResponse {
@@ -399,6 +445,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
 
   return {
     send,
+    numberDefaults: { messagesPerSecond: o.defaultMessagesPerSecond },
     async sendSms(sms: OutgoingSms): Promise<SmsSendResult> {
       // Template messages only: compose with an SMS gateway (composeChannels) for SMS.
       return { status: 'failed', reason: `the WhatsApp channel sends no SMS (${sms.smsId}); compose it with an SMS channel` };
@@ -423,7 +470,9 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     },
     stats: () => ({
       inFlight: counts.inFlight,
-      waiting: [...gates.values()].reduce((n, g) => n + g.waiting, 0),
+      waiting: [...gates.values()].reduce((n, g) => n + g.gate.waiting, 0),
+      maxWindow: [...gates.values()].reduce((n, g) => Math.max(n, g.gate.limit), 0),
+      throttledNumbers: throttles.size,
       sent: counts.sent,
       failed: counts.failed,
       tracked: memory.size ?? 0,

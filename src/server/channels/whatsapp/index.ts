@@ -7,5 +7,5 @@
 export { createWhatsAppChannel, type WhatsAppChannel, type WhatsAppChannelStats } from './channel.js';
 export { DEFAULT_OPT_OUT_KEYWORDS, WhatsAppChannelError, isWhatsAppChannelError, type WhatsAppChannelOptions } from './options.js';
 export { signatureOf, verifySignature } from './signature.js';
-export { TIER_LIMITS, UPGRADED_MESSAGES_PER_SECOND } from './platform-changes.js';
+export { DEFAULT_MESSAGES_PER_SECOND, TIER_LIMITS, UPGRADED_MESSAGES_PER_SECOND } from './platform-changes.js';
 export { templateMessageBody, templatePart, type TemplateForPart, type TemplatePart } from './request.js';

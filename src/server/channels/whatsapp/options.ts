@@ -7,6 +7,8 @@ import { validateFleet } from '../../../core/fleet-validate.js';
 import { problem, type Problem } from '../../../core/problems.js';
 import { integerProblem, secretProblem } from '../../option-checks.js';
 import { FleetIds } from './fleet-ids.js';
+import { DEFAULT_MESSAGES_PER_SECOND, UPGRADED_MESSAGES_PER_SECOND } from './platform-changes.js';
+import { DEFAULT_MAX_IN_FLIGHT_PER_NUMBER, MAX_IN_FLIGHT_PER_NUMBER } from './pacing-defaults.js';
 
 /** Options of `createWhatsAppChannel`. */
 export interface WhatsAppChannelOptions {
@@ -49,12 +51,21 @@ export interface WhatsAppChannelOptions {
    */
   readonly connectTimeoutMs?: number;
   /**
-   * Sends of one number waiting for the platform at once. The platform takes 80 messages/s per
-   * number by default and answers in well under a second: 64 keeps a number busy without piling
-   * up requests it would refuse with 130429.
-   * @default 64
+   * Most sends of one number waiting for the platform at once: the ceiling of the number's
+   * in-flight window. The window itself follows the number's rate times the platform's answer time
+   * (with half again as headroom, at least 4), so a number upgraded to 1,000 messages/s at 200 ms
+   * keeps about 300 at the platform; it starts at 64 (or this, when lower). Sends past the window
+   * wait in the channel, in order (docs/channels.md, "Pacing").
+   * @default 2000
    */
   readonly maxInFlightPerNumber?: number;
+  /**
+   * Messages a second of a number the fleet gives no `messagesPerSecond`: the platform's default
+   * throughput. The channel tells the server (`numberDefaults`), which paces such numbers at it in
+   * the engine; a throughput upgrade (the platform's THROUGHPUT_UPGRADE event) raises it to 1,000.
+   * @default 80
+   */
+  readonly defaultMessagesPerSecond?: number;
   /**
    * Keep-alive connections to the Graph API, shared by every number. One connection carries one
    * send at a time, so this bounds the sends at the platform at once: give at least the messages
@@ -117,6 +128,7 @@ export interface ResolvedWhatsAppOptions {
   readonly requestTimeoutMs: number;
   readonly connectTimeoutMs: number;
   readonly maxInFlightPerNumber: number;
+  readonly defaultMessagesPerSecond: number;
   readonly connections: number;
   readonly maxTrackedMessages: number;
   readonly maxWebhookKeys: number;
@@ -180,7 +192,8 @@ export function resolveWhatsAppOptions(o: WhatsAppChannelOptions): ResolvedWhats
   };
   const requestTimeoutMs = int('requestTimeoutMs', 10_000, 1, 600_000, 'milliseconds');
   const connectTimeoutMs = int('connectTimeoutMs', 5_000, 1, 600_000, 'milliseconds');
-  const maxInFlightPerNumber = int('maxInFlightPerNumber', 64, 1, 100_000);
+  const maxInFlightPerNumber = int('maxInFlightPerNumber', DEFAULT_MAX_IN_FLIGHT_PER_NUMBER, 1, MAX_IN_FLIGHT_PER_NUMBER);
+  const defaultMessagesPerSecond = int('defaultMessagesPerSecond', DEFAULT_MESSAGES_PER_SECOND, 1, UPGRADED_MESSAGES_PER_SECOND, 'messages a second');
   const connections = int('connections', 512, 1, 100_000);
   const maxTrackedMessages = int('maxTrackedMessages', 500_000, 1, 100_000_000);
   const maxWebhookKeys = int('maxWebhookKeys', 100_000, 1, 100_000_000);
@@ -212,6 +225,7 @@ export function resolveWhatsAppOptions(o: WhatsAppChannelOptions): ResolvedWhats
     requestTimeoutMs,
     connectTimeoutMs,
     maxInFlightPerNumber,
+    defaultMessagesPerSecond,
     connections,
     maxTrackedMessages,
     maxWebhookKeys,

@@ -26,6 +26,12 @@ export const TIER_LIMITS: Readonly<Record<string, number>> = Object.freeze({
 /** The per-second throughput a number has after the platform's throughput upgrade. */
 export const UPGRADED_MESSAGES_PER_SECOND = 1_000;
 
+/**
+ * The per-second throughput the platform gives a number by default: the channel's default
+ * `defaultMessagesPerSecond`, which the server gives the engine's numbers the fleet gives no rate.
+ */
+export const DEFAULT_MESSAGES_PER_SECOND = 80;
+
 /** Pause lengths the platform gives by the pause's title (first pause 3 h, second 6 h). */
 const PAUSE_HOURS: Readonly<Record<string, number>> = { FIRST_PAUSE: 3, SECOND_PAUSE: 6 };
 
@@ -67,13 +73,14 @@ function hoursIn(description: string | undefined): number | undefined {
 
 /**
  * The limits a number quality event gives, or undefined when it gives none. `perSecond` is the
- * fleet's per-second rate of the number: a throughput upgrade raises it, and never adds a window
- * to a number the fleet gave none (that would lower what it may send at once).
+ * fleet's per-second rate of the number; a number without one is paced at the platform's default
+ * (80, `DEFAULT_MESSAGES_PER_SECOND`, given by the server), so a throughput upgrade raises either
+ * to 1,000, and never lowers a fleet's rate above it.
  */
 export function limitsChange(e: Extract<WebhookEvent, { kind: 'quality' }>, perSecond: number | undefined): NumberLimitsChange | undefined {
   // The throughput upgrade's tier reads "higher throughput", not a messaging limit.
   if (e.event === 'THROUGHPUT_UPGRADE') {
-    return perSecond !== undefined && perSecond < UPGRADED_MESSAGES_PER_SECOND ? { messagesPerSecond: UPGRADED_MESSAGES_PER_SECOND } : undefined;
+    return (perSecond ?? DEFAULT_MESSAGES_PER_SECOND) < UPGRADED_MESSAGES_PER_SECOND ? { messagesPerSecond: UPGRADED_MESSAGES_PER_SECOND } : undefined;
   }
   const limit = e.tier === undefined ? undefined : TIER_LIMITS[e.tier];
   return limit === undefined ? undefined : { messagingLimit24h: limit };
