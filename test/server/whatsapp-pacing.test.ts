@@ -213,13 +213,13 @@ describe('WhatsApp channel: pacing against the fake Graph API', () => {
     const bare = await open().send(message(3));
     expect(bare).toMatchObject({ status: 'failed', action: { kind: 'requeue', restMs: 3_000 } });
     graph.respond = () => ({ kind: 'error', code: 80007, status: 400, details: 'Rate limit issues', headers: { 'Retry-After': '15' } });
-    expect(await channel.send(message(4))).toEqual({ status: 'failed', code: 80007, reason: 'Rate limit issues', action: { kind: 'requeue', restMs: 15_000 } });
+    expect(await channel.send(message(4))).toEqual({ status: 'failed', code: 80007, refused: true, reason: 'Rate limit issues', action: { kind: 'requeue', restMs: 15_000 } });
     // Without a Retry-After the account's throttle keeps the table's rest (no action of its own).
     graph.respond = () => ({ kind: 'error', code: 80007, status: 400, details: 'Rate limit issues' });
-    expect(await channel.send(message(5))).toEqual({ status: 'failed', code: 80007, reason: 'Rate limit issues' });
+    expect(await channel.send(message(5))).toEqual({ status: 'failed', code: 80007, refused: true, reason: 'Rate limit issues' });
     // A Retry-After on an answer that is no throttle is not read.
     graph.respond = () => ({ kind: 'error', code: 131026, status: 400, details: 'Message undeliverable', headers: { 'Retry-After': '9' } });
-    expect(await channel.send(message(6))).toEqual({ status: 'failed', code: 131026, reason: 'Message undeliverable' });
+    expect(await channel.send(message(6))).toEqual({ status: 'failed', code: 131026, refused: true, reason: 'Message undeliverable' });
   });
 
   it('escalates 130429 per number on consecutive throttles, and starts over after a success', async () => {

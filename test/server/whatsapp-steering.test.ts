@@ -172,7 +172,7 @@ describe('a quality downgrade', () => {
   });
 });
 
-describe('an account restricted and its restriction lifted', () => {
+describe('an account restricted and its restriction lifted (each number paced at the default 80/s: output 240)', () => {
   const fleet = whatsappFleet(testFleet());
   let graph: FakeGraph;
   let s: Started;
@@ -198,7 +198,7 @@ describe('an account restricted and its restriction lifted', () => {
   const numberRow = async (phone: string) => (await api(s.url, `/dashboard/api/numbers/?q=${phone}`)).json.numbers[0];
 
   it('pauses every number of the account until the expiration, sends nothing meanwhile, and resumes them when lifted', async () => {
-    expect(await output()).toBe(3_000_000);
+    expect(await output()).toBe(240);
     const expiration = Math.floor(Date.now() / 1000) + 24 * 3600;
     const restricted = await deliver(
       hook,
@@ -233,7 +233,7 @@ describe('an account restricted and its restriction lifted', () => {
     // Lifted: the account's restrictions no longer include the one that stopped sending.
     const lifted = await deliver(hook, accountNotification({ event: 'ACCOUNT_RESTRICTION', restrictions: [{ type: 'RESTRICTED_ADD_PHONE_NUMBER_ACTION', expiration }] }));
     expect(lifted.status).toBe(200);
-    await waitFor(async () => (await output()) === 2_000_000, 'output back for the two numbers the restriction paused');
+    await waitFor(async () => (await output()) === 160, 'output back for the two numbers the restriction paused');
     expect(s.server.sendpool.engine.numbers().find((n) => n.phone === '5511990000003')!.status).toBe('paused');
     await waitFor(() => receiver.all('/hsm').filter((x) => x.status === 'SENT').length === 5, 'the waiting contacts sent');
     expect(graph.requests.slice(before).every((r) => r.problems.length === 0 && r.phoneNumberId !== '106540352242922')).toBe(true);
@@ -241,12 +241,12 @@ describe('an account restricted and its restriction lifted', () => {
 
   it('pauses the account’s numbers without an end when it is disabled, and resumes them when reinstated', async () => {
     expect((await api(s.url, '/operator/numbers/5511990000003/resume/', { body: {} })).status).toBe(200);
-    await waitFor(async () => (await output()) === 3_000_000, 'all three numbers active');
+    await waitFor(async () => (await output()) === 240, 'all three numbers active');
     expect((await deliver(hook, accountNotification({ event: 'DISABLED_UPDATE', banState: 'DISABLE' }))).status).toBe(200);
     await waitFor(async () => (await output()) === 0, 'output down to 0');
     expect(s.server.sendpool.engine.numbers().find((n) => n.phone === phones[0])!.pausedUntil).toBeUndefined();
     expect((await deliver(hook, accountNotification({ event: 'DISABLED_UPDATE', banState: 'REINSTATE' }))).status).toBe(200);
-    await waitFor(async () => (await output()) === 3_000_000, 'output back');
+    await waitFor(async () => (await output()) === 240, 'output back');
   });
 
   it('shows a violation on the dashboard and steers nothing with it', async () => {
@@ -254,7 +254,7 @@ describe('an account restricted and its restriction lifted', () => {
     const accounts = async () => (await api(s.url, '/dashboard/api/accounts/')).json.accounts;
     await waitFor(async () => (await accounts())[0]?.notice?.reason === 'ACCOUNT_VIOLATION SCAM', 'the violation on the dashboard');
     expect((await accounts())[0]).toMatchObject({ account_id: WABA_ID, phones });
-    expect(await output()).toBe(3_000_000);
+    expect(await output()).toBe(240);
   });
 });
 
