@@ -37,8 +37,9 @@ export type FailureAction =
 
 /**
  * Failures of one contact that use none of its retries (`transport`, `recipient-wait`) before it
- * ends `failed`: with a 1 s backoff about 5 minutes of trying, with the 60 s of a credentials error
- * about 10 minutes, with the 6 s of the pair rate limit about 45 minutes.
+ * ends `failed`. The waits before its last try add up to 511 s with a 1 s base (no answer, the
+ * provider unreachable), 1,835 s with 5 s (the provider's downtime), 1,962 s with the 6 s of the
+ * pair rate limit and 3,900 s (65 minutes) with the 60 s of a credentials error.
  */
 export const MAX_TRANSPORT_ATTEMPTS = 10;
 /** Longest wait between two tries of a `transport` or `recipient-wait` failure. */
@@ -131,9 +132,9 @@ const BY_CODE: ReadonlyMap<number, ChannelErrorInfo> = new Map(CHANNEL_ERRORS.ma
 /**
  * How an exchange with the provider ended when it gave no error code: the transport's side of the
  * table. `unknown-outcome` is a request that may have reached the provider (a timeout, a connection
- * lost after the request left, a 5xx without an error body): the message may have gone, so it is a
- * contact retry (bounded by `maxRetries`, and possibly a duplicate; docs/channels.md, "Timeouts").
- * `not-sent` is a request that never left (connection refused, no such host): nothing can have
+ * lost after the request left, a 5xx without an error body): the message may have gone, so its next
+ * try repeats its message id (a provider that deduplicates sends it once; docs/channels.md,
+ * "Timeouts"). `not-sent` is a request that never left (connection refused, no such host): nothing can have
  * gone. Both are transport failures: the contact tries again with backoff, without using one of its
  * retries, and ends `failed` after {@link MAX_TRANSPORT_ATTEMPTS}; `not-sent` also rests the number
  * and gives its charge back.
