@@ -34,6 +34,7 @@ export type {
   FleetDescription,
   NumberDescription,
   NumberStatus,
+  PortfolioDescription,
   TemplateDescription,
   TemplateStatus,
   TemplateTypeDescription,
@@ -42,7 +43,7 @@ export type {
   WhatsAppTemplateIds,
 } from './core/fleet.js';
 export { MAX_MESSAGES_PER_SECOND, MAX_MESSAGING_LIMIT_24H, MAX_THROUGHPUT_PER_HOUR } from './core/fleet.js';
-export { validateFleet, type Fleet, type FleetBusiness, type FleetNumber, type FleetTemplate, type FleetTemplateType, type FleetValidation } from './core/fleet-validate.js';
+export { validateFleet, type Fleet, type FleetBusiness, type FleetNumber, type FleetPortfolio, type FleetTemplate, type FleetTemplateType, type FleetValidation } from './core/fleet-validate.js';
 
 // Ports
 export { ManualClock, type Clock } from './core/clock.js';
