@@ -21,6 +21,7 @@ export {
   type NumberLimitsChange,
   type NumberView,
   type NumericArray,
+  type PortfolioView,
   type StatusChange,
   type StatusChangeOptions,
   type TemplateState,
@@ -50,6 +51,8 @@ export { ManualClock, type Clock } from './core/clock.js';
 export { SystemClock, systemClock } from './runtime/system-clock.js';
 export type { NumberLimits, NumberWindows, Store, StoreSnapshot, WindowUsage } from './core/limits/store.js';
 export { MemoryStore, type MemoryStoreNumberState, type MemoryStoreOptions, type MemoryStoreSnapshot } from './core/limits/memory-store.js';
+export { RecipientWindow, type RecipientWindowSnapshot } from './core/limits/recipient-window.js';
+export type { PortfolioSnapshot } from './core/portfolio.js';
 export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type EngineSnapshot, type NumberStatusSnapshot, type PoolSnapshot, type TemplateStatusSnapshot } from './core/snapshot.js';
 
 // Capacity forecast

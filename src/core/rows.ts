@@ -12,6 +12,7 @@ import type { SubmissionChange, SubmissionSnapshot } from './dispatch/dispatch-s
 import type { DispatchCounts, SubmissionStatus } from './dispatch/types.js';
 import type { EngineChanges, NumberChange } from './engine.js';
 import type { StoreSnapshot } from './limits/store.js';
+import type { PortfolioSnapshot } from './portfolio.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type TemplateStatusSnapshot } from './snapshot.js';
 
 /** A live submission's row: its snapshot and the retry timers of its waiting contacts. */
@@ -26,6 +27,8 @@ export interface EngineRows {
   readonly finished: Map<string, SubmissionStatus>;
   readonly numbers: Map<string, NumberChange>;
   readonly templates: Map<number, TemplateStatusSnapshot>;
+  /** Each portfolio's recipients in its moving 24 h, as last taken (optional: rows kept before portfolios). */
+  readonly portfolios?: Map<string, PortfolioSnapshot>;
 }
 
 export function emptyRows(): EngineRows {
@@ -37,6 +40,7 @@ export function emptyRows(): EngineRows {
     finished: new Map(),
     numbers: new Map(),
     templates: new Map(),
+    portfolios: new Map(),
   };
 }
 
@@ -60,6 +64,7 @@ export function applyChanges(rows: EngineRows, changes: EngineChanges | (Dispatc
   }
   for (const n of changes.numbers ?? []) rows.numbers.set(n.phone, n);
   for (const t of changes.templates ?? []) rows.templates.set(t.id, t);
+  if (rows.portfolios !== undefined) for (const p of changes.portfolios ?? []) rows.portfolios.set(p.id, p);
 }
 
 /** The engine snapshot the rows stand for: restore it with `createEngine(fleet, { snapshot })`. */
@@ -75,6 +80,7 @@ export function snapshotFromRows(rows: EngineRows, takenAt: number): EngineSnaps
     numbers: [...rows.numbers.values()].map(({ phone, status, pausedUntil }) => ({ phone, status, ...(pausedUntil !== undefined ? { pausedUntil } : {}) })),
     templates: [...rows.templates.values()],
     pools: [],
+    ...(rows.portfolios !== undefined && rows.portfolios.size > 0 ? { portfolios: [...rows.portfolios.values()] } : {}),
     dispatch: {
       nextSeq: rows.nextSeq,
       counts: rows.counts,

@@ -75,6 +75,15 @@ export interface DispatchHost {
   anomaly(message: string): void;
   /** A message went out on the number at `slot` (its limit usage changed), when changes are tracked. */
   charged(slot: number): void;
+  /**
+   * For a pool that shares a portfolio's limit (`pool.grouped`): charges a message from the number
+   * at `slot` to `recipient` to the number's portfolio, and answers whether it may go.
+   */
+  admit(slot: number, recipient: string, now: number): boolean;
+  /** Gives back the numbers' charges of pairs `from` to `to - 1` of a fill at `now`, unused. */
+  unfill(numbers: Int32Array, from: number, to: number, now: number): void;
+  /** What holds a queue whose message from the number at `slot` its portfolio refused. */
+  portfolioShortfall(slot: number, now: number): { reason: Blocker; retryAt?: number };
 }
 
 /** What changed in the dispatch queue since the host last asked (`engine.takeChanges()`). */
@@ -287,6 +296,8 @@ export class Dispatcher {
     const n = this.#host.fill(pool, want, now, numbers, templates);
     const counts = this.#counts;
     const tracking = this.#tracking;
+    const grouped = pool.grouped;
+    let refused = -1;
     let row = batch.count;
     for (let i = 0; i < n; i++) {
       // `ready` counts exactly what `next` finds; if it ever did not, the queue reports the anomaly
@@ -295,6 +306,13 @@ export class Dispatcher {
       if (record === undefined) break;
       const index = queue.index;
       const slot = numbers[i]!;
+      // A portfolio with no room for a new recipient: the contact goes back to the head of its flow
+      // and waits, with the rest of the queue, for a recipient to leave the portfolio's 24 h.
+      if (grouped && !this.#host.admit(slot, record.contacts.at(index).phone, now)) {
+        queue.addBack(record, index);
+        refused = i;
+        break;
+      }
       if (tracking) {
         this.#host.charged(slot);
         this.#touch(record);
@@ -321,7 +339,10 @@ export class Dispatcher {
       row++;
     }
     batch.count = row;
-    if (n < want) this.#block(queue, this.#host.shortfall(pool));
+    if (refused >= 0) {
+      this.#host.unfill(numbers, refused, n, now);
+      this.#block(queue, this.#host.portfolioShortfall(numbers[refused]!, now));
+    } else if (n < want) this.#block(queue, this.#host.shortfall(pool));
     else this.#block(queue, undefined);
   }
 
