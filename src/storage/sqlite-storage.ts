@@ -18,6 +18,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FINISHED_KEPT } from '../core/dispatch/dispatcher.js';
 import type { EngineChanges } from '../core/engine.js';
+import type { PortfolioSnapshot } from '../core/portfolio.js';
 import { type EngineRows, type SubmissionRow, emptyRows } from '../core/rows.js';
 import type { CampaignRow, CampaignStatisticsChanges, ContactRow } from '../events/campaign-stats.js';
 
@@ -179,6 +180,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS finished (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS numbers (phone TEXT PRIMARY KEY, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS templates (id INTEGER PRIMARY KEY, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS portfolios (id TEXT PRIMARY KEY, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS outbox (id TEXT PRIMARY KEY, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS sms (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS campaigns (company INTEGER NOT NULL, campaign INTEGER NOT NULL, row TEXT NOT NULL, PRIMARY KEY (company, campaign)) WITHOUT ROWID;
@@ -213,6 +215,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     pruneFinished: db.prepare('DELETE FROM finished WHERE n <= (SELECT MAX(n) FROM finished) - ?'),
     putNumber: db.prepare('INSERT INTO numbers (phone, row) VALUES (?, ?) ON CONFLICT(phone) DO UPDATE SET row = excluded.row'),
     putTemplate: db.prepare('INSERT INTO templates (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
+    putPortfolio: db.prepare('INSERT INTO portfolios (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     putOutbox: db.prepare('INSERT INTO outbox (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     deleteOutbox: db.prepare('DELETE FROM outbox WHERE id = ?'),
     putSms: db.prepare('INSERT INTO sms (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
@@ -258,6 +261,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       if (e.finished.length > 0) q.pruneFinished.run(FINISHED_KEPT);
       for (const n of e.numbers) q.putNumber.run(n.phone, JSON.stringify(n));
       for (const t of e.templates) q.putTemplate.run(t.id, JSON.stringify(t));
+      // Each portfolio changed in the step, whole: its recipients in the moving 24 h.
+      for (const p of e.portfolios ?? []) q.putPortfolio.run(p.id, JSON.stringify(p));
     }
     for (const [key, value] of Object.entries(step.values ?? {})) {
       if (value === undefined) q.deleteMeta.run(`server.${key}`);
@@ -377,6 +382,10 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       for (const r of db.prepare('SELECT row FROM templates').all()) {
         const t = JSON.parse(String(r['row'])) as RowOf<EngineRows['templates']>;
         rows.templates.set(t.id, t);
+      }
+      for (const r of db.prepare('SELECT row FROM portfolios').all()) {
+        const p = JSON.parse(String(r['row'])) as PortfolioSnapshot;
+        rows.portfolios?.set(p.id, p);
       }
       return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist, activity, channelMemory };
     },
