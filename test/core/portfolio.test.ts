@@ -182,7 +182,9 @@ describe('portfolio limits (property)', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 6 }), fc.array(stepArb, { maxLength: 60 }), (limit, steps) => {
         const clock = new ManualClock(0);
+        const anomalies: string[] = [];
         let engine = createEngine(fleet(limit), { clock });
+        engine.onAnomaly((a) => anomalies.push(a.message));
         /** Messages of the portfolio's numbers handed out: time and recipient (assign: a recipient of its own). */
         const sent: { at: number; to: string }[] = [];
         const inFlight: string[] = [];
@@ -217,9 +219,14 @@ describe('portfolio limits (property)', () => {
               break;
             case 'restart':
               engine = createEngine(fleet(limit), { clock, snapshot: JSON.parse(JSON.stringify(engine.snapshot())) });
+              engine.onAnomaly((a) => anomalies.push(a.message));
               inFlight.length = 0;
               break;
           }
+          // Contacts given back to their queue are neither lost nor counted twice.
+          const c = engine.stats();
+          expect(c.queued + c.waitingRetry + c.inFlight + c.sent + c.failed + c.expired + c.rejected).toBe(c.submitted);
+          expect(anomalies).toEqual([]);
           // output: per business of the portfolio, the lesser of its numbers' sum and the room left.
           const room = engine.portfolios()[0]!.available;
           const now = clock.now();
