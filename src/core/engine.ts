@@ -47,7 +47,7 @@ import type { NumberWindows, Store, StoreSnapshot } from './limits/store.js';
 import { limitsOf, validateNumberLimits } from './number-limits.js';
 import { MAX_MESSAGING_LIMIT_24H } from './fleet.js';
 import type { Pool, TemplateView } from './pool.js';
-import { Portfolio, type PortfolioSnapshot } from './portfolio.js';
+import { type Portfolio, giveBack, portfolioShortfall, portfoliosOf, snapshotsOf } from './portfolio.js';
 import { describeValue } from './problems.js';
 import { sendDurationMs } from './send-estimate.js';
 import { type EngineSnapshot, checkSnapshot } from './snapshot.js';
@@ -141,8 +141,8 @@ export class Engine {
         nextResumeAt: () => this.#nextTimer(),
         charged: (slot) => this.#markNumber(slot),
         admit: (slot, recipient, now) => this.#admit(slot, recipient, now),
-        unfill: (numbers, from, to, now) => this.#unfill(numbers, from, to, now),
-        portfolioShortfall: (slot, now) => this.#portfolioShortfall(this.#t.numberPortfolio[slot], now),
+        unfill: (numbers, from, to, now) => giveBack(this.#store, this.#t.handle, numbers, from, to, now),
+        portfolioShortfall: (slot, now) => portfolioShortfall(this.#t.numberPortfolio[slot], now),
         anomaly: (message) => {
           const anomaly = { at: this.#lastNow, message };
           for (const listener of this.#anomalyListeners) listener(anomaly);
@@ -259,7 +259,7 @@ export class Engine {
       assignments[i] = { phone: this.#t.phones[this.#outNumbers[i]!]!, templateId: this.#outTemplates[i]! };
     }
     if (n === count) return { assignments };
-    return { assignments, ...(n < filled ? this.#portfolioShortfall(this.#t.numberPortfolio[this.#outNumbers[n]!], now) : this.#shortfall(pool)) };
+    return { assignments, ...(n < filled ? portfolioShortfall(this.#t.numberPortfolio[this.#outNumbers[n]!], now) : this.#shortfall(pool)) };
   }
 
   /**
@@ -277,7 +277,7 @@ export class Engine {
     const n = pool.grouped ? this.#admitUnknown(numbers, filled, now) : filled;
     if (this.#tracking) for (let i = 0; i < n; i++) this.#markNumber(numbers[i]!);
     if (n === count) return { count: n };
-    return { count: n, ...(n < filled ? this.#portfolioShortfall(this.#t.numberPortfolio[numbers[n]!], now) : this.#shortfall(pool)) };
+    return { count: n, ...(n < filled ? portfolioShortfall(this.#t.numberPortfolio[numbers[n]!], now) : this.#shortfall(pool)) };
   }
 
   // ---------------------------------------------------------------- changes
@@ -385,11 +385,7 @@ export class Engine {
   /** Every portfolio of the fleet: its limit, the recipients (or messages) in its moving 24 h, and the room left. */
   portfolios(): PortfolioView[] {
     const now = this.#tick();
-    return [...this.#portfolios.values()].map((p) => {
-      const used = p.window.size(now);
-      const limit = p.window.limit;
-      return { id: p.id, messagingLimit24h: limit, uniqueRecipients: p.uniqueRecipients, used, available: used >= limit ? 0 : limit - used };
-    });
+    return Array.from(this.#portfolios.values(), (p) => p.view(now));
   }
 
   /**
@@ -565,7 +561,7 @@ export class Engine {
     const { numbers: usage, ...store } = partial as StoreSnapshot & { numbers?: Record<string, unknown> };
     const numbers = slots.map((slot): NumberChange => ({ ...numberStatusOf(t, slot), usage: usage?.[t.phones[slot]!] ?? null }));
     const templates = this.#templateMarks.take(full, t.templates.length).map((i) => templateStatusOf(t, i));
-    const portfolios = this.#portfolioSnapshots(full ? this.#portfolios.values() : this.#portfolioMarks);
+    const portfolios = snapshotsOf(full ? this.#portfolios.values() : this.#portfolioMarks);
     this.#portfolioMarks.clear();
     return { ...dispatch, takenAt: now, numbers, templates, store, portfolios };
   }
@@ -579,14 +575,10 @@ export class Engine {
   /** Everything needed to resume after a restart without over-sending, as plain JSON. */
   snapshot(): EngineSnapshot {
     const now = this.#tick();
-    return engineSnapshot(this.#t, now, this.#store.snapshot(), this.#dispatch.snapshot(), this.#portfolioSnapshots(this.#portfolios.values()));
+    return engineSnapshot(this.#t, now, this.#store.snapshot(), this.#dispatch.snapshot(), snapshotsOf(this.#portfolios.values()));
   }
 
   // ---------------------------------------------------------------- portfolios
-
-  #portfolioSnapshots(portfolios: Iterable<Portfolio>): PortfolioSnapshot[] {
-    return Array.from(portfolios, (p) => p.snapshot());
-  }
 
   /** A message from the number at `slot` to `recipient`: charged to the number's portfolio, if any, before it is handed out. */
   #admit(slot: number, recipient: string | undefined, now: number): boolean {
@@ -605,37 +597,11 @@ export class Engine {
   #admitUnknown(numbers: NumericArray, n: number, now: number): number {
     for (let i = 0; i < n; i++) {
       if (!this.#admit(numbers[i]!, undefined, now)) {
-        this.#unfill(numbers, i, n, now);
+        giveBack(this.#store, this.#t.handle, numbers, i, n, now);
         return i;
       }
     }
     return n;
-  }
-
-  /** Gives back to their numbers the charges of pairs `from` to `to - 1` of a fill at `now`. */
-  #unfill(numbers: NumericArray, from: number, to: number, now: number): void {
-    for (let i = from; i < to; i++) this.#store.release(this.#t.handle[numbers[i]!]!, 1, now);
-  }
-
-  /** What holds a pool whose portfolio refused a new recipient: room comes back when its oldest recipient leaves the 24 h. */
-  #portfolioShortfall(portfolio: Portfolio | undefined, now: number): { reason: AssignReason; retryAt?: number } {
-    const at = portfolio === undefined ? Infinity : portfolio.window.nextRoomAt(now);
-    return Number.isFinite(at) ? { reason: 'portfolio-limit', retryAt: at } : { reason: 'portfolio-limit' };
-  }
-
-  /** Portfolios of a new fleet: kept by id (limits as the fleet says), created, or dropped when the fleet no longer lists them. */
-  #loadPortfolios(fleet: Fleet): void {
-    const next = new Map<string, Portfolio>();
-    for (const p of fleet.portfolios) {
-      let portfolio = this.#portfolios.get(p.id);
-      if (portfolio === undefined) portfolio = new Portfolio(p.id, p.messagingLimit24h, p.uniqueRecipients);
-      else {
-        portfolio.window.setLimit(p.messagingLimit24h);
-        portfolio.uniqueRecipients = p.uniqueRecipients;
-      }
-      next.set(p.id, portfolio);
-    }
-    this.#portfolios = next;
   }
 
   // ---------------------------------------------------------------- internals
@@ -964,7 +930,7 @@ export class Engine {
 
   /** Builds every index from a fleet description; keeps store state by phone. */
   #load(fleet: Fleet): void {
-    this.#loadPortfolios(fleet);
+    this.#portfolios = portfoliosOf(this.#portfolios, fleet.portfolios);
     const t = new FleetTables(fleet, this.#store, this.#lastNow, (id) => this.#portfolios.get(id));
     this.#t = t;
     this.#call = 0;

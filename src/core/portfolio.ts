@@ -4,7 +4,10 @@
  * one per id across fleet changes, as the store keeps numbers by phone, so what was sent keeps
  * counting when the fleet is replaced.
  */
+import type { AssignReason, NumericArray, PortfolioView } from './engine-types.js';
+import type { FleetPortfolio } from './fleet-validate.js';
 import { RecipientWindow, type RecipientWindowSnapshot } from './limits/recipient-window.js';
+import type { Store } from './limits/store.js';
 
 /** A portfolio's state in an engine snapshot (`portfolios`). */
 export interface PortfolioSnapshot {
@@ -35,4 +38,45 @@ export class Portfolio {
   snapshot(): PortfolioSnapshot {
     return { id: this.id, window: this.window.snapshot() };
   }
+
+  /** Its limit, what is used of it and the room left at `now`. */
+  view(now: number): PortfolioView {
+    const used = this.window.size(now);
+    const limit = this.window.limit;
+    return { id: this.id, messagingLimit24h: limit, uniqueRecipients: this.uniqueRecipients, used, available: used >= limit ? 0 : limit - used };
+  }
+}
+
+/** Portfolios of a new fleet: kept by id from `current` (with the limits the fleet gives), created, or dropped when the fleet no longer lists them. */
+export function portfoliosOf(current: ReadonlyMap<string, Portfolio>, portfolios: readonly FleetPortfolio[]): Map<string, Portfolio> {
+  const next = new Map<string, Portfolio>();
+  for (const p of portfolios) {
+    let portfolio = current.get(p.id);
+    if (portfolio === undefined) portfolio = new Portfolio(p.id, p.messagingLimit24h, p.uniqueRecipients);
+    else {
+      portfolio.window.setLimit(p.messagingLimit24h);
+      portfolio.uniqueRecipients = p.uniqueRecipients;
+    }
+    next.set(p.id, portfolio);
+  }
+  return next;
+}
+
+/** Each portfolio whole, as snapshots and `takeChanges` carry it. */
+export function snapshotsOf(portfolios: Iterable<Portfolio>): PortfolioSnapshot[] {
+  return Array.from(portfolios, (p) => p.snapshot());
+}
+
+/** What holds a pool whose portfolio refused a new recipient: room comes back when its oldest recipient leaves the 24 h. */
+export function portfolioShortfall(portfolio: Portfolio | undefined, now: number): { reason: AssignReason; retryAt?: number } {
+  const at = portfolio === undefined ? Infinity : portfolio.window.nextRoomAt(now);
+  return Number.isFinite(at) ? { reason: 'portfolio-limit', retryAt: at } : { reason: 'portfolio-limit' };
+}
+
+/**
+ * Gives back to their numbers (store handles by slot in `handles`) the charges of pairs `from` to
+ * `to - 1` of a fill at `now`: pairs a portfolio refused, and those after them.
+ */
+export function giveBack(store: Store, handles: Int32Array, numbers: NumericArray, from: number, to: number, now: number): void {
+  for (let i = from; i < to; i++) store.release(handles[numbers[i]!]!, 1, now);
 }
