@@ -51,8 +51,8 @@ export { ManualClock, type Clock } from './core/clock.js';
 export { SystemClock, systemClock } from './runtime/system-clock.js';
 export type { NumberLimits, NumberWindows, Store, StoreSnapshot, WindowUsage } from './core/limits/store.js';
 export { MemoryStore, type MemoryStoreNumberState, type MemoryStoreOptions, type MemoryStoreSnapshot } from './core/limits/memory-store.js';
-export { RecipientWindow, type RecipientWindowSnapshot } from './core/limits/recipient-window.js';
-export type { PortfolioSnapshot } from './core/portfolio.js';
+export { RecipientWindow, type RecipientWindowChanges, type RecipientWindowSnapshot } from './core/limits/recipient-window.js';
+export type { PortfolioChange, PortfolioSnapshot } from './core/portfolio.js';
 export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type EngineSnapshot, type NumberStatusSnapshot, type PoolSnapshot, type TemplateStatusSnapshot } from './core/snapshot.js';
 
 // Capacity forecast
@@ -81,7 +81,7 @@ export type { DispatchSnapshot, FlowSnapshot, QueueSnapshot, SubmissionChange, S
 export type { MessageBatch } from './core/dispatch/message-batch.js';
 export type { OutcomeBatch } from './core/dispatch/outcome-batch.js';
 export type { DispatchChanges } from './core/dispatch/dispatcher.js';
-export { applyChanges, emptyRows, mergeSubmission, snapshotFromRows, type EngineRows, type SubmissionRow } from './core/rows.js';
+export { applyChanges, emptyRows, mergePortfolio, mergeSubmission, snapshotFromRows, type EngineRows, type PortfolioRow, type SubmissionRow } from './core/rows.js';
 
 // Channel errors
 export {

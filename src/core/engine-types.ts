@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import type { NumberStatus, TemplateStatus, TemplateVariable } from './fleet.js';
 import type { Store, StoreSnapshot } from './limits/store.js';
 import type { TemplateStatusSnapshot } from './snapshot.js';
-import type { PortfolioSnapshot } from './portfolio.js';
+import type { PortfolioChange } from './portfolio.js';
 import type { DispatchChanges } from './dispatch/dispatcher.js';
 
 /** Why `assign` handed out fewer pairs than asked (`portfolio-limit`: a portfolio its numbers share is full). */
@@ -174,6 +174,9 @@ export interface EngineChanges extends DispatchChanges {
   readonly templates: readonly TemplateStatusSnapshot[];
   /** The store's snapshot without its numbers (e.g. `{ kind: 'memory', bucketMinutes: 60 }`). */
   readonly store: StoreSnapshot;
-  /** Portfolios charged or changed since the last call, each whole (every one with `full`); `takeChanges` always gives it. */
-  readonly portfolios?: readonly PortfolioSnapshot[];
+  /**
+   * Portfolios charged or changed since the last call: their limits and the recipients charged or
+   * given back (every one, whole, with `full`); `takeChanges` always gives it.
+   */
+  readonly portfolios?: readonly PortfolioChange[];
 }

@@ -159,6 +159,7 @@ export class Engine {
         throw new ArgumentError('createEngine(options.trackChanges)', 'a store that can snapshot single numbers (snapshotNumbers), as MemoryStore', 'a store without it');
       }
       this.#tracking = true;
+      for (const p of this.#portfolios.values()) p.window.track();
       this.#numberMarks.enable();
       this.#templateMarks.enable();
       this.#dispatch.track();
@@ -561,7 +562,7 @@ export class Engine {
     const { numbers: usage, ...store } = partial as StoreSnapshot & { numbers?: Record<string, unknown> };
     const numbers = slots.map((slot): NumberChange => ({ ...numberStatusOf(t, slot), usage: usage?.[t.phones[slot]!] ?? null }));
     const templates = this.#templateMarks.take(full, t.templates.length).map((i) => templateStatusOf(t, i));
-    const portfolios = snapshotsOf(full ? this.#portfolios.values() : this.#portfolioMarks);
+    const portfolios = Array.from(full ? this.#portfolios.values() : this.#portfolioMarks, (p) => p.change(full, now));
     this.#portfolioMarks.clear();
     return { ...dispatch, takenAt: now, numbers, templates, store, portfolios };
   }
@@ -931,6 +932,13 @@ export class Engine {
   /** Builds every index from a fleet description; keeps store state by phone. */
   #load(fleet: Fleet): void {
     this.#portfolios = portfoliosOf(this.#portfolios, fleet.portfolios);
+    // Limits as the new fleet gives them: every portfolio is written again.
+    if (this.#tracking) {
+      for (const p of this.#portfolios.values()) {
+        p.window.track();
+        this.#portfolioMarks.add(p);
+      }
+    }
     const t = new FleetTables(fleet, this.#store, this.#lastNow, (id) => this.#portfolios.get(id));
     this.#t = t;
     this.#call = 0;

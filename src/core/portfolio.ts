@@ -9,6 +9,23 @@ import type { FleetPortfolio } from './fleet-validate.js';
 import { RecipientWindow, type RecipientWindowSnapshot } from './limits/recipient-window.js';
 import type { Store } from './limits/store.js';
 
+/**
+ * What changed of a portfolio since the last `engine.takeChanges()`: a durable host keeps a row per
+ * recipient (core/rows.ts), so a step writes the recipients it charged, not the whole portfolio.
+ */
+export interface PortfolioChange {
+  readonly id: string;
+  /** The limit now, and the anonymous recipients counted so far (the window's snapshot fields). */
+  readonly limit: number;
+  readonly anonymous: number;
+  /** true (`takeChanges({ full: true })`): `recipients` is every recipient in the span; rows replace theirs. */
+  readonly full: boolean;
+  /** Recipients whose last message changed, as [recipient, last message, whether it made the recipient new]. */
+  readonly recipients: readonly (readonly [string, number, boolean])[];
+  /** Recipients whose charge was given back. Those that left the 24 h by time are not listed: rows drop them by their time. */
+  readonly removed: readonly string[];
+}
+
 /** A portfolio's state in an engine snapshot (`portfolios`). */
 export interface PortfolioSnapshot {
   readonly id: string;
@@ -37,6 +54,13 @@ export class Portfolio {
 
   snapshot(): PortfolioSnapshot {
     return { id: this.id, window: this.window.snapshot() };
+  }
+
+  /** What changed since the last call (the window tracked), or everything with `full`. */
+  change(full: boolean, now: number): PortfolioChange {
+    const { recipients, removed } = this.window.takeChanges(now);
+    const base = { id: this.id, limit: this.window.limit, anonymous: this.window.anonymous };
+    return full ? { ...base, full, recipients: this.window.snapshot().recipients, removed: [] } : { ...base, full, recipients, removed };
   }
 
   /** Its limit, what is used of it and the room left at `now`. */

@@ -166,7 +166,7 @@ type Step =
   | { kind: 'advance'; ms: number }
   | { kind: 'report'; failed: boolean }
   | { kind: 'assign'; business: 1 | 2; count: number }
-  | { kind: 'restart' };
+  | { kind: 'restart'; fromRows: boolean };
 
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('submit' as const), business: fc.constantFrom(1 as const, 2 as const, 3 as const), ids: fc.array(fc.integer({ min: 0, max: 12 }), { minLength: 1, maxLength: 8 }) }),
@@ -174,7 +174,7 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ kind: fc.constant('advance' as const), ms: fc.oneof(fc.integer({ min: 0, max: HOUR }), fc.integer({ min: 6 * HOUR, max: 25 * HOUR })) }),
   fc.record({ kind: fc.constant('report' as const), failed: fc.boolean() }),
   fc.record({ kind: fc.constant('assign' as const), business: fc.constantFrom(1 as const, 2 as const), count: fc.integer({ min: 1, max: 3 }) }),
-  fc.constant({ kind: 'restart' as const }),
+  fc.record({ kind: fc.constant('restart' as const), fromRows: fc.boolean() }),
 );
 
 describe('portfolio limits (property)', () => {
@@ -183,8 +183,10 @@ describe('portfolio limits (property)', () => {
       fc.property(fc.integer({ min: 1, max: 6 }), fc.array(stepArb, { maxLength: 60 }), (limit, steps) => {
         const clock = new ManualClock(0);
         const anomalies: string[] = [];
-        let engine = createEngine(fleet(limit), { clock });
+        let engine = createEngine(fleet(limit), { clock, trackChanges: true });
         engine.onAnomaly((a) => anomalies.push(a.message));
+        // The rows a durable host keeps, written after every step.
+        const rows = emptyRows();
         /** Messages of the portfolio's numbers handed out: time and recipient (assign: a recipient of its own). */
         const sent: { at: number; to: string }[] = [];
         const inFlight: string[] = [];
@@ -217,12 +219,16 @@ describe('portfolio limits (property)', () => {
             case 'assign':
               for (const _ of engine.assign(step.business, step.business * 10, step.count).assignments) sent.push({ at: clock.now(), to: `anonymous ${anonymous++}` });
               break;
-            case 'restart':
-              engine = createEngine(fleet(limit), { clock, snapshot: JSON.parse(JSON.stringify(engine.snapshot())) });
+            case 'restart': {
+              const snapshot = step.fromRows ? snapshotFromRows(rows, clock.now()) : engine.snapshot();
+              engine = createEngine(fleet(limit), { clock, trackChanges: true, snapshot: JSON.parse(JSON.stringify(snapshot)) });
               engine.onAnomaly((a) => anomalies.push(a.message));
               inFlight.length = 0;
               break;
+            }
           }
+          engine.takeOutcomes();
+          applyChanges(rows, engine.takeChanges());
           // Contacts given back to their queue are neither lost nor counted twice.
           const c = engine.stats();
           expect(c.queued + c.waitingRetry + c.inFlight + c.sent + c.failed + c.expired + c.rejected).toBe(c.submitted);

@@ -116,6 +116,15 @@ interface Model {
 
 interface Real {
   w: RecipientWindow;
+  /** Rows a durable host keeps from `takeChanges`: one per recipient, never pruned here. */
+  rows: Map<string, readonly [number, boolean]>;
+}
+
+/** Takes the window's changes into the rows, as a durable host does after each step. */
+function keepRows(r: Real, now: number): void {
+  const c = r.w.takeChanges(now);
+  for (const key of c.removed) r.rows.delete(key);
+  for (const [key, at, madeNew] of c.recipients) r.rows.set(key, [at, madeNew]);
 }
 
 function inSpan(m: Model, now: number): Set<string> {
@@ -136,6 +145,7 @@ function modelNextRoomAt(m: Model): number {
 }
 
 function check(m: Model, r: Real): void {
+  keepRows(r, m.now);
   const span = inSpan(m, m.now);
   expect(r.w.size(m.now)).toBe(span.size);
   expect(r.w.room(m.now)).toBe(Math.max(0, m.limit - span.size));
@@ -199,11 +209,25 @@ class Restart implements fc.Command<Model, Real> {
   check = () => true;
   run(m: Model, r: Real): void {
     const copy = new RecipientWindow(m.limit);
+    copy.track();
     copy.restore(JSON.parse(JSON.stringify(r.w.snapshot())), m.now);
     r.w = copy;
     check(m, r);
   }
   toString = () => 'restart';
+}
+
+/** A restart from the rows (recipients in any order, old ones included): the restore sorts and drops. */
+class RestartFromRows implements fc.Command<Model, Real> {
+  check = () => true;
+  run(m: Model, r: Real): void {
+    const copy = new RecipientWindow(m.limit);
+    copy.track();
+    copy.restore({ limit: m.limit, anonymous: r.w.anonymous, recipients: [...r.rows].map(([key, [at, madeNew]]) => [key, at, madeNew] as const).reverse() }, m.now);
+    r.w = copy;
+    check(m, r);
+  }
+  toString = () => 'restartFromRows';
 }
 
 describe('RecipientWindow against a log of sends', () => {
@@ -217,13 +241,16 @@ describe('RecipientWindow against a log of sends', () => {
         fc.tuple(to, fc.constantFrom(0, 0, 1, HOUR)).map(([r, back]) => new Release(r, back)),
         fc.integer({ min: 0, max: 6 }).map((l) => new SetLimit(l)),
         fc.constant(new Restart()),
+        fc.constant(new RestartFromRows()),
       ],
       { maxCommands: 150 },
     );
     fc.assert(
       fc.property(fc.integer({ min: 0, max: 6 }), commands, (limit, cmds) => {
         const model: Model = { now: 0, limit, sends: [] };
-        fc.modelRun(() => ({ model, real: { w: new RecipientWindow(limit) } }), cmds);
+        const w = new RecipientWindow(limit);
+        w.track();
+        fc.modelRun(() => ({ model, real: { w, rows: new Map() } }), cmds);
       }),
       { numRuns: 300 },
     );

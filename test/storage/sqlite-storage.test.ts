@@ -82,6 +82,36 @@ describe('SQLite storage', () => {
     reopened.close();
   });
 
+  it('writes a row per recipient a step charged, and drops the rows a day older than a step', async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    const clock = new ManualClock(0);
+    const fleet = { ...specFleet(), portfolios: [{ id: 'p', messagingLimit24h: 10 }] };
+    fleet.businesses = fleet.businesses.map((b) => ({ ...b, portfolioId: 'p' }));
+    const engine = createEngine(fleet, { clock, trackChanges: true });
+    const step = () => {
+      for (const m of engine.poll()) engine.report(m.messageId, { status: 'sent' });
+      engine.takeOutcomes();
+      const changes = engine.takeChanges();
+      storage.write({ engine: changes });
+      return changes.portfolios ?? [];
+    };
+    engine.submit({ businessId: 1, typeId: 10, contacts: [contact(1), contact(2)] });
+    expect(step().map((p) => p.recipients.map(([phone]) => phone))).toEqual([[contact(1).phone, contact(2).phone]]);
+    clock.advance(60_000);
+    engine.submit({ businessId: 1, typeId: 10, contacts: [contact(2)] });
+    // Only the recipient this step charged is written again.
+    expect(step().map((p) => p.recipients.map(([phone, at]) => [phone, at]))).toEqual([[[contact(2).phone, 60_000]]]);
+    clock.advance(86_400_000);
+    engine.submit({ businessId: 1, typeId: 10, contacts: [contact(3)] });
+    step();
+    storage.close();
+    const reopened = await openSqliteStorage(dir);
+    // Contact 1 (last message at 0) and contact 2 (at 60 s) are a day older than the last step.
+    expect([...reopened.load()!.rows.portfolios!.get('p')!.recipients.keys()]).toEqual([contact(3).phone]);
+    reopened.close();
+  });
+
   it('keeps server values and outbox events, and forgets what is deleted', async () => {
     const dir = freshDir();
     const storage = await openSqliteStorage(dir);

@@ -39,6 +39,14 @@ export interface RecipientWindowSnapshot {
   readonly anonymous: number;
 }
 
+/** Recipients charged or released since the last {@link RecipientWindow.takeChanges}. */
+export interface RecipientWindowChanges {
+  /** Recipients in the span whose last send changed, as [recipient, last send, whether it made the recipient new]. */
+  readonly recipients: readonly (readonly [string, number, boolean])[];
+  /** Recipients that left the span by a release (those that left by time are not listed). */
+  readonly removed: readonly string[];
+}
+
 /** Prefix of anonymous recipients' keys: phones are digits, so none can collide with one. */
 const ANONYMOUS = '~';
 
@@ -50,6 +58,8 @@ export class RecipientWindow {
   #newest: Entry | undefined;
   #lastAt = 0;
   #anonymous = 0;
+  /** Recipients charged or released since the last `takeChanges`, when tracked. */
+  #changed: Set<string> | undefined;
 
   /**
    * @param limit distinct recipients allowed in any span of `windowMs` (0 allows none)
@@ -64,6 +74,34 @@ export class RecipientWindow {
 
   get limit(): number {
     return this.#limit;
+  }
+
+  /** Anonymous recipients counted so far. */
+  get anonymous(): number {
+    return this.#anonymous;
+  }
+
+  /** Keeps a list of the recipients charged or released, for {@link takeChanges}. */
+  track(): void {
+    this.#changed ??= new Set();
+  }
+
+  /**
+   * The recipients charged or released since the last call (with {@link track}): what a durable
+   * host writes to keep the window as rows, one per recipient, dropped once their last send is
+   * `windowMs` old. Empty lists when not tracked.
+   */
+  takeChanges(now: number): RecipientWindowChanges {
+    this.#expire(this.#time(now));
+    const recipients: [string, number, boolean][] = [];
+    const removed: string[] = [];
+    for (const key of this.#changed ?? []) {
+      const e = this.#entries.get(key);
+      if (e !== undefined) recipients.push([key, e.at, e.madeNew]);
+      else removed.push(key);
+    }
+    this.#changed?.clear();
+    return { recipients, removed };
   }
 
   /** Changes the limit (a tier change); recipients in the span keep counting against the new one. */
@@ -103,12 +141,14 @@ export class RecipientWindow {
       entry.at = now;
       entry.madeNew = false;
       this.#toNewest(entry);
+      this.#changed?.add(recipient);
       return true;
     }
     if (this.#entries.size >= this.#limit) return false;
     const added: Entry = { key: recipient, at: now, madeNew: true, prev: undefined, next: undefined };
     this.#entries.set(recipient, added);
     this.#append(added);
+    this.#changed?.add(recipient);
     return true;
   }
 
@@ -133,6 +173,7 @@ export class RecipientWindow {
     if (entry === undefined || !entry.madeNew || entry.at !== at) return;
     this.#unlink(entry);
     this.#entries.delete(recipient);
+    this.#changed?.add(recipient);
   }
 
   /** Earliest time >= `now` at which a new recipient fits; Infinity with a limit of 0. */
