@@ -22,6 +22,7 @@ export {
   type NumberLimitsChange,
   type NumberView,
   type NumericArray,
+  type PortfolioView,
   type StatusChange,
   type StatusChangeOptions,
   type TemplateState,
@@ -35,6 +36,7 @@ export type {
   FleetDescription,
   NumberDescription,
   NumberStatus,
+  PortfolioDescription,
   TemplateDescription,
   TemplateStatus,
   TemplateTypeDescription,
@@ -49,7 +51,7 @@ export type {
   WhatsAppTextHeader,
 } from './core/fleet.js';
 export { MAX_MESSAGES_PER_SECOND, MAX_MESSAGING_LIMIT_24H, MAX_THROUGHPUT_PER_HOUR } from './core/fleet.js';
-export { validateFleet, type Fleet, type FleetBusiness, type FleetNumber, type FleetTemplate, type FleetTemplateType, type FleetValidation } from './core/fleet-validate.js';
+export { validateFleet, type Fleet, type FleetBusiness, type FleetNumber, type FleetPortfolio, type FleetTemplate, type FleetTemplateType, type FleetValidation } from './core/fleet-validate.js';
 export type { FleetWhatsAppComponents } from './core/fleet-whatsapp-components.js';
 
 // Ports
@@ -57,6 +59,8 @@ export { ManualClock, type Clock } from './core/clock.js';
 export { SystemClock, systemClock } from './runtime/system-clock.js';
 export type { NumberLimits, NumberWindows, Store, StoreSnapshot, WindowUsage } from './core/limits/store.js';
 export { MemoryStore, type MemoryStoreNumberState, type MemoryStoreOptions, type MemoryStoreSnapshot } from './core/limits/memory-store.js';
+export { RecipientWindow, type RecipientWindowChanges, type RecipientWindowSnapshot } from './core/limits/recipient-window.js';
+export type { PortfolioChange, PortfolioSnapshot } from './core/portfolio.js';
 export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type EngineSnapshot, type NumberStatusSnapshot, type PoolSnapshot, type TemplateStatusSnapshot } from './core/snapshot.js';
 
 // Capacity forecast
@@ -85,7 +89,7 @@ export type { DispatchSnapshot, FlowSnapshot, QueueSnapshot, SubmissionChange, S
 export type { MessageBatch } from './core/dispatch/message-batch.js';
 export type { OutcomeBatch } from './core/dispatch/outcome-batch.js';
 export type { DispatchChanges } from './core/dispatch/dispatcher.js';
-export { applyChanges, emptyRows, mergeSubmission, snapshotFromRows, type EngineRows, type SubmissionRow } from './core/rows.js';
+export { applyChanges, emptyRows, mergePortfolio, mergeSubmission, snapshotFromRows, type EngineRows, type PortfolioRow, type SubmissionRow } from './core/rows.js';
 
 // Channel errors
 export {

@@ -123,6 +123,7 @@ const NumberSchema = Type.Intersect(
             closed('WhatsAppNumberIds', 'provider ids of the number on the WhatsApp Cloud API'),
           ),
         ),
+        portfolioId: Type.Optional(NonEmpty("portfolio (portfolios[].id) whose messaging limit the number shares; default: its business's")),
         meta: Meta,
       },
       closed('NumberDescription', 'one sending number of a business'),
@@ -150,6 +151,7 @@ const BusinessSchema = Type.Object(
     numbers: Type.Array(NumberSchema),
     templateTypes: Type.Array(TemplateTypeSchema),
     whatsapp: Type.Optional(Type.Object({ wabaId: GraphId }, closed('BusinessWhatsApp', "the business's WhatsApp Business Account, the default of its numbers and templates"))),
+    portfolioId: Type.Optional(NonEmpty("portfolio (portfolios[].id) whose messaging limit the business's numbers share")),
     meta: Meta,
   },
   closed('BusinessDescription', 'a business manager (BM): numbers and template types'),
@@ -214,6 +216,20 @@ const TemplateSchema = Type.Intersect(
   { title: 'TemplateDescription' },
 );
 
+const PortfolioSchema = Type.Object(
+  {
+    id: NonEmpty('id the businesses and numbers name in portfolioId; unique in the fleet'),
+    messagingLimit24h: Type.Integer({
+      minimum: 1,
+      maximum: MAX_MESSAGING_LIMIT_24H,
+      description: "recipients (or, without uniqueRecipients, messages) the portfolio's numbers may reach together in any moving 24 hours",
+    }),
+    uniqueRecipients: Type.Optional(Type.Boolean({ default: true, description: 'whether the limit counts distinct recipients (true) or every message' })),
+    meta: Meta,
+  },
+  closed('PortfolioDescription', 'a business portfolio: a messaging limit shared by the numbers that name it'),
+);
+
 /**
  * JSON Schema of a fleet file (draft-07; `JSON.stringify` gives the document). Point an editor at it
  * with `"$schema"` in the file, e.g. `"./node_modules/sendpool/docs/fleet.schema.json"`;
@@ -224,6 +240,7 @@ export const FleetSchema = Type.Object(
     $schema: Type.Optional(Type.Unknown({ description: 'where an editor finds this schema; sendpool ignores it' })),
     businesses: Type.Array(BusinessSchema),
     templates: Type.Array(TemplateSchema),
+    portfolios: Type.Optional(Type.Array(PortfolioSchema, { description: 'portfolios whose messaging limits numbers share (portfolioId of a business or number)' })),
     meta: Meta,
   },
   {

@@ -5,6 +5,7 @@
  */
 import type { FleetTables } from './fleet-tables.js';
 import type { StoreSnapshot } from './limits/store.js';
+import type { PortfolioSnapshot } from './portfolio.js';
 import { type EngineSnapshot, type NumberStatusSnapshot, type PoolSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type TemplateStatusSnapshot } from './snapshot.js';
 
 /** A number's status as a snapshot keeps it. */
@@ -19,8 +20,8 @@ export function templateStatusOf(t: FleetTables, i: number): TemplateStatusSnaps
   return { id: t.templateIds[i]!, status: t.templateStatus[i]!, ...(Number.isNaN(until) ? {} : { pausedUntil: until }) };
 }
 
-/** The whole engine as plain JSON, from its tables and the sections of its store and queue. */
-export function engineSnapshot(t: FleetTables, now: number, store: StoreSnapshot, dispatch: unknown): EngineSnapshot {
+/** The whole engine as plain JSON, from its tables and the sections of its store, queue and portfolios. */
+export function engineSnapshot(t: FleetTables, now: number, store: StoreSnapshot, dispatch: unknown, portfolios: readonly PortfolioSnapshot[]): EngineSnapshot {
   return {
     format: SNAPSHOT_FORMAT,
     version: SNAPSHOT_VERSION,
@@ -29,6 +30,7 @@ export function engineSnapshot(t: FleetTables, now: number, store: StoreSnapshot
     numbers: t.phones.map((_, slot) => numberStatusOf(t, slot)),
     templates: t.templates.map((_, i) => templateStatusOf(t, i)),
     dispatch,
+    portfolios,
     pools: t.businesses.flatMap((b) =>
       b.pools.map((p): PoolSnapshot => {
         const rotation = p.exportRotation();

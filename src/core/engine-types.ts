@@ -3,10 +3,11 @@ import type { Clock } from './clock.js';
 import type { NumberStatus, TemplateStatus, TemplateVariable } from './fleet.js';
 import type { Store, StoreSnapshot } from './limits/store.js';
 import type { TemplateStatusSnapshot } from './snapshot.js';
+import type { PortfolioChange } from './portfolio.js';
 import type { DispatchChanges } from './dispatch/dispatcher.js';
 
-/** Why `assign` handed out fewer pairs than asked. */
-export type AssignReason = 'no-capacity' | 'no-template' | 'no-number';
+/** Why `assign` handed out fewer pairs than asked (`portfolio-limit`: a portfolio its numbers share is full). */
+export type AssignReason = 'no-capacity' | 'no-template' | 'no-number' | 'portfolio-limit';
 
 /** One message's carrier: the number that sends it and the template it uses. */
 export interface Assignment {
@@ -148,6 +149,18 @@ export interface CoreEngineOptions {
   readonly trackChanges?: boolean;
 }
 
+/** A portfolio as {@link Engine.portfolios} answers it. */
+export interface PortfolioView {
+  readonly id: string;
+  /** Its limit now (the fleet's, or the last `setPortfolioLimit`). */
+  readonly messagingLimit24h: number;
+  readonly uniqueRecipients: boolean;
+  /** Distinct recipients (or messages, without `uniqueRecipients`) in the moving 24 h ending now. */
+  readonly used: number;
+  /** New recipients (or messages) its numbers may still reach now. */
+  readonly available: number;
+}
+
 /** A number as a durable host keeps it: status and the store's limit usage. */
 export interface NumberChange {
   readonly phone: string;
@@ -170,4 +183,9 @@ export interface EngineChanges extends DispatchChanges {
   readonly templates: readonly TemplateStatusSnapshot[];
   /** The store's snapshot without its numbers (e.g. `{ kind: 'memory', bucketMinutes: 60 }`). */
   readonly store: StoreSnapshot;
+  /**
+   * Portfolios charged or changed since the last call: their limits and the recipients charged or
+   * given back (every one, whole, with `full`); `takeChanges` always gives it.
+   */
+  readonly portfolios?: readonly PortfolioChange[];
 }

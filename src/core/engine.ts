@@ -32,6 +32,7 @@ import type {
   NumberLimitsChange,
   NumberView,
   NumericArray,
+  PortfolioView,
   StatusChange,
   StatusChangeOptions,
   TemplateState,
@@ -45,7 +46,9 @@ import { type Fleet, validateFleet } from './fleet-validate.js';
 import { MemoryStore } from './limits/memory-store.js';
 import type { NumberWindows, Store, StoreSnapshot } from './limits/store.js';
 import { limitsOf, validateNumberLimits } from './number-limits.js';
+import { MAX_MESSAGING_LIMIT_24H } from './fleet.js';
 import type { Pool, TemplateView } from './pool.js';
+import { type Portfolio, giveBack, portfolioShortfall, portfoliosOf, snapshotsOf } from './portfolio.js';
 import { describeValue } from './problems.js';
 import { sendDurationMs } from './send-estimate.js';
 import { type EngineSnapshot, checkSnapshot } from './snapshot.js';
@@ -61,6 +64,7 @@ export type {
   TemplateTypeOutput,
   BusinessOutput,
   NumberView,
+  PortfolioView,
   TemplateState,
   TemplateTypeInfo,
   NumberLimitsChange,
@@ -99,6 +103,10 @@ export class Engine {
   #outTemplates = new Float64Array(64);
 
   readonly #dispatch: Dispatcher;
+  /** Portfolios by id, kept across fleet changes (their recipients keep counting). */
+  #portfolios = new Map<string, Portfolio>();
+  /** Portfolios charged since the last `takeChanges` (tracking on). */
+  readonly #portfolioMarks = new Set<Portfolio>();
   #tracking = false;
   /** Numbers and templates changed since the last `takeChanges` (tracking on). */
   readonly #numberMarks = new ChangeMarks();
@@ -132,7 +140,13 @@ export class Engine {
         phoneAt: (slot) => this.#t.phones[slot]!,
         templateText: (id) => this.#t.templates[this.#t.templateIndex.get(id)!]!.text,
         pauseNumber: (slot, until) => this.#setNumber(slot, false, until, 'failover'),
-        refund: (slot, chargedAt, now) => {
+        refund: (slot, chargedAt, now, recipient) => {
+          // The portfolio's recipient, when the refused message made it new (and nothing since went to it).
+          const portfolio = this.#t.numberPortfolio[slot];
+          if (portfolio !== undefined && portfolio.uniqueRecipients) {
+            portfolio.window.release(recipient, chargedAt);
+            this.#portfolioMarks.add(portfolio);
+          }
           const handle = this.#t.handle[slot]!;
           // A store without refunds gives back only what it can place exactly: a charge made at this same time.
           if (this.#store.refund) this.#store.refund(handle, 1, chargedAt, now);
@@ -148,6 +162,9 @@ export class Engine {
         },
         nextResumeAt: () => this.#nextTimer(),
         charged: (slot) => this.#markNumber(slot),
+        admit: (slot, recipient, now) => this.#admit(slot, recipient, now),
+        unfill: (numbers, from, to, now) => giveBack(this.#store, this.#t.handle, numbers, from, to, now),
+        portfolioShortfall: (slot, now) => portfolioShortfall(this.#t.numberPortfolio[slot], now),
         anomaly: (message) => {
           const anomaly = { at: this.#lastNow, message };
           for (const listener of this.#anomalyListeners) listener(anomaly);
@@ -164,6 +181,7 @@ export class Engine {
         throw new ArgumentError('createEngine(options.trackChanges)', 'a store that can snapshot single numbers (snapshotNumbers), as MemoryStore', 'a store without it');
       }
       this.#tracking = true;
+      for (const p of this.#portfolios.values()) p.window.track();
       this.#numberMarks.enable();
       this.#templateMarks.enable();
       this.#dispatch.track();
@@ -256,14 +274,15 @@ export class Engine {
       this.#outNumbers = new Int32Array(count);
       this.#outTemplates = new Float64Array(count);
     }
-    const n = this.#fill(pool, count, now, this.#outNumbers, this.#outTemplates);
+    const filled = this.#fill(pool, count, now, this.#outNumbers, this.#outTemplates);
+    const n = pool.grouped ? this.#admitUnknown(this.#outNumbers, filled, now) : filled;
     if (this.#tracking) for (let i = 0; i < n; i++) this.#markNumber(this.#outNumbers[i]!);
     const assignments: Assignment[] = new Array<Assignment>(n);
     for (let i = 0; i < n; i++) {
       assignments[i] = { phone: this.#t.phones[this.#outNumbers[i]!]!, templateId: this.#outTemplates[i]! };
     }
     if (n === count) return { assignments };
-    return { assignments, ...this.#shortfall(pool) };
+    return { assignments, ...(n < filled ? portfolioShortfall(this.#t.numberPortfolio[this.#outNumbers[n]!], now) : this.#shortfall(pool)) };
   }
 
   /**
@@ -277,10 +296,11 @@ export class Engine {
     }
     const pool = this.#pool(businessId, typeId);
     const now = this.#tick();
-    const n = this.#fill(pool, count, now, numbers, templates);
+    const filled = this.#fill(pool, count, now, numbers, templates);
+    const n = pool.grouped ? this.#admitUnknown(numbers, filled, now) : filled;
     if (this.#tracking) for (let i = 0; i < n; i++) this.#markNumber(numbers[i]!);
     if (n === count) return { count: n };
-    return { count: n, ...this.#shortfall(pool) };
+    return { count: n, ...(n < filled ? portfolioShortfall(this.#t.numberPortfolio[numbers[n]!], now) : this.#shortfall(pool)) };
   }
 
   // ---------------------------------------------------------------- changes
@@ -400,6 +420,32 @@ export class Engine {
     const m = this.#t.numberMember[slot]!;
     for (const pool of b.pools) pool.rateChanged(m, oldPerHour, perHour);
     this.capacityChanged(phone);
+  }
+
+  /**
+   * Changes a portfolio's messaging limit (a tier change: WhatsApp's `business_capability_update`
+   * or a number's quality update moves the portfolio between 250, 2,000, 10,000, 100,000 and
+   * unlimited). Recipients already in its 24 h keep counting against the new limit; a raised limit
+   * lets waiting queues go at once. A later fleet change sets the limit the fleet says.
+   * @throws {NotFoundError} for a portfolio the fleet does not list
+   * @throws {ArgumentError} for a limit that is not an integer from 1 to 1,000,000,000,000
+   */
+  setPortfolioLimit(portfolioId: string, messagingLimit24h: number): void {
+    const portfolio = this.#portfolios.get(portfolioId);
+    if (portfolio === undefined) throw new NotFoundError('portfolio', portfolioId);
+    if (!Number.isInteger(messagingLimit24h) || messagingLimit24h < 1 || messagingLimit24h > MAX_MESSAGING_LIMIT_24H) {
+      throw new ArgumentError('setPortfolioLimit(messagingLimit24h)', `an integer from 1 to ${MAX_MESSAGING_LIMIT_24H}`, describeValue(messagingLimit24h));
+    }
+    this.#tick();
+    portfolio.window.setLimit(messagingLimit24h);
+    this.#portfolioMarks.add(portfolio);
+    this.#dispatch.poke();
+  }
+
+  /** Every portfolio of the fleet: its limit, the recipients (or messages) in its moving 24 h, and the room left. */
+  portfolios(): PortfolioView[] {
+    const now = this.#tick();
+    return Array.from(this.#portfolios.values(), (p) => p.view(now));
   }
 
   /**
@@ -575,7 +621,9 @@ export class Engine {
     const { numbers: usage, ...store } = partial as StoreSnapshot & { numbers?: Record<string, unknown> };
     const numbers = slots.map((slot): NumberChange => ({ ...numberStatusOf(t, slot), usage: usage?.[t.phones[slot]!] ?? null }));
     const templates = this.#templateMarks.take(full, t.templates.length).map((i) => templateStatusOf(t, i));
-    return { ...dispatch, takenAt: now, numbers, templates, store };
+    const portfolios = Array.from(full ? this.#portfolios.values() : this.#portfolioMarks, (p) => p.change(full, now));
+    this.#portfolioMarks.clear();
+    return { ...dispatch, takenAt: now, numbers, templates, store, portfolios };
   }
 
   #markNumber(slot: number): void {
@@ -587,7 +635,33 @@ export class Engine {
   /** Everything needed to resume after a restart without over-sending, as plain JSON. */
   snapshot(): EngineSnapshot {
     const now = this.#tick();
-    return engineSnapshot(this.#t, now, this.#store.snapshot(), this.#dispatch.snapshot());
+    return engineSnapshot(this.#t, now, this.#store.snapshot(), this.#dispatch.snapshot(), snapshotsOf(this.#portfolios.values()));
+  }
+
+  // ---------------------------------------------------------------- portfolios
+
+  /** A message from the number at `slot` to `recipient`: charged to the number's portfolio, if any, before it is handed out. */
+  #admit(slot: number, recipient: string | undefined, now: number): boolean {
+    const portfolio = this.#t.numberPortfolio[slot];
+    if (portfolio === undefined) return true;
+    if (!portfolio.admit(recipient, now)) return false;
+    if (this.#tracking) this.#portfolioMarks.add(portfolio);
+    return true;
+  }
+
+  /**
+   * Pairs of `assign` (no contact: each counts as a new recipient) charged to their numbers'
+   * portfolios in order; the first refused and those after it are given back to their numbers.
+   * Answers how many may go.
+   */
+  #admitUnknown(numbers: NumericArray, n: number, now: number): number {
+    for (let i = 0; i < n; i++) {
+      if (!this.#admit(numbers[i]!, undefined, now)) {
+        giveBack(this.#store, this.#t.handle, numbers, i, n, now);
+        return i;
+      }
+    }
+    return n;
   }
 
   // ---------------------------------------------------------------- internals
@@ -916,7 +990,15 @@ export class Engine {
 
   /** Builds every index from a fleet description; keeps store state by phone. */
   #load(fleet: Fleet): void {
-    const t = new FleetTables(fleet, this.#store, this.#lastNow, this.#defaultPerSecond);
+    this.#portfolios = portfoliosOf(this.#portfolios, fleet.portfolios);
+    // Limits as the new fleet gives them: every portfolio is written again.
+    if (this.#tracking) {
+      for (const p of this.#portfolios.values()) {
+        p.window.track();
+        this.#portfolioMarks.add(p);
+      }
+    }
+    const t = new FleetTables(fleet, this.#store, this.#lastNow, this.#defaultPerSecond, (id) => this.#portfolios.get(id));
     this.#t = t;
     this.#fleet = fleet;
     this.#call = 0;
@@ -948,6 +1030,7 @@ export class Engine {
       if (i !== undefined) this.#setTemplate(i, s.status, s.status === 'paused' ? s.pausedUntil : undefined);
     }
     restoreRotations(t, snapshot.pools);
+    for (const p of snapshot.portfolios ?? []) this.#portfolios.get(p.id)?.window.restore(p.window, this.#lastNow);
     if (snapshot['dispatch'] !== undefined) this.#dispatch.restore(snapshot['dispatch']);
     this.#tick();
   }

@@ -39,9 +39,9 @@ export function isFleetValidationError(e: unknown): e is FleetValidationError {
 }
 
 /** What kind of thing a {@link NotFoundError} looked for. */
-export type NotFoundKind = 'business' | 'template type' | 'number' | 'template' | 'message' | 'submission';
+export type NotFoundKind = 'business' | 'template type' | 'number' | 'template' | 'message' | 'submission' | 'portfolio';
 
-/** A call named a business, template type, number, template or message the engine does not have. */
+/** A call named a business, template type, number, template, message or portfolio the engine does not have. */
 export class NotFoundError extends Error {
   readonly [NOT_FOUND] = true;
   readonly kind: NotFoundKind;

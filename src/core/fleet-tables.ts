@@ -10,6 +10,7 @@ import type { Store } from './limits/store.js';
 import { limitsOf } from './number-limits.js';
 import { PhoneIndex } from './phone-index.js';
 import { Pool } from './pool.js';
+import type { Portfolio } from './portfolio.js';
 import type { TemplateFields } from './template-fields.js';
 
 export interface BusinessRecord {
@@ -42,6 +43,8 @@ export class FleetTables {
   readonly numberGen: Uint32Array;
   /** The store's handle of each number. */
   readonly handle: Int32Array;
+  /** Portfolio whose limit each number shares (undefined: its own windows only). */
+  readonly numberPortfolio: (Portfolio | undefined)[] = [];
 
   // Per-call scratch of the dense fill: what each touched number may send and has been handed.
   // Int32, not Uint32: V8 reads a Uint32 element as a double (it may exceed 2^31) and converts it
@@ -68,10 +71,11 @@ export class FleetTables {
   readonly businessIndex = new Map<number, number>();
 
   /**
-   * Builds every index from a fleet description; the store keeps limit state by phone. A number
-   * without `messagesPerSecond` gets `defaultPerSecond` (0: no per-second window).
+   * Builds every index from a fleet description; the store keeps limit state by phone, the engine
+   * portfolios by id (`portfolio` answers the one of an id the fleet lists). A number without
+   * `messagesPerSecond` gets `defaultPerSecond` (0: no per-second window).
    */
-  constructor(fleet: Fleet, store: Store, now: number, defaultPerSecond = 0) {
+  constructor(fleet: Fleet, store: Store, now: number, defaultPerSecond = 0, portfolio: (id: string) => Portfolio | undefined = () => undefined) {
     const numberCount = fleet.businesses.reduce((n, b) => n + b.numbers.length, 0);
     this.templates = fleet.templates;
     this.numberIndex.sizeFor(numberCount);
@@ -117,6 +121,7 @@ export class FleetTables {
         const perSecond = n.messagesPerSecond ?? defaultPerSecond;
         this.perSecond[slot] = perSecond;
         this.handle[slot] = store.open(n.phone, limitsOf(n.throughputPerHour, n.messagingLimit24h, perSecond), now);
+        this.numberPortfolio[slot] = n.portfolioId === undefined ? undefined : portfolio(n.portfolioId);
         if (n.account !== undefined) {
           let c = accounts.indexOf(n.account);
           if (c < 0) c = accounts.push(n.account) - 1;
@@ -126,10 +131,13 @@ export class FleetTables {
       });
       const record: BusinessRecord = { id: b.id, name: b.name, companyId: b.companyId, members, pools: [], poolByType: new Map() };
       const firstHandle = this.#consecutiveHandles(members);
+      let grouped = false;
+      for (const slot of members) if (this.numberPortfolio[slot] !== undefined) grouped = true;
       for (const type of b.templateTypes) {
         const templates = Int32Array.from(type.templateIds, (id) => this.templateIndex.get(id)!);
         const pool = new Pool(b.id, type.id, type.name, templates, members, classOf, accounts);
         pool.firstHandle = firstHandle;
+        pool.grouped = grouped;
         for (const t of templates) this.templatePools[t]!.push(pool);
         record.pools.push(pool);
         record.poolByType.set(type.id, pool);

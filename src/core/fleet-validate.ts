@@ -3,7 +3,7 @@
  * path, or with a normalised copy (defaults filled in, times as milliseconds). Nothing is applied
  * from a description with problems: the engine only ever sees the normalised copy.
  */
-import type { NumberStatus, TemplateStatus } from './fleet.js';
+import { MAX_MESSAGING_LIMIT_24H, type NumberStatus, type TemplateStatus } from './fleet.js';
 import { validateNumberLimits } from './number-limits.js';
 import { PHONE_EXPECTED, isPhone } from './phone.js';
 import { type Obj, Reader } from './fleet-reader.js';
@@ -22,6 +22,8 @@ export interface FleetNumber {
   readonly account: string | undefined;
   /** WhatsApp Cloud API ids; `wabaId` filled in from the business when the number has none. */
   readonly whatsapp?: { readonly phoneNumberId: string; readonly wabaId: string | undefined };
+  /** Portfolio whose limit the number shares: its own `portfolioId`, else its business's. */
+  readonly portfolioId: string | undefined;
 }
 
 export interface FleetTemplateType {
@@ -37,6 +39,14 @@ export interface FleetBusiness {
   readonly numbers: readonly FleetNumber[];
   readonly templateTypes: readonly FleetTemplateType[];
   readonly whatsapp?: { readonly wabaId: string };
+  readonly portfolioId: string | undefined;
+}
+
+/** A portfolio: a messaging limit shared by the numbers that name it. */
+export interface FleetPortfolio {
+  readonly id: string;
+  readonly messagingLimit24h: number;
+  readonly uniqueRecipients: boolean;
 }
 
 export interface FleetTemplate {
@@ -66,16 +76,18 @@ export interface FleetTemplate {
 export interface Fleet {
   readonly businesses: readonly FleetBusiness[];
   readonly templates: readonly FleetTemplate[];
+  readonly portfolios: readonly FleetPortfolio[];
 }
 
 /** The answer of {@link validateFleet}: the normalised fleet, or every problem found. */
 export type FleetValidation = { readonly ok: true; readonly fleet: Fleet } | { readonly ok: false; readonly problems: readonly Problem[] };
 
-const NUMBER_KEYS = ['phone', 'throughputPerHour', 'messagingLimit24h', 'messagesPerSecond', 'status', 'pausedUntil', 'account', 'whatsapp', 'meta'];
+const NUMBER_KEYS = ['phone', 'throughputPerHour', 'messagingLimit24h', 'messagesPerSecond', 'status', 'pausedUntil', 'account', 'whatsapp', 'portfolioId', 'meta'];
 const TYPE_KEYS = ['id', 'name', 'templateIds', 'meta'];
-const BUSINESS_KEYS = ['id', 'name', 'companyId', 'numbers', 'templateTypes', 'whatsapp', 'meta'];
+const BUSINESS_KEYS = ['id', 'name', 'companyId', 'numbers', 'templateTypes', 'whatsapp', 'portfolioId', 'meta'];
+const PORTFOLIO_KEYS = ['id', 'messagingLimit24h', 'uniqueRecipients', 'meta'];
 const TEMPLATE_KEYS = ['id', 'name', 'text', 'businessIds', 'status', 'pausedUntil', 'account', 'example', 'variables', 'whatsapp', 'meta'];
-const FLEET_KEYS = ['$schema', 'businesses', 'templates', 'meta'];
+const FLEET_KEYS = ['$schema', 'businesses', 'templates', 'portfolios', 'meta'];
 /** What a template's `example` must be (spec 2.2: the text with sample values filled in). */
 const EXAMPLE = 'a non-empty string: the text with sample values in place of its {{k}} placeholders';
 const PLACEHOLDER_IN_EXAMPLE = /\{\{\s*\d+\s*\}\}/;
@@ -106,6 +118,7 @@ function readNumber(r: Reader, value: unknown, path: string): FleetNumber | unde
   }
   const account = r.optionalString(o['account'], `${path}.account`);
   const whatsapp = o['whatsapp'] === undefined ? undefined : readNumberIds(r, o['whatsapp'], `${path}.whatsapp`);
+  const portfolioId = r.optionalString(o['portfolioId'], `${path}.portfolioId`);
   if (r.problems.length > before) return undefined;
   return {
     phone: phone!,
@@ -116,6 +129,7 @@ function readNumber(r: Reader, value: unknown, path: string): FleetNumber | unde
     pausedUntil,
     account,
     ...(whatsapp ? { whatsapp } : {}),
+    portfolioId,
   };
 }
 
@@ -175,6 +189,7 @@ function readBusiness(r: Reader, value: unknown, path: string): FleetBusiness | 
     const wabaId = w ? r.matching(w['wabaId'], `${path}.whatsapp.wabaId`, GRAPH_ID, GRAPH_ID_EXPECTED) : undefined;
     if (wabaId !== undefined) whatsapp = { wabaId };
   }
+  const portfolioId = r.optionalString(o['portfolioId'], `${path}.portfolioId`);
   // A business with a bad name or number still takes part in the cross-checks, so one typo does
   // not hide the reference problems of the rest of the file; any problem fails the whole fleet.
   if (id === undefined) return undefined;
@@ -182,7 +197,9 @@ function readBusiness(r: Reader, value: unknown, path: string): FleetBusiness | 
   const withWaba = whatsapp
     ? numbers.filter(present).map((n) => (n.whatsapp && n.whatsapp.wabaId === undefined ? { ...n, whatsapp: { ...n.whatsapp, wabaId: whatsapp.wabaId } } : n))
     : numbers.filter(present);
-  return { id, name: name ?? '', companyId, numbers: withWaba, templateTypes: types.filter(present), ...(whatsapp ? { whatsapp } : {}) };
+  // A number without a portfolio of its own shares its business's.
+  const withPortfolio = portfolioId === undefined ? withWaba : withWaba.map((n) => (n.portfolioId === undefined ? { ...n, portfolioId } : n));
+  return { id, name: name ?? '', companyId, numbers: withPortfolio, templateTypes: types.filter(present), ...(whatsapp ? { whatsapp } : {}), portfolioId };
 }
 
 function readTemplate(r: Reader, value: unknown, path: string): FleetTemplate | undefined {
@@ -244,6 +261,53 @@ function readTemplate(r: Reader, value: unknown, path: string): FleetTemplate | 
   // Placeholder count -1 marks a text that failed its own check: the type check skips it.
   const count = textOk ? placeholders : -1;
   return { id, name: name ?? '', text: text ?? '', placeholders: count, businessIds, status: status ?? 'active', pausedUntil, account, example, variables, ...(whatsapp ? { whatsapp } : {}) };
+}
+
+function readPortfolio(r: Reader, value: unknown, path: string): FleetPortfolio | undefined {
+  const o = r.object(value, path, PORTFOLIO_KEYS);
+  if (!o) return undefined;
+  const id = r.string(o['id'], `${path}.id`);
+  const messagingLimit24h = r.integer(o['messagingLimit24h'], `${path}.messagingLimit24h`, 1, MAX_MESSAGING_LIMIT_24H, `an integer from 1 to ${MAX_MESSAGING_LIMIT_24H}`);
+  let uniqueRecipients = true;
+  if (o['uniqueRecipients'] !== undefined) {
+    if (typeof o['uniqueRecipients'] === 'boolean') uniqueRecipients = o['uniqueRecipients'];
+    else r.report(`${path}.uniqueRecipients`, 'true or false', o['uniqueRecipients']);
+  }
+  return id === undefined || messagingLimit24h === undefined ? undefined : { id, messagingLimit24h, uniqueRecipients };
+}
+
+/** Portfolio ids are unique, and every `portfolioId` of a business or number names one. */
+function checkPortfolios(r: Reader, portfolios: readonly (FleetPortfolio | undefined)[], rawPortfolios: readonly unknown[], businesses: readonly unknown[]): void {
+  const portfolioAt = new Map<string, number>();
+  portfolios.forEach((p, i) => {
+    if (!p) return;
+    const first = portfolioAt.get(p.id);
+    if (first !== undefined) r.report(`$.portfolios[${i}].id`, `a portfolio id not used before (first at $.portfolios[${first}].id)`, p.id);
+    else portfolioAt.set(p.id, i);
+  });
+  // A portfolio whose own id failed is not "unknown": its problem is reported already.
+  const failed = new Set(rawPortfolios.filter((raw, i) => portfolios[i] === undefined && typeof raw === 'object' && raw !== null).map((raw) => (raw as Obj)['id']));
+  const ids = [...portfolioAt.keys()];
+  const listed =
+    ids
+      .slice(0, 5)
+      .map((k) => JSON.stringify(k))
+      .join(', ') + (ids.length > 5 ? ', …' : '');
+  const known = ids.length === 0 ? 'the id of a portfolio of the fleet ($.portfolios lists none)' : `the id of a portfolio of the fleet (one of ${listed})`;
+  const checkRef = (value: unknown, path: string): void => {
+    if (typeof value === 'string' && value !== '' && !portfolioAt.has(value) && !failed.has(value)) r.report(path, known, value);
+  };
+  businesses.forEach((b, bi) => {
+    if (typeof b !== 'object' || b === null) return;
+    const bo = b as Obj;
+    checkRef(bo['portfolioId'], `$.businesses[${bi}].portfolioId`);
+    const numbers = bo['numbers'];
+    if (Array.isArray(numbers)) {
+      numbers.forEach((n: unknown, ni) => {
+        if (typeof n === 'object' && n !== null) checkRef((n as Obj)['portfolioId'], `$.businesses[${bi}].numbers[${ni}].portfolioId`);
+      });
+    }
+  });
 }
 
 function present<T>(value: T | undefined): value is T {
@@ -337,6 +401,10 @@ export function validateFleet(input: unknown): FleetValidation {
   const rawTemplates = r.array(o['templates'], '$.templates') ?? [];
   const templates = rawTemplates.map((t, i) => readTemplate(r, t, `$.templates[${i}]`));
   checkReferences(r, businesses, templates, rawTemplates);
+  const rawPortfolios = o['portfolios'] === undefined ? [] : (r.array(o['portfolios'], '$.portfolios') ?? []);
+  const portfolios = rawPortfolios.map((p, i) => readPortfolio(r, p, `$.portfolios[${i}]`));
+  // Portfolios that are not a list are one problem, not one more for every reference to them.
+  if (o['portfolios'] === undefined || Array.isArray(o['portfolios'])) checkPortfolios(r, portfolios, rawPortfolios, Array.isArray(o['businesses']) ? o['businesses'] : []);
   if (r.problems.length > 0) return { ok: false, problems: r.problems };
-  return { ok: true, fleet: { businesses: businesses.filter(present), templates: templates.filter(present) } };
+  return { ok: true, fleet: { businesses: businesses.filter(present), templates: templates.filter(present), portfolios: portfolios.filter(present) } };
 }

@@ -8,6 +8,7 @@ import { templateStatusOf } from './engine-snapshot.js';
 import type { FleetTables } from './fleet-tables.js';
 import type { Store } from './limits/store.js';
 import type { Pool } from './pool.js';
+import type { Portfolio } from './portfolio.js';
 import type { NumberRates } from './send-estimate.js';
 import { type TemplateFields, fleetTemplateFields, templateTypeFields } from './template-fields.js';
 
@@ -32,12 +33,36 @@ function typeFields(t: FleetTables, pool: Pool): ReturnType<typeof templateTypeF
   return templateTypeFields(active.length > 0 ? active : all);
 }
 
-/** Messages that may be sent now for the pool: the sum of what its eligible numbers may send. */
+/**
+ * Messages that may be sent now for the pool: the sum of what its eligible numbers may send; the
+ * numbers of a portfolio together no more than the portfolio's room for new recipients.
+ */
 export function poolOutput(t: FleetTables, store: Store, pool: Pool, now: number): number {
+  if (pool.grouped) return groupedOutput(t, store, pool, now);
   let sum = 0;
   for (let m = 0; m < pool.members.length; m++) {
     if (pool.eligible[m] === 1) sum += store.available(t.handle[pool.members[m]!]!, now);
   }
+  return sum;
+}
+
+/**
+ * {@link poolOutput} of a pool whose numbers share portfolios: per portfolio, the lesser of its
+ * numbers' sum and its room. Messages to recipients already in a portfolio's 24 h cost it nothing,
+ * so more may go than this says; never fewer.
+ */
+function groupedOutput(t: FleetTables, store: Store, pool: Pool, now: number): number {
+  let sum = 0;
+  const byPortfolio = new Map<Portfolio, number>();
+  for (let m = 0; m < pool.members.length; m++) {
+    if (pool.eligible[m] !== 1) continue;
+    const slot = pool.members[m]!;
+    const available = store.available(t.handle[slot]!, now);
+    const portfolio = t.numberPortfolio[slot];
+    if (portfolio === undefined) sum += available;
+    else byPortfolio.set(portfolio, (byPortfolio.get(portfolio) ?? 0) + available);
+  }
+  for (const [portfolio, available] of byPortfolio) sum += Math.min(available, portfolio.window.room(now));
   return sum;
 }
 

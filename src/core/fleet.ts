@@ -26,6 +26,11 @@ export interface NumberDescription {
   readonly account?: string;
   /** What the WhatsApp Cloud API channel needs of the number (other channels ignore it). */
   readonly whatsapp?: WhatsAppNumberIds;
+  /**
+   * Portfolio (`portfolios[].id`) whose messaging limit the number shares, when it is not its
+   * business's (a business spread over portfolios). @default the business's `portfolioId`, if any
+   */
+  readonly portfolioId?: string;
   /** Free annotations of the host; sendpool does not read them. */
   readonly meta?: unknown;
 }
@@ -155,6 +160,30 @@ export interface BusinessDescription {
   readonly templateTypes: readonly TemplateTypeDescription[];
   /** The business's WhatsApp Business Account, the default of its numbers and templates. */
   readonly whatsapp?: { readonly wabaId: string };
+  /**
+   * Portfolio (`portfolios[].id`) whose messaging limit the business's numbers share. @default none:
+   * each number is held by its own windows only
+   */
+  readonly portfolioId?: string;
+  readonly meta?: unknown;
+}
+
+/**
+ * A business portfolio: a messaging limit shared by every number that names it, on top of each
+ * number's own windows. WhatsApp counts it so since October 2025: the limit belongs to the
+ * portfolio, counts unique recipients in a moving 24 hours, and every number of the portfolio
+ * draws on it (docs/concepts.md, "Portfolio limits").
+ */
+export interface PortfolioDescription {
+  /** Id the businesses and numbers name in `portfolioId` (e.g. Meta's business portfolio id). Unique in the fleet. */
+  readonly id: string;
+  /** Recipients (or, without `uniqueRecipients`, messages) the portfolio's numbers may reach together in any moving 24 hours; 1 to 1,000,000,000,000. */
+  readonly messagingLimit24h: number;
+  /**
+   * Whether the limit counts distinct recipients (a message to a recipient reached in the last
+   * 24 hours costs nothing) or every message. @default true
+   */
+  readonly uniqueRecipients?: boolean;
   readonly meta?: unknown;
 }
 
@@ -191,6 +220,8 @@ export interface TemplateDescription {
 export interface FleetDescription {
   readonly businesses: readonly BusinessDescription[];
   readonly templates: readonly TemplateDescription[];
+  /** Portfolios whose messaging limits numbers share (`portfolioId` of a business or number). @default none */
+  readonly portfolios?: readonly PortfolioDescription[];
   readonly meta?: unknown;
 }
 

@@ -45,6 +45,11 @@ export class Pool {
    * with it the hot path computes handles as well.
    */
   firstHandle = -1;
+  /**
+   * Whether some member shares a portfolio's limit: each hand-out is then charged to the portfolio
+   * too (docs/engine.md, "Portfolios"). Set by the fleet's tables.
+   */
+  grouped = false;
   /** Account class of each member (0: no account). */
   readonly classOf: Int32Array;
   /** Account of each class (class 0: none). */

@@ -12,6 +12,7 @@ import type { SubmissionChange, SubmissionSnapshot } from './dispatch/dispatch-s
 import type { DispatchCounts, SubmissionStatus } from './dispatch/types.js';
 import type { EngineChanges, NumberChange } from './engine.js';
 import type { StoreSnapshot } from './limits/store.js';
+import type { PortfolioChange, PortfolioSnapshot } from './portfolio.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type TemplateStatusSnapshot } from './snapshot.js';
 
 /** A live submission's row: its snapshot and the retry timers of its waiting contacts. */
@@ -26,6 +27,35 @@ export interface EngineRows {
   readonly finished: Map<string, SubmissionStatus>;
   readonly numbers: Map<string, NumberChange>;
   readonly templates: Map<number, TemplateStatusSnapshot>;
+  /** Each portfolio's limit and recipients (optional: rows kept before portfolios). */
+  readonly portfolios?: Map<string, PortfolioRow>;
+}
+
+/**
+ * A portfolio as rows keep it: its limit and a row per recipient, the time of its last message and
+ * whether that message made it new. Rows older than 24 h before the last change are dropped.
+ */
+export interface PortfolioRow {
+  readonly id: string;
+  limit: number;
+  anonymous: number;
+  readonly recipients: Map<string, readonly [number, boolean]>;
+}
+
+const DAY = 86_400_000;
+
+/** Merges a portfolio's change into its row (a full change replaces it); recipients 24 h old by `takenAt` go. */
+export function mergePortfolio(row: PortfolioRow | undefined, change: PortfolioChange, takenAt: number | undefined): PortfolioRow {
+  const kept: PortfolioRow = row === undefined || change.full ? { id: change.id, limit: change.limit, anonymous: change.anonymous, recipients: new Map() } : row;
+  kept.limit = change.limit;
+  kept.anonymous = change.anonymous;
+  for (const key of change.removed) kept.recipients.delete(key);
+  for (const [key, at, madeNew] of change.recipients) kept.recipients.set(key, [at, madeNew]);
+  // Pruned when the rows hold twice what the limit lets into the span: linear, so once in a while.
+  if (takenAt !== undefined && kept.recipients.size > 2 * kept.limit + 16) {
+    for (const [key, [at]] of kept.recipients) if (at <= takenAt - DAY) kept.recipients.delete(key);
+  }
+  return kept;
 }
 
 export function emptyRows(): EngineRows {
@@ -37,6 +67,7 @@ export function emptyRows(): EngineRows {
     finished: new Map(),
     numbers: new Map(),
     templates: new Map(),
+    portfolios: new Map(),
   };
 }
 
@@ -60,6 +91,13 @@ export function applyChanges(rows: EngineRows, changes: EngineChanges | (Dispatc
   }
   for (const n of changes.numbers ?? []) rows.numbers.set(n.phone, n);
   for (const t of changes.templates ?? []) rows.templates.set(t.id, t);
+  if (rows.portfolios !== undefined) for (const p of changes.portfolios ?? []) rows.portfolios.set(p.id, mergePortfolio(rows.portfolios.get(p.id), p, changes.takenAt));
+}
+
+/** A portfolio's snapshot from its row: recipients oldest first (the restore drops those out of the span). */
+function portfolioSnapshotOf(row: PortfolioRow): PortfolioSnapshot {
+  const recipients = [...row.recipients].map(([key, [at, madeNew]]) => [key, at, madeNew] as const).sort((a, b) => a[1] - b[1]);
+  return { id: row.id, window: { limit: row.limit, anonymous: row.anonymous, recipients } };
 }
 
 /** The engine snapshot the rows stand for: restore it with `createEngine(fleet, { snapshot })`. */
@@ -75,6 +113,7 @@ export function snapshotFromRows(rows: EngineRows, takenAt: number): EngineSnaps
     numbers: [...rows.numbers.values()].map(({ phone, status, pausedUntil }) => ({ phone, status, ...(pausedUntil !== undefined ? { pausedUntil } : {}) })),
     templates: [...rows.templates.values()],
     pools: [],
+    ...(rows.portfolios !== undefined && rows.portfolios.size > 0 ? { portfolios: [...rows.portfolios.values()].map(portfolioSnapshotOf) } : {}),
     dispatch: {
       nextSeq: rows.nextSeq,
       counts: rows.counts,

@@ -6,6 +6,7 @@
 import { SnapshotError } from './errors.js';
 import type { NumberStatus, TemplateStatus } from './fleet.js';
 import type { StoreSnapshot } from './limits/store.js';
+import type { PortfolioSnapshot } from './portfolio.js';
 import { type Problem, problem } from './problems.js';
 
 export const SNAPSHOT_FORMAT = 'sendpool.engine';
@@ -45,6 +46,8 @@ export interface EngineSnapshot {
   readonly numbers: readonly NumberStatusSnapshot[];
   readonly templates: readonly TemplateStatusSnapshot[];
   readonly pools: readonly PoolSnapshot[];
+  /** Recipients in each portfolio's moving 24 h (absent in snapshots of sendpool before portfolios). */
+  readonly portfolios?: readonly PortfolioSnapshot[];
   /** Sections added by later parts of the engine (the dispatch queue). */
   readonly [section: string]: unknown;
 }
@@ -89,6 +92,22 @@ export function checkSnapshot(input: unknown): EngineSnapshot {
     pools.forEach((p, i) => {
       if (!isObject(p) || typeof p['businessId'] !== 'number' || typeof p['typeId'] !== 'number' || !Array.isArray(p['ring']) || !Array.isArray(p['waiting']) || !Array.isArray(p['cursors'])) {
         problems.push(problem(`$.pools[${i}]`, 'an object with businessId, typeId, ring, waiting and cursors', p));
+      }
+    });
+  const portfolios = input['portfolios'];
+  if (portfolios !== undefined && !Array.isArray(portfolios)) problems.push(problem('$.portfolios', 'an array', portfolios));
+  else
+    portfolios?.forEach((p, i) => {
+      const w = isObject(p) ? p['window'] : undefined;
+      if (!isObject(p) || typeof p['id'] !== 'string') problems.push(problem(`$.portfolios[${i}].id`, 'a portfolio id', isObject(p) ? p['id'] : p));
+      else if (!isObject(w) || !Array.isArray(w['recipients']) || typeof w['anonymous'] !== 'number') {
+        problems.push(problem(`$.portfolios[${i}].window`, 'an object with recipients and anonymous', w));
+      } else {
+        (w['recipients'] as unknown[]).forEach((r, k) => {
+          if (!Array.isArray(r) || typeof r[0] !== 'string' || !Number.isSafeInteger(r[1]) || typeof r[2] !== 'boolean') {
+            problems.push(problem(`$.portfolios[${i}].window.recipients[${k}]`, '[recipient, milliseconds, made new]', r));
+          }
+        });
       }
     });
   if (problems.length > 0) throw new SnapshotError('Malformed sendpool engine snapshot', problems);

@@ -18,7 +18,10 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FINISHED_KEPT } from '../core/dispatch/dispatcher.js';
 import type { EngineChanges } from '../core/engine.js';
-import { type EngineRows, type SubmissionRow, emptyRows } from '../core/rows.js';
+import { type EngineRows, type PortfolioRow, type SubmissionRow, emptyRows } from '../core/rows.js';
+
+/** Recipients stay in a portfolio's count for a day after their last message. */
+const DAY_MS = 86_400_000;
 import type { CampaignRow, CampaignStatisticsChanges, ContactRow } from '../events/campaign-stats.js';
 
 /** One step to write: what changed in the engine, server values, outbox events in and out. */
@@ -179,6 +182,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS finished (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS numbers (phone TEXT PRIMARY KEY, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS templates (id INTEGER PRIMARY KEY, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS portfolios (id TEXT PRIMARY KEY, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS portfolio_recipients (portfolio TEXT NOT NULL, recipient TEXT NOT NULL, at INTEGER NOT NULL, made_new INTEGER NOT NULL, PRIMARY KEY (portfolio, recipient)) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS portfolio_recipients_at ON portfolio_recipients (at);
     CREATE TABLE IF NOT EXISTS outbox (id TEXT PRIMARY KEY, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS sms (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS campaigns (company INTEGER NOT NULL, campaign INTEGER NOT NULL, row TEXT NOT NULL, PRIMARY KEY (company, campaign)) WITHOUT ROWID;
@@ -213,6 +219,13 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     pruneFinished: db.prepare('DELETE FROM finished WHERE n <= (SELECT MAX(n) FROM finished) - ?'),
     putNumber: db.prepare('INSERT INTO numbers (phone, row) VALUES (?, ?) ON CONFLICT(phone) DO UPDATE SET row = excluded.row'),
     putTemplate: db.prepare('INSERT INTO templates (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
+    putPortfolio: db.prepare('INSERT INTO portfolios (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
+    putRecipient: db.prepare(
+      'INSERT INTO portfolio_recipients (portfolio, recipient, at, made_new) VALUES (?, ?, ?, ?) ON CONFLICT(portfolio, recipient) DO UPDATE SET at = excluded.at, made_new = excluded.made_new',
+    ),
+    deleteRecipient: db.prepare('DELETE FROM portfolio_recipients WHERE portfolio = ? AND recipient = ?'),
+    clearRecipients: db.prepare('DELETE FROM portfolio_recipients WHERE portfolio = ?'),
+    pruneRecipients: db.prepare('DELETE FROM portfolio_recipients WHERE at <= ?'),
     putOutbox: db.prepare('INSERT INTO outbox (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
     deleteOutbox: db.prepare('DELETE FROM outbox WHERE id = ?'),
     putSms: db.prepare('INSERT INTO sms (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
@@ -258,6 +271,14 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       if (e.finished.length > 0) q.pruneFinished.run(FINISHED_KEPT);
       for (const n of e.numbers) q.putNumber.run(n.phone, JSON.stringify(n));
       for (const t of e.templates) q.putTemplate.run(t.id, JSON.stringify(t));
+      // A row per recipient, written when charged; rows a day older than the step go.
+      for (const p of e.portfolios ?? []) {
+        q.putPortfolio.run(p.id, JSON.stringify({ id: p.id, limit: p.limit, anonymous: p.anonymous }));
+        if (p.full) q.clearRecipients.run(p.id);
+        for (const key of p.removed) q.deleteRecipient.run(p.id, key);
+        for (const [key, at, madeNew] of p.recipients) q.putRecipient.run(p.id, key, at, madeNew ? 1 : 0);
+      }
+      if ((e.portfolios ?? []).length > 0) q.pruneRecipients.run(e.takenAt - DAY_MS);
     }
     for (const [key, value] of Object.entries(step.values ?? {})) {
       if (value === undefined) q.deleteMeta.run(`server.${key}`);
@@ -377,6 +398,13 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       for (const r of db.prepare('SELECT row FROM templates').all()) {
         const t = JSON.parse(String(r['row'])) as RowOf<EngineRows['templates']>;
         rows.templates.set(t.id, t);
+      }
+      for (const r of db.prepare('SELECT row FROM portfolios').all()) {
+        const p = JSON.parse(String(r['row'])) as Omit<PortfolioRow, 'recipients'>;
+        rows.portfolios?.set(p.id, { ...p, recipients: new Map() });
+      }
+      for (const r of db.prepare('SELECT portfolio, recipient, at, made_new FROM portfolio_recipients').all()) {
+        rows.portfolios?.get(String(r['portfolio']))?.recipients.set(String(r['recipient']), [Number(r['at']), Number(r['made_new']) === 1]);
       }
       return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist, activity, channelMemory };
     },

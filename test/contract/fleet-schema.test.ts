@@ -47,10 +47,11 @@ const CLOCK_TIME = /^\d{4}-\d{2}-\d{2}T.*(Z|[+-]\d{2}:\d{2})$/;
 function spansDocument(fleet: unknown, p: Problem): boolean {
   const e = p.expected;
   if (
-    /^a (business|phone|phone-number|template type|template) (id )?not used before/.test(e) ||
+    /^a (business|phone|phone-number|template type|template|portfolio) (id )?not used before/.test(e) ||
     e.startsWith('a phone not used before') ||
     e.startsWith('the id of a business of the fleet') ||
     e.startsWith('the id of a template of the fleet') ||
+    e.startsWith('the id of a portfolio of the fleet') ||
     e.startsWith('a template associated with business') ||
     e.startsWith('a template taking') ||
     e.startsWith('contiguous placeholders') ||
@@ -167,8 +168,19 @@ const validFleetArb: fc.Arbitrary<Json> = fc
     templateIds: fc.uniqueArray(fc.integer({ min: 1, max: 500 }), { minLength: 1, maxLength: 5 }),
     counts: fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 5, maxLength: 5 }),
     seed: fc.array(fc.nat(), { minLength: 50, maxLength: 50 }),
+    portfolios: fc.option(
+      fc.uniqueArray(
+        fc.record({
+          id: fc.constantFrom('p1', '1234567890', 'acme portfolio'),
+          messagingLimit24h: fc.integer({ min: 1, max: 1_000_000_000_000 }),
+          uniqueRecipients: fc.option(fc.boolean(), { nil: undefined }),
+        }),
+        { selector: (p) => p.id, maxLength: 2 },
+      ),
+      { nil: undefined },
+    ),
   })
-  .chain(({ businessIds, phones, phoneNumberIds, templateIds, counts, seed }) => {
+  .chain(({ businessIds, phones, phoneNumberIds, templateIds, counts, seed, portfolios }) => {
     const templates = fc.tuple(
       ...templateIds.map((id, i) => {
         const count = counts[i]!;
@@ -248,6 +260,12 @@ const validFleetArb: fc.Arbitrary<Json> = fc
     return fc.tuple(templates, businesses).map(([ts, bs]) => {
       let s = 0;
       const pick = () => seed[s++ % seed.length]!;
+      // Businesses and numbers name a portfolio of the fleet now and then.
+      const portfolioOf = (): { portfolioId?: string } => {
+        const list = portfolios ?? [];
+        const k = pick() % (list.length + 2);
+        return k < list.length ? { portfolioId: list[k]!.id } : {};
+      };
       const fleetBusinesses = bs.map((b) => {
         const mine = ts.filter((t) => t.businessIds.includes(b.id));
         const types = Array.from({ length: b.typeCount }, (_, k) => {
@@ -268,14 +286,20 @@ const validFleetArb: fc.Arbitrary<Json> = fc
             ...n.state,
             ...(n.account ? { account: n.account } : {}),
             ...(n.whatsapp ? { whatsapp: { phoneNumberId: phoneNumberIds[b.b * 3 + i]!, ...(n.whatsapp.wabaId ? { wabaId: n.whatsapp.wabaId } : {}) } } : {}),
+            ...portfolioOf(),
             ...(n.meta !== undefined ? { meta: n.meta } : {}),
           })),
           templateTypes: types,
           ...(b.whatsapp ? { whatsapp: { wabaId: b.whatsapp } } : {}),
+          ...portfolioOf(),
           ...(b.meta !== undefined ? { meta: b.meta } : {}),
         };
       });
-      const fleet = { businesses: fleetBusinesses, templates: ts.map(({ count: _, ...t }) => t) };
+      const fleet = {
+        businesses: fleetBusinesses,
+        templates: ts.map(({ count: _, ...t }) => t),
+        ...(portfolios ? { portfolios: portfolios.map((p) => JSON.parse(JSON.stringify(p)) as Json) } : {}),
+      };
       return JSON.parse(JSON.stringify(fleet)) as Json;
     });
   });

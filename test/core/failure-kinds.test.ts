@@ -157,3 +157,21 @@ describe('a contact submitted again after a failure reported later', () => {
     expect(restored.poll()).toHaveLength(1);
   });
 });
+
+describe('a refused attempt in a portfolio', () => {
+  it('gives the recipient back to the portfolio when the refused message made it new', () => {
+    const clock = new ManualClock(0);
+    const fleet = specFleet() as { portfolios?: unknown; businesses: { portfolioId?: string }[] };
+    fleet.portfolios = [{ id: 'p1', messagingLimit24h: 2 }];
+    for (const b of fleet.businesses) b.portfolioId = 'p1';
+    const engine = createEngine(fleet, { clock });
+    engine.submit({ businessId: 1, typeId: 10, contacts: [contact(1), contact(2), contact(3)] });
+    const [a, b] = engine.poll();
+    expect(engine.poll()).toHaveLength(0); // two recipients: the portfolio is full
+    engine.report(a!.messageId, { status: 'failed', code: 131026, refused: true });
+    engine.report(b!.messageId, { status: 'sent' });
+    // The refused recipient left the portfolio's 24 h: the third contact goes.
+    const [c] = engine.poll();
+    expect(c?.contact.phone).toBe(contact(3).phone);
+  });
+});

@@ -310,3 +310,67 @@ describe('validateFleet: WhatsApp Cloud API ids', () => {
     expect(engine.output(1, 10)).toBe(3000);
   });
 });
+
+describe('validateFleet: portfolios', () => {
+  const withPortfolios = (): Json => {
+    const f = clone();
+    f.portfolios = [
+      { id: '1029384756', messagingLimit24h: 2000 },
+      { id: 'other', messagingLimit24h: 250, uniqueRecipients: false },
+    ];
+    f.businesses[0].portfolioId = '1029384756';
+    f.businesses[0].numbers[2].portfolioId = 'other';
+    return f;
+  };
+
+  it("fills uniqueRecipients and gives each number its own portfolio or its business's", () => {
+    const result = validateFleet(withPortfolios());
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.fleet.portfolios).toEqual([
+      { id: '1029384756', messagingLimit24h: 2000, uniqueRecipients: true },
+      { id: 'other', messagingLimit24h: 250, uniqueRecipients: false },
+    ]);
+    expect(result.fleet.businesses[0]!.numbers.map((n) => n.portfolioId)).toEqual(['1029384756', '1029384756', 'other']);
+    // A fleet without portfolios has none, and numbers without one.
+    const plain = validateFleet(clone());
+    expect(plain.ok && plain.fleet.portfolios).toEqual([]);
+    expect(plain.ok && plain.fleet.businesses[0]!.numbers[0]!.portfolioId).toBeUndefined();
+  });
+
+  const cases: [string, (f: Json) => void, string, string, string][] = [
+    [
+      'an unknown portfolio of a business',
+      (f) => (f.businesses[0].portfolioId = 'nope'),
+      '$.businesses[0].portfolioId',
+      '"nope" (string)',
+      'the id of a portfolio of the fleet (one of "1029384756", "other")',
+    ],
+    [
+      'an unknown portfolio of a number',
+      (f) => (f.businesses[0].numbers[1].portfolioId = 'nope'),
+      '$.businesses[0].numbers[1].portfolioId',
+      '"nope" (string)',
+      'the id of a portfolio of the fleet (one of "1029384756", "other")',
+    ],
+    ['a portfolio named without portfolios', (f) => delete f.portfolios, '$.businesses[0].portfolioId', '"1029384756" (string)', 'the id of a portfolio of the fleet ($.portfolios lists none)'],
+    ['a duplicate portfolio id', (f) => (f.portfolios[1].id = '1029384756'), '$.portfolios[1].id', '"1029384756" (string)', 'a portfolio id not used before (first at $.portfolios[0].id)'],
+    ['a limit of 0', (f) => (f.portfolios[0].messagingLimit24h = 0), '$.portfolios[0].messagingLimit24h', '0 (number)', 'an integer from 1 to 1000000000000'],
+    ['a limit as text', (f) => (f.portfolios[0].messagingLimit24h = '2000'), '$.portfolios[0].messagingLimit24h', '"2000" (string)', 'an integer from 1 to 1000000000000'],
+    ['uniqueRecipients as text', (f) => (f.portfolios[1].uniqueRecipients = 'yes'), '$.portfolios[1].uniqueRecipients', '"yes" (string)', 'true or false'],
+    ['an empty portfolio id', (f) => (f.portfolios[0].id = ''), '$.portfolios[0].id', '"" (string)', 'a non-empty string'],
+    ['portfolios not an array', (f) => (f.portfolios = {}), '$.portfolios', 'an object', 'an array'],
+  ];
+
+  it.each(cases)('reports %s at its path', (_name, corrupt, path, actual, expected) => {
+    const f = withPortfolios();
+    corrupt(f);
+    expect(problemsOf(f)).toContainEqual({ path, expected, actual, message: `${path}: expected ${expected}, got ${actual}` });
+  });
+
+  it('reports portfolios that are not a list once, not again at every reference', () => {
+    const f = withPortfolios();
+    f.portfolios = {};
+    expect(problemsOf(f).map((p) => p.path)).toEqual(['$.portfolios']);
+  });
+});

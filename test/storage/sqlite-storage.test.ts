@@ -54,6 +54,64 @@ describe('SQLite storage', () => {
     reopened.close();
   });
 
+  it("keeps each portfolio's recipients: a restart from the rows counts them against the limit", async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    const clock = new ManualClock(0);
+    const fleet = { ...specFleet(), portfolios: [{ id: '1029384756', messagingLimit24h: 3 }] };
+    fleet.businesses = fleet.businesses.map((b) => ({ ...b, portfolioId: '1029384756' }));
+    const engine = createEngine(fleet, { clock, trackChanges: true });
+    storage.write({ engine: engine.takeChanges({ full: true }) });
+    engine.submit({ businessId: 1, typeId: 10, contacts: [contact(1), contact(2), contact(3), contact(4)] });
+    for (const m of engine.poll()) engine.report(m.messageId, { status: 'sent' });
+    engine.takeOutcomes();
+    storage.write({ engine: engine.takeChanges() });
+    storage.close();
+
+    const reopened = await openSqliteStorage(dir);
+    const loaded = reopened.load()!;
+    expect([...loaded.rows.portfolios!.keys()]).toEqual(['1029384756']);
+    clock.advance(60_000);
+    const restarted = createEngine(fleet, { clock, snapshot: JSON.parse(JSON.stringify(snapshotFromRows(loaded.rows, clock.now()))) });
+    expect(restarted.portfolios()).toEqual([{ id: '1029384756', messagingLimit24h: 3, uniqueRecipients: true, used: 3, available: 0 }]);
+    // Contact 4 waited when the engine stopped: still no room for it, and contact 1 (reached already)
+    // waits behind it, since the queue keeps its order.
+    restarted.submit({ businessId: 1, typeId: 10, contacts: [contact(1)] });
+    expect(restarted.poll().map((m) => m.contact.phone)).toEqual([]);
+    expect(restarted.queueStatus(1, 10)).toMatchObject({ queued: 2, blocked: 'portfolio-limit', retryAt: 86_400_000 });
+    reopened.close();
+  });
+
+  it('writes a row per recipient a step charged, and drops the rows a day older than a step', async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    const clock = new ManualClock(0);
+    const fleet = { ...specFleet(), portfolios: [{ id: 'p', messagingLimit24h: 10 }] };
+    fleet.businesses = fleet.businesses.map((b) => ({ ...b, portfolioId: 'p' }));
+    const engine = createEngine(fleet, { clock, trackChanges: true });
+    const step = () => {
+      for (const m of engine.poll()) engine.report(m.messageId, { status: 'sent' });
+      engine.takeOutcomes();
+      const changes = engine.takeChanges();
+      storage.write({ engine: changes });
+      return changes.portfolios ?? [];
+    };
+    engine.submit({ businessId: 1, typeId: 10, contacts: [contact(1), contact(2)] });
+    expect(step().map((p) => p.recipients.map(([phone]) => phone))).toEqual([[contact(1).phone, contact(2).phone]]);
+    clock.advance(60_000);
+    engine.submit({ businessId: 1, typeId: 10, contacts: [contact(2)] });
+    // Only the recipient this step charged is written again.
+    expect(step().map((p) => p.recipients.map(([phone, at]) => [phone, at]))).toEqual([[[contact(2).phone, 60_000]]]);
+    clock.advance(86_400_000);
+    engine.submit({ businessId: 1, typeId: 10, contacts: [contact(3)] });
+    step();
+    storage.close();
+    const reopened = await openSqliteStorage(dir);
+    // Contact 1 (last message at 0) and contact 2 (at 60 s) are a day older than the last step.
+    expect([...reopened.load()!.rows.portfolios!.get('p')!.recipients.keys()]).toEqual([contact(3).phone]);
+    reopened.close();
+  });
+
   it('keeps server values and outbox events, and forgets what is deleted', async () => {
     const dir = freshDir();
     const storage = await openSqliteStorage(dir);

@@ -70,13 +70,25 @@ export interface DispatchHost {
   templateText(templateId: number): string;
   /** Pauses the number at `slot` (a failure took it out). */
   pauseNumber(slot: number, until: number | undefined): void;
-  /** Gives back one message charged to the number at `slot` at `chargedAt` (the provider refused it). */
-  refund(slot: number, chargedAt: number, now: number): void;
+  /**
+   * Gives back one message to `recipient` charged to the number at `slot` at `chargedAt` (the
+   * provider refused it): to the number's windows, and to its portfolio's recipients.
+   */
+  refund(slot: number, chargedAt: number, now: number, recipient: string): void;
   setTemplate(templateId: number, status: 'paused' | 'disabled', until: number | undefined): void;
   nextResumeAt(): number | undefined;
   anomaly(message: string): void;
   /** A message went out on the number at `slot` (its limit usage changed), when changes are tracked. */
   charged(slot: number): void;
+  /**
+   * For a pool that shares a portfolio's limit (`pool.grouped`): charges a message from the number
+   * at `slot` to `recipient` to the number's portfolio, and answers whether it may go.
+   */
+  admit(slot: number, recipient: string, now: number): boolean;
+  /** Gives back the numbers' charges of pairs `from` to `to - 1` of a fill at `now`, unused. */
+  unfill(numbers: Int32Array, from: number, to: number, now: number): void;
+  /** What holds a queue whose message from the number at `slot` its portfolio refused. */
+  portfolioShortfall(slot: number, now: number): { reason: Blocker; retryAt?: number };
 }
 
 /** What changed in the dispatch queue since the host last asked (`engine.takeChanges()`). */
@@ -304,6 +316,8 @@ export class Dispatcher {
     const n = this.#host.fill(pool, want, now, numbers, templates);
     const counts = this.#counts;
     const tracking = this.#tracking;
+    const grouped = pool.grouped;
+    let refused = -1;
     let row = batch.count;
     let times: Float64Array | undefined;
     let timesOf: SubmissionRecord | undefined;
@@ -314,6 +328,13 @@ export class Dispatcher {
       if (record === undefined) break;
       const index = queue.index;
       const slot = numbers[i]!;
+      // A portfolio with no room for a new recipient: the contact goes back to the head of its flow
+      // and waits, with the rest of the queue, for a recipient to leave the portfolio's 24 h.
+      if (grouped && !this.#host.admit(slot, record.contacts.at(index).phone, now)) {
+        queue.addBack(record, index);
+        refused = i;
+        break;
+      }
       if (tracking) {
         this.#host.charged(slot);
         this.#touch(record);
@@ -346,7 +367,10 @@ export class Dispatcher {
       row++;
     }
     batch.count = row;
-    if (n < want) this.#block(queue, this.#host.shortfall(pool));
+    if (refused >= 0) {
+      this.#host.unfill(numbers, refused, n, now);
+      this.#block(queue, this.#host.portfolioShortfall(numbers[refused]!, now));
+    } else if (n < want) this.#block(queue, this.#host.shortfall(pool));
     else this.#block(queue, undefined);
   }
 
@@ -413,7 +437,7 @@ export class Dispatcher {
     const reason = outcome.code !== undefined ? failureReason(outcome.code, outcome.reason ?? channelError(outcome.code)?.description) : (outcome.reason ?? 'Unknown failure');
     const code = outcome.code;
     // Nothing went: the number's windows get the message back, in the bucket it was charged to.
-    if (outcome.refused === true && slot >= 0 && record.retryAt !== undefined) this.#host.refund(slot, record.retryAt[index]!, now);
+    if (outcome.refused === true && slot >= 0 && record.retryAt !== undefined) this.#host.refund(slot, record.retryAt[index]!, now, record.contacts.at(index).phone);
     switch (action.kind) {
       case 'requeue':
         if (action.restMs > 0 && slot >= 0) this.#host.pauseNumber(slot, now + action.restMs);

@@ -155,8 +155,11 @@ export interface DispatchCounts {
   readonly rejected: number;
 }
 
-/** What holds a pool's queue back. */
-export type Blocker = 'no-capacity' | 'no-template' | 'no-number';
+/**
+ * What holds a pool's queue back: its numbers' windows, no active template, no active number, or
+ * the messaging limit of a portfolio its numbers share (a new recipient finds no room).
+ */
+export type Blocker = 'no-capacity' | 'no-template' | 'no-number' | 'portfolio-limit';
 
 /** State of one submission. */
 export interface SubmissionStatus extends DispatchCounts {

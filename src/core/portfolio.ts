@@ -1,0 +1,106 @@
+/**
+ * A portfolio of the fleet (`portfolios[]`): one messaging limit shared by every number that names
+ * it, on top of each number's own windows (docs/concepts.md, "Portfolio limits"). The engine keeps
+ * one per id across fleet changes, as the store keeps numbers by phone, so what was sent keeps
+ * counting when the fleet is replaced.
+ */
+import type { AssignReason, NumericArray, PortfolioView } from './engine-types.js';
+import type { FleetPortfolio } from './fleet-validate.js';
+import { RecipientWindow, type RecipientWindowSnapshot } from './limits/recipient-window.js';
+import type { Store } from './limits/store.js';
+
+/**
+ * What changed of a portfolio since the last `engine.takeChanges()`: a durable host keeps a row per
+ * recipient (core/rows.ts), so a step writes the recipients it charged, not the whole portfolio.
+ */
+export interface PortfolioChange {
+  readonly id: string;
+  /** The limit now, and the anonymous recipients counted so far (the window's snapshot fields). */
+  readonly limit: number;
+  readonly anonymous: number;
+  /** true (`takeChanges({ full: true })`): `recipients` is every recipient in the span; rows replace theirs. */
+  readonly full: boolean;
+  /** Recipients whose last message changed, as [recipient, last message, whether it made the recipient new]. */
+  readonly recipients: readonly (readonly [string, number, boolean])[];
+  /** Recipients whose charge was given back. Those that left the 24 h by time are not listed: rows drop them by their time. */
+  readonly removed: readonly string[];
+}
+
+/** A portfolio's state in an engine snapshot (`portfolios`). */
+export interface PortfolioSnapshot {
+  readonly id: string;
+  readonly window: RecipientWindowSnapshot;
+}
+
+export class Portfolio {
+  readonly id: string;
+  /** Whether the limit counts distinct recipients (else every message, as a new recipient each). */
+  uniqueRecipients: boolean;
+  readonly window: RecipientWindow;
+
+  constructor(id: string, limit: number, uniqueRecipients: boolean) {
+    this.id = id;
+    this.uniqueRecipients = uniqueRecipients;
+    this.window = new RecipientWindow(limit);
+  }
+
+  /**
+   * Charges a message to `recipient` at `now` (undefined: a hand-out without a contact, counted as
+   * a new recipient): true when it may go. Called before the message is handed out.
+   */
+  admit(recipient: string | undefined, now: number): boolean {
+    return recipient !== undefined && this.uniqueRecipients ? this.window.charge(recipient, now) : this.window.chargeAnonymous(now);
+  }
+
+  snapshot(): PortfolioSnapshot {
+    return { id: this.id, window: this.window.snapshot() };
+  }
+
+  /** What changed since the last call (the window tracked), or everything with `full`. */
+  change(full: boolean, now: number): PortfolioChange {
+    const { recipients, removed } = this.window.takeChanges(now);
+    const base = { id: this.id, limit: this.window.limit, anonymous: this.window.anonymous };
+    return full ? { ...base, full, recipients: this.window.snapshot().recipients, removed: [] } : { ...base, full, recipients, removed };
+  }
+
+  /** Its limit, what is used of it and the room left at `now`. */
+  view(now: number): PortfolioView {
+    const used = this.window.size(now);
+    const limit = this.window.limit;
+    return { id: this.id, messagingLimit24h: limit, uniqueRecipients: this.uniqueRecipients, used, available: used >= limit ? 0 : limit - used };
+  }
+}
+
+/** Portfolios of a new fleet: kept by id from `current` (with the limits the fleet gives), created, or dropped when the fleet no longer lists them. */
+export function portfoliosOf(current: ReadonlyMap<string, Portfolio>, portfolios: readonly FleetPortfolio[]): Map<string, Portfolio> {
+  const next = new Map<string, Portfolio>();
+  for (const p of portfolios) {
+    let portfolio = current.get(p.id);
+    if (portfolio === undefined) portfolio = new Portfolio(p.id, p.messagingLimit24h, p.uniqueRecipients);
+    else {
+      portfolio.window.setLimit(p.messagingLimit24h);
+      portfolio.uniqueRecipients = p.uniqueRecipients;
+    }
+    next.set(p.id, portfolio);
+  }
+  return next;
+}
+
+/** Each portfolio whole, as snapshots and `takeChanges` carry it. */
+export function snapshotsOf(portfolios: Iterable<Portfolio>): PortfolioSnapshot[] {
+  return Array.from(portfolios, (p) => p.snapshot());
+}
+
+/** What holds a pool whose portfolio refused a new recipient: room comes back when its oldest recipient leaves the 24 h. */
+export function portfolioShortfall(portfolio: Portfolio | undefined, now: number): { reason: AssignReason; retryAt?: number } {
+  const at = portfolio === undefined ? Infinity : portfolio.window.nextRoomAt(now);
+  return Number.isFinite(at) ? { reason: 'portfolio-limit', retryAt: at } : { reason: 'portfolio-limit' };
+}
+
+/**
+ * Gives back to their numbers (store handles by slot in `handles`) the charges of pairs `from` to
+ * `to - 1` of a fill at `now`: pairs a portfolio refused, and those after them.
+ */
+export function giveBack(store: Store, handles: Int32Array, numbers: NumericArray, from: number, to: number, now: number): void {
+  for (let i = from; i < to; i++) store.release(handles[numbers[i]!]!, 1, now);
+}
