@@ -35,11 +35,11 @@ import { serverContact, type ServerContact } from './contacts.js';
 import { EnqueuedRuns, hsmOrder, isRun, runEventId, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
 import { NotifierCompanies, type CompanyWebhooks } from './notifier-companies.js';
 import { smsReplyCallback, smsStatusCallback } from './sms-callbacks.js';
-import { TrackedMessages, type TrackedMessage } from './tracked-messages.js';
+import { TrackedMessages, type SendAgain, type TrackedMessage } from './tracked-messages.js';
 
 export type { CompanyWebhooks } from './notifier-companies.js';
 export type { StatisticsPort } from './campaign-statistics-book.js';
-export type { TrackedMessage } from './tracked-messages.js';
+export type { SendAgain, TrackedMessage } from './tracked-messages.js';
 
 export interface NotifierSnapshot {
   readonly companies: readonly { readonly companyId: number; readonly config: WebhookConfig; readonly secret: string; readonly stats: CampaignStatisticsSnapshot }[];
@@ -81,6 +81,11 @@ interface Deps {
    * {@link Notifier.takeChanges}. @default false
    */
   readonly trackChanges?: boolean;
+  /**
+   * The provider reported a sent message FAILED (a status webhook), after its FAILED notification:
+   * the error table's action for the code (late-failures.ts). @default none: notified only
+   */
+  readonly onLateFailure?: (tracked: TrackedMessage, messageId: string, code: number) => void;
   /** A recipient answered with an opt-out (a REPLIED status with `blocklistResponse`). @default none */
   readonly onOptOut?: (companyId: number, phone: string, at: number) => void;
   /** A campaign's statistics settled: what is kept per campaign for as long may go. @default none */
@@ -378,7 +383,16 @@ export class Notifier {
   sent(m: OutgoingMessage, campaignId: number): void {
     const contact = serverContact(m.contact);
     const now = this.#deps.clock.now();
-    const tracked: TrackedMessage = { contact, campaignId, from: m.phone, text: m.text, retryIndex: m.retryIndex, sentAt: now };
+    const again: SendAgain = {
+      businessId: m.businessId,
+      typeId: m.typeId,
+      templateId: m.templateId,
+      campaignId: m.campaignId ?? null,
+      maxRetries: m.maxRetries,
+      retryInterval: m.retryInterval,
+      followUps: (contact as { followUps?: number }).followUps ?? 0,
+    };
+    const tracked: TrackedMessage = { contact, campaignId, from: m.phone, text: m.text, retryIndex: m.retryIndex, sentAt: now, again };
     this.#tracked.keepMessage(m.messageId, tracked);
     this.hsm(contact, campaignId, m.retryIndex, now, { status: 'SENT', from: m.phone, message: m.text });
   }
@@ -430,6 +444,8 @@ export class Notifier {
     );
     // FAILED and EXPIRED end a message; a REPLIED one may still open an attendance.
     if (u.status === 'FAILED' || u.status === 'EXPIRED') this.#tracked.forgetMessage(u.messageId);
+    // A failure reported later goes through the one error table, as a send's answer does.
+    if (u.status === 'FAILED' && advanced) this.#deps.onLateFailure?.(t, u.messageId, u.failureCode ?? 131000);
     return true;
   }
 

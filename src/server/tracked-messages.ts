@@ -28,6 +28,26 @@ export interface TrackedMessage {
    * @default SENT only
    */
   readonly progress?: number;
+  /**
+   * What sending the contact again needs, should the provider report the message FAILED later
+   * (late-failures.ts): the message's pool and template and its submission's retry rules.
+   * @default absent (a message tracked before this was kept): a later failure is notified only
+   */
+  readonly again?: SendAgain;
+}
+
+/** A sent message's pool, template and retry rules, for a failure the provider reports later. */
+export interface SendAgain {
+  readonly businessId: number;
+  readonly typeId: number;
+  readonly templateId: number;
+  /** The submission's campaign (null without one). */
+  readonly campaignId: number | null;
+  readonly maxRetries: number;
+  /** Milliseconds. */
+  readonly retryInterval: number;
+  /** Times the contact was already sent again after a later failure (bounded like transport tries). */
+  readonly followUps: number;
 }
 
 export interface TrackedMessagesOptions {

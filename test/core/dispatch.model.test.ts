@@ -485,11 +485,9 @@ class Restart implements Cmd {
     for (const s of m.subs) {
       for (const c of s.contacts) {
         // A contact waiting after a transport failure goes under a new id after a restart (the
-        // flag is not kept), and its count of such failures starts again.
-        if (c.state === 'waiting') {
-          c.resend = false;
-          c.attempts = 0;
-        }
+        // flag is kept for queued contacts only), and every count of such failures starts again.
+        c.attempts = 0;
+        if (c.state === 'waiting') c.resend = false;
         if (c.state !== 'inflight') continue;
         c.state = 'queued';
         c.resend = true;
