@@ -32,6 +32,8 @@ import { createFastify, installHttpHooks } from './http-setup.js';
 import { DashboardState } from './dashboard/state.js';
 import { DASHBOARD_OPEN_PATHS, dashboardRoutes } from './dashboard/routes.js';
 import { createMetrics } from './metrics.js';
+import { lateFailures } from './late-failures.js';
+import { chunksOf } from './redis/chunks.js';
 import { NumberIncidents } from './number-incidents.js';
 import { serveMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { resolveServerOptions } from './resolve-options.js';
@@ -197,6 +199,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
             },
           }
         : {}),
+      // A failure the provider reports later goes through the error table (late-failures.ts).
+      onLateFailure: (t, messageId, code) => late(t, messageId, code),
       onOptOut: (companyId, phone, at) => {
         if (!blocklist.add(companyId, phone, at, 'reply')) return;
         durability?.schedule();
@@ -239,6 +243,20 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     },
     options.dispatch,
   );
+  const late = lateFailures({
+    engine,
+    clock,
+    log: app.log,
+    incidents,
+    resubmit: (submission, contact, handout) => {
+      // On Redis a chunk of the shared queue, its hand-outs after the failed one (ids never repeat).
+      if (onRedisWired) onRedisWired.persistence.stageChunks(chunksOf(submission, contact.requestId, contact.companyId, handout + 1));
+      else engine.submit(submission);
+      durability?.schedule();
+      dispatch.kick();
+    },
+    retryPending: (contact, campaignId, retryIndex) => about(contact, () => notifier.retryPending(contact, campaignId, retryIndex)),
+  });
   /** Webhook events and runs written with their step (or read back, or claimed from Redis): delivery starts. */
   const deliver = (records: readonly WrittenEvent[]) => {
     notifier.written(records);

@@ -95,6 +95,33 @@ describeTargets('the server on Redis: provider events reach any instance', (targ
     expect(receiver.badSignatures).toBe(0);
   });
 
+  it('a failure posted by webhook to an instance that did not send the message sends the contact again, under a new id', async () => {
+    const phone = '5511981000009';
+    const hsm = () => receiver.all('/hsm').filter((x) => x.to === phone);
+    expect(
+      (await api(a.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 4, contacts: [{ phone_number: phone, template_variables: ['Late'] }] } })).status,
+    ).toBe(202);
+    await waitFor(() => hsm().some((x) => x.status === 'SENT'), 'SENT');
+    await waitFor(() => a.server.sendpool.idle() && b!.server.sendpool.idle(), 'both idle (what they remember is written)');
+    const first = graph.requests.find((r) => r.body?.to === phone && r.wamid)!;
+    const number = account.numbers.find((n) => n.phoneNumberId === first.phoneNumberId)!;
+    // The platform pauses the template and says so in the message's status: posted to B.
+    const failed = statusNotification(number, { wamid: first.wamid!, status: 'failed', recipient: phone, opaque: first.body.biz_opaque_callback_data, errorCode: 132015 });
+    expect((await deliver(`${b!.url}/whatsapp/webhook`, failed)).status).toBe(200);
+    await waitFor(() => graph.requests.filter((r) => r.body?.to === phone && r.wamid).length === 2, 'the contact sent again by an instance');
+    const second = graph.requests.filter((r) => r.body?.to === phone && r.wamid)[1]!;
+    // The same contact, its next hand-out: `<contact id>.0`, then `<contact id>.1`.
+    const [contactId, handout] = String(first.body.biz_opaque_callback_data).split('.');
+    expect(second.body.biz_opaque_callback_data).toBe(`${contactId}.${Number(handout) + 1}`);
+    expect(second.body.template.name).not.toBe(first.body.template.name);
+    await waitFor(() => hsm().filter((x) => x.status === 'SENT').length === 2, 'the second SENT');
+    expect(hsm().map((x) => x.status)).toEqual(['ENQUEUED', 'SENT', 'FAILED', 'SENT']);
+    // The same FAILED again, now to A: what the fleet remembers says it was acted on.
+    expect((await deliver(`${a.url}/whatsapp/webhook`, failed)).status).toBe(200);
+    await waitFor(() => a.server.sendpool.idle() && b!.server.sendpool.idle(), 'both idle');
+    expect(graph.requests.filter((r) => r.body?.to === phone && r.wamid)).toHaveLength(2);
+  });
+
   it('a delivery receipt and a reply that come on the bind of an instance that did not send the SMS find it', async () => {
     const smsc = await startFakeSmsc();
     const smpp = () =>

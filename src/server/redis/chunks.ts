@@ -9,7 +9,11 @@ import type { ChunkBody, QueuedContact } from './queue.js';
 /** Contacts per chunk. */
 export const CHUNK_CONTACTS = 100;
 
-export function chunksOf(submission: Submission, requestId: string, companyId: number): ChunkBody[] {
+/**
+ * `handoutBase`: for a contact sent again after a failure reported later, the hand-out its next
+ * message starts at (the failed message's plus one), so no message id repeats.
+ */
+export function chunksOf(submission: Submission, requestId: string, companyId: number, handoutBase?: number): ChunkBody[] {
   const head = {
     requestId,
     companyId,
@@ -21,6 +25,9 @@ export function chunksOf(submission: Submission, requestId: string, companyId: n
     maxRetries: submission.maxRetries ?? 0,
     retryInterval: submission.retryInterval ?? 0,
     ...(submission.deadline !== undefined ? { deadline: submission.deadline } : {}),
+    ...(submission.retriesUsed !== undefined ? { retriesUsed: submission.retriesUsed } : {}),
+    ...(submission.notBefore !== undefined ? { notBefore: submission.notBefore } : {}),
+    ...(handoutBase !== undefined ? { handoutBase } : {}),
   };
   const out: ChunkBody[] = [];
   for (let i = 0; i < submission.contacts.length; i += CHUNK_CONTACTS) {

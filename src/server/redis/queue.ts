@@ -52,6 +52,11 @@ export interface ChunkBody extends Omit<Submission, 'contacts' | 'weight' | 'max
   /** Milliseconds. */
   readonly retryInterval: number;
   readonly contacts: readonly QueuedContact[];
+  /**
+   * A contact sent again after a failure reported later: the fleet-wide hand-out its next message
+   * starts at (its earlier ids are never used again). @default 0
+   */
+  readonly handoutBase?: number;
 }
 
 /** A chunk an instance holds, with the progress written for it so far. */

@@ -109,11 +109,13 @@ export class SharedDispatch {
     const groups = new Map<number, { contacts: QueuedContact[]; base: number[] }>();
     chunk.body.contacts.forEach((contact, index) => {
       if (chunk.finals.has(index)) return;
-      const written = chunk.handouts.get(index) ?? 0;
+      // A contact sent again after a later failure starts after the failed message's hand-out.
+      const first = chunk.body.handoutBase ?? 0;
+      const written = chunk.handouts.get(index) ?? first;
       // The last hand-out written may have reached the provider (no answer recorded for it): it
       // goes again under its id. One whose attempt ended (a failure with a retry to come) does not.
-      const base = (chunk.ended.get(index) ?? 0) >= written ? written : written - 1;
-      const used = Math.min(base, chunk.body.maxRetries);
+      const base = (chunk.ended.get(index) ?? first) >= written ? written : written - 1;
+      const used = Math.min((chunk.body.retriesUsed ?? 0) + base - first, chunk.body.maxRetries);
       let g = groups.get(used);
       if (!g) groups.set(used, (g = { contacts: [], base: [] }));
       // A copy per claim: the engine's contact object is this instance's handle on the origin.
@@ -142,7 +144,8 @@ export class SharedDispatch {
     if (!origin) return m;
     if (origin.held.lost) return undefined;
     const handout = origin.base + localHandout(m.messageId);
-    return { ...m, messageId: `${(m.contact as QueuedContact).id}.${handout}`, retryIndex: globalRetry(m.retryIndex, origin.used) };
+    // The request's retry rules, not what is left of them here: a failure reported later counts from them.
+    return { ...m, messageId: `${(m.contact as QueuedContact).id}.${handout}`, retryIndex: globalRetry(m.retryIndex, origin.used), maxRetries: origin.held.chunk.body.maxRetries };
   }
 
   /** An outcome's attempt as counted across instances. */
@@ -281,6 +284,7 @@ function submissionOf(body: ChunkBody, contacts: QueuedContact[], maxRetries: nu
     maxRetries,
     retryInterval: body.retryInterval,
     ...(body.deadline !== undefined ? { deadline: body.deadline } : {}),
+    ...(body.notBefore !== undefined ? { notBefore: body.notBefore } : {}),
     contacts,
   };
 }

@@ -108,14 +108,17 @@ export class SharedMemory {
  */
 function packTracked(t: TrackedMessage): string {
   const c = t.contact;
-  const row = [c.id, c.requestId, c.companyId, c.costCenterId, c.phone, t.campaignId, t.from, t.text, t.retryIndex, t.sentAt, c.document ?? null, c.contract ?? null, c.data ?? null];
-  // The merged statuses reported so far, once a later status came (a row written at the send has none).
-  if (t.progress !== undefined) row.push(t.progress);
+  const row: unknown[] = [c.id, c.requestId, c.companyId, c.costCenterId, c.phone, t.campaignId, t.from, t.text, t.retryIndex, t.sentAt, c.document ?? null, c.contract ?? null, c.data ?? null];
+  // The merged statuses reported so far, once a later status came (null at the send).
+  row.push(t.progress ?? null);
+  // What sending the contact again needs, should the provider report it FAILED later: the values too.
+  const a = t.again;
+  if (a !== undefined) row.push([a.businessId, a.typeId, a.templateId, a.campaignId, a.maxRetries, a.retryInterval, a.followUps, c.variables ?? []]);
   return JSON.stringify(row);
 }
 
 function unpackTracked(text: string): TrackedMessage {
-  const [id, requestId, companyId, costCenterId, phone, campaignId, from, body, retryIndex, sentAt, document, contract, data, progress] = JSON.parse(text) as [
+  const [id, requestId, companyId, costCenterId, phone, campaignId, from, body, retryIndex, sentAt, document, contract, data, progress, again] = JSON.parse(text) as [
     number,
     string,
     number,
@@ -129,7 +132,8 @@ function unpackTracked(text: string): TrackedMessage {
     string | null,
     string | null,
     Record<string, string> | null,
-    number | undefined,
+    number | null | undefined,
+    [number, number, number, number | null, number, number, number, string[]] | undefined,
   ];
   // A tracked message was sent: its contact's terminal notification (SENT) went out.
   const contact: ServerContact = {
@@ -142,8 +146,20 @@ function unpackTracked(text: string): TrackedMessage {
     ...(document !== null ? { document } : {}),
     ...(contract !== null ? { contract } : {}),
     ...(data !== null ? { data } : {}),
+    ...(again !== undefined ? { variables: again[7] } : {}),
   };
-  return { contact, campaignId, from, text: body, retryIndex, sentAt, ...(progress !== undefined ? { progress } : {}) };
+  return {
+    contact,
+    campaignId,
+    from,
+    text: body,
+    retryIndex,
+    sentAt,
+    ...(progress !== undefined && progress !== null ? { progress } : {}),
+    ...(again !== undefined
+      ? { again: { businessId: again[0], typeId: again[1], templateId: again[2], campaignId: again[3], maxRetries: again[4], retryInterval: again[5], followUps: again[6] } }
+      : {}),
+  };
 }
 
 /** A row of the notifier's (`m:` tracked message, `s:` SMS) as the shared memory keeps it. */

@@ -1,0 +1,151 @@
+/**
+ * A failure the provider reports later, in a status webhook, goes through the one error table as a
+ * send's answer does (the Cloud API reports most template failures that way, not in the answer):
+ *
+ * - the fleet: `template-out` pauses or disables the template, `number-out` takes the number out,
+ *   `requeue` and `transport` rest it, a credentials code opens the number's incident;
+ * - the contact, sent and already notified FAILED: sent again when the action says it goes again.
+ *   A `retry` is a contact retry (counts against `max_retries`, after `retry_interval`, notified as
+ *   the engine's retries are); a failover (`template-out`, `number-out`) or a rest (`requeue`) goes
+ *   again at once or after the rest; `transport` and `recipient-wait` after their backoff. Every
+ *   one but a retry is bounded by `MAX_TRANSPORT_ATTEMPTS` follow-ups of one contact, so a message
+ *   the provider keeps failing later ends FAILED. `give-up` ends with the FAILED already notified.
+ *
+ * Sent again means submitted again, as one contact of its own: the contact's id, request, company,
+ * campaign and values are kept, its retry count continues (`retriesUsed`), and it waits
+ * (`notBefore`) in the engine's own timers. On the durable server the submission is written with
+ * the step the webhook's acknowledgement waits for; on Redis it is a chunk of the shared queue. A
+ * FAILED delivered twice is acted on once: the first forgets the message (tracked-messages.ts).
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { MAX_BACKOFF_MS, MAX_TRANSPORT_ATTEMPTS, actionForCode, type FailureAction } from '../core/channel-errors.js';
+import type { Clock } from '../core/clock.js';
+import type { Engine } from '../core/engine.js';
+import type { Submission } from '../core/submission.js';
+import type { ServerContact } from './contacts.js';
+import type { NumberIncidents } from './number-incidents.js';
+import type { TrackedMessage } from './tracked-messages.js';
+
+export interface LateFailureDeps {
+  readonly engine: Engine;
+  readonly clock: Clock;
+  readonly log: FastifyBaseLogger;
+  readonly incidents: NumberIncidents;
+  /**
+   * Queues the contact's next send: into the engine, or the shared queue on Redis. `handout` is
+   * the hand-out the failed message was (its ids must not be used again).
+   */
+  readonly resubmit: (submission: Submission, contact: ServerContact, handout: number) => void;
+  /** A contact retry is waiting (the notifier's, as for the engine's own retries). */
+  readonly retryPending: (contact: ServerContact, campaignId: number, retryIndex: number) => void;
+}
+
+/** What the later failure does to the contact: nothing more, or when and how it goes again. */
+export type LateDecision = { readonly kind: 'end' } | { readonly kind: 'again'; readonly retriesUsed: number; readonly notBefore: number; readonly retry: boolean };
+
+/**
+ * The contact's side of the table, pure: `used` retries so far (the failed message's), `followUps`
+ * already made, the submission's rules, `now`.
+ */
+export function decideLate(action: FailureAction, used: number, followUps: number, maxRetries: number, retryIntervalMs: number, now: number): LateDecision {
+  const backoff = (base: number) => now + Math.min(Math.max(base, 1) * 2 ** followUps, Math.max(base, MAX_BACKOFF_MS));
+  if (action.kind === 'give-up') return { kind: 'end' };
+  if (action.kind === 'retry') {
+    return used >= maxRetries ? { kind: 'end' } : { kind: 'again', retriesUsed: used + 1, notBefore: now + Math.max(retryIntervalMs, action.notBeforeMs), retry: true };
+  }
+  // Every other kind goes again without a retry: bounded like transport tries.
+  if (followUps + 1 >= MAX_TRANSPORT_ATTEMPTS) return { kind: 'end' };
+  switch (action.kind) {
+    case 'template-out':
+    case 'number-out':
+      return { kind: 'again', retriesUsed: used, notBefore: now, retry: false };
+    case 'requeue':
+      return { kind: 'again', retriesUsed: used, notBefore: now + action.restMs, retry: false };
+    case 'transport':
+      return { kind: 'again', retriesUsed: used, notBefore: backoff(action.backoffMs), retry: false };
+    case 'recipient-wait':
+      return { kind: 'again', retriesUsed: used, notBefore: backoff(action.waitMs), retry: false };
+  }
+}
+
+/** The hand-out a channel message id names (`…<hand-out>` after its last dot), 0 when it names none. */
+function handoutOf(messageId: string): number {
+  const n = Number(messageId.slice(messageId.lastIndexOf('.') + 1));
+  return Number.isSafeInteger(n) && n >= 0 ? n : 0;
+}
+
+export function lateFailures(deps: LateFailureDeps): (tracked: TrackedMessage, messageId: string, code: number) => void {
+  const { engine, clock, log } = deps;
+
+  /** The fleet's side of the table: what the failure says of the template or the number. */
+  function steer(t: TrackedMessage, templateId: number, action: FailureAction, code: number, now: number): void {
+    try {
+      switch (action.kind) {
+        case 'template-out':
+          engine.setTemplateStatus(templateId, action.status, { source: 'failover', ...(action.status === 'paused' && action.pauseMs !== undefined ? { until: now + action.pauseMs } : {}) });
+          return;
+        case 'number-out':
+          engine.setNumberStatus(t.from, 'paused', { source: 'failover', ...(action.pauseMs !== undefined ? { until: now + action.pauseMs } : {}) });
+          return;
+        case 'requeue':
+        case 'transport':
+          if (action.kind === 'transport') deps.incidents.result(t.from, { status: 'failed', code });
+          if (action.restMs !== undefined && action.restMs > 0) engine.setNumberStatus(t.from, 'paused', { source: 'failover', until: now + action.restMs });
+          return;
+        default:
+          return;
+      }
+    } catch (e) {
+      // A template or number the fleet no longer has: nothing to steer.
+      log.warn({ code, templateId, number: t.from, err: e instanceof Error ? e.message : String(e) }, 'a failure reported later names what the fleet no longer has');
+    }
+  }
+
+  return (t, messageId, code) => {
+    const again = t.again;
+    if (again === undefined) return; // tracked before sendpool kept what sending again needs
+    const now = clock.now();
+    const action = actionForCode(code);
+    steer(t, again.templateId, action, code, now);
+    const used = t.retryIndex === null ? 0 : t.retryIndex + 1;
+    const decision = decideLate(action, used, again.followUps, again.maxRetries, again.retryInterval, now);
+    const contact = t.contact;
+    if (decision.kind === 'end') {
+      log.info({ messageId, code, action: action.kind, contactId: contact.id }, 'a failure reported later ends the contact');
+      return;
+    }
+    // The contact as submitted, with no mark of the send that failed (`final`), and its follow-ups counted.
+    const next: ServerContact & { followUps: number } = {
+      phone: contact.phone,
+      ...(contact.variables !== undefined ? { variables: contact.variables } : {}),
+      ...(contact.document !== undefined ? { document: contact.document } : {}),
+      ...(contact.contract !== undefined ? { contract: contact.contract } : {}),
+      ...(contact.data !== undefined ? { data: contact.data } : {}),
+      id: contact.id,
+      requestId: contact.requestId,
+      companyId: contact.companyId,
+      costCenterId: contact.costCenterId,
+      followUps: decision.retry ? again.followUps : again.followUps + 1,
+    };
+    const submission: Submission = {
+      businessId: again.businessId,
+      typeId: again.typeId,
+      ...(again.campaignId !== null ? { campaignId: again.campaignId } : {}),
+      ...(contact.costCenterId !== 0 ? { queueId: contact.costCenterId } : {}),
+      maxRetries: again.maxRetries,
+      retryInterval: again.retryInterval,
+      retriesUsed: decision.retriesUsed,
+      ...(decision.notBefore > now ? { notBefore: decision.notBefore } : {}),
+      contacts: [next],
+    };
+    try {
+      deps.resubmit(submission, next, handoutOf(messageId));
+    } catch (e) {
+      // The type is gone from the fleet, or the server is closing: the FAILED notification stands.
+      log.warn({ messageId, code, contactId: contact.id, err: e instanceof Error ? e.message : String(e) }, 'a failure reported later could not send its contact again');
+      return;
+    }
+    if (decision.retry) deps.retryPending(next, t.campaignId, decision.retriesUsed - 1);
+    log.info({ messageId, code, action: action.kind, contactId: contact.id, notBefore: decision.notBefore, retry: decision.retry }, 'a failure reported later sends its contact again');
+  };
+}
