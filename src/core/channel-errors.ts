@@ -39,7 +39,7 @@ export type FailureAction =
  * Failures of one contact that use none of its retries (`transport`, `recipient-wait`) before it
  * ends `failed`. The waits before its last try add up to 511 s with a 1 s base (no answer, the
  * provider unreachable), 1,835 s with 5 s (the provider's downtime), 1,962 s with the 6 s of the
- * pair rate limit and 3,900 s (65 minutes) with the 60 s of a credentials error.
+ * pair rate limit and 2,430 s (40 minutes 30 s) with the 10 s of a credentials error.
  */
 export const MAX_TRANSPORT_ATTEMPTS = 10;
 /** Longest wait between two tries of a `transport` or `recipient-wait` failure. */
@@ -73,8 +73,11 @@ function entry(code: number, description: string, action: FailureAction, blocks?
 /** Meta's pair rate limit allows about one message every 6 s from one number to one recipient. */
 export const PAIR_INTERVAL_MS = 6_000;
 
-/** Credentials and permissions: the number rests a minute between probes; each contact's try counts toward the transport bound. */
-const CREDENTIALS: FailureAction = { kind: 'transport', backoffMs: 60_000, restMs: 60_000 };
+/**
+ * Credentials and permissions: the number rests 10 s between probes, and each contact's try counts
+ * toward the transport bound (about 40 minutes): a token replaced meanwhile is used at the next try.
+ */
+const CREDENTIALS: FailureAction = { kind: 'transport', backoffMs: 10_000, restMs: 10_000 };
 /** The provider's own transient trouble: the contact tries again soon, no retry used. */
 const PROVIDER_DOWN: FailureAction = { kind: 'transport', backoffMs: 5_000 };
 

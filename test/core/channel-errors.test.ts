@@ -55,7 +55,7 @@ describe('error-to-action table', () => {
 
   it('keeps the message of a credentials problem for a bounded time: the number rests a minute, no retry is used, the number is blocked', () => {
     for (const code of [0, 3, 10, 190, 200]) {
-      expect(actionForCode(code)).toEqual({ kind: 'transport', backoffMs: 60_000, restMs: 60_000 });
+      expect(actionForCode(code)).toEqual({ kind: 'transport', backoffMs: 10_000, restMs: 10_000 });
       expect(blockingCause(code)).toBe('credentials');
     }
     expect(blockingCause(131026)).toBeUndefined();

@@ -34,7 +34,8 @@ import { ChannelMemoryStore } from '../memory.js';
 import { classifyAnswer, classifyError, parseRetryAfter, restedOutcome } from './answer.js';
 import { Attendances } from './attendances.js';
 import { Gate, InFlightWindow } from './gate.js';
-import { resolveWhatsAppOptions, type ResolvedWhatsAppOptions, type WhatsAppChannelOptions } from './options.js';
+import { WhatsAppChannelError, resolveWhatsAppOptions, type ResolvedWhatsAppOptions, type WhatsAppChannelOptions } from './options.js';
+import { secretProblem } from '../../option-checks.js';
 import { accountChange, businessLimitOf, flagOf, numberLimitsOf, templateChange } from './platform-changes.js';
 import { templateMessageBody, templatePart, type TemplateForPart, type TemplatePart } from './request.js';
 import { decodeSent, encodeSent, OPTED_OUT, PHONE_KEY, REPLIED, REPLIED_KEY, WAMID_KEY, type SentRecord } from './sent-record.js';
@@ -70,6 +71,12 @@ export interface WhatsAppChannelStats {
 /** The WhatsApp channel, with its counters. */
 export interface WhatsAppChannel extends Channel {
   stats(): WhatsAppChannelStats;
+  /**
+   * Replaces the access token: every send from now on carries it (sends already at the platform
+   * keep the old one). For an expired or revoked token (190): the numbers it blocked send again at
+   * their next try. Throws `WhatsAppChannelError` for a token that cannot be one (as the option).
+   */
+  setAccessToken(token: string): void;
 }
 
 const RETRY_AFTER = 'retry-after';
@@ -149,6 +156,7 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
     bodyTimeout: o.requestTimeoutMs,
     connect: { timeout: o.connectTimeoutMs },
   });
+  // One object for every send; replacing the token replaces its authorization.
   const headers = { authorization: `Bearer ${o.accessToken}`, 'content-type': 'application/json' };
   /** Per number: the gate its sends wait at, and the window that sizes it. */
   const gates = new Map<string, { readonly gate: Gate; readonly window: InFlightWindow }>();
@@ -467,6 +475,11 @@ export function createWhatsAppChannel(options: WhatsAppChannelOptions): WhatsApp
       closed = true;
       if (sweep) clearInterval(sweep);
       await pool.close();
+    },
+    setAccessToken(token: string) {
+      const found = secretProblem('accessToken', token, 16);
+      if (found) throw new WhatsAppChannelError([found]);
+      headers.authorization = `Bearer ${token}`;
     },
     stats: () => ({
       inFlight: counts.inFlight,
