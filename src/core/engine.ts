@@ -443,6 +443,12 @@ export class Engine {
   }
 
   /** Every portfolio of the fleet: its limit, the recipients (or messages) in its moving 24 h, and the room left. */
+  /** The id of the portfolio whose limit the number shares, when the fleet gives it one. */
+  portfolioOf(phone: string): string | undefined {
+    const slot = this.#t.numberIndex.get(phone);
+    return slot === undefined ? undefined : this.#t.numberPortfolio[slot]?.id;
+  }
+
   portfolios(): PortfolioView[] {
     const now = this.#tick();
     return Array.from(this.#portfolios.values(), (p) => p.view(now));

@@ -72,7 +72,21 @@ export function channelSteering(engine: Engine, kick: () => void, log: FastifyBa
       (u.flagged === true ? log.warn : log.info).call(log, { phone: u.phone, reason: u.reason, flagged: u.flagged }, u.flagged === true ? 'channel flagged a number' : 'channel reported on a number'),
     accountNotice: (u) => log.warn({ accountId: u.accountId, phones: u.phones.length, reason: u.reason }, 'channel reported on an account'),
     // The engine has no limit shared by several numbers: the portfolio's limit is logged (and shown), not applied.
-    businessLimit: (u) =>
-      log.info({ accountId: u.accountId, phones: u.phones.length, limit: u.limit, tier: u.tier, reason: u.reason }, 'channel reported a business portfolio messaging limit (not applied)'),
+    businessLimit: (u) => {
+      // The portfolio the fleet gives the account's numbers takes the limit; numbers without one keep theirs.
+      const portfolios = new Set<string>();
+      for (const phone of u.phones) {
+        const id = engine.portfolioOf(phone);
+        if (id !== undefined) portfolios.add(id);
+      }
+      if (portfolios.size === 0) {
+        log.info(
+          { accountId: u.accountId, phones: u.phones.length, limit: u.limit, tier: u.tier, reason: u.reason },
+          'channel reported a business portfolio messaging limit (not applied: the fleet gives its numbers no portfolio)',
+        );
+        return;
+      }
+      for (const id of portfolios) apply({ accountId: u.accountId, portfolioId: id, limit: u.limit, tier: u.tier, reason: u.reason }, () => engine.setPortfolioLimit(id, u.limit));
+    },
   };
 }

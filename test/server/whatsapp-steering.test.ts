@@ -282,6 +282,21 @@ describe('a portfolio messaging limit and a flagged number', () => {
     expect(s.server.sendpool.engine.numbers().find((n) => n.phone === '5511990000001')!.messagingLimit24h).toBe(limitBefore);
   });
 
+  it('sets the limit of the portfolio the fleet gives the account’s numbers', async () => {
+    const withPortfolio = { ...fleet, portfolios: [{ id: 'acme', messagingLimit24h: 10_000 }], businesses: fleet.businesses.map((b: any) => (b.id === 1 ? { ...b, portfolioId: 'acme' } : b)) };
+    const p = await startWhatsAppServer(withPortfolio);
+    try {
+      const answer = await deliver(p.hook, qualityNotification({ display: '5511990000001', event: 'DOWNGRADE', currentLimit: 'TIER_10K', businessLimit: 'TIER_2K' }));
+      expect(answer.status).toBe(200);
+      await waitFor(() => p.s.server.sendpool.engine.portfolios()[0]?.messagingLimit24h === 2_000, 'the portfolio at 2,000');
+      const accounts = (await api(p.s.url, '/dashboard/api/accounts/')).json.accounts;
+      expect(accounts[0].business_limit).toMatchObject({ tier: 'TIER_2K', applied: true, portfolios: ['acme'] });
+    } finally {
+      await p.s.server.close();
+      await p.graph.close();
+    }
+  });
+
   it('shows a flagged number with the time and reason, and UNFLAGGED clears it', async () => {
     const flagged = async () => (await api(s.url, '/dashboard/api/numbers/?q=5511990000002')).json.numbers[0].flagged;
     expect(await flagged()).toBeNull();

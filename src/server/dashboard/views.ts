@@ -145,11 +145,15 @@ export function accountsView(ctx: ServerContext, state: DashboardState, who: Sco
       return b !== undefined && ctx.tenants.sees(who, b);
     });
     if (phones.length === 0) continue;
+    // Applied when the fleet gives the account's numbers a portfolio (channel-steering.ts).
+    const portfolios = [...new Set(phones.map((p) => ctx.engine.portfolioOf(p)).filter((id): id is string => id !== undefined))];
     accounts.push({
       account_id: a.accountId,
       phones,
       notice: a.notice ? { reason: a.notice.reason, at: a.notice.at } : null,
-      business_limit: a.businessLimit ? { limit: a.businessLimit.limit, tier: a.businessLimit.tier, reason: a.businessLimit.reason, at: a.businessLimit.at, applied: false } : null,
+      business_limit: a.businessLimit
+        ? { limit: a.businessLimit.limit, tier: a.businessLimit.tier, reason: a.businessLimit.reason, at: a.businessLimit.at, applied: portfolios.length > 0, portfolios }
+        : null,
     });
   }
   return { now, scope: scopeView(who), accounts };
