@@ -68,7 +68,7 @@ export type { CampaignPhonesRow } from './campaign-phones.js';
 export type { DispatchOptions } from './dispatch-worker.js';
 export type { SmsOptions } from './sms-worker.js';
 export type { DeliveryOptions } from './webhooks/delivery-worker.js';
-export type { NotifierSnapshot, TrackedMessage } from './notifier.js';
+export type { NotifierSnapshot, SendAgain, TrackedMessage } from './notifier.js';
 export type { EnqueuedRun, RunContact } from './enqueued-runs.js';
 
 // Durable state (the embedded database)
