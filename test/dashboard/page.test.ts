@@ -126,6 +126,34 @@ describe.skipIf(chromiumPath === undefined)('the operator dashboard in Chromium'
     }
   });
 
+  it('marks a number whose token the provider refuses as blocked, with the code', async () => {
+    const refused = '5511990000002';
+    const channel = fastChannel();
+    const send = channel.send.bind(channel);
+    channel.send = async (m) => (m.phone === refused ? { status: 'failed', code: 190, refused: true, reason: 'Error validating access token' } : send(m));
+    const s = await startServer({ fleet: exampleFleet(), apiKeys: keys, channel });
+    const page = await browser.newPage();
+    const problems = watchProblems(page);
+    try {
+      expect(
+        (
+          await api(s.url, '/messenger/messages/', {
+            body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(6).map((c) => ({ ...c, template_variables: ['Ana', 'R$ 1'] })) },
+          })
+        ).status,
+      ).toBe(202);
+      await waitFor(async () => (await api(s.url, '/dashboard/api/numbers/')).json.numbers.some((n: { blocked: unknown }) => n.blocked !== null), 'a number blocked');
+      await page.goto(`${s.url}/dashboard/`);
+      await useKey(page, KEY_1);
+      const pill = await page.waitForSelector(`#numbers tr[data-phone="${refused}"] [data-blocked=credentials]`, waitOpts);
+      expect(await pill.textContent()).toBe('blocked: credentials refused (code 190)');
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+      await s.server.close();
+    }
+  });
+
   it('shows a company’s key only its own numbers, templates and pools; an operator key shows every company’s', async () => {
     const s = await startServer({ apiKeys: keys });
     const page = await browser.newPage();

@@ -330,7 +330,10 @@ function renderNumbers(data) {
           n.blocked.cause === 'credentials' ? `blocked: credentials refused (code ${n.blocked.code ?? '–'})` : 'blocked: provider unreachable',
         )
       : null;
-    const provider = said || blocked ? h('span', {}, blocked, blocked && said ? ' ' : null, said) : h('span', { class: 'muted' }, '–');
+    // Flagged by the platform for quality (FLAGGED until UNFLAGGED): shown, nothing steered.
+    const flagged = n.flagged ? h('span', { class: 'pill held', 'data-flagged': '', title: `since ${dateTime(n.flagged.at)}` }, `flagged: ${n.flagged.reason}`) : null;
+    const notes = [blocked, flagged, said].filter((x) => x !== null);
+    const provider = notes.length > 0 ? h('span', {}, ...notes.flatMap((x, i) => (i === 0 ? [x] : [' ', x]))) : h('span', { class: 'muted' }, '–');
     return h(
       'tr',
       { 'data-phone': n.phone, 'data-status': n.status },
