@@ -20,6 +20,13 @@ export interface Lease {
   readonly expiresAt: number;
   /** The same moment in the lease script's time (what the other instances are told). */
   readonly scriptExpiresAt: number;
+  /**
+   * Clock times of the first and the last take that spent tokens of it (-1 before any): leases are
+   * spent in expiry order, so the lease a hand-out's token came from is the one whose span holds its
+   * time (a refund finds it there).
+   */
+  firstTakeAt?: number;
+  lastTakeAt?: number;
 }
 
 /** What became of a grant offered to {@link NumberLedger.grant}. */
@@ -56,8 +63,8 @@ export class NumberLedger {
     return lost;
   }
 
-  /** Hands out up to `want` tokens, from the lease that expires first; answers how many. */
-  take(want: number): number {
+  /** Hands out up to `want` tokens at `at`, from the lease that expires first; answers how many. */
+  take(want: number, at = -1): number {
     const g = this.#balance < want ? this.#balance : want;
     this.#took.length = 0;
     this.#tookCount.length = 0;
@@ -68,6 +75,10 @@ export class NumberLedger {
       if (lease.remaining === 0) continue;
       const t = lease.remaining < left ? lease.remaining : left;
       lease.remaining -= t;
+      if (at >= 0) {
+        if (lease.firstTakeAt === undefined) lease.firstTakeAt = at;
+        lease.lastTakeAt = at;
+      }
       this.#took.push(lease);
       this.#tookCount.push(t);
       left -= t;
@@ -92,6 +103,29 @@ export class NumberLedger {
       this.#balance += t;
       left -= t;
     }
+  }
+
+  /**
+   * Gives back `count` tokens taken at `chargedAt` that the provider refused, into the lease they
+   * came from: the one live lease whose takes span `chargedAt`, and only tokens it handed out. When
+   * no live lease, or more than one, spans it (a take that emptied one lease into the next at that
+   * very time), nothing is given back: a token put in another lease would be spent under a charge
+   * Redis made for other tokens. Answers the tokens given back.
+   */
+  refund(count: number, chargedAt: number, now: number): number {
+    let found: Lease | undefined;
+    for (const lease of this.#leases) {
+      if (lease.firstTakeAt === undefined || lease.firstTakeAt > chargedAt || lease.lastTakeAt! < chargedAt) continue;
+      if (found !== undefined) return 0;
+      found = lease;
+    }
+    if (found === undefined || found.expiresAt <= now) return 0;
+    const spent = found.granted - found.remaining - found.returned;
+    const back = count < spent ? count : spent;
+    if (back <= 0) return 0;
+    found.remaining += back;
+    this.#balance += back;
+    return back;
   }
 
   /** The script time the latest lease with tokens left expires at (0 for none): what others are told. */

@@ -120,7 +120,7 @@ export class RedisStore implements Store {
     const st = this.#states[handle]!;
     this.#expire(st, now);
     st.asked += want;
-    const g = st.tokens.take(want);
+    const g = st.tokens.take(want, now);
     if (g < want) st.short = true;
     if (st.short || st.tokens.balance * 2 < st.size) this.#enqueue(st, now);
     else if (g > 0 && this.#tellTimer === undefined) this.#armTell();
@@ -134,6 +134,18 @@ export class RedisStore implements Store {
     // Back into the leases the last reservation took them from: each token keeps its own lease's
     // lifetime and 24 h bucket.
     st.tokens.putBack(count, now);
+  }
+
+  /**
+   * A refused message's token goes back into the lease it came from, while that lease lives: it is
+   * spent later under the charge Redis made for it, so the fleet's windows stay exact. A token whose
+   * lease is gone (expired, or returned) stays spent: the safe side.
+   */
+  refund(handle: number, count: number, chargedAt: number, now: number): void {
+    if (count <= 0) return;
+    const st = this.#states[handle]!;
+    this.#expire(st, now);
+    st.tokens.refund(count, chargedAt, now);
   }
 
   availableAt(handle: number, count: number, now: number): number {

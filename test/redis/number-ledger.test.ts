@@ -165,3 +165,69 @@ describe('NumberLedger', () => {
     expect(ledger.heldUntil()).toBe(0);
   });
 });
+
+describe('NumberLedger refunds', () => {
+  const lease = (id: string, granted: number, expiresAt: number) => ({ id, granted, expiresAt, scriptExpiresAt: expiresAt });
+
+  it('gives a refused token back to the lease it came from, found by the time of its take', () => {
+    const l = new NumberLedger();
+    l.grant(lease('a', 3, 1_000), 0);
+    l.grant(lease('b', 5, 2_000), 0);
+    expect(l.take(2, 10)).toBe(2); // from a
+    expect(l.take(2, 20)).toBe(2); // a's last, then b's first: both span 20
+    expect(l.take(1, 30)).toBe(1); // from b
+    expect(l.balance).toBe(3);
+    expect(l.refund(1, 10, 40)).toBe(1); // a, alone at 10
+    expect(l.balance).toBe(4);
+    expect(l.refund(1, 30, 40)).toBe(1); // b, alone at 30
+    expect(l.refund(1, 20, 40)).toBe(0); // a and b both span 20: which one is unknown, nothing back
+    expect(l.refund(1, 5, 40)).toBe(0); // no take then
+    expect(l.balance).toBe(5);
+  });
+
+  it('gives back no more than the lease handed out, and nothing once it expired', () => {
+    const l = new NumberLedger();
+    l.grant(lease('a', 2, 1_000), 0);
+    l.take(1, 10);
+    expect(l.refund(3, 10, 20)).toBe(1);
+    expect(l.refund(1, 10, 20)).toBe(0);
+    l.take(1, 50);
+    expect(l.refund(1, 50, 1_000)).toBe(0); // expired
+  });
+
+  it('never lets a lease spend more than it was granted, for any takes, refunds and give-backs', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.record({ take: fc.integer({ min: 1, max: 4 }) }), fc.record({ refund: fc.integer({ min: 1, max: 3 }), back: fc.nat(5) }), fc.constant({ drain: true })), {
+          maxLength: 60,
+        }),
+        (ops) => {
+          const l = new NumberLedger();
+          l.grant(lease('a', 6, 10_000), 0);
+          l.grant(lease('b', 6, 20_000), 0);
+          let now = 0;
+          const taken: number[] = [];
+          let spent = 0;
+          let drained = 0;
+          for (const op of ops) {
+            now += 1;
+            if ('take' in op) {
+              const g = l.take(op.take, now);
+              for (let i = 0; i < g; i++) taken.push(now);
+              spent += g;
+            } else if ('refund' in op) {
+              const at = taken[taken.length - 1 - Math.min(op.back, taken.length - 1)];
+              if (at !== undefined) spent -= l.refund(op.refund, at, now);
+            } else {
+              drained += l.balance;
+              for (const x of l.drain()) void x;
+            }
+            // Spent + unspent + returned never exceeds what was granted.
+            expect(spent + l.balance + drained).toBeLessThanOrEqual(12);
+            expect(spent).toBeGreaterThanOrEqual(0);
+          }
+        },
+      ),
+    );
+  });
+});

@@ -188,6 +188,26 @@ describeTargets('RedisStore', (target) => {
     await a.close();
   });
 
+  it('a refused token goes back into the lease it came from and is spent again, never more than the lease', async () => {
+    const clock = new ManualClock(0);
+    const p = `${prefix}refund:`;
+    const limits: NumberLimits = { perHour: 10, per24h: 100 };
+    const a = new RedisStore({ client, prefix: p, clock, timeSource: 'clock', leaseTtlMs: 5_000, instances: () => 1 });
+    const h = a.open('5511900000007', limits, 0);
+    a.reserve(h, 10, 0);
+    await a.settle();
+    clock.set(10);
+    expect(a.reserve(h, 10, 10)).toBe(10);
+    expect(a.reserve(h, 1, 10)).toBe(0);
+    clock.set(200);
+    a.refund(h, 3, 10, 200); // three of them refused by the provider
+    expect(a.reserve(h, 10, 200)).toBe(3);
+    // A refund for a time before any take of a live lease gives nothing.
+    a.refund(h, 1, 5, 200);
+    expect(a.reserve(h, 1, 200)).toBe(0);
+    await a.close();
+  });
+
   it('close gives unspent tokens back: the latest lease exactly, to every window', async () => {
     const clock = new ManualClock(0);
     const p = `${prefix}back:`;
