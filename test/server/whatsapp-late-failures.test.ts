@@ -142,6 +142,17 @@ describe('failures reported by webhook, over HTTP', () => {
     expect(sendsTo(phone)).toHaveLength(2);
   });
 
+  it('a failure reported after the message was delivered does not send it again', async () => {
+    const { phone, first } = await sendOne(1);
+    const number = account.numbers.find((n) => n.phoneNumberId === first.phoneNumberId)!;
+    const delivered = statusNotification(number, { wamid: first.wamid!, status: 'delivered', recipient: phone, opaque: first.body.biz_opaque_callback_data });
+    expect((await deliver(hook, delivered)).status).toBe(200);
+    await waitFor(() => hsmOf(phone).some((x) => x.status === 'DEVICE'), 'DEVICE');
+    expect((await deliver(hook, failedBy(first, 131000))).status).toBe(200);
+    await waitFor(() => s.server.sendpool.idle(), 'nothing left to send');
+    expect(sendsTo(phone)).toHaveLength(1);
+  });
+
   it('131000 by webhook with max_retries 0, and 131026, end the contact FAILED; a FAILED delivered twice is acted on once', async () => {
     const a = await sendOne(0);
     const b = await sendOne(3);
