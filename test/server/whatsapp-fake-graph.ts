@@ -23,6 +23,8 @@ export const WABA_ID = '102290129340398';
 export interface GraphNumber {
   readonly phone: string;
   readonly phoneNumberId: string;
+  /** The WABA that owns the number: its sends find templates of that WABA (a template belongs to one WABA). */
+  readonly wabaId?: string;
 }
 export interface GraphTemplate {
   readonly name: string;
@@ -32,6 +34,8 @@ export interface GraphTemplate {
   readonly components?: readonly MetaTemplateComponent[];
   /** `parameter_format` of the approved template. @default 'POSITIONAL' */
   readonly parameterFormat?: 'POSITIONAL' | 'NAMED';
+  /** The WABA that owns the template; without it, every number may send it. */
+  readonly wabaId?: string;
 }
 
 /** A component of an approved template (Message Templates API, template components reference). */
@@ -62,12 +66,26 @@ export interface GraphRequest {
   readonly body: any;
   readonly headers: http.IncomingHttpHeaders;
   readonly problems: string[];
+  /** Set when the platform took the message (an acceptance, also one answered too late for the client). */
   readonly wamid?: string;
+  /** When the request arrived (`Date.now()`). */
+  readonly at: number;
+  /** What the fake answered: `accept`, `error <code>`, `raw <HTTP status>`, `hang`, `reset`; absent while not answered. */
+  readonly answer?: string;
+  /** When the answer was written. */
+  readonly answeredAt?: number;
+  /**
+   * Whether the answer reached the client: false when the client had given up on the request
+   * (its timeout closed the connection) before the answer was written. A client that gave up
+   * knows nothing of the answer: for it the outcome is unknown.
+   */
+  readonly delivered?: boolean;
 }
 
 /** What to answer a request: the platform's acceptance, one of its errors, or a transport failure. */
 export type GraphAnswer =
-  | { readonly kind: 'accept' }
+  /** Taken by the platform now (its pair clock counts it), answered after `delayMs` when given. */
+  | { readonly kind: 'accept'; readonly delayMs?: number }
   | { readonly kind: 'error'; readonly code: number; readonly status?: number; readonly details?: string; readonly headers?: Readonly<Record<string, string>> }
   | { readonly kind: 'raw'; readonly status: number; readonly body: string; readonly headers?: Readonly<Record<string, string>> }
   | { readonly kind: 'hang' }
@@ -81,6 +99,20 @@ export interface FakeGraph {
   readonly maxInFlight: Map<string, number>;
   /** Decides the answer of each well-formed request (default: accept). May wait (hold a request). */
   respond: (request: GraphRequest) => GraphAnswer | Promise<GraphAnswer>;
+  /**
+   * The platform's pair rate limit (Meta's throughput page: about one message every 6 s from one
+   * number to one user, else 131056): a request to a user that number's last message taken went to
+   * less than this long ago is refused with 131056, before `respond`. 0: off. @default 0
+   */
+  pairIntervalMs: number;
+  /** The token stops working: requests bearing it are answered 190 (HTTP 401, subcode 463, "Session has expired"). */
+  expireToken(token: string): void;
+  /** The platform accepts this token too (a new system-user token). */
+  acceptToken(token: string): void;
+  /** The platform pauses the template (in the WABA given, else everywhere): its sends are refused with 132015. */
+  pauseTemplate(name: string, language: string, wabaId?: string): void;
+  /** The WABA may not send business-initiated messages until `untilMs`: its numbers' sends are refused with 368. */
+  restrictAccount(wabaId: string, untilMs: number): void;
   close(): Promise<void>;
 }
 
@@ -93,14 +125,34 @@ export function nextWamid(): string {
 export async function startFakeGraph(options: { numbers: readonly GraphNumber[]; templates: readonly GraphTemplate[]; version?: string }): Promise<FakeGraph> {
   const version = options.version ?? 'v23.0';
   const numbers = new Map(options.numbers.map((n) => [n.phoneNumberId, n]));
-  const templates = new Map(options.templates.map((t) => [`${t.name}/${t.language}`, t]));
+  const templates = new Map(options.templates.map((t) => [`${t.wabaId ?? ''}/${t.name}/${t.language}`, t]));
+  /** A template as the number's WABA has it (a template of no WABA: any number's). */
+  const templateOf = (number: GraphNumber | undefined, name: string, language: string) => templates.get(`${number?.wabaId ?? ''}/${name}/${language}`) ?? templates.get(`/${name}/${language}`);
   const sockets = new Set<import('node:net').Socket>();
+  // The platform's state: its tokens, paused templates, restricted accounts, and the pair clock.
+  const validTokens = new Set([ACCESS_TOKEN]);
+  const expiredTokens = new Set<string>();
+  const pausedTemplates = new Set<string>();
+  const restrictedUntil = new Map<string, number>();
+  /** When the last message taken from a number to a user was taken, by `<phone-number id>/<to>`. */
+  const pairTaken = new Map<string, number>();
   const fake: FakeGraph = {
     url: '',
     requests: [],
     inFlight: new Map(),
     maxInFlight: new Map(),
     respond: () => ({ kind: 'accept' }),
+    pairIntervalMs: 0,
+    expireToken: (token) => {
+      validTokens.delete(token);
+      expiredTokens.add(token);
+    },
+    acceptToken: (token) => {
+      expiredTokens.delete(token);
+      validTokens.add(token);
+    },
+    pauseTemplate: (name, language, wabaId) => void pausedTemplates.add(`${wabaId ?? '*'}/${name}/${language}`),
+    restrictAccount: (wabaId, untilMs) => void restrictedUntil.set(wabaId, untilMs),
     close: async () => {
       for (const s of sockets) s.destroy();
       await new Promise<void>((r) => server.close(() => r()));
@@ -125,7 +177,10 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
     if (req.method !== 'POST') problems.push(`method: expected POST, got ${req.method}`);
     if (!m) problems.push(`path: expected /${version}/{phone-number-id}/messages, got ${req.url}`);
     else if (!numbers.has(phoneNumberId)) problems.push(`path: unknown phone-number id ${phoneNumberId}`);
-    if (req.headers.authorization !== `Bearer ${ACCESS_TOKEN}`) problems.push('authorization: expected the bearer token');
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    // An expired token is the platform's refusal (Graph API error handling: 190, subcode 463), not a malformed request.
+    const expired = token !== undefined && expiredTokens.has(token);
+    if (!expired && (token === undefined || !validTokens.has(token))) problems.push('authorization: expected the bearer token');
     if (!/^application\/json\b/.test(req.headers['content-type'] ?? '')) problems.push(`content-type: expected application/json, got ${req.headers['content-type']}`);
     let body: any;
     try {
@@ -133,14 +188,43 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
     } catch {
       problems.push('body: not JSON');
     }
-    if (body) checkBody(body, problems, refusals);
-    const record: GraphRequest = { phoneNumberId, body, headers: req.headers, problems: [...problems, ...refusals.map((r) => `${r.code}: ${r.detail}`)] };
+    if (body) checkBody(body, numbers.get(phoneNumberId), problems, refusals);
+    const at = Date.now();
+    const record: GraphRequest = { phoneNumberId, body, headers: req.headers, problems: [...problems, ...refusals.map((r) => `${r.code}: ${r.detail}`)], at };
     fake.requests.push(record);
+    const answered = (answer: string) => Object.assign(record, { answer, answeredAt: Date.now(), delivered: !req.socket.destroyed });
     if (problems.length > 0) {
       // The platform's answer to a malformed request: code 100, Invalid parameter.
+      answered('error 100');
       return graphError(res, 400, 100, problems.join('; '));
     }
-    if (refusals.length > 0) return graphError(res, 400, refusals[0]!.code, refusals.map((r) => r.detail).join('; '));
+    if (expired) {
+      answered('error 190');
+      return graphError(res, 401, 190, 'Error validating access token: Session has expired.', undefined, 463);
+    }
+    if (refusals.length > 0) {
+      answered(`error ${refusals[0]!.code}`);
+      return graphError(res, 400, refusals[0]!.code, refusals.map((r) => r.detail).join('; '));
+    }
+    // The platform's own rules, before anything the test decides.
+    const number = numbers.get(phoneNumberId);
+    const waba = number?.wabaId;
+    const name = body.template?.name;
+    const language = body.template?.language?.code;
+    if (pausedTemplates.has(`*/${name}/${language}`) || (waba !== undefined && pausedTemplates.has(`${waba}/${name}/${language}`))) {
+      answered('error 132015');
+      return graphError(res, 400, 132015, `Template ${name} is paused due to low quality`);
+    }
+    if (waba !== undefined && (restrictedUntil.get(waba) ?? 0) > at) {
+      answered('error 368');
+      return graphError(res, 403, 368, 'The WhatsApp Business Account is restricted from business-initiated messaging');
+    }
+    const pair = `${phoneNumberId}/${body.to}`;
+    const last = pairTaken.get(pair);
+    if (fake.pairIntervalMs > 0 && last !== undefined && at - last < fake.pairIntervalMs) {
+      answered('error 131056');
+      return graphError(res, 400, 131056, 'Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time.');
+    }
     fake.inFlight.set(phoneNumberId, (fake.inFlight.get(phoneNumberId) ?? 0) + 1);
     fake.maxInFlight.set(phoneNumberId, Math.max(fake.maxInFlight.get(phoneNumberId) ?? 0, fake.inFlight.get(phoneNumberId)!));
     let answer: GraphAnswer;
@@ -153,22 +237,31 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
       case 'accept': {
         const wamid = nextWamid();
         (record as { wamid?: string }).wamid = wamid;
+        // Taken now: the pair clock counts it, whether or not the answer reaches the client.
+        pairTaken.set(pair, Date.now());
+        if (answer.delayMs !== undefined) await new Promise((r) => setTimeout(r, answer.delayMs));
+        answered('accept');
         return json(res, 200, { messaging_product: 'whatsapp', contacts: [{ input: body.to, wa_id: body.to }], messages: [{ id: wamid, message_status: 'accepted' }] });
       }
       case 'error':
+        answered(`error ${answer.code}`);
         return graphError(res, answer.status ?? 400, answer.code, answer.details ?? `error ${answer.code}`, answer.headers);
       case 'raw':
+        answered(`raw ${answer.status}`);
         res.writeHead(answer.status, { 'content-type': 'text/html', ...answer.headers }).end(answer.body);
         return;
       case 'hang':
+        answered('hang');
+        (record as { delivered?: boolean }).delivered = false;
         return; // never answered: the client's timeout decides
       case 'reset':
+        answered('reset');
         req.socket.destroy();
         return;
     }
   }
 
-  function checkBody(body: any, problems: string[], refusals: { code: number; detail: string }[]): void {
+  function checkBody(body: any, number: GraphNumber | undefined, problems: string[], refusals: { code: number; detail: string }[]): void {
     const expectKeys = (o: any, keys: string[], path: string) => {
       if (typeof o !== 'object' || o === null || Array.isArray(o)) return problems.push(`${path}: expected an object`);
       for (const k of Object.keys(o)) if (!keys.includes(k)) problems.push(`${path}.${k}: not a field of the request`);
@@ -186,7 +279,7 @@ export async function startFakeGraph(options: { numbers: readonly GraphNumber[];
     if (!t) return;
     expectKeys(t.language, ['code', 'policy'], '$.template.language');
     if (t.language?.policy !== undefined && t.language.policy !== 'deterministic') problems.push('template.language.policy: expected "deterministic"');
-    const known = templates.get(`${t.name}/${t.language?.code}`);
+    const known = templateOf(number, String(t.name), String(t.language?.code));
     // The platform's answer for a name without an approved translation in that language.
     if (!known) return void refusals.push({ code: 132001, detail: `template name (${t.name}) does not exist in ${t.language?.code}` });
     const components = t.components ?? [];
@@ -293,8 +386,22 @@ function json(res: http.ServerResponse, status: number, body: unknown, headers: 
  * The Graph API's error body (the error codes page's "Error response syntax"), with the headers
  * asked (a throttling answer's `Retry-After`).
  */
-function graphError(res: http.ServerResponse, status: number, code: number, details: string, headers?: Readonly<Record<string, string>>): void {
-  json(res, status, { error: { message: `(#${code}) ${details}`, type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp', details }, fbtrace_id: 'AazfakeTrace' } }, headers);
+function graphError(res: http.ServerResponse, status: number, code: number, details: string, headers?: Readonly<Record<string, string>>, subcode?: number): void {
+  json(
+    res,
+    status,
+    {
+      error: {
+        message: `(#${code}) ${details}`,
+        type: 'OAuthException',
+        code,
+        ...(subcode !== undefined ? { error_subcode: subcode } : {}),
+        error_data: { messaging_product: 'whatsapp', details },
+        fbtrace_id: 'AazfakeTrace',
+      },
+    },
+    headers,
+  );
 }
 
 // ------------------------------------------------------------------ webhook notifications
