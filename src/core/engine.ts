@@ -139,7 +139,7 @@ export class Engine {
         probe: (pool, now) => this.#probe(pool, now),
         phoneAt: (slot) => this.#t.phones[slot]!,
         templateText: (id) => this.#t.templates[this.#t.templateIndex.get(id)!]!.text,
-        pauseNumber: (slot, until) => this.#setNumber(slot, false, until, 'failover'),
+        pauseNumber: (slot, until) => this.#failoverNumber(slot, until),
         refund: (slot, chargedAt, now, recipient) => {
           // The portfolio's recipient, when the refused message made it new (and nothing since went to it).
           const portfolio = this.#t.numberPortfolio[slot];
@@ -158,7 +158,7 @@ export class Engine {
         },
         setTemplate: (id, status, until) => {
           const t = this.#t.templateIndex.get(id);
-          if (t !== undefined) this.#setTemplate(t, status, until, 'failover');
+          if (t !== undefined) this.#failoverTemplate(t, status, until);
         },
         nextResumeAt: () => this.#nextTimer(),
         charged: (slot) => this.#markNumber(slot),
@@ -314,7 +314,8 @@ export class Engine {
     checkNumberStatus(status);
     const until = checkUntil('setNumberStatus', status, options.until);
     this.#tick();
-    this.#setNumber(slot, status === 'active', until, options.source ?? 'api');
+    if (status === 'paused' && options.source === 'failover') this.#failoverNumber(slot, until);
+    else this.#setNumber(slot, status === 'active', until, options.source ?? 'api');
   }
 
   /**
@@ -327,7 +328,8 @@ export class Engine {
     checkTemplateStatus(status);
     const until = checkUntil('setTemplateStatus', status, options.until);
     this.#tick();
-    this.#setTemplate(t, status, until, options.source ?? 'api');
+    if (status !== 'active' && options.source === 'failover') this.#failoverTemplate(t, status, until);
+    else this.#setTemplate(t, status, until, options.source ?? 'api');
   }
 
   /**
@@ -727,6 +729,29 @@ export class Engine {
     if (source !== undefined && this.#statusListeners.size > 0) {
       this.#emitStatus({ kind: 'number', phone: this.#t.phones[slot]!, status: active ? 'active' : 'paused', ...(until !== undefined ? { until } : {}), at: this.#lastNow, source });
     }
+  }
+
+  /**
+   * A failure takes the number out until `until` (undefined: until resumed), never for less than it
+   * is out already: a rest of seconds (130429) after a pause of an hour (131048) leaves the hour.
+   */
+  #failoverNumber(slot: number, until: number | undefined): void {
+    if (this.#t.numberActive[slot] === 0) {
+      const current = this.#t.numberUntil.get(slot);
+      if (current === undefined || (until !== undefined && current >= until)) return;
+    }
+    this.#setNumber(slot, false, until, 'failover');
+  }
+
+  /** A failure pauses or disables the template, never less than it is out already (disabled stays disabled). */
+  #failoverTemplate(t: number, status: 'paused' | 'disabled', until: number | undefined): void {
+    const current = this.#t.templateStatus[t];
+    if (current === 'disabled') return;
+    if (current === 'paused' && status === 'paused') {
+      const end = this.#t.templateUntil[t]!;
+      if (Number.isNaN(end) || (until !== undefined && end >= until)) return;
+    }
+    this.#setTemplate(t, status, status === 'disabled' ? undefined : until, 'failover');
   }
 
   #setTemplate(t: number, status: TemplateStatus, until: number | undefined, source?: string): void {

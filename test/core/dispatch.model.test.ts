@@ -77,6 +77,8 @@ interface MContact {
   retryAt: number;
   /** Failures that used no retry (transport, pair rate). */
   attempts: number;
+  /** A transport failure was seen: every later such try repeats the id. */
+  unknown?: boolean;
   readonly phone: string;
   readonly variables: string[];
 }
@@ -167,8 +169,10 @@ function modelReport(m: Model, seq: number, index: number, handout: number, outc
       c.attempts++;
       c.state = 'waiting';
       c.retryAt = at;
-      // A transport failure goes again under the same message id.
-      if (action.kind === 'transport') c.resend = true;
+      // A transport failure goes again under the same message id, and so does every later try that
+      // uses no retry (a pair rate limit met by the repeat may be the first try's own message).
+      if (action.kind === 'transport') c.unknown = true;
+      if (c.unknown === true) c.resend = true;
       return { ok: true, effect: 'requeued', retryAt: at };
     }
     case 'give-up':
@@ -487,6 +491,7 @@ class Restart implements Cmd {
         // A contact waiting after a transport failure goes under a new id after a restart (the
         // flag is kept for queued contacts only), and every count of such failures starts again.
         c.attempts = 0;
+        c.unknown = false;
         if (c.state === 'waiting') c.resend = false;
         if (c.state !== 'inflight') continue;
         c.state = 'queued';

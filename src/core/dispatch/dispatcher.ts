@@ -106,6 +106,9 @@ export interface DispatchChanges {
  * snapshots); about 150 bytes each. Reports for older ones still answer `already-final`.
  */
 export const FINISHED_KEPT = 10_000;
+/** In a contact's `attempts`: the count of tries that used no retry, and the flag of an unknown outcome seen. */
+const COUNT_MASK = 0x7f;
+const UNKNOWN_OUTCOME = 0x80;
 /** Hand-outs of one contact at most (the counter's width); a contact that reaches it ends failed. */
 const MAX_HANDOUTS = 0xffff;
 /**
@@ -483,12 +486,16 @@ export class Dispatcher {
    */
   #tryAgain(record: SubmissionRecord, index: number, handout: number, baseMs: number, same: boolean, reason: string, code: number | undefined, now: number): ReportResult {
     const attempts = (record.attempts ??= new Uint8Array(record.contacts.length));
-    const k = attempts[index]!;
+    const k = attempts[index]! & COUNT_MASK;
     if (k + 1 >= MAX_TRANSPORT_ATTEMPTS) {
       this.#end(record, index, FAILED, now, handout, `${reason} (after ${k + 1} tries)`, code);
       return FAILED_RESULT;
     }
-    attempts[index] = k + 1;
+    // After a try whose outcome is unknown, every later try repeats its id: a pair rate limit met
+    // by the repeat may be the first try's own message (it went), and a new id would send it twice.
+    const unknown = same || (attempts[index]! & UNKNOWN_OUTCOME) !== 0;
+    attempts[index] = (k + 1) | (unknown ? UNKNOWN_OUTCOME : 0);
+    same = unknown;
     const at = now + Math.min(Math.max(baseMs, 1) * 2 ** k, Math.max(baseMs, MAX_BACKOFF_MS));
     if (record.deadline !== undefined && at >= record.deadline) {
       this.#end(record, index, EXPIRED, now, handout, reason, code);

@@ -280,10 +280,10 @@ export class MemoryStore implements Store {
     if (count <= 0) return;
     const rec = this.#rec;
     const r = handle * Rec.STRIDE;
-    // The rate windows: the bucket's debt shrinks by the messages, never below an empty debt (a full bucket).
-    this.#giveBack(r + Rec.H_TAT, rec[r + Rec.H_CAP]!, Period.HOUR, count, now);
+    // The rate windows: the debt the messages still weigh with, never below an empty debt (a full bucket).
+    this.#giveBack(r + Rec.H_TAT, rec[r + Rec.H_CAP]!, Period.HOUR, count, chargedAt, now);
     const sCap = rec[r + Rec.S_CAP]!;
-    if (sCap > 0) this.#giveBack(r + Rec.S_TAT, sCap, Period.SECOND, count, now);
+    if (sCap > 0) this.#giveBack(r + Rec.S_TAT, sCap, Period.SECOND, count, chargedAt, now);
     // The 24 h window: the bucket the charge was counted in, if it is still in the window.
     this.#daySum(handle, now);
     const head = rec[r + Rec.D_HEAD]!;
@@ -300,10 +300,23 @@ export class MemoryStore implements Store {
     rec[r + Rec.D_SUM]! -= back;
   }
 
-  /** One rate window gives `count` messages back at `now`, no further than a full bucket. */
-  #giveBack(at: number, capacity: number, period: number, count: number, now: number): void {
+  /**
+   * One rate window gives back `count` messages charged at `chargedAt`, as what they still weigh
+   * at `now`: each weighs `period` (in 1/capacity ms) from when it was charged, less what has
+   * drained since (`now - chargedAt`); a message whose weight drained already gives nothing back,
+   * so the bucket never holds more than if it had not been charged. Never past a full bucket.
+   */
+  #giveBack(at: number, capacity: number, period: number, count: number, chargedAt: number, now: number): void {
     const rec = this.#rec;
-    gcraGiveBack(rec[at]!, rec[at + 1]!, capacity, period, count, rec, at);
+    // In 1/capacity ms: all of the messages' weight, less what drained since the charge (a lower
+    // bound of what is left of it: a message queued behind others drains later, never earlier).
+    const units = count * period - (now - chargedAt) * capacity;
+    if (units <= 0) return;
+    let numer = rec[at + 1]! - units;
+    const whole = Math.floor(numer / capacity);
+    numer -= whole * capacity;
+    rec[at] = rec[at]! + whole;
+    rec[at + 1] = numer;
     if (rec[at]! < now) {
       rec[at] = now;
       rec[at + 1] = 0;
