@@ -454,6 +454,11 @@ export class Engine {
     if (this.#portfolios.has(portfolioId)) this.#dispatch.poke();
   }
 
+  /** Whether portfolios' limits are kept by a shared source (`portfolioSource`), not by this engine alone. */
+  get sharesPortfolios(): boolean {
+    return this.#portfolioSource !== undefined;
+  }
+
   /** The id of the portfolio whose limit the number shares, when the fleet gives it one. */
   portfolioOf(phone: string): string | undefined {
     const slot = this.#t.numberIndex.get(phone);
