@@ -6,6 +6,7 @@
 import type { Clock } from './core/clock.js';
 import { Engine } from './core/engine.js';
 import type { Store } from './core/limits/store.js';
+import type { PortfolioSource } from './core/portfolio.js';
 import { systemClock } from './runtime/system-clock.js';
 
 /** Options of {@link createEngine}. */
@@ -20,6 +21,12 @@ export interface EngineOptions {
    * @default new MemoryStore() (rolling 24 h counted in 60-minute buckets)
    */
   readonly store?: Store;
+  /**
+   * Where portfolios' limits are kept when several engines share them: `new RedisPortfolios(…)`
+   * (sendpool/redis) on the server on Redis.
+   * @default undefined (each portfolio counts in this engine: exact in one process)
+   */
+  readonly portfolioSource?: PortfolioSource;
   /** State to resume from, as written by `engine.snapshot()` (parsed JSON). */
   readonly snapshot?: unknown;
   /**
@@ -50,6 +57,7 @@ export function createEngine(fleet: unknown, options: EngineOptions = {}): Engin
   return new Engine(fleet, {
     clock: options.clock ?? systemClock,
     ...(options.store ? { store: options.store } : {}),
+    ...(options.portfolioSource ? { portfolioSource: options.portfolioSource } : {}),
     ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}),
     ...(options.trackChanges !== undefined ? { trackChanges: options.trackChanges } : {}),
     ...(options.packContactsFrom !== undefined ? { packContactsFrom: options.packContactsFrom } : {}),

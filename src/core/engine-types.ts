@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import type { NumberStatus, TemplateStatus, TemplateVariable } from './fleet.js';
 import type { Store, StoreSnapshot } from './limits/store.js';
 import type { TemplateStatusSnapshot } from './snapshot.js';
-import type { PortfolioChange } from './portfolio.js';
+import type { PortfolioChange, PortfolioSource } from './portfolio.js';
 import type { DispatchChanges } from './dispatch/dispatcher.js';
 
 /** Why `assign` handed out fewer pairs than asked (`portfolio-limit`: a portfolio its numbers share is full). */
@@ -134,6 +134,11 @@ export interface CoreEngineOptions {
   readonly clock: Clock;
   /** Where limit state lives. @default new MemoryStore() */
   readonly store?: Store;
+  /**
+   * Where portfolios' limits are kept when other engines share them (the server on Redis:
+   * `RedisPortfolios`). @default undefined (each portfolio counts in this engine, exact in one process)
+   */
+  readonly portfolioSource?: PortfolioSource;
   /** State to resume from, as written by {@link Engine.snapshot}. */
   readonly snapshot?: unknown;
   /**

@@ -48,7 +48,7 @@ import type { NumberWindows, Store, StoreSnapshot } from './limits/store.js';
 import { limitsOf, validateNumberLimits } from './number-limits.js';
 import { MAX_MESSAGING_LIMIT_24H } from './fleet.js';
 import type { Pool, TemplateView } from './pool.js';
-import { type Portfolio, giveBack, portfolioShortfall, portfoliosOf, snapshotsOf } from './portfolio.js';
+import { type Portfolio, type PortfolioSource, giveBack, portfolioShortfall, portfoliosOf, snapshotsOf } from './portfolio.js';
 import { describeValue } from './problems.js';
 import { sendDurationMs } from './send-estimate.js';
 import { type EngineSnapshot, checkSnapshot } from './snapshot.js';
@@ -105,6 +105,8 @@ export class Engine {
   readonly #dispatch: Dispatcher;
   /** Portfolios by id, kept across fleet changes (their recipients keep counting). */
   #portfolios = new Map<string, Portfolio>();
+  /** Where portfolios' limits are shared beyond this engine (undefined: each portfolio's own window). */
+  readonly #portfolioSource: PortfolioSource | undefined;
   /** Portfolios charged since the last `takeChanges` (tracking on). */
   readonly #portfolioMarks = new Set<Portfolio>();
   #tracking = false;
@@ -119,6 +121,7 @@ export class Engine {
   constructor(fleet: unknown, options: CoreEngineOptions) {
     this.#clock = options.clock;
     this.#store = options.store ?? new MemoryStore();
+    this.#portfolioSource = options.portfolioSource;
     this.#lastNow = this.#readClock();
     this.#dispatch = new Dispatcher(
       {
@@ -144,7 +147,7 @@ export class Engine {
           // The portfolio's recipient, when the refused message made it new (and nothing since went to it).
           const portfolio = this.#t.numberPortfolio[slot];
           if (portfolio !== undefined && portfolio.uniqueRecipients) {
-            portfolio.window.release(recipient, chargedAt);
+            portfolio.release(recipient, chargedAt);
             this.#portfolioMarks.add(portfolio);
           }
           const handle = this.#t.handle[slot]!;
@@ -444,13 +447,27 @@ export class Engine {
     this.#dispatch.poke();
   }
 
-  /** Every portfolio of the fleet: its limit, the recipients (or messages) in its moving 24 h, and the room left. */
+  /**
+   * Makes the engine look again at queues waiting for a portfolio's room (`portfolio-limit`): its
+   * shared source (`portfolioSource`) got slots, or learned of recipients that cost none, after the
+   * engine was refused. Unknown ids are ignored.
+   */
+  portfolioCapacityChanged(portfolioId: string): void {
+    if (this.#portfolios.has(portfolioId)) this.#dispatch.poke();
+  }
+
+  /** Whether portfolios' limits are kept by a shared source (`portfolioSource`), not by this engine alone. */
+  get sharesPortfolios(): boolean {
+    return this.#portfolioSource !== undefined;
+  }
+
   /** The id of the portfolio whose limit the number shares, when the fleet gives it one. */
   portfolioOf(phone: string): string | undefined {
     const slot = this.#t.numberIndex.get(phone);
     return slot === undefined ? undefined : this.#t.numberPortfolio[slot]?.id;
   }
 
+  /** Every portfolio of the fleet: its limit, the recipients (or messages) in its moving 24 h, and the room left. */
   portfolios(): PortfolioView[] {
     const now = this.#tick();
     return Array.from(this.#portfolios.values(), (p) => p.view(now));
@@ -1021,7 +1038,7 @@ export class Engine {
 
   /** Builds every index from a fleet description; keeps store state by phone. */
   #load(fleet: Fleet): void {
-    this.#portfolios = portfoliosOf(this.#portfolios, fleet.portfolios);
+    this.#portfolios = portfoliosOf(this.#portfolios, fleet.portfolios, this.#portfolioSource);
     // Limits as the new fleet gives them: every portfolio is written again.
     if (this.#tracking) {
       for (const p of this.#portfolios.values()) {

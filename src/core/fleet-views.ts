@@ -62,7 +62,7 @@ function groupedOutput(t: FleetTables, store: Store, pool: Pool, now: number): n
     if (portfolio === undefined) sum += available;
     else byPortfolio.set(portfolio, (byPortfolio.get(portfolio) ?? 0) + available);
   }
-  for (const [portfolio, available] of byPortfolio) sum += Math.min(available, portfolio.window.room(now));
+  for (const [portfolio, available] of byPortfolio) sum += Math.min(available, portfolio.room(now));
   return sum;
 }
 

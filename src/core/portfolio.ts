@@ -26,6 +26,28 @@ export interface PortfolioChange {
   readonly removed: readonly string[];
 }
 
+/**
+ * Where a portfolio's limit is kept when it is shared beyond this engine (the server on Redis: every
+ * instance's engine draws on one limit, src/redis/redis-portfolios.ts). Like the `Store` port for
+ * numbers, it answers at once from what this process holds (slots leased beforehand) and refills in
+ * the background: the engine never awaits. Without one, the engine's own windows count (exact in
+ * one process).
+ */
+export interface PortfolioSource {
+  /**
+   * Charges a message to `recipient` (undefined: no contact, a new recipient) of portfolio `id`,
+   * whose limit is `limit` (distinct recipients, or messages without `uniqueRecipients`), at `now`,
+   * before it is handed out: true when it may go.
+   */
+  admit(id: string, limit: number, uniqueRecipients: boolean, recipient: string | undefined, now: number): boolean;
+  /** New recipients the portfolio may still reach at `now`, as last known (a view: `output`, `portfolios()`). */
+  room(id: string, limit: number, now: number): number;
+  /** Recipients counting against the portfolio, as last known (a view). */
+  used(id: string, now: number): number;
+  /** Earliest time a new recipient may fit (`now` to look again soon); Infinity if never. */
+  nextRoomAt(id: string, limit: number, now: number): number;
+}
+
 /** A portfolio's state in an engine snapshot (`portfolios`). */
 export interface PortfolioSnapshot {
   readonly id: string;
@@ -36,12 +58,16 @@ export class Portfolio {
   readonly id: string;
   /** Whether the limit counts distinct recipients (else every message, as a new recipient each). */
   uniqueRecipients: boolean;
+  /** The recipients this engine counts (without a shared `source`: all of them). */
   readonly window: RecipientWindow;
+  /** Where the limit is shared beyond this engine; undefined: `window` counts. */
+  readonly source: PortfolioSource | undefined;
 
-  constructor(id: string, limit: number, uniqueRecipients: boolean) {
+  constructor(id: string, limit: number, uniqueRecipients: boolean, source?: PortfolioSource) {
     this.id = id;
     this.uniqueRecipients = uniqueRecipients;
     this.window = new RecipientWindow(limit);
+    this.source = source;
   }
 
   /**
@@ -49,6 +75,7 @@ export class Portfolio {
    * a new recipient): true when it may go. Called before the message is handed out.
    */
   admit(recipient: string | undefined, now: number): boolean {
+    if (this.source !== undefined) return this.source.admit(this.id, this.window.limit, this.uniqueRecipients, recipient, now);
     return recipient !== undefined && this.uniqueRecipients ? this.window.charge(recipient, now) : this.window.chargeAnonymous(now);
   }
 
@@ -63,20 +90,41 @@ export class Portfolio {
     return full ? { ...base, full, recipients: this.window.snapshot().recipients, removed: [] } : { ...base, full, recipients, removed };
   }
 
+  /**
+   * Undoes the charge at `chargedAt` of a message to `recipient` the provider refused (the
+   * recipient leaves when that charge made it new). A shared portfolio keeps the charge: the safe side.
+   */
+  release(recipient: string, chargedAt: number): void {
+    if (this.source === undefined && this.uniqueRecipients) this.window.release(recipient, chargedAt);
+  }
+
+  /** New recipients that may still be charged at `now`. */
+  room(now: number): number {
+    return this.source !== undefined ? this.source.room(this.id, this.window.limit, now) : this.window.room(now);
+  }
+
+  /** Earliest time >= `now` at which a new recipient fits; Infinity if never. */
+  nextRoomAt(now: number): number {
+    return this.source !== undefined ? this.source.nextRoomAt(this.id, this.window.limit, now) : this.window.nextRoomAt(now);
+  }
+
   /** Its limit, what is used of it and the room left at `now`. */
   view(now: number): PortfolioView {
-    const used = this.window.size(now);
     const limit = this.window.limit;
+    if (this.source !== undefined) {
+      return { id: this.id, messagingLimit24h: limit, uniqueRecipients: this.uniqueRecipients, used: this.source.used(this.id, now), available: this.source.room(this.id, limit, now) };
+    }
+    const used = this.window.size(now);
     return { id: this.id, messagingLimit24h: limit, uniqueRecipients: this.uniqueRecipients, used, available: used >= limit ? 0 : limit - used };
   }
 }
 
 /** Portfolios of a new fleet: kept by id from `current` (with the limits the fleet gives), created, or dropped when the fleet no longer lists them. */
-export function portfoliosOf(current: ReadonlyMap<string, Portfolio>, portfolios: readonly FleetPortfolio[]): Map<string, Portfolio> {
+export function portfoliosOf(current: ReadonlyMap<string, Portfolio>, portfolios: readonly FleetPortfolio[], source?: PortfolioSource): Map<string, Portfolio> {
   const next = new Map<string, Portfolio>();
   for (const p of portfolios) {
     let portfolio = current.get(p.id);
-    if (portfolio === undefined) portfolio = new Portfolio(p.id, p.messagingLimit24h, p.uniqueRecipients);
+    if (portfolio === undefined) portfolio = new Portfolio(p.id, p.messagingLimit24h, p.uniqueRecipients, source);
     else {
       portfolio.window.setLimit(p.messagingLimit24h);
       portfolio.uniqueRecipients = p.uniqueRecipients;
@@ -93,7 +141,7 @@ export function snapshotsOf(portfolios: Iterable<Portfolio>): PortfolioSnapshot[
 
 /** What holds a pool whose portfolio refused a new recipient: room comes back when its oldest recipient leaves the 24 h. */
 export function portfolioShortfall(portfolio: Portfolio | undefined, now: number): { reason: AssignReason; retryAt?: number } {
-  const at = portfolio === undefined ? Infinity : portfolio.window.nextRoomAt(now);
+  const at = portfolio === undefined ? Infinity : portfolio.nextRoomAt(now);
   return Number.isFinite(at) ? { reason: 'portfolio-limit', retryAt: at } : { reason: 'portfolio-limit' };
 }
 

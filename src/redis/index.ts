@@ -18,3 +18,6 @@ export { runScript, script } from './script-runner.js';
 export type { RedisScriptClient, Script } from './script-runner.js';
 export { LEASE_SCRIPT } from './scripts/lease.js';
 export { GIVE_BACK_SCRIPT } from './scripts/give-back.js';
+export { RedisPortfolios } from './redis-portfolios.js';
+export type { RedisPortfoliosOptions } from './redis-portfolios.js';
+export { PORTFOLIO_LEASE_SCRIPT, PORTFOLIO_RECORD_SCRIPT } from './scripts/portfolio.js';

@@ -79,10 +79,10 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const reportTokenKey = options.reportTokenKey ?? (typeof storedKey === 'string' ? Buffer.from(storedKey, 'base64') : random.randomBytes(32));
   const storage = options.storage;
   if (storage && options.redis) throw new Error('buildServer: `storage` and `redis` exclude each other (one keeps state in a file, the other in Redis)');
-  // A portfolio's recipients live in each engine: on Redis every instance would allow the whole limit.
-  if (options.redis && engine.portfolios().length > 0) {
+  // A portfolio's recipients kept by each engine alone: on Redis every instance would allow the whole limit.
+  if (options.redis && engine.portfolios().length > 0 && !engine.sharesPortfolios) {
     throw new Error(
-      'buildServer: the fleet has portfolios, whose limit is not shared between instances on Redis yet (each instance would allow all of it); run the server without `redis`, or leave `portfolios` out and keep each number\'s messagingLimit24h (docs/scaling.md, "Known limits")',
+      'buildServer: the fleet has portfolios, and the engine keeps their limits alone: on Redis each instance would allow all of it; create the engine with `portfolioSource: new RedisPortfolios({ client, prefix })` (sendpool/redis; the CLI does), or run the server without `redis` (docs/scaling.md, "Portfolios on Redis")',
     );
   }
   let durability: Persistence | undefined;

@@ -183,7 +183,7 @@ async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacit
     const text = e instanceof Error ? e.message : String(e);
     throw new Error(/Cannot find (?:package|module) 'ioredis/.test(text) ? 'the server on Redis needs the optional package ioredis: npm install ioredis' : text, { cause: e });
   }
-  const { RedisStore, FleetSync } = await import('../redis/index.js');
+  const { RedisStore, FleetSync, RedisPortfolios } = await import('../redis/index.js');
   // Commands wait for a reconnection rather than fail: a step is written once Redis is back.
   const client = url.startsWith('redis-cluster://') ? new ioredis.Cluster(clusterNodes(url), { redisOptions: { maxRetriesPerRequest: null } }) : new ioredis.Redis(url, { maxRetriesPerRequest: null });
   // Errors are reported by the parts that meet them (a step not written, a lease not granted, the
@@ -199,7 +199,18 @@ async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacit
       if (e.type === 'redis-down' || e.type === 'redis-up' || e.type === 'redis-reset') log(e.type === 'redis-up' ? 'info' : 'warn', e, `capacity: ${e.type}`);
     },
   });
-  const engine = createEngine(fleet, { store });
+  // Portfolios' limits are the fleet's: slots for new recipients leased from Redis (docs/scaling.md).
+  let engine: ReturnType<typeof createEngine> | undefined;
+  const portfolios = new RedisPortfolios({
+    client,
+    prefix,
+    onCapacity: (ids) => {
+      for (const id of ids) engine?.portfolioCapacityChanged(id);
+      onCapacity();
+    },
+    onError: (e) => log('warn', { err: e instanceof Error ? e.message : String(e) }, 'portfolio lease or record failed: trying again'),
+  });
+  engine = createEngine(fleet, { store, portfolioSource: portfolios });
   sync = new FleetSync({
     client,
     prefix,
@@ -222,6 +233,7 @@ async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacit
     async close() {
       await sync?.stop();
       await store.close();
+      await portfolios.close();
       client.disconnect();
     },
   };
