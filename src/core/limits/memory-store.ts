@@ -317,7 +317,7 @@ export class MemoryStore implements Store {
     numer -= whole * capacity;
     rec[at] = rec[at]! + whole;
     rec[at + 1] = numer;
-    if (rec[at]! < now) {
+    if (rec[at] < now) {
       rec[at] = now;
       rec[at + 1] = 0;
     }
