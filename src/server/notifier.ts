@@ -41,6 +41,9 @@ export type { CompanyWebhooks } from './notifier-companies.js';
 export type { StatisticsPort } from './campaign-statistics-book.js';
 export type { SendAgain, TrackedMessage } from './tracked-messages.js';
 
+/** Submissions whose shared `SendAgain` objects are kept at most (then they are built again). */
+const AGAIN_KEPT = 4096;
+
 export interface NotifierSnapshot {
   readonly companies: readonly { readonly companyId: number; readonly config: WebhookConfig; readonly secret: string; readonly stats: CampaignStatisticsSnapshot }[];
   readonly tracked: readonly (readonly [string, TrackedMessage])[];
@@ -133,6 +136,8 @@ export class Notifier {
   readonly #statistics: CampaignStatisticsBook;
   /** Messages and SMS the channel accepted, for their later notifications. */
   readonly #tracked: TrackedMessages;
+  /** Shared `SendAgain` of each submission's messages, by template (see `#againOf`). */
+  readonly #again = new Map<string, Map<number, SendAgain>>();
   /** Requests' ENQUEUED notifications, built as the receivers take them. */
   readonly #runs: EnqueuedRuns;
 
@@ -379,20 +384,39 @@ export class Notifier {
     this.#statistics.record(contact.companyId, { campaignId, contactId: String(contact.id), retryIndex, status: 'ENQUEUED' });
   }
 
-  /** The channel accepted a message: SENT, and remember it for its later statuses. */
-  sent(m: OutgoingMessage, campaignId: number): void {
-    const contact = serverContact(m.contact);
-    const now = this.#deps.clock.now();
-    const again: SendAgain = {
+  /**
+   * What sending the message's contact again needs: one object per submission and template, shared
+   * by its messages (this is every send's path: no allocation per message), one of its own for a
+   * contact already sent again (its follow-ups counted).
+   */
+  #againOf(m: OutgoingMessage, contact: ServerContact): SendAgain {
+    const followUps = (contact as { followUps?: number }).followUps ?? 0;
+    const fresh = (): SendAgain => ({
       businessId: m.businessId,
       typeId: m.typeId,
       templateId: m.templateId,
       campaignId: m.campaignId ?? null,
       maxRetries: m.maxRetries,
       retryInterval: m.retryInterval,
-      followUps: (contact as { followUps?: number }).followUps ?? 0,
-    };
-    const tracked: TrackedMessage = { contact, campaignId, from: m.phone, text: m.text, retryIndex: m.retryIndex, sentAt: now, again };
+      followUps,
+    });
+    if (followUps > 0) return fresh();
+    let byTemplate = this.#again.get(m.submissionId);
+    if (byTemplate === undefined) {
+      // Bounded: a submission's entry is built again after a clear, never wrong.
+      if (this.#again.size >= AGAIN_KEPT) this.#again.clear();
+      this.#again.set(m.submissionId, (byTemplate = new Map<number, SendAgain>()));
+    }
+    let again = byTemplate.get(m.templateId);
+    if (again === undefined || again.maxRetries !== m.maxRetries) byTemplate.set(m.templateId, (again = fresh()));
+    return again;
+  }
+
+  /** The channel accepted a message: SENT, and remember it for its later statuses. */
+  sent(m: OutgoingMessage, campaignId: number): void {
+    const contact = serverContact(m.contact);
+    const now = this.#deps.clock.now();
+    const tracked: TrackedMessage = { contact, campaignId, from: m.phone, text: m.text, retryIndex: m.retryIndex, sentAt: now, again: this.#againOf(m, contact) };
     this.#tracked.keepMessage(m.messageId, tracked);
     this.hsm(contact, campaignId, m.retryIndex, now, { status: 'SENT', from: m.phone, message: m.text });
   }
