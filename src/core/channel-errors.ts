@@ -46,6 +46,14 @@ export const MAX_TRANSPORT_ATTEMPTS = 10;
 export const MAX_BACKOFF_MS = 10 * 60_000;
 
 /**
+ * The wait before the try after the `k`-th (from 0) `transport` or `recipient-wait` failure of a
+ * contact: `baseMs` doubled `k` times, at most {@link MAX_BACKOFF_MS} (or the base, if longer).
+ */
+export function backoffMs(baseMs: number, k: number): number {
+  return Math.min(Math.max(baseMs, 1) * 2 ** k, Math.max(baseMs, MAX_BACKOFF_MS));
+}
+
+/**
  * Why a failure blocks a number for everything it sends, not one message: the operator must act
  * (renew the token, grant the permission) or the provider is unreachable. The server logs it as an
  * error naming the number and the code, counts it and shows the number blocked.

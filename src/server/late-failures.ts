@@ -18,7 +18,7 @@
  * FAILED delivered twice is acted on once: the first forgets the message (tracked-messages.ts).
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { MAX_BACKOFF_MS, MAX_TRANSPORT_ATTEMPTS, actionForCode, type FailureAction } from '../core/channel-errors.js';
+import { MAX_TRANSPORT_ATTEMPTS, actionForCode, backoffMs, type FailureAction } from '../core/channel-errors.js';
 import type { Clock } from '../core/clock.js';
 import type { Engine } from '../core/engine.js';
 import type { Submission } from '../core/submission.js';
@@ -48,7 +48,7 @@ export type LateDecision = { readonly kind: 'end' } | { readonly kind: 'again'; 
  * already made, the submission's rules, `now`.
  */
 export function decideLate(action: FailureAction, used: number, followUps: number, maxRetries: number, retryIntervalMs: number, now: number): LateDecision {
-  const backoff = (base: number) => now + Math.min(Math.max(base, 1) * 2 ** followUps, Math.max(base, MAX_BACKOFF_MS));
+  const backoff = (base: number) => now + backoffMs(base, followUps);
   if (action.kind === 'give-up') return { kind: 'end' };
   if (action.kind === 'retry') {
     return used >= maxRetries ? { kind: 'end' } : { kind: 'again', retriesUsed: used + 1, notBefore: now + Math.max(retryIntervalMs, action.notBeforeMs), retry: true };

@@ -19,7 +19,7 @@
  * state; splitting them would put that state behind calls on the hot path.
  */
 import { Heap } from 'mnemonist';
-import { type FailureAction, MAX_BACKOFF_MS, MAX_TRANSPORT_ATTEMPTS, actionForCode, channelError, failureReason } from '../channel-errors.js';
+import { type FailureAction, MAX_TRANSPORT_ATTEMPTS, actionForCode, backoffMs, channelError, failureReason } from '../channel-errors.js';
 import { ArgumentError, NotFoundError, SnapshotError, SubmissionError } from '../errors.js';
 import type { Pool } from '../pool.js';
 import { describeValue, problem } from '../problems.js';
@@ -496,7 +496,7 @@ export class Dispatcher {
     const unknown = same || (attempts[index]! & UNKNOWN_OUTCOME) !== 0;
     attempts[index] = (k + 1) | (unknown ? UNKNOWN_OUTCOME : 0);
     same = unknown;
-    const at = now + Math.min(Math.max(baseMs, 1) * 2 ** k, Math.max(baseMs, MAX_BACKOFF_MS));
+    const at = now + backoffMs(baseMs, k);
     if (record.deadline !== undefined && at >= record.deadline) {
       this.#end(record, index, EXPIRED, now, handout, reason, code);
       return EXPIRED_RESULT;
