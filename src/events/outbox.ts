@@ -122,6 +122,18 @@ export class Outbox {
   }
 
   /**
+   * An operator's replay of a finished event (a dead letter): it is enqueued again as a new event
+   * with the same id (receivers deduplicate by `event_id`), due at once, whatever the memory of
+   * finished ids says. An event still unfinished is left as it is (`duplicate`).
+   */
+  replay(event: OutboxEvent, now: number): EnqueueOutcome {
+    if (this.#entries.has(event.id)) return { kind: 'duplicate' };
+    this.#finished.delete(event.id);
+    this.#add(event, now, 0, { kind: 'pending', dueAt: now }, undefined);
+    return { kind: 'enqueued' };
+  }
+
+  /**
    * The attempts to make now (due pending events, earliest first, at most `limit`), each marked in
    * flight until its deadline. First times out attempts whose deadline has passed. Events of a
    * target that is down wait for its probe.
