@@ -118,6 +118,15 @@ export interface BuildServerOptions {
   /** Period of the campaign statistics batches (spec 6.4). @default 60_000 */
   readonly campaignBatchIntervalMs?: number;
   /**
+   * How long after the provider accepted a message a failure it reports later (a status webhook's
+   * FAILED) still sends the contact again (a retry, a failover, a rest). Past it the failure is
+   * notified and counted, and the contact is not sent again; so a campaign is `FINISHED` at most
+   * this long after its last send, and its counts settle then (docs/events.md). A message
+   * delivered (DEVICE or beyond) is never sent again, whatever the window.
+   * @default 600_000 (10 minutes)
+   */
+  readonly failureWindowMs?: number;
+  /**
    * Messages and SMS remembered for their later statuses: at least the newest half of this, at most
    * all of it (oldest forgotten first). The channel's memory of provider ids holds twice as many
    * entries (two a message). @default 1_000_000
@@ -229,3 +238,6 @@ export interface RedisServerOptions {
    */
   readonly refreshOutput?: () => Promise<void>;
 }
+
+/** The default of {@link ServerOptions.failureWindowMs}: 10 minutes. */
+export const DEFAULT_FAILURE_WINDOW_MS = 600_000;
