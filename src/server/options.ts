@@ -239,5 +239,5 @@ export interface RedisServerOptions {
   readonly refreshOutput?: () => Promise<void>;
 }
 
-/** The default of {@link ServerOptions.failureWindowMs}: 10 minutes. */
+/** The default of {@link BuildServerOptions.failureWindowMs}: 10 minutes. */
 export const DEFAULT_FAILURE_WINDOW_MS = 600_000;
