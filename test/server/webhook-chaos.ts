@@ -126,14 +126,25 @@ export async function runChaos(
   server: ChaosServer,
   receiver: ChaosReceiver,
   created: Map<string, { readonly at: number; readonly url: string }>,
-  options: { readonly contacts: number; readonly body: (from: number, n: number) => unknown; readonly key?: string },
+  options: {
+    readonly contacts: number;
+    readonly body: (from: number, n: number) => unknown;
+    readonly key?: string;
+    /** Only the healthy path configured, and the SMS callbacks to it too: the ceiling of the same run. */
+    readonly healthyOnly?: boolean;
+  },
 ): Promise<ChaosOutcome> {
   const key = options.key;
+  const failing = (path: string) => `${receiver.url}${options.healthyOnly ? '/unused' : path}`;
   const config = {
     url_hsm_callback: `${receiver.url}/hsm`,
-    url_report_webhook: `${receiver.url}/fail`,
-    url_campaign_webhook: `${receiver.url}/timeout`,
-    url_attendance_callback: `${receiver.url}/reset`,
+    ...(options.healthyOnly
+      ? {}
+      : {
+          url_report_webhook: failing('/fail'),
+          url_campaign_webhook: failing('/timeout'),
+          url_attendance_callback: failing('/reset'),
+        }),
   };
   const configured = await api(server.url, '/messenger/config/', { body: config, ...(key ? { key } : {}) });
   if (configured.status !== 200) throw new Error(`config: ${configured.status} ${configured.text}`);
@@ -142,7 +153,12 @@ export async function runChaos(
     if (r.status !== 202) throw new Error(`report: ${r.status} ${r.text}`);
   }
   const sms = await api(server.url, '/sms/messages/', {
-    body: Array.from({ length: 20 }, (_, i) => ({ message: `chaos ${i}`, phone: `5511977${String(i).padStart(6, '0')}`, url_callback_dlr: `${receiver.url}/reset`, reference: `r${i}` })),
+    body: Array.from({ length: 20 }, (_, i) => ({
+      message: `chaos ${i}`,
+      phone: `5511977${String(i).padStart(6, '0')}`,
+      ...(options.healthyOnly ? {} : { url_callback_dlr: failing('/reset') }),
+      reference: `r${i}`,
+    })),
     ...(key ? { key } : {}),
   });
   if (sms.status !== 202) throw new Error(`sms: ${sms.status} ${sms.text}`);
