@@ -116,7 +116,16 @@ const ANSWER_CHARS = 256;
  */
 export function httpAttemptResult(status: number, body?: string): AttemptResult {
   if (status >= 200 && status <= 299) return { ok: true };
-  const text = body === undefined ? '' : body.slice(0, ANSWER_CHARS).replace(/[\u0000-\u001f\u007f-\u009f\ufffd]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+  const text =
+    body === undefined
+      ? ''
+      : body
+          .slice(0, ANSWER_CHARS)
+          // Control characters (C0, DEL, C1) and the replacement character of a UTF-8 sequence cut short.
+          // eslint-disable-next-line no-control-regex
+          .replace(/[\u0000-\u001f\u007f-\u009f\ufffd]+/g, ' ')
+          .replace(/ {2,}/g, ' ')
+          .trim();
   return { ok: false, error: text === '' ? `HTTP ${status}` : `HTTP ${status}: ${text}` };
 }
 

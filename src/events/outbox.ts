@@ -420,7 +420,20 @@ export class Outbox {
     const key = originOf(url);
     let t = this.#targets.get(key);
     if (t === undefined) {
-      t = { entries: new Set(), down: undefined, downFailures: 0, probeAt: 0, probe: undefined, fresh: new Set(), failed: new Set(), recent: new Map(), recentFailed: 0, lastError: '', wakeAt: undefined, version: 0 };
+      t = {
+        entries: new Set(),
+        down: undefined,
+        downFailures: 0,
+        probeAt: 0,
+        probe: undefined,
+        fresh: new Set(),
+        failed: new Set(),
+        recent: new Map(),
+        recentFailed: 0,
+        lastError: '',
+        wakeAt: undefined,
+        version: 0,
+      };
       this.#targets.set(key, t);
     }
     this.#lastUrl = url;

@@ -341,7 +341,20 @@ export function webhooksView(ctx: ServerContext, state: DashboardState, targetsC
   const row = (origin: string): Row => {
     let r = rows.get(origin);
     if (r === undefined) {
-      r = { origin, families: new Set(), backlog: 0, down: false, failures: 0, retrying: 0, last_error: null, next_probe_at: null, deliveries_per_second: 0, delivered: 0, dead_lettered: 0, last_dead_letter: null };
+      r = {
+        origin,
+        families: new Set(),
+        backlog: 0,
+        down: false,
+        failures: 0,
+        retrying: 0,
+        last_error: null,
+        next_probe_at: null,
+        deliveries_per_second: 0,
+        delivered: 0,
+        dead_lettered: 0,
+        last_dead_letter: null,
+      };
       rows.set(origin, r);
     }
     return r;
