@@ -49,11 +49,28 @@ export interface OutboxOptions {
    */
   readonly attemptTimeoutMs?: number;
   /**
-   * Longest wait between two probes of a receiver that is down (its last attempt failed): one
-   * attempt each time, so a receiver back after an outage gets its backlog within this long, not
-   * after the backoff its events reached. @default 30_000
+   * Longest wait between two probes of a receiver that is down (see {@link Outbox}: no connection
+   * could be opened, or most of its recent events failed): one attempt each time, so a receiver back
+   * after an outage gets its backlog within this long, not after the backoff its events reached.
+   * Probes start sooner (the backoff of `initialDelayMs`, ×`backoffFactor` per failed probe) and
+   * reach this ceiling. @default 30_000
    */
   readonly probeIntervalMs?: number;
+  /**
+   * The receiver's health window: how many distinct events, the last to end an attempt there, are
+   * kept with their latest result (an event counts once, by its latest attempt). @default 20
+   */
+  readonly healthWindow?: number;
+  /**
+   * Events the health window must know before a receiver can be down for failing events (a
+   * connection that cannot be opened makes it down at once). @default 5
+   */
+  readonly healthMinEvents?: number;
+  /**
+   * The receiver is down when more than this share of the events in its health window (and at least
+   * `healthMinEvents` of them) failed their latest attempt. @default 0.5
+   */
+  readonly healthFailureShare?: number;
   /**
    * How long the id of a finished event is remembered, so a re-enqueue of it is a duplicate.
    * @default the `maxAgeMs`
@@ -75,13 +92,41 @@ export type AttemptResult =
   | { readonly ok: true }
   | {
       readonly ok: false;
-      /** Short description for the dead-letter report: `HTTP 503`, `ECONNREFUSED`, `timeout`. */
+      /**
+       * Short description for the dead-letter report: `HTTP 503: <start of the answer>`,
+       * `ECONNREFUSED`, `timeout`.
+       */
       readonly error: string;
+      /**
+       * No connection could be opened (refused, name not resolved, host unreachable, TLS handshake,
+       * connect timeout): nothing path-specific happened, so the receiver (origin) is down. A failure
+       * after a connection was open (an HTTP error status, a reset, no answer in time) is the event's.
+       * @default false
+       */
+      readonly connect?: boolean;
     };
 
-/** The result of an HTTP response: any 2xx is a success, anything else a failure to retry. */
-export function httpAttemptResult(status: number): AttemptResult {
-  return status >= 200 && status <= 299 ? { ok: true } : { ok: false, error: `HTTP ${status}` };
+/** Characters of a failing answer's body kept in its error. */
+const ANSWER_CHARS = 256;
+
+/**
+ * The result of an HTTP response: any 2xx is a success, anything else a failure to retry, whose
+ * error carries the start of the answer when one is given (`HTTP 413: payload too large`), control
+ * characters replaced by spaces.
+ */
+export function httpAttemptResult(status: number, body?: string): AttemptResult {
+  if (status >= 200 && status <= 299) return { ok: true };
+  const text =
+    body === undefined
+      ? ''
+      : body
+          .slice(0, ANSWER_CHARS)
+          // Control characters (C0, DEL, C1) and the replacement character of a UTF-8 sequence cut short.
+          // eslint-disable-next-line no-control-regex
+          .replace(/[\u0000-\u001f\u007f-\u009f\ufffd]+/g, ' ')
+          .replace(/ {2,}/g, ' ')
+          .trim();
+  return { ok: false, error: text === '' ? `HTTP ${status}` : `HTTP ${status}: ${text}` };
 }
 
 /** A final outcome, produced once per event by {@link Outbox.takeOutcomes}. */
@@ -133,14 +178,29 @@ export interface OutboxSnapshot {
 export interface OutboxTargetView {
   /** Scheme, host and port of the URLs it receives (the URL itself when it does not parse). */
   readonly origin: string;
-  /** Its events not finished yet (held, pending or in flight). */
+  /** Its events not finished yet: `held` + `due` + `retrying` + `inFlight`. */
   readonly pending: number;
   /** Those events per company (the company whose secret signs them). */
   readonly pendingByCompany: ReadonlyMap<number, number>;
-  /** Failed attempts since its last success; above 0 the target is down and probed. */
+  /**
+   * Down (origin-level): no connection could be opened, or most of its recent events failed (the
+   * rule in {@link Outbox}). Its due events then wait for one probe at a time.
+   */
+  readonly down: boolean;
+  /** Why it is down: `connect` (no connection could be opened) or `failing` (most recent events failed); null while up. */
+  readonly downReason: 'connect' | 'failing' | null;
+  /** Events of its health window whose latest attempt failed (one event with a broken path counts once). */
   readonly failures: number;
-  /** The error of its last failed attempt (`HTTP 500`, `ECONNREFUSED`, `timeout`), null if none failed since it was last up. */
+  /** The error of its last failed attempt (`HTTP 500: …`, `ECONNREFUSED`, `timeout`), null while no event of its health window failed. */
   readonly lastError: string | null;
   /** While down: when the next probe may go; null while up. */
   readonly probeAt: number | null;
+  /** Events due now by their own schedule, waiting for the delivery worker (or, while down, for the probe). */
+  readonly due: number;
+  /** Events in their own backoff after a failed attempt, not due yet. */
+  readonly retrying: number;
+  /** Events with an attempt in flight. */
+  readonly inFlight: number;
+  /** Events held behind an earlier event of their order chain. */
+  readonly held: number;
 }

@@ -13,19 +13,36 @@
  *        |                        v
  *        +---- backoff ----- next try within maxAge? ---- no ----------------------> dead-lettered
  *
- * Per target (a URL's origin): a failure marks it down. While it is down one attempt at a time
- * probes it, no sooner than the retry of the event that failed last and no later than
- * `probeIntervalMs` after it, and its other due events wait for the probe instead of each failing
- * on its own schedule; the first success brings it up and makes everything it has
- * waiting due at once. So a receiver back after an outage gets its backlog at the delivery
- * worker's pace, not spread over each event's backoff.
+ * Each event has its own schedule: its backoff grows with its own failed attempts, and nothing
+ * another event does brings its retry forward or holds it back. The only waiting between events is
+ * an order chain's (a contact's later notification waits for its earlier ones), and a receiver
+ * that is down.
+ *
+ * Per target (a URL's origin), down only when nothing path-specific can explain the failures:
+ *
+ * - (a) a connection-level failure (`connect: true`: refused, name not resolved, host unreachable,
+ *   TLS handshake, connect timeout) makes it down at once;
+ * - (b) of its health window, the last `healthWindow` (20) distinct events whose latest attempt
+ *   ended there, each counted once by that latest result, at least `healthMinEvents` (5) are known
+ *   and more than `healthFailureShare` (half) failed (an HTTP error status, a reset, no answer in
+ *   time). One broken path among working ones does not make it down.
+ *
+ * While it is down its due events wait for it (deferred) and one attempt at a time probes it, at
+ * the latest every `probeIntervalMs` (sooner at first: the event backoff, ×factor per failed probe,
+ * up to that ceiling). The probe is an event that has not failed yet when one waits, else the one
+ * that waited longest, so a receiver whose one path is broken is not held down by that path's
+ * events. The first success (of any attempt) brings it up with a fresh health window, and makes
+ * due at once only the events deferred for it; events in their own backoff keep their time. So a
+ * receiver back after an outage gets its backlog at the delivery worker's pace, not spread over
+ * each event's backoff.
  *
  * Guarantees (checked by the model-based test): an enqueued event is never lost (it is held,
  * pending, in flight, or has its final outcome); its final outcome is produced exactly once,
  * whatever the order of failures, timeouts, late results and restarts; delivered only after a
  * success was reported; events with the same `order` to the same URL are attempted one at a time,
- * in enqueue order. Other events have no order between them: receivers deduplicate and order by
- * `event_id` and payload times.
+ * in enqueue order; an event is never attempted before its own due time, and is attempted once due
+ * unless its receiver is down or its order chain holds it. Other events have no order between
+ * them: receivers deduplicate and order by `event_id` and payload times.
  */
 import { Heap } from 'mnemonist';
 import { ArgumentError, SnapshotError } from '../core/errors.js';
@@ -45,31 +62,51 @@ interface Entry {
   readonly chain: string | undefined;
   /** Attempts started so far. */
   attempts: number;
+  /** Pending with `dueAt` its own due time (passed, while deferred). */
   state: EntryState;
   lastError: string | undefined;
+  /**
+   * Due, but deferred because its target is down: in the target's waiting list, its only wake-up
+   * its expiry (created + maxAge).
+   */
+  deferred: boolean;
   /** Bumped at every state change; wake-ups of an older state are dropped when they surface. */
   version: number;
 }
 
 /** A receiver (URL origin) as the outbox sees it. */
 interface Target {
-  /** Its unfinished events, to make them due at once when it comes back. */
+  /** Its unfinished events. */
   readonly entries: Set<Entry>;
-  /** Failures since its last success; > 0: down. */
-  failures: number;
+  /** Why it is down; undefined while up. */
+  down: 'connect' | 'failing' | undefined;
+  /** While down: failed probes, the failure that made it down included (grows the probe interval). */
+  downFailures: number;
   /** While down: when the next probe may go. */
   probeAt: number;
   /** While down: the probe in flight, if any. */
   probe: Entry | undefined;
+  /** Deferred events that have not failed yet / that failed before, each in the order they were deferred. */
+  readonly fresh: Set<Entry>;
+  readonly failed: Set<Entry>;
+  /** Health window: the latest result (failed?) of the last distinct events attempted there, oldest first. */
+  readonly recent: Map<string, boolean>;
+  /** Those of `recent` that failed. */
+  recentFailed: number;
   lastError: string;
+  /** The probe wake-up armed (its time), if any, and the version that keeps it valid. */
+  wakeAt: number | undefined;
+  version: number;
 }
 
-/** A moment the outbox must look at an entry again: its due time, or its attempt's deadline. */
+/** A moment the outbox must look at an entry again (its due time, its attempt's deadline, its expiry) or at a target (its probe time). */
 interface WakeUp {
   readonly at: number;
   readonly createdAt: number;
   readonly id: string;
   readonly version: number;
+  /** A target's probe time (then `id` is empty). */
+  readonly target?: Target;
 }
 
 /** The outbox state machine. */
@@ -79,8 +116,11 @@ export class Outbox {
   readonly #timeout: number;
   readonly #remember: number;
   readonly #probeInterval: number;
+  readonly #window: number;
+  readonly #minEvents: number;
+  readonly #failureShare: number;
   readonly #entries = new Map<string, Entry>();
-  /** Due times and deadlines, earliest first: `take` and `nextWakeAt` never scan the entries. */
+  /** Due times, deadlines, expiries and probe times, earliest first: `take` and `nextWakeAt` never scan the entries. */
   readonly #wakeUps = new Heap<WakeUp>((a, b) => a.at - b.at || a.createdAt - b.createdAt);
   /** Finished ids in the order they finished (time never goes back), so forgetting is from the front. */
   readonly #finished = new Map<string, number>();
@@ -100,14 +140,22 @@ export class Outbox {
     this.#timeout = options.attemptTimeoutMs ?? 30_000;
     this.#remember = options.rememberFinishedMs ?? this.#maxAge;
     this.#probeInterval = options.probeIntervalMs ?? 30_000;
+    this.#window = options.healthWindow ?? 20;
+    this.#minEvents = options.healthMinEvents ?? 5;
+    this.#failureShare = options.healthFailureShare ?? 0.5;
     requireInteger('Outbox(options.probeIntervalMs)', this.#probeInterval, 0);
     requireInteger('Outbox(options.initialDelayMs)', initialMs, 0);
     requireInteger('Outbox(options.maxDelayMs)', maxMs, 0);
     requireInteger('Outbox(options.maxAgeMs)', this.#maxAge, 0);
     requireInteger('Outbox(options.attemptTimeoutMs)', this.#timeout, 1);
     requireInteger('Outbox(options.rememberFinishedMs)', this.#remember, 0);
+    requireInteger('Outbox(options.healthWindow)', this.#window, 1);
+    requireInteger('Outbox(options.healthMinEvents)', this.#minEvents, 1);
     if (!(factor >= 1) || !Number.isFinite(factor)) {
       throw new ArgumentError('Outbox(options.backoffFactor)', 'a finite number from 1 up', String(factor));
+    }
+    if (!(this.#failureShare >= 0 && this.#failureShare < 1)) {
+      throw new ArgumentError('Outbox(options.healthFailureShare)', 'a number from 0 up to, not including, 1', String(this.#failureShare));
     }
   }
 
@@ -135,14 +183,24 @@ export class Outbox {
 
   /**
    * The attempts to make now (due pending events, earliest first, at most `limit`), each marked in
-   * flight until its deadline. First times out attempts whose deadline has passed. Events of a
-   * target that is down wait for its probe.
+   * flight until its deadline. First times out attempts whose deadline has passed. Due events of a
+   * target that is down are deferred: one of them at a time probes it.
    */
   take(now: number, limit = Number.POSITIVE_INFINITY): DeliveryAttempt[] {
     this.#forget(now);
     const out: DeliveryAttempt[] = [];
     const heap = this.#wakeUps;
+    /** Targets down whose probe may be due: looked at once every deadline up to now has timed out. */
+    const probing = new Set<Target>();
     for (let w = heap.peek(); w !== undefined && w.at <= now; w = heap.peek()) {
+      if (w.target !== undefined) {
+        heap.pop();
+        if (w.target.version === w.version) {
+          w.target.wakeAt = undefined;
+          probing.add(w.target);
+        }
+        continue;
+      }
       const e = this.#entries.get(w.id);
       if (!e || e.version !== w.version) {
         heap.pop();
@@ -151,25 +209,29 @@ export class Outbox {
       if (e.state.kind === 'in-flight') {
         // Its deadline passed without an answer: a failed attempt (time out first, whatever the limit).
         heap.pop();
-        this.#fail(e, 'timeout', e.state.deadline);
+        this.#fail(e, 'timeout', false, e.state.deadline);
+        continue;
+      }
+      if (e.deferred) {
+        // Its expiry, its target still down: it cannot go within its maximum age.
+        heap.pop();
+        this.#expire(e, now);
+        continue;
+      }
+      const t = e.target;
+      if (t.down !== undefined) {
+        heap.pop();
+        this.#defer(e, now);
+        probing.add(t);
         continue;
       }
       if (out.length >= limit) break;
       heap.pop();
-      const t = e.target;
-      // A probe whose deadline passed is a failure first (its own wake-up may not have surfaced yet).
-      const probe = t.probe;
-      if (probe !== undefined && probe.state.kind === 'in-flight' && probe.state.deadline <= now) this.#fail(probe, 'timeout', probe.state.deadline);
-      if (t.failures > 0 && (t.probe !== undefined || now < t.probeAt)) {
-        this.#waitForTarget(e, now);
-        continue;
-      }
-      e.attempts += 1;
-      const deadline = now + this.#timeout;
-      e.state = { kind: 'in-flight', deadline };
-      this.#schedule(e);
-      if (t.failures > 0) t.probe = e;
-      out.push({ event: e.event, attempt: e.attempts, deadline });
+      out.push(this.#start(e, now));
+    }
+    for (const t of probing) {
+      const probe = this.#probe(t, now, out.length < limit);
+      if (probe !== undefined) out.push(probe);
     }
     return out;
   }
@@ -184,28 +246,29 @@ export class Outbox {
     if (!e) return { kind: 'ignored', reason: this.#finished.has(eventId) ? 'already-final' : 'unknown-event' };
     if (attempt < 1 || attempt > e.attempts) return { kind: 'ignored', reason: 'stale-attempt' };
     if (result.ok) {
+      const t = e.target;
       this.#finish(e, { kind: 'delivered', event: e.event, attempts: e.attempts, at: now }, now);
-      this.#targetUp(e.target, now);
+      this.#targetUp(t);
+      this.#record(t, eventId, false);
       return { kind: 'delivered' };
     }
     if (e.state.kind !== 'in-flight' || attempt !== e.attempts) return { kind: 'ignored', reason: 'stale-attempt' };
-    return this.#fail(e, result.error, now);
+    return this.#fail(e, result.error, result.connect === true, now);
   }
 
-  /** The earliest time something is due (a pending event or an attempt deadline); null when idle. */
+  /** The earliest time something is due (a pending event, an attempt deadline, a probe); null when idle. */
   nextWakeAt(): number | null {
     const heap = this.#wakeUps;
     for (let w = heap.peek(); w !== undefined; w = heap.peek()) {
-      const e = this.#entries.get(w.id);
-      if (e && e.version === w.version) return w.at;
+      if (w.target !== undefined ? w.target.version === w.version : this.#entries.get(w.id)?.version === w.version) return w.at;
       heap.pop();
     }
     return null;
   }
 
   /**
-   * Times out overdue attempts and forgets old finished ids. {@link take} does this too; call it
-   * when waking at a deadline with nothing to send.
+   * Times out overdue attempts, dead-letters deferred events past their maximum age and forgets old
+   * finished ids. {@link take} does this too; call it when waking at a deadline with nothing to send.
    */
   tick(now: number): void {
     this.#forget(now);
@@ -213,9 +276,14 @@ export class Outbox {
     const due: WakeUp[] = [];
     for (let w = heap.peek(); w !== undefined && w.at <= now; w = heap.peek()) {
       heap.pop();
+      if (w.target !== undefined) {
+        if (w.target.version === w.version) due.push(w);
+        continue;
+      }
       const e = this.#entries.get(w.id);
       if (!e || e.version !== w.version) continue;
-      if (e.state.kind === 'in-flight') this.#fail(e, 'timeout', e.state.deadline);
+      if (e.state.kind === 'in-flight') this.#fail(e, 'timeout', false, e.state.deadline);
+      else if (e.deferred) this.#expire(e, now);
       else due.push(w); // due to send: stays for the next take
     }
     for (const w of due) heap.push(w);
@@ -249,17 +317,43 @@ export class Outbox {
   }
 
   /**
-   * The receivers that have unfinished events or are down, for inspection (a dashboard): O(targets
-   * + unfinished events), so call it at a human's pace, not per event.
+   * The receivers that have unfinished events, are down or have failures in their health window,
+   * for inspection (a dashboard), as of `now`: O(targets + unfinished events), so call it at a
+   * human's pace, not per event.
    */
-  targets(): OutboxTargetView[] {
+  targets(now: number): OutboxTargetView[] {
     const out: OutboxTargetView[] = [];
     for (const [origin, t] of this.#targets) {
-      if (t.entries.size === 0 && t.failures === 0) continue;
+      if (t.entries.size === 0 && t.down === undefined && t.recentFailed === 0) continue;
       const pendingByCompany = new Map<number, number>();
-      for (const e of t.entries) pendingByCompany.set(e.event.companyId, (pendingByCompany.get(e.event.companyId) ?? 0) + 1);
-      const down = t.failures > 0;
-      out.push({ origin, pending: t.entries.size, pendingByCompany, failures: t.failures, lastError: down ? t.lastError : null, probeAt: down ? t.probeAt : null });
+      let due = 0;
+      let retrying = 0;
+      let inFlight = 0;
+      let held = 0;
+      for (const e of t.entries) {
+        pendingByCompany.set(e.event.companyId, (pendingByCompany.get(e.event.companyId) ?? 0) + 1);
+        const s = e.state;
+        if (s.kind === 'held') held++;
+        else if (s.kind === 'in-flight') inFlight++;
+        else if (e.deferred || s.dueAt <= now) due++;
+        else if (e.attempts > 0) retrying++;
+        else due++; // enqueued with a due time to come (a chain's next, restored): counted as due
+      }
+      const down = t.down !== undefined;
+      out.push({
+        origin,
+        pending: t.entries.size,
+        pendingByCompany,
+        down,
+        downReason: t.down ?? null,
+        failures: t.recentFailed,
+        lastError: t.recentFailed > 0 || down ? t.lastError : null,
+        probeAt: down ? t.probeAt : null,
+        due,
+        retrying,
+        inFlight,
+        held,
+      });
     }
     return out;
   }
@@ -283,7 +377,8 @@ export class Outbox {
   /**
    * An outbox from {@link snapshot}. Attempts that were in flight stay so until their deadline,
    * then go again: after a crash their answer never comes, and at-least-once means resending.
-   * Targets start up; events keep their order chains (entries are in enqueue order).
+   * Targets start up (events deferred for one are due at once); events keep their order chains
+   * (entries are in enqueue order) and their own due times.
    */
   static restore(snapshot: OutboxSnapshot, options: OutboxOptions): Outbox {
     const problems = snapshotProblems(snapshot);
@@ -302,7 +397,7 @@ export class Outbox {
   #add(event: OutboxEvent, createdAt: number, attempts: number, state: EntryState, lastError: string | undefined): void {
     const chain = event.order === undefined ? undefined : `${event.url}\n${event.order}`;
     const target = this.#target(event.url);
-    const entry: Entry = { event, createdAt, target, chain, attempts, state, lastError, version: 0 };
+    const entry: Entry = { event, createdAt, target, chain, attempts, state, lastError, deferred: false, version: 0 };
     this.#entries.set(event.id, entry);
     target.entries.add(entry);
     if (chain !== undefined) {
@@ -324,55 +419,168 @@ export class Outbox {
     if (url === this.#lastUrl && this.#lastTarget !== undefined) return this.#lastTarget;
     const key = originOf(url);
     let t = this.#targets.get(key);
-    if (t === undefined) this.#targets.set(key, (t = { entries: new Set(), failures: 0, probeAt: 0, probe: undefined, lastError: '' }));
+    if (t === undefined) {
+      t = {
+        entries: new Set(),
+        down: undefined,
+        downFailures: 0,
+        probeAt: 0,
+        probe: undefined,
+        fresh: new Set(),
+        failed: new Set(),
+        recent: new Map(),
+        recentFailed: 0,
+        lastError: '',
+        wakeAt: undefined,
+        version: 0,
+      };
+      this.#targets.set(key, t);
+    }
     this.#lastUrl = url;
     this.#lastTarget = t;
     return t;
   }
 
-  /** A due event of a target that is down: it waits for the target's next probe, or dead-letters when that is too late. */
-  #waitForTarget(e: Entry, now: number): void {
+  /** Marks a due event in flight. */
+  #start(e: Entry, now: number): DeliveryAttempt {
+    e.attempts += 1;
+    const deadline = now + this.#timeout;
+    e.state = { kind: 'in-flight', deadline };
+    this.#schedule(e);
+    return { event: e.event, attempt: e.attempts, deadline };
+  }
+
+  /** A due event of a target that is down: it waits for the target (its expiry still counts). */
+  #defer(e: Entry, now: number): void {
     const t = e.target;
-    // Both are later than now: a probe in flight is within its deadline (take times it out otherwise).
-    const at = t.probe !== undefined && t.probe.state.kind === 'in-flight' ? t.probe.state.deadline : t.probeAt;
-    if (at > e.createdAt + this.#maxAge) {
-      this.#finish(e, { kind: 'dead-lettered', event: e.event, attempts: e.attempts, at: now, lastError: e.lastError ?? t.lastError }, now);
+    const expiry = e.createdAt + this.#maxAge;
+    if (expiry <= now) {
+      this.#expire(e, now);
       return;
     }
-    e.state = { kind: 'pending', dueAt: at };
-    this.#schedule(e);
+    e.deferred = true;
+    (e.lastError === undefined ? t.fresh : t.failed).add(e);
+    e.version++;
+    this.#wakeUps.push({ at: expiry, createdAt: e.createdAt, id: e.event.id, version: e.version });
+    this.#armProbe(t);
   }
 
-  /** A success: the target is up, and whatever of it waits (for a probe or its own backoff) is due now. */
-  #targetUp(t: Target, now: number): void {
-    if (t.failures === 0) return;
-    t.failures = 0;
+  /** A deferred event past its maximum age: dead-lettered with the last failure seen (its own, or its target's). */
+  #expire(e: Entry, now: number): void {
+    this.#finish(e, { kind: 'dead-lettered', event: e.event, attempts: e.attempts, at: now, lastError: e.lastError ?? e.target.lastError }, now);
+  }
+
+  /**
+   * The probe of a target that is down, when its time has come and none is in flight: a deferred
+   * event that has not failed yet, else the one deferred longest (so probes rotate over a broken
+   * path's events rather than repeat one). Without `room` it is left for the next take.
+   */
+  #probe(t: Target, now: number, room: boolean): DeliveryAttempt | undefined {
+    if (t.down === undefined || t.probe !== undefined) return undefined;
+    if (now < t.probeAt) {
+      this.#armProbe(t);
+      return undefined;
+    }
+    const e = first(t.fresh) ?? first(t.failed);
+    if (e === undefined) return undefined;
+    if (!room) {
+      this.#armProbe(t);
+      return undefined;
+    }
+    this.#undefer(e);
+    t.probe = e;
+    return this.#start(e, now);
+  }
+
+  /** Makes sure a target that is down, with deferred events and no probe in flight, wakes at its probe time. */
+  #armProbe(t: Target): void {
+    if (t.down === undefined || t.probe !== undefined || t.wakeAt === t.probeAt) return;
+    if (t.fresh.size === 0 && t.failed.size === 0) return;
+    t.version++;
+    t.wakeAt = t.probeAt;
+    this.#wakeUps.push({ at: t.probeAt, createdAt: 0, id: '', version: t.version, target: t });
+  }
+
+  #undefer(e: Entry): void {
+    e.deferred = false;
+    e.target.fresh.delete(e);
+    e.target.failed.delete(e);
+  }
+
+  /** A success: the target is up with a fresh health window, and what was deferred for it is due now (events in their own backoff keep it). */
+  #targetUp(t: Target): void {
+    if (t.down === undefined) return;
+    t.down = undefined;
+    t.downFailures = 0;
     t.probe = undefined;
-    for (const e of t.entries) {
-      if (e.state.kind === 'pending' && e.state.dueAt > now) {
-        e.state = { kind: 'pending', dueAt: now };
-        this.#schedule(e);
+    t.version++;
+    t.wakeAt = undefined;
+    t.recent.clear();
+    t.recentFailed = 0;
+    for (const set of [t.fresh, t.failed]) {
+      for (const e of set) {
+        e.deferred = false;
+        this.#schedule(e); // pending at its own due time, passed
       }
+      set.clear();
     }
   }
 
-  #fail(e: Entry, error: string, now: number): SettleOutcome {
+  /** Records an event's latest result in its target's health window. */
+  #record(t: Target, id: string, failed: boolean): void {
+    const before = t.recent.get(id);
+    if (before !== undefined) {
+      t.recent.delete(id);
+      if (before) t.recentFailed--;
+    }
+    t.recent.set(id, failed);
+    if (failed) t.recentFailed++;
+    if (t.recent.size > this.#window) {
+      const [oldest, oldestFailed] = t.recent.entries().next().value as [string, boolean];
+      t.recent.delete(oldest);
+      if (oldestFailed) t.recentFailed--;
+    }
+  }
+
+  #fail(e: Entry, error: string, connect: boolean, now: number): SettleOutcome {
     e.lastError = error;
     const t = e.target;
-    if (t.probe === e) t.probe = undefined;
-    const at = now + backoffDelay(this.#backoff, e.attempts);
-    // The target waits as long as the event that failed, up to the probe interval: then one of its
-    // events (the oldest due) probes it.
-    t.failures += 1;
     t.lastError = error;
-    t.probeAt = Math.max(t.probeAt, Math.min(at, now + this.#probeInterval));
+    this.#record(t, e.event.id, true);
+    if (t.down === undefined) {
+      // Rule (a): no connection could be opened; rule (b): most of the recent events failed.
+      const failing = t.recent.size >= this.#minEvents && t.recentFailed > this.#failureShare * t.recent.size;
+      if (connect || failing) {
+        t.down = connect ? 'connect' : 'failing';
+        t.downFailures = 1;
+        t.probe = undefined;
+        t.probeAt = now + this.#probeDelay(1);
+      }
+    } else {
+      if (connect) t.down = 'connect';
+      if (t.probe === e) {
+        t.probe = undefined;
+        t.downFailures += 1;
+        t.probeAt = now + this.#probeDelay(t.downFailures);
+      }
+    }
+    const at = now + backoffDelay(this.#backoff, e.attempts);
+    let outcome: SettleOutcome;
     if (at > e.createdAt + this.#maxAge) {
       this.#finish(e, { kind: 'dead-lettered', event: e.event, attempts: e.attempts, at: now, lastError: error }, now);
-      return { kind: 'dead-lettered' };
+      outcome = { kind: 'dead-lettered' };
+    } else {
+      e.state = { kind: 'pending', dueAt: at };
+      this.#schedule(e);
+      outcome = { kind: 'retry', at };
     }
-    e.state = { kind: 'pending', dueAt: at };
-    this.#schedule(e);
-    return { kind: 'retry', at };
+    this.#armProbe(t);
+    return outcome;
+  }
+
+  /** Wait before the next probe of a target down, after its `failures`-th failed probe: the event backoff up to the probe interval. */
+  #probeDelay(failures: number): number {
+    return Math.min(this.#probeInterval, backoffDelay(this.#backoff, failures));
   }
 
   /** Records when the entry's current state needs looking at again (a held entry needs nothing). */
@@ -384,11 +592,18 @@ export class Outbox {
   }
 
   #finish(e: Entry, outcome: DeliveryOutcome, now: number): void {
+    const t = e.target;
     this.#entries.delete(e.event.id);
-    e.target.entries.delete(e);
-    if (e.target.probe === e) e.target.probe = undefined;
+    t.entries.delete(e);
+    if (e.deferred) this.#undefer(e);
+    e.version++;
     this.#finished.set(e.event.id, outcome.at);
     this.#outcomes.push(outcome);
+    if (t.probe === e) {
+      // A probe dead-lettered without an answer: the next one may go at the probe time.
+      t.probe = undefined;
+      this.#armProbe(t);
+    }
     if (e.chain !== undefined) this.#advanceChain(e, now);
   }
 
@@ -412,6 +627,11 @@ export class Outbox {
       this.#finished.delete(id);
     }
   }
+}
+
+function first<T>(set: Set<T>): T | undefined {
+  for (const x of set) return x;
+  return undefined;
 }
 
 /** The receiver a URL goes to: its origin (scheme, host, port); the URL itself when it does not parse. */

@@ -2,6 +2,8 @@
  * The dashboard over HTTP, without a browser: its files and their headers, its data endpoints
  * (scope, paging, checked queries, what each figure is made of), operator keys, and the option.
  */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { createEngine, ManualClock } from '../../src/index.js';
 import { buildServer, checkApiKeys, isApiKeysError, isServerOptionsError, loadApiKeys } from '../../src/server/index.js';
@@ -282,6 +284,45 @@ describe('the dashboard’s data', () => {
       }
     } finally {
       await s.server.close();
+    }
+  });
+
+  it('shows a receiver up while one of its paths fails: the other events go at once, the failing one on its own schedule', async () => {
+    // The reported case: url_report_webhook always answers 500, url_hsm_callback on the same origin 200.
+    const fails: number[] = [];
+    let hsm = 0;
+    const server = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (req.url === '/fail') {
+          fails.push(Date.now());
+          res.writeHead(500, { 'content-type': 'text/plain' }).end('route not found\n');
+        } else {
+          hsm++;
+          res.writeHead(204).end();
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const s = await startServer({ apiKeys: keys, outbox: { initialDelayMs: 200, maxDelayMs: 400, probeIntervalMs: 100, attemptTimeoutMs: 5_000 } });
+    const receiverRow = async () => (await api(s.url, '/dashboard/api/webhooks/')).json.targets.find((t: { origin: string }) => t.origin === origin);
+    try {
+      await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `${origin}/hsm`, url_report_webhook: `${origin}/fail` } });
+      expect((await api(s.url, '/reports/', { body: { report_type: 'numbers' } })).status).toBe(202);
+      await waitFor(() => fails.length >= 1, 'the report event failing');
+      await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 8, contacts: contacts(20) } });
+      await waitFor(() => hsm >= 40 && s.server.sendpool.stats().webhooksDelivered >= 40, 'the HSM notifications delivered');
+      await waitFor(() => fails.length >= 3, 'the report event retried');
+      const row = await receiverRow();
+      expect(row).toMatchObject({ down: false, failures: 1, last_error: 'HTTP 500: route not found' });
+      expect(row.retrying + row.backlog).toBeGreaterThanOrEqual(1);
+      // Its retries keep their own backoff (200 ms, ×2, up to 400 ms, equal jitter): never one after each success elsewhere.
+      for (let i = 1; i < fails.length; i++) expect(fails[i]! - fails[i - 1]!).toBeGreaterThanOrEqual(90);
+    } finally {
+      await s.server.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
     }
   });
 

@@ -3,15 +3,18 @@
  * optional package is installed) and Node's `http` (without it). Each delivers signed events with
  * the URL's user information as Basic auth, refuses a name that resolves to a non-public address
  * when private targets are not allowed (the connect-time check), and ends an attempt whose
- * receiver trickles its answer at the attempt's deadline instead of holding the slot.
+ * receiver trickles its answer at the attempt's deadline instead of holding the slot. Both report
+ * a failure the same way: `connect` when no connection could be opened, the start of a failing
+ * answer in its error, and a 2xx answer's body drained.
  */
 import { randomFillSync } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Outbox, type DeliveryOutcome } from '../../src/events/outbox.js';
+import { Outbox, type AttemptResult, type DeliveryOutcome, type OutboxOptions } from '../../src/events/outbox.js';
 import { verifyWebhook } from '../../src/events/signing.js';
 import { systemClock } from '../../src/runtime/system-clock.js';
 import { DeliveryWorker } from '../../src/server/webhooks/delivery-worker.js';
+import { attemptFailure } from '../../src/server/webhooks/answer.js';
 import { loadUndici } from '../../src/server/webhooks/undici-transport.js';
 import { waitFor } from './helpers.js';
 
@@ -39,10 +42,17 @@ async function receiver(handle?: (req: IncomingMessage, res: import('node:http')
   return { server, port: (server.address() as { port: number }).port, received };
 }
 
-function rig(transport: 'node' | 'undici', allowPrivateTargets: boolean, requestTimeoutMs = 5_000) {
-  const outbox = new Outbox({ random, initialDelayMs: 60_000 });
+function rig(transport: 'node' | 'undici', allowPrivateTargets: boolean, requestTimeoutMs = 5_000, outboxOptions: Partial<OutboxOptions> = {}) {
+  const outbox = new Outbox({ random, initialDelayMs: 60_000, ...outboxOptions });
   const outcomes: DeliveryOutcome[] = [];
   const attempts: string[] = [];
+  /** What the worker reported for each attempt, by event id. */
+  const results = new Map<string, AttemptResult>();
+  const settle = outbox.settle.bind(outbox);
+  outbox.settle = (id, attempt, result, now) => {
+    results.set(id, result);
+    return settle(id, attempt, result, now);
+  };
   const worker = new DeliveryWorker(
     {
       outbox,
@@ -59,7 +69,7 @@ function rig(transport: 'node' | 'undici', allowPrivateTargets: boolean, request
     outbox.enqueue({ id, family: 'hsm', url, companyId: 1, body: JSON.stringify({ event_id: id }) }, systemClock.now());
     worker.kick();
   };
-  return { outbox, worker, outcomes, attempts, send };
+  return { outbox, worker, outcomes, attempts, results, send };
 }
 
 const servers: Server[] = [];
@@ -101,7 +111,72 @@ describe.each(['undici', 'node'] as const)('delivery over %s', (transport) => {
     w.send('e1', `http://localhost:${r.port}/hsm`);
     await waitFor(() => w.attempts.length === 1, 'the attempt');
     expect(w.attempts).toEqual(['failure']);
+    // No connection was opened: the receiver is down (rule (a)), whatever the path.
+    expect(w.results.get('e1')).toEqual({ ok: false, error: 'EADDRNOTPUBLIC', connect: true });
     expect(r.received).toHaveLength(0);
+  });
+
+  it('reports a refused connection as connection-level', async () => {
+    const r = await receiver();
+    const port = r.port;
+    await new Promise((done) => r.server.close(done)); // nothing listens on `port` now
+    const w = rig(transport, true);
+    workers.push(w.worker);
+    w.send('e1', `http://127.0.0.1:${port}/hsm`);
+    await waitFor(() => w.attempts.length === 1, 'the attempt');
+    expect(w.results.get('e1')).toEqual({ ok: false, error: 'ECONNREFUSED', connect: true });
+    expect(w.outbox.targets(Date.now())[0]).toMatchObject({ down: true, downReason: 'connect' });
+  });
+
+  it('keeps the start of a failing answer for the dead letter, control characters replaced', async () => {
+    const answer = `{"error":"too large"}\r\n\u0007${'x'.repeat(1_000)}`;
+    const r = await receiver((_req, res) => res.writeHead(413, { 'content-type': 'application/json' }).end(answer));
+    servers.push(r.server);
+    // A maximum age of 0: the first failure is the dead letter.
+    const w = rig(transport, true, 5_000, { maxAgeMs: 0 });
+    workers.push(w.worker);
+    w.send('e1', `http://127.0.0.1:${r.port}/report`);
+    await waitFor(() => w.outcomes.length === 1, 'the dead letter');
+    const expected = `HTTP 413: {"error":"too large"} ${'x'.repeat(256 - 24)}`;
+    expect(w.results.get('e1')).toEqual({ ok: false, error: expected });
+    expect(w.outcomes[0]).toMatchObject({ kind: 'dead-lettered', lastError: expected });
+  });
+
+  it('drains a large 2xx answer without keeping it, and reuses the connection', async () => {
+    const big = 'y'.repeat(1 << 20);
+    const sockets = new Set<unknown>();
+    const r = await receiver((req, res) => {
+      sockets.add(req.socket);
+      res.writeHead(200, { 'content-type': 'text/plain' }).end(big);
+    });
+    servers.push(r.server);
+    const w = rig(transport, true);
+    workers.push(w.worker);
+    w.send('e1', `http://127.0.0.1:${r.port}/hsm`);
+    await waitFor(() => w.outcomes.length === 1, 'the first delivery');
+    w.send('e2', `http://127.0.0.1:${r.port}/hsm`);
+    await waitFor(() => w.outcomes.length === 2, 'the second delivery');
+    expect(w.outcomes.map((o) => o.kind)).toEqual(['delivered', 'delivered']);
+    expect(w.results.get('e1')).toEqual({ ok: true });
+    expect(sockets.size).toBe(1);
+  });
+
+  it('reports a reset on one path as the event’s failure: the receiver stays up and its other events go', async () => {
+    const r = await receiver((req, res) => {
+      if (req.url === '/broken') req.socket.destroy();
+      else res.writeHead(204).end();
+    });
+    servers.push(r.server);
+    const w = rig(transport, true);
+    workers.push(w.worker);
+    w.send('b1', `http://127.0.0.1:${r.port}/broken`);
+    await waitFor(() => w.results.has('b1'), 'the broken attempt');
+    const failed = w.results.get('b1');
+    expect(failed).toMatchObject({ ok: false, connect: false });
+    for (let i = 0; i < 5; i++) w.send(`h${i}`, `http://127.0.0.1:${r.port}/hsm`);
+    await waitFor(() => w.outcomes.length === 5, 'the other events delivered');
+    expect(w.outcomes.every((o) => o.kind === 'delivered')).toBe(true);
+    expect(w.outbox.targets(Date.now())[0]).toMatchObject({ down: false, failures: 1, retrying: 1 });
   });
 
   it('ends an attempt whose receiver trickles its answer at the deadline', async () => {
@@ -123,5 +198,39 @@ describe.each(['undici', 'node'] as const)('delivery over %s', (transport) => {
     } finally {
       for (const t of timers) clearInterval(t);
     }
+  });
+});
+
+describe('attemptFailure: which errors mean no connection could be opened', () => {
+  const err = (fields: Record<string, unknown>) => Object.assign(new Error(typeof fields['message'] === 'string' ? fields['message'] : 'x'), fields);
+  it.each([
+    [{ code: 'ECONNREFUSED', syscall: 'connect' }, 'ECONNREFUSED'],
+    [{ code: 'ENOTFOUND', syscall: 'getaddrinfo' }, 'ENOTFOUND'],
+    [{ code: 'EAI_AGAIN', syscall: 'getaddrinfo' }, 'EAI_AGAIN'],
+    [{ code: 'EHOSTUNREACH', syscall: 'connect' }, 'EHOSTUNREACH'],
+    [{ code: 'ENETUNREACH' }, 'ENETUNREACH'],
+    [{ code: 'UND_ERR_CONNECT_TIMEOUT' }, 'connect timeout'],
+    [{ code: 'ETIMEDOUT', syscall: 'connect' }, 'connect timeout'],
+    [{ code: 'ERR_TLS_CERT_ALTNAME_INVALID' }, 'ERR_TLS_CERT_ALTNAME_INVALID'],
+    [{ code: 'CERT_HAS_EXPIRED' }, 'CERT_HAS_EXPIRED'],
+    [{ code: 'DEPTH_ZERO_SELF_SIGNED_CERT' }, 'DEPTH_ZERO_SELF_SIGNED_CERT'],
+    [{ code: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }, 'UNABLE_TO_VERIFY_LEAF_SIGNATURE'],
+    [{ code: 'EADDRNOTPUBLIC' }, 'EADDRNOTPUBLIC'],
+  ])('%o is connection-level', (fields, error) => {
+    expect(attemptFailure(err(fields))).toEqual({ ok: false, error, connect: true });
+  });
+  it.each([
+    [{ code: 'ECONNRESET', syscall: 'read' }, 'ECONNRESET'],
+    [{ code: 'EPIPE', syscall: 'write' }, 'EPIPE'],
+    [{ code: 'UND_ERR_SOCKET' }, 'UND_ERR_SOCKET'],
+    [{ code: 'UND_ERR_HEADERS_TIMEOUT' }, 'UND_ERR_HEADERS_TIMEOUT'],
+    [{ code: 'ETIMEDOUT' }, 'ETIMEDOUT'],
+    [{ message: 'timeout' }, 'timeout'],
+  ])('%o is the event’s failure', (fields, error) => {
+    expect(attemptFailure(err(fields))).toEqual({ ok: false, error, connect: false });
+  });
+  it('reads several addresses’ failures (happy eyeballs) by the first', () => {
+    const e = new AggregateError([err({ code: 'ECONNREFUSED', syscall: 'connect' })], 'all failed');
+    expect(attemptFailure(e)).toEqual({ ok: false, error: 'ECONNREFUSED', connect: true });
   });
 });

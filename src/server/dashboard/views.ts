@@ -289,7 +289,7 @@ export class TargetsCache {
   read(ctx: ServerContext): OutboxTargetView[] {
     const now = ctx.clock.now();
     if (now - this.#at >= 1000 || now < this.#at) {
-      this.#targets = withUnbuilt(ctx.outbox.targets(), ctx.notifier.unbuiltByUrl());
+      this.#targets = withUnbuilt(ctx.outbox.targets(now), ctx.notifier.unbuiltByUrl());
       this.#at = now;
     }
     return this.#targets;
@@ -303,7 +303,10 @@ function withUnbuilt(targets: OutboxTargetView[], unbuilt: ReturnType<ServerCont
   for (const u of unbuilt) {
     const origin = originOf(u.url);
     let t = byOrigin.get(origin);
-    if (t === undefined) byOrigin.set(origin, (t = { origin, pending: 0, pendingByCompany: new Map(), failures: 0, lastError: null, probeAt: null }));
+    if (t === undefined) {
+      t = { origin, pending: 0, pendingByCompany: new Map(), down: false, downReason: null, failures: 0, lastError: null, probeAt: null, due: 0, retrying: 0, inFlight: 0, held: 0 };
+      byOrigin.set(origin, t);
+    }
     t.pending += u.count;
     t.pendingByCompany.set(u.companyId, (t.pendingByCompany.get(u.companyId) ?? 0) + u.count);
   }
@@ -324,7 +327,9 @@ export function webhooksView(ctx: ServerContext, state: DashboardState, targetsC
     origin: string;
     families: Set<string>;
     backlog: number;
+    down: boolean;
     failures: number;
+    retrying: number;
     last_error: string | null;
     next_probe_at: number | null;
     deliveries_per_second: number;
@@ -336,7 +341,20 @@ export function webhooksView(ctx: ServerContext, state: DashboardState, targetsC
   const row = (origin: string): Row => {
     let r = rows.get(origin);
     if (r === undefined) {
-      r = { origin, families: new Set(), backlog: 0, failures: 0, last_error: null, next_probe_at: null, deliveries_per_second: 0, delivered: 0, dead_lettered: 0, last_dead_letter: null };
+      r = {
+        origin,
+        families: new Set(),
+        backlog: 0,
+        down: false,
+        failures: 0,
+        retrying: 0,
+        last_error: null,
+        next_probe_at: null,
+        deliveries_per_second: 0,
+        delivered: 0,
+        dead_lettered: 0,
+        last_dead_letter: null,
+      };
       rows.set(origin, r);
     }
     return r;
@@ -357,7 +375,11 @@ export function webhooksView(ctx: ServerContext, state: DashboardState, targetsC
     if (backlog === 0 && !rows.has(t.origin) && !who.operator) continue;
     const r = row(t.origin);
     r.backlog = backlog;
+    // Down is the origin's (no connection, or most recent events failing); failures are its recent
+    // events whose latest attempt failed, shown also while it is up (one broken path).
+    r.down = t.down;
     r.failures = t.failures;
+    r.retrying = t.retrying;
     r.last_error = t.lastError;
     r.next_probe_at = t.probeAt;
   }
@@ -370,7 +392,7 @@ export function webhooksView(ctx: ServerContext, state: DashboardState, targetsC
     if (d.lastDeadLetter && (r.last_dead_letter === null || d.lastDeadLetter.at > r.last_dead_letter.at)) r.last_dead_letter = d.lastDeadLetter;
   }
   // The busiest first: a backlog is what an operator acts on.
-  const all = [...rows.values()].sort((a, b) => b.backlog - a.backlog || b.failures - a.failures || a.origin.localeCompare(b.origin));
-  const shown = all.slice(page.offset, page.offset + page.limit).map((r) => ({ ...r, families: [...r.families].sort(), down: r.failures > 0 }));
+  const all = [...rows.values()].sort((a, b) => b.backlog - a.backlog || Number(b.down) - Number(a.down) || b.failures - a.failures || a.origin.localeCompare(b.origin));
+  const shown = all.slice(page.offset, page.offset + page.limit).map((r) => ({ ...r, families: [...r.families].sort() }));
   return { now, scope: scopeView(who), total: all.length, offset: page.offset, limit: page.limit, pending_total: pendingTotal, targets: shown };
 }

@@ -4,14 +4,20 @@
  * every attempt), POSTs the JSON with a timeout, and settles the result; the outbox decides the
  * backoff, the dead letters and what is due next. Concurrency is bounded per target (origin) and
  * overall, so a slow receiver cannot take every connection and memory stays bounded.
+ *
+ * A failed attempt is reported with what the outbox needs to tell a receiver that is down from one
+ * event's broken path: `connect` when no connection could be opened (answer.ts), and for an HTTP
+ * error status the first 256 bytes of the answer (`HTTP 413: payload too large`), which the dead
+ * letter carries. A 2xx answer's body is drained, never read into memory.
  */
 import http from 'node:http';
 import https from 'node:https';
 import type { Clock } from '../../core/clock.js';
-import type { DeliveryAttempt, DeliveryOutcome, Outbox } from '../../events/outbox.js';
+import type { AttemptResult, DeliveryAttempt, DeliveryOutcome, Outbox } from '../../events/outbox.js';
 import { httpAttemptResult } from '../../events/outbox.js';
 import { signWebhook } from '../../events/signing.js';
 import { PassLoop, settleWithin } from '../pass-loop.js';
+import { ANSWER_BYTES, type Answer, attemptFailure } from './answer.js';
 import { safeLookup } from './safe-lookup.js';
 import { loadUndici, undiciLoaded, UndiciTransport, type UndiciTarget } from './undici-transport.js';
 
@@ -153,13 +159,13 @@ export class DeliveryWorker {
 
   async #attempt(a: DeliveryAttempt): Promise<void> {
     const { outbox, clock, secretOf } = this.#deps;
-    let result: { ok: true } | { ok: false; error: string };
+    let result: AttemptResult;
     try {
       const headers = signWebhook({ id: a.event.id, now: clock.now(), body: a.event.body, secret: secretOf(a.event.companyId) });
-      const status = await this.#post(a.event.url, a.event.body, headers);
-      result = httpAttemptResult(status);
+      const answer = await this.#post(a.event.url, a.event.body, headers);
+      result = httpAttemptResult(answer.status, answer.body);
     } catch (e) {
-      result = { ok: false, error: errorText(e) };
+      result = attemptFailure(e);
     }
     this.#deps.onAttempt?.(a.event.family, result.ok ? 'success' : 'failure');
     outbox.settle(a.event.id, a.attempt, result, clock.now());
@@ -190,7 +196,7 @@ export class DeliveryWorker {
     return new UndiciTransport(u, { perTarget: this.#perTarget, timeoutMs: this.#timeoutMs, userAgent: this.#deps.userAgent, lookup: this.#lookup });
   }
 
-  #post(url: string, body: string, signature: Record<string, string>): Promise<number> {
+  #post(url: string, body: string, signature: Record<string, string>): Promise<Answer> {
     if (this.#undici === null) {
       // undici's import has not settled yet (a worker built as the server's modules load).
       return loadUndici().then((u) => {
@@ -203,6 +209,8 @@ export class DeliveryWorker {
     return new Promise((resolve, reject) => {
       if (target.options === undefined) throw new TypeError(`Invalid URL: ${url}`);
       const secure = target.secure;
+      /** Whether the request got a connection (TLS handshake done): a timeout before it is a connect timeout. */
+      let connected = false;
       const req = (secure ? https : http).request(
         {
           ...target.options,
@@ -218,18 +226,39 @@ export class DeliveryWorker {
           },
         },
         (res) => {
-          res.resume(); // the body is not needed; drain it so the socket is reused
-          res.on('end', () => resolve(res.statusCode ?? 0));
+          const status = res.statusCode ?? 0;
+          let answer = (): Answer => ({ status });
+          if (status >= 200 && status <= 299)
+            res.resume(); // the body is not needed; drain it so the socket is reused
+          else {
+            // A failing answer: its first bytes go into the error, the rest is drained.
+            const kept: Buffer[] = [];
+            let bytes = 0;
+            res.on('data', (chunk: Buffer) => {
+              if (bytes >= ANSWER_BYTES) return;
+              const part = chunk.subarray(0, ANSWER_BYTES - bytes);
+              kept.push(part);
+              bytes += part.length;
+            });
+            answer = () => ({ status, body: Buffer.concat(kept).toString('utf8') });
+          }
+          res.on('end', () => resolve(answer()));
           res.on('error', reject);
-          res.on('close', () => resolve(res.statusCode ?? 0)); // a body cut short still answered
+          res.on('close', () => resolve(answer())); // a body cut short still answered
         },
       );
+      req.on('socket', (socket) => {
+        if (req.reusedSocket || (!socket.connecting && !secure)) connected = true;
+        else socket.once(secure ? 'secureConnect' : 'connect', () => (connected = true));
+      });
+      // Our own timeouts, told apart like Node's: before a connection, a connect timeout.
+      const timedOut = (): Error => (connected ? new Error('timeout') : Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT', syscall: 'connect' }));
       // `timeout` above is the socket's idle time; this bounds the whole attempt (a receiver that
       // trickles its answer would otherwise hold a slot past the outbox's own deadline).
-      const deadline = setTimeout(() => req.destroy(new Error('timeout')), this.#timeoutMs);
+      const deadline = setTimeout(() => req.destroy(timedOut()), this.#timeoutMs);
       const settle = (): void => clearTimeout(deadline);
       req.on('close', settle);
-      req.on('timeout', () => req.destroy(new Error('timeout')));
+      req.on('timeout', () => req.destroy(timedOut()));
       req.on('error', reject);
       req.end(body);
     });
@@ -285,14 +314,4 @@ function parseTarget(url: string): ParsedTarget {
   const path = `${u.pathname}${u.search}`;
   const authorization = auth.auth === undefined ? undefined : `Basic ${Buffer.from(auth.auth).toString('base64')}`;
   return { origin: u.origin, secure: u.protocol === 'https:', options: { protocol: u.protocol, hostname, port: u.port, path, ...auth }, undici: { origin: u.origin, path, authorization } };
-}
-
-function errorText(e: unknown): string {
-  if (e && typeof e === 'object') {
-    const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-    const message = (e as { message?: unknown }).message;
-    if (typeof message === 'string') return message.slice(0, 200);
-  }
-  return 'network error';
 }

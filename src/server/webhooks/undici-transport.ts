@@ -6,10 +6,12 @@
  * `http`/`https` (delivery-worker.ts), same semantics.
  *
  * The same guarantees as the `http` path: the connect-time address check (`lookup`), a whole-attempt
- * deadline (a receiver that trickles its answer does not hold a slot past it), the body not kept.
+ * deadline (a receiver that trickles its answer does not hold a slot past it), the body of a 2xx
+ * answer drained, not kept; of a failing answer, the first {@link ANSWER_BYTES} bytes for its error.
  */
 import type { Dispatcher, Pool } from 'undici';
 import type { safeLookup } from './safe-lookup.js';
+import { ANSWER_BYTES, type Answer } from './answer.js';
 
 type Undici = typeof import('undici');
 /** The connect-time address check (safe-lookup.ts), as `net.connect` takes it. */
@@ -47,13 +49,16 @@ export interface UndiciTarget {
 /** The handler of one attempt: a class, so an attempt allocates one object, not a closure per callback. */
 class Attempt implements Dispatcher.DispatchHandler {
   #status = 0;
+  /** The start of a failing answer's body (a 2xx answer's is not kept). */
+  #body: Buffer[] | undefined;
+  #bodyBytes = 0;
   #abort: ((reason?: Error) => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #timedOut = false;
-  readonly #resolve: (status: number) => void;
+  readonly #resolve: (answer: Answer) => void;
   readonly #reject: (error: Error) => void;
 
-  constructor(resolve: (status: number) => void, reject: (error: Error) => void, timeoutMs: number) {
+  constructor(resolve: (answer: Answer) => void, reject: (error: Error) => void, timeoutMs: number) {
     this.#resolve = resolve;
     this.#reject = reject;
     this.#timer = setTimeout(() => {
@@ -76,25 +81,35 @@ class Attempt implements Dispatcher.DispatchHandler {
 
   onHeaders(statusCode: number): boolean {
     this.#status = statusCode;
+    this.#body = statusCode >= 200 && statusCode <= 299 ? undefined : [];
     return true;
   }
 
-  onData(): boolean {
-    // The body is not needed; reading it on keeps the connection reusable.
+  onData(chunk: Buffer): boolean {
+    // A 2xx body is not needed, a failing one only its start; reading on keeps the connection reusable.
+    if (this.#body !== undefined && this.#bodyBytes < ANSWER_BYTES) {
+      const part = chunk.subarray(0, ANSWER_BYTES - this.#bodyBytes);
+      this.#body.push(part);
+      this.#bodyBytes += part.length;
+    }
     return true;
   }
 
   onComplete(): void {
     clearTimeout(this.#timer);
-    this.#resolve(this.#status);
+    this.#resolve(this.#answer());
   }
 
   onError(error: Error): void {
     clearTimeout(this.#timer);
     // A body the receiver cut short after its status is still an answer, as on the `http` path;
     // an answer not finished by the deadline is not.
-    if (this.#status !== 0 && !this.#timedOut) this.#resolve(this.#status);
+    if (this.#status !== 0 && !this.#timedOut) this.#resolve(this.#answer());
     else this.#reject(error);
+  }
+
+  #answer(): Answer {
+    return this.#body === undefined ? { status: this.#status } : { status: this.#status, body: Buffer.concat(this.#body).toString('utf8') };
   }
 }
 
@@ -114,8 +129,8 @@ export class UndiciTransport {
     this.#lookup = options.lookup;
   }
 
-  /** POSTs `body` with the signature headers; answers the status code. */
-  post(target: UndiciTarget, body: string, signature: Record<string, string>): Promise<number> {
+  /** POSTs `body` with the signature headers; answers the status code (and the start of a failing answer's body). */
+  post(target: UndiciTarget, body: string, signature: Record<string, string>): Promise<Answer> {
     let pool = this.#pools.get(target.origin);
     if (!pool) {
       // Callback URLs are chosen per SMS item: the oldest pool goes (after its requests) past the bound.

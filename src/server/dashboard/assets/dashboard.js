@@ -438,7 +438,11 @@ function renderWebhooks(data) {
   const rows = data.targets.map((t) => {
     const state = t.down
       ? h('span', { class: 'pill down', title: t.next_probe_at !== null ? `next probe ${time(t.next_probe_at)}` : '' }, `down · ${t.failures} failure${t.failures === 1 ? '' : 's'}`)
-      : h('span', { class: 'pill up' }, 'up');
+      : h(
+          'span',
+          { class: 'pill up', title: t.failures > 0 ? `${t.failures} recent event${t.failures === 1 ? '' : 's'} failing, the others delivered` : '' },
+          t.retrying > 0 ? `up · ${t.retrying} retrying` : 'up',
+        );
     const last = t.last_error ?? (t.last_dead_letter ? `dead letter ${time(t.last_dead_letter.at)}: ${t.last_dead_letter.error}` : '');
     return h(
       'tr',
