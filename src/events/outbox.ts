@@ -554,7 +554,9 @@ export class Outbox {
         t.down = connect ? 'connect' : 'failing';
         t.downFailures = 1;
         t.probe = undefined;
-        t.probeAt = now + this.#probeDelay(1);
+        // A receiver that answers may have only some paths broken: its first probe goes at once (an
+        // event that has not failed yet tells in one round trip). One it cannot be connected to waits.
+        t.probeAt = connect ? now + this.#probeDelay(1) : now;
       }
     } else {
       if (connect) t.down = 'connect';

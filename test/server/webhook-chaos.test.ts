@@ -19,6 +19,8 @@ import { quantile, runChaos, startChaosReceiver, watchOutbox, type ChaosOutcome,
 const CONTACTS = Number(process.env.SENDPOOL_CHAOS_CONTACTS ?? 1_000);
 /** The production schedule's shape, scaled down: the failing events keep failing for the whole run. */
 const SCHEDULE = {
+  // Each number at the Cloud API's default pace (80 messages a second), as a campaign goes out.
+  perSecond: 80,
   outbox: { initialDelayMs: 200, maxDelayMs: 2_000, attemptTimeoutMs: 5_000, probeIntervalMs: 30_000 },
   delivery: { requestTimeoutMs: 1_000 },
   campaignBatchIntervalMs: 100,
@@ -62,7 +64,7 @@ describe('a receiver with failing paths beside a healthy one', () => {
   it('on the durable server: every healthy event, once', async () => {
     const watch = watchOutbox();
     const fleetFile = join(dir, 'fleet.json');
-    writeFileSync(fleetFile, JSON.stringify(testFleet()));
+    writeFileSync(fleetFile, JSON.stringify(testFleet(80)));
     const running = await runServer({
       fleetFile,
       port: 0,
@@ -73,7 +75,9 @@ describe('a receiver with failing paths beside a healthy one', () => {
       handleSignals: false,
       metrics: false,
       allowPrivateWebhookTargets: true,
-      ...SCHEDULE,
+      outbox: SCHEDULE.outbox,
+      delivery: SCHEDULE.delivery,
+      campaignBatchIntervalMs: SCHEDULE.campaignBatchIntervalMs,
     });
     const sp = running.server.sendpool;
     const receiver = await startChaosReceiver(() => sp.webhookSecret(1));

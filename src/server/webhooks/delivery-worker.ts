@@ -61,6 +61,17 @@ interface Deps {
 interface Target {
   inFlight: number;
   readonly waiting: DeliveryAttempt[];
+  /** The target's URLs (paths) with attempts running or waiting, or whose last attempt failed. */
+  readonly paths: Map<string, Path>;
+}
+
+/** One URL of a target: what runs, what waits for it, and how its last attempt ended. */
+interface Path {
+  inFlight: number;
+  /** Its last attempt succeeded. Until then (a new path, or one that failed) one attempt at a time. */
+  proven: boolean;
+  /** Attempts taken that wait for the path's own limit (not for the target's). */
+  readonly parked: DeliveryAttempt[];
 }
 
 export class DeliveryWorker {
@@ -117,7 +128,7 @@ export class DeliveryWorker {
       for (const attempt of outbox.take(now, room)) {
         const key = this.#request(attempt.event.url).origin;
         let target = this.#targets.get(key);
-        if (!target) this.#targets.set(key, (target = { inFlight: 0, waiting: [] }));
+        if (!target) this.#targets.set(key, (target = { inFlight: 0, waiting: [], paths: new Map() }));
         target.waiting.push(attempt);
         this.#queued++;
         this.#drain(key, target);
@@ -133,31 +144,84 @@ export class DeliveryWorker {
     this.#arm();
   }
 
-  /** Starts waiting attempts of a target while it has free slots; forgets an idle target. */
+  /**
+   * Starts waiting attempts of a target while it has free slots; forgets an idle target. One URL
+   * (path) of a target takes all its slots but one once it answered, and a path whose last attempt
+   * failed (or that has not answered yet) one slot:
+   * a path that hangs or fails cannot hold the connections its target's other paths need
+   * (docs/server.md, "Webhook delivery"). Attempts over their path's limit are parked there, outside
+   * the worker's bound, and start as the path's own attempts end.
+   */
   #drain(key: string, target: Target): void {
     // After stop() nothing starts: what waits stays in the outbox, which the snapshot keeps.
     while (!this.#loop.stopped && target.inFlight < this.#perTarget && target.waiting.length > 0) {
       const attempt = target.waiting.shift()!;
       this.#queued--;
-      // An attempt that waited past its deadline has timed out in the outbox and will be offered
-      // again: sending it now would only make a duplicate.
-      if (this.#deps.clock.now() >= attempt.deadline) continue;
-      target.inFlight++;
-      this.#inFlight++;
-      const run = this.#attempt(attempt).finally(() => {
-        target.inFlight--;
-        this.#inFlight--;
-        this.#running.delete(run);
-        this.#drain(key, target);
-        this.kick();
-      });
-      this.#running.add(run);
+      const url = attempt.event.url;
+      let path = target.paths.get(url);
+      if (path === undefined) target.paths.set(url, (path = { inFlight: 0, proven: false, parked: [] }));
+      if (path.inFlight >= this.#pathLimit(path)) {
+        path.parked.push(attempt);
+        continue;
+      }
+      this.#start(key, target, path, attempt);
     }
-    // Callback URLs are chosen per SMS item: a map of every origin ever seen would only grow.
-    if (target.inFlight === 0 && target.waiting.length === 0 && this.#targets.get(key) === target) this.#targets.delete(key);
+    this.#forgetIdle(key, target);
   }
 
-  async #attempt(a: DeliveryAttempt): Promise<void> {
+  /**
+   * The most attempts a path may have running: all the target's slots but one once its last
+   * attempt succeeded; one before (a path that hangs holds one connection until its first answer,
+   * not every connection its events find free).
+   */
+  #pathLimit(path: Path): number {
+    return path.proven ? Math.max(1, this.#perTarget - 1) : 1;
+  }
+
+  #start(key: string, target: Target, path: Path, attempt: DeliveryAttempt): void {
+    // An attempt that waited past its deadline has timed out in the outbox and will be offered
+    // again: sending it now would only make a duplicate.
+    if (this.#deps.clock.now() >= attempt.deadline) return;
+    target.inFlight++;
+    path.inFlight++;
+    this.#inFlight++;
+    const run = this.#attempt(attempt).then(
+      (ok) => this.#ended(key, target, attempt.event.url, path, ok),
+      () => this.#ended(key, target, attempt.event.url, path, false),
+    );
+    this.#running.add(run);
+    void run.finally(() => this.#running.delete(run));
+  }
+
+  #ended(key: string, target: Target, url: string, path: Path, ok: boolean): void {
+    target.inFlight--;
+    path.inFlight--;
+    this.#inFlight--;
+    path.proven = ok;
+    // The path's parked attempts start as its limit allows (all of them again once it succeeds).
+    while (!this.#loop.stopped && path.parked.length > 0 && path.inFlight < this.#pathLimit(path) && target.inFlight < this.#perTarget) {
+      this.#start(key, target, path, path.parked.shift()!);
+    }
+    if (path.inFlight === 0 && path.parked.length === 0 && path.proven) target.paths.delete(url);
+    else if (target.paths.size > PATHS_KEPT) this.#forgetHealthyPaths(target);
+    this.#drain(key, target);
+    this.kick();
+  }
+
+  /** Drops the idle paths of a target that has too many (SMS callback URLs are chosen per item). */
+  #forgetHealthyPaths(target: Target): void {
+    for (const [url, p] of target.paths) if (p.inFlight === 0 && p.parked.length === 0) target.paths.delete(url);
+  }
+
+  /** Callback URLs are chosen per SMS item: a map of every origin ever seen would only grow. */
+  #forgetIdle(key: string, target: Target): void {
+    if (target.inFlight > 0 || target.waiting.length > 0 || this.#targets.get(key) !== target) return;
+    for (const p of target.paths.values()) if (p.parked.length > 0 || !p.proven) return;
+    this.#targets.delete(key);
+  }
+
+  /** One POST of an attempt, settled in the outbox; true when the receiver took it. */
+  async #attempt(a: DeliveryAttempt): Promise<boolean> {
     const { outbox, clock, secretOf } = this.#deps;
     let result: AttemptResult;
     try {
@@ -169,6 +233,7 @@ export class DeliveryWorker {
     }
     this.#deps.onAttempt?.(a.event.family, result.ok ? 'success' : 'failure');
     outbox.settle(a.event.id, a.attempt, result, clock.now());
+    return result.ok;
   }
 
   /**
@@ -276,7 +341,10 @@ export class DeliveryWorker {
    */
   async stop(drainMs: number): Promise<void> {
     this.#loop.stop();
-    for (const target of this.#targets.values()) target.waiting.length = 0;
+    for (const target of this.#targets.values()) {
+      target.waiting.length = 0;
+      for (const p of target.paths.values()) p.parked.length = 0;
+    }
     this.#targets.clear();
     this.#queued = 0;
     await settleWithin(this.#running, drainMs);
@@ -287,6 +355,9 @@ export class DeliveryWorker {
     await this.#undici?.close();
   }
 }
+
+/** Paths of one target remembered at most before the idle ones are forgotten. */
+const PATHS_KEPT = 1_000;
 
 /** URLs parsed at most (the cache starts over when full). */
 const PARSED_KEPT = 1_000;
