@@ -16,7 +16,7 @@ import type { DeliveryOutcome, OutboxEvent, WebhookFamily } from '../events/outb
 /** One dead-lettered webhook event. */
 export interface DeadLetter {
   readonly event: OutboxEvent;
-  /** When the event was made (its payload's `datetime`), epoch ms; null when the payload has none. */
+  /** When the event was made (its payload's `datetime`, or `created_at` for a report's), epoch ms; null when the payload has neither. */
   readonly createdAt: number | null;
   /** When the outbox gave up on it, epoch ms. */
   readonly deadLetteredAt: number;
@@ -77,10 +77,14 @@ export function deadLetterOf(outcome: Extract<DeliveryOutcome, { kind: 'dead-let
   return { event: outcome.event, createdAt: payloadTime(outcome.event.body), deadLetteredAt: outcome.at, attempts: outcome.attempts, lastError: outcome.lastError };
 }
 
-/** The `datetime` of a payload (every family's payload has one), epoch ms; null when it has none. */
+/**
+ * When a payload says it was made: its `datetime` (HSM, attendance, campaign, SMS callbacks), or
+ * its `created_at` (a report's), epoch ms; null when it has neither.
+ */
 function payloadTime(body: string): number | null {
   try {
-    const v = (JSON.parse(body) as { datetime?: unknown } | null)?.datetime;
+    const p = JSON.parse(body) as { datetime?: unknown; created_at?: unknown } | null;
+    const v = p?.datetime ?? p?.created_at;
     return typeof v === 'string' ? (parseDateTime(v) ?? null) : null;
   } catch {
     return null;
@@ -190,7 +194,11 @@ export class DeadLetterBook {
     return d;
   }
 
-  /** Removes and answers a company's (every company's) dead letters of a family (of every family), oldest first. */
+  /**
+   * Removes and answers a company's (every company's) dead letters of a family (of every family),
+   * in the order they were dead-lettered: events of one order chain (a contact's notifications)
+   * come in the order the outbox ended them, so a replay keeps their order.
+   */
   takeAll(companyId: number | null, family?: WebhookFamily): DeadLetter[] {
     const out: DeadLetter[] = [];
     for (const [company, book] of this.#byCompany) {
@@ -201,7 +209,7 @@ export class DeadLetterBook {
         out.push(d);
       }
     }
-    return out.sort((a, b) => -newestFirst(a, b));
+    return out;
   }
 
   /** A page of a company's (every company's) dead letters, newest first. */

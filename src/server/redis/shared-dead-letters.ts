@@ -10,6 +10,8 @@
  *   <p>dl:h             hash: event id -> the dead letter (JSON, dead-letters.ts's DeadLetter)
  *   <p>dl:t             sorted set of every dead letter's event id by the time it was dead-lettered
  *   <p>dl:t:<company>   the same, per company (the per-company bound)
+ *   <p>dl:q, dl:q:<c>   the same ids by the order they were dead-lettered (a counter, <p>dl:seq):
+ *                       a replay of all goes in this order, so a contact's notifications keep theirs
  *   <p>dl:n             hash: family -> dead letters kept (the gauge)
  * Bounds as in the book of one process: per company the newest `maxPerCompany`, none older than
  * `maxAgeMs` (dropped when one is added, and before a list).
@@ -33,6 +35,8 @@ local function dl_drop(root, id)
   redis.call('HDEL', root .. 'h', id)
   redis.call('ZREM', root .. 't', id)
   redis.call('ZREM', root .. 't:' .. tostring(d.event.companyId), id)
+  redis.call('ZREM', root .. 'q', id)
+  redis.call('ZREM', root .. 'q:' .. tostring(d.event.companyId), id)
   if redis.call('HINCRBY', root .. 'n', d.event.family, -1) <= 0 then redis.call('HDEL', root .. 'n', d.event.family) end
   return json
 end
@@ -42,6 +46,9 @@ local function dl_add(root, company, id, score, family, json, keep, oldest)
   redis.call('HSET', root .. 'h', id, json)
   redis.call('ZADD', root .. 't', score, id)
   redis.call('ZADD', zc, score, id)
+  local seq = redis.call('INCR', root .. 'seq')
+  redis.call('ZADD', root .. 'q', seq, id)
+  redis.call('ZADD', root .. 'q:' .. company, seq, id)
   redis.call('HINCRBY', root .. 'n', family, 1)
   for _, old in ipairs(redis.call('ZRANGEBYSCORE', zc, '-inf', '(' .. oldest)) do dl_drop(root, old) end
   local extra = redis.call('ZCARD', zc) - keep
@@ -70,9 +77,9 @@ local ids
 if ARGV[3] == 'one' then
   ids = { ARGV[4] }
 elseif scope == '' then
-  ids = redis.call('ZRANGE', root .. 't', 0, -1)
+  ids = redis.call('ZRANGE', root .. 'q', 0, -1)
 else
-  ids = redis.call('ZRANGE', root .. 't:' .. scope, 0, -1)
+  ids = redis.call('ZRANGE', root .. 'q:' .. scope, 0, -1)
 end
 local out = {}
 for _, id in ipairs(ids) do
