@@ -142,7 +142,7 @@ export class DeadLetterBook {
   add(d: DeadLetter, now: number): void {
     const companyId = d.event.companyId;
     let book = this.#byCompany.get(companyId);
-    if (book === undefined) this.#byCompany.set(companyId, (book = new Map()));
+    if (book === undefined) this.#byCompany.set(companyId, (book = new Map<string, DeadLetter>()));
     if (book.has(d.event.id)) this.#drop(book, d.event.id, false);
     book.set(d.event.id, d);
     this.#size++;
@@ -156,7 +156,7 @@ export class DeadLetterBook {
   load(rows: readonly DeadLetter[]): void {
     for (const d of rows) {
       let book = this.#byCompany.get(d.event.companyId);
-      if (book === undefined) this.#byCompany.set(d.event.companyId, (book = new Map()));
+      if (book === undefined) this.#byCompany.set(d.event.companyId, (book = new Map<string, DeadLetter>()));
       if (book.has(d.event.id)) continue;
       book.set(d.event.id, d);
       this.#size++;

@@ -473,7 +473,11 @@ function renderDeadLetters(data, now) {
       h('td', { title: d.dead_lettered_at }, relative(Date.parse(d.dead_lettered_at), now)),
       h('td', { class: 'num attempts', 'data-value': d.attempts }, number(d.attempts)),
       h('td', { class: 'wrap last-error' }, d.last_error),
-      h('td', {}, h('button', { type: 'button', class: 'small', 'data-action': 'replay', onclick: () => confirmAction({ kind: 'dead-letter', id: d.event_id, action: 'replay', family: d.family }) }, 'Replay…')),
+      h(
+        'td',
+        {},
+        h('button', { type: 'button', class: 'small', 'data-action': 'replay', onclick: () => confirmAction({ kind: 'dead-letter', id: d.event_id, action: 'replay', family: d.family }) }, 'Replay…'),
+      ),
     ),
   );
   $('dead-letters').replaceChildren(...(rows.length > 0 ? rows : [emptyRow(6, 'No dead letter: every webhook event was delivered or is still being tried.')]));
