@@ -4,8 +4,12 @@
  * counted in /metrics, and replayed under its event id, alone or all of a family; replayed
  * ENQUEUED and SENT of a contact come in that order. Every wait is for a condition.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { KEY_2, api, contacts, quietProvider, startServer, waitFor, type Started } from './helpers.js';
+import { runServer } from '../../src/server/index.js';
+import { KEY_1, KEY_2, api, contacts, quietProvider, startServer, testFleet, waitFor, type Started } from './helpers.js';
 import { startSwitchedReceiver, type SwitchedReceiver } from './dead-letter-receiver.js';
 
 /** An outbox that gives up within a few hundred ms. */
@@ -105,5 +109,50 @@ describe('dead letters (server in memory)', () => {
     receiver.failing = false;
     expect((await api(s.url, '/dashboard/api/dead-letters/replay/', { method: 'POST' })).json).toEqual({ replayed: 1 });
     await waitFor(() => receiver.accepted.some((a) => a.id === d.event_id), 'the replay from the dashboard');
+  });
+});
+
+describe('dead letters in the snapshot file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sendpool-dead-letters-snapshot-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('are written at close and read back at start', async () => {
+    const fleetFile = join(dir, 'fleet.json');
+    writeFileSync(fleetFile, JSON.stringify(testFleet()));
+    const receiver = await startSwitchedReceiver();
+    const options = (): Parameters<typeof runServer>[0] => ({
+      fleetFile,
+      port: 0,
+      snapshotFile: join(dir, 'state.json'),
+      apiKeys: [{ key: KEY_1, companyId: 1 }],
+      channel: quietProvider().channel(),
+      logger: false,
+      handleSignals: false,
+      metrics: false,
+      allowPrivateWebhookTargets: true,
+      drainTimeoutMs: 50,
+      outbox: QUICK_OUTBOX,
+    });
+    try {
+      const first = await runServer(options());
+      let kept: unknown[];
+      try {
+        await api(first.address, '/messenger/config/', { body: { url_report_webhook: `${receiver.url}/reports` } });
+        expect((await api(first.address, '/reports/', { body: { report_type: 'numbers' } })).status).toBe(202);
+        await waitFor(async () => (await api(first.address, '/messenger/webhooks/dead-letters/')).json.dead_letters.length === 1, 'a dead letter');
+        kept = (await api(first.address, '/messenger/webhooks/dead-letters/')).json.dead_letters;
+      } finally {
+        await first.close();
+      }
+      const second = await runServer(options());
+      try {
+        expect(second.restored).toBe(true);
+        expect((await api(second.address, '/messenger/webhooks/dead-letters/')).json.dead_letters).toEqual(kept);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await receiver.close();
+    }
   });
 });
