@@ -20,6 +20,9 @@ import { ActivityLog } from './activity-log.js';
 import type { OutgoingSms } from './channel.js';
 import type { ServerContext } from './context.js';
 import { cryptoRandom } from './crypto-random.js';
+import { localDeadLetters, type DeadLetterStore } from './dead-letter-store.js';
+import { DeadLetterBook, deadLetterOf, type DeadLetter } from './dead-letters.js';
+import { Durability } from './durability.js';
 import { Blocklist } from './blocklist.js';
 import { CampaignPhones } from './campaign-phones.js';
 import { ChannelMemoryStore } from './channels/memory.js';
@@ -43,6 +46,7 @@ import { ReportService } from './report-service.js';
 import { channelSteering } from './channel-steering.js';
 import { providerEvents } from './provider-events.js';
 import { blocklistRoutes } from './routes/blocklist.js';
+import { deadLetterRoutes } from './routes/dead-letters.js';
 import { configRoutes } from './routes/config.js';
 import { inboundPaths, inboundRoutes } from './routes/inbound.js';
 import { messengerRoutes } from './routes/messenger.js';
@@ -115,6 +119,16 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const dashboard = settings.dashboard ? new DashboardState(engine, clock, settings.dashboard) : undefined;
   const outbox = restore ? Outbox.restore(restore.outbox, { random, ...options.outbox }) : new Outbox({ random, ...options.outbox });
   const counters = { delivered: 0, deadLettered: 0 };
+  // Dead-lettered events, kept for an operator to see and replay (dead-letters.ts): in this process
+  // (written with each durable step), or on Redis the fleet's (set below, once the persistence is).
+  const deadLetterBook = new DeadLetterBook(options.deadLetters, storage !== undefined);
+  deadLetterBook.load((restore?.deadLetters ?? storedState?.deadLetters ?? []) as readonly DeadLetter[]);
+  let deadLetters: DeadLetterStore = localDeadLetters({
+    book: deadLetterBook,
+    clock,
+    durability: () => (durability instanceof Durability ? durability : undefined),
+    replayNow: (events) => deliver(events.map((replay) => ({ replay }))),
+  });
   let metrics: ReturnType<typeof createMetrics> | undefined;
 
   const delivery = new DeliveryWorker(
@@ -137,6 +151,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           else {
             counters.deadLettered++;
             app.log.warn({ family: o.event.family, eventId: o.event.id, attempts: o.attempts, lastError: o.lastError }, 'webhook dead-lettered');
+            // In the step that ends its delivery (durability.delivered above, or its run's record).
+            deadLetters.deadLettered(deadLetterOf(o));
             options.onDeadLetter?.(o);
           }
           metrics?.webhookOutcomes.inc({ family: o.event.family, outcome: o.kind });
@@ -277,6 +293,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     tenants,
     notifier,
     outbox,
+    deadLetters: undefined as unknown as DeadLetterStore,
     blocklist,
     campaignPhones,
     dispatch,
@@ -311,6 +328,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       deliver,
       log: app.log,
       full: options.storeEverything === true,
+      deadLetters: deadLetterBook,
     });
     (ctx as { durability: Persistence | undefined }).durability = durability;
   } else if (onRedis) {
@@ -323,11 +341,15 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       secrets: options.webhookSecrets ?? {},
       deliver,
       log: app.log,
+      deadLetters: { maxPerCompany: deadLetterBook.maxPerCompany, maxAgeMs: deadLetterBook.maxAgeMs },
+      now: () => clock.now(),
     });
+    deadLetters = onRedisWired.deadLetters;
     durability = onRedisWired.persistence;
     (ctx as { durability: Persistence | undefined }).durability = durability;
     (ctx as { redis: ServerContext['redis'] }).redis = onRedisWired.context;
   }
+  (ctx as { deadLetters: DeadLetterStore }).deadLetters = deadLetters;
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
   (ctx as { reports: ReportService }).reports = new ReportService(
     {
@@ -360,7 +382,11 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   );
   if (settings.metrics) {
     const redisSource = onRedisWired ? { redis: onRedisWired.metrics } : {};
-    metrics = createMetrics(engine, { outboxSize: () => outbox.size + notifier.unbuilt, smsQueued: () => sms.queued, blocked: () => incidents.list(), ...redisSource }, options.processMetrics ?? true);
+    metrics = createMetrics(
+      engine,
+      { outboxSize: () => outbox.size + notifier.unbuilt, smsQueued: () => sms.queued, blocked: () => incidents.list(), deadLetters: () => deadLetters.counts(), ...redisSource },
+      options.processMetrics ?? true,
+    );
     (ctx as { metrics: typeof metrics }).metrics = metrics;
   }
 
@@ -381,6 +407,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   reportRoutes(app, ctx, baseUrl);
   operatorRoutes(app, ctx);
   blocklistRoutes(app, ctx);
+  deadLetterRoutes(app, ctx);
   inboundRoutes(app, channel.inbound ?? [], maxBodyBytes);
   if (dashboard) {
     dashboardRoutes(app, ctx, dashboard);

@@ -9,6 +9,7 @@ import type { SecretKey } from '../events/hmac.js';
 import type { Blocklist } from './blocklist.js';
 import type { CampaignPhones } from './campaign-phones.js';
 import type { Channel } from './channel.js';
+import type { DeadLetterStore } from './dead-letter-store.js';
 import type { DispatchWorker } from './dispatch-worker.js';
 import type { ServerMetrics } from './metrics.js';
 import type { Notifier } from './notifier.js';
@@ -37,6 +38,8 @@ export interface ServerContext {
   /** Phones each campaign took (a phone is sent once per campaign). */
   readonly campaignPhones: CampaignPhones;
   readonly outbox: Outbox;
+  /** Webhook events the outbox gave up on, kept for an operator to see and replay. */
+  readonly deadLetters: DeadLetterStore;
   readonly dispatch: DispatchWorker;
   readonly sms: SmsWorker;
   readonly reports: ReportService;

@@ -12,7 +12,7 @@
 import type { Engine } from '../core/engine.js';
 import type { OutboxEvent } from '../events/outbox.js';
 import type { OutgoingSms } from './channel.js';
-import { isRun, storedRun, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
+import { storedRun, writtenId, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
 import type { Persistence } from './persistence.js';
 import type { ServerStorage, StorageStep } from '../storage/sqlite-storage.js';
 
@@ -109,6 +109,14 @@ export class Durability implements Persistence {
     this.schedule();
   }
 
+  /**
+   * Dead letters an operator replayed: written back to the outbox in the next step (which also
+   * removes them from the dead letters: the book's changes go with every step), delivered after it.
+   */
+  replay(events: readonly OutboxEvent[]): void {
+    for (const event of events) this.#staged.push({ replay: event });
+  }
+
   /** SMS accepted: written in the next step (their 202 waits for it). */
   stageSms(items: readonly OutgoingSms[]): void {
     for (const s of items) this.#smsIn.push(s);
@@ -157,7 +165,7 @@ export class Durability implements Persistence {
         engine,
         ...this.#deps.collect(this.#full),
         // Rows put before rows deleted: a run that changed and ended in one step goes.
-        ...(staged.length + changedRuns.length > 0 ? { outboxPut: [...staged.map((e) => [isRun(e) ? e.run.id : e.id, e] as const), ...changedRuns] } : {}),
+        ...(staged.length + changedRuns.length > 0 ? { outboxPut: [...staged.map((e) => [writtenId(e), e] as const), ...changedRuns] } : {}),
         ...(delivered.length > 0 ? { outboxDelete: delivered } : {}),
         ...(smsIn.length > 0 ? { smsPut: smsIn.map((s) => [s.smsId, s] as const) } : {}),
         ...(smsDone.length > 0 ? { smsDelete: smsDone } : {}),

@@ -59,12 +59,25 @@ export function storedRun(run: EnqueuedRun): EnqueuedRun {
   };
 }
 
-/** What the durable server and Redis write of the webhooks: single events, and runs. */
-export type WrittenEvent = OutboxEvent | { readonly run: EnqueuedRun };
+/**
+ * What the durable server and Redis write of the webhooks: single events, runs, and dead letters an
+ * operator replayed (an event whose id the outbox may remember as finished: it goes again anyway).
+ */
+export type WrittenEvent = OutboxEvent | { readonly run: EnqueuedRun } | { readonly replay: OutboxEvent };
 
 /** Whether a written record is a run. */
 export function isRun(record: WrittenEvent): record is { readonly run: EnqueuedRun } {
   return 'run' in record;
+}
+
+/** Whether a written record is a replayed dead letter. */
+export function isReplay(record: WrittenEvent): record is { readonly replay: OutboxEvent } {
+  return 'replay' in record;
+}
+
+/** The id a written record is kept under: the run's, or the event's. */
+export function writtenId(record: WrittenEvent): string {
+  return isRun(record) ? record.run.id : isReplay(record) ? record.replay.id : record.id;
 }
 
 /** The `index`-th notification's `event_id` of a run (never the run's own id, which keys its written record). */

@@ -54,7 +54,14 @@ const SYNC_STATES = ['idle', 'connecting', 'ready', 'lost', 'stopped'];
 
 export function createMetrics(
   engine: Engine,
-  extra: { outboxSize: () => number; smsQueued: () => number; blocked?: () => readonly { readonly phone: string; readonly cause: string }[]; redis?: RedisMetricsSource },
+  extra: {
+    outboxSize: () => number;
+    smsQueued: () => number;
+    blocked?: () => readonly { readonly phone: string; readonly cause: string }[];
+    /** Dead letters kept per family (on Redis the fleet's, read at each scrape). */
+    deadLetters?: () => Promise<ReadonlyMap<string, number>>;
+    redis?: RedisMetricsSource;
+  },
   defaults: boolean,
 ): ServerMetrics {
   const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = loadPromClient();
@@ -146,6 +153,24 @@ export function createMetrics(
       collect() {
         this.reset();
         for (const b of blocked()) this.set({ number: b.phone, cause: b.cause }, 1);
+      },
+    });
+  const deadLetters = extra.deadLetters;
+  if (deadLetters)
+    new Gauge({
+      name: 'sendpool_webhook_dead_letters',
+      help: 'Dead-lettered webhook events kept for an operator to see and replay, by family (GET /messenger/webhooks/dead-letters/).',
+      labelNames: ['family'],
+      registers,
+      async collect() {
+        let counts: ReadonlyMap<string, number>;
+        try {
+          counts = await deadLetters();
+        } catch {
+          return; // Redis away: the figures of the last scrape stay
+        }
+        this.reset();
+        for (const [family, n] of counts) this.set({ family }, n);
       },
     });
   const redis = extra.redis;

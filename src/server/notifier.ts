@@ -32,7 +32,7 @@ import { attendanceInput } from './attendance-input.js';
 import { CampaignStatisticsBook, type StatisticsPort } from './campaign-statistics-book.js';
 import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './channel.js';
 import { serverContact, type ServerContact } from './contacts.js';
-import { EnqueuedRuns, hsmOrder, isRun, runEventId, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
+import { EnqueuedRuns, hsmOrder, isReplay, isRun, runEventId, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
 import { NotifierCompanies, type CompanyWebhooks } from './notifier-companies.js';
 import { smsReplyCallback, smsStatusCallback } from './sms-callbacks.js';
 import { TrackedMessages, type SendAgain, type TrackedMessage } from './tracked-messages.js';
@@ -300,13 +300,19 @@ export class Notifier {
   /**
    * Events and runs written with their step, read back at start, or claimed from Redis: into the
    * outbox, runs kept here. Runs first, and each event's contact's ENQUEUED built before it, so
-   * the outbox's order chain holds the event behind it.
+   * the outbox's order chain holds the event behind it. A replayed dead letter goes again under
+   * its id even if the outbox remembers that id as finished (`Outbox.replay`).
    */
   written(records: readonly WrittenEvent[]): void {
     for (const r of records) if (isRun(r)) this.#runs.add(r.run);
     const now = this.#deps.clock.now();
     for (const r of records) {
       if (isRun(r)) continue;
+      if (isReplay(r)) {
+        this.#runs.releaseOrder(r.replay.order, now);
+        this.#deps.outbox.replay(r.replay, now);
+        continue;
+      }
       this.#runs.releaseOrder(r.order, now);
       this.#deps.outbox.enqueue(r, now);
     }

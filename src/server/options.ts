@@ -9,6 +9,7 @@ import type { ReportType } from '../events/schemas/report.js';
 import type { Channel } from './channel.js';
 import type { ConnectionOptions } from './connections.js';
 import type { DashboardOptions } from './dashboard/options.js';
+import type { DeadLetterOptions } from './dead-letters.js';
 import type { MetricsOptions } from './metrics-access.js';
 import type { DispatchOptions } from './dispatch-worker.js';
 import type { ReportGenerator } from './report-service.js';
@@ -197,8 +198,17 @@ export interface BuildServerOptions {
   readonly dashboard?: boolean | DashboardOptions;
   /** Include prom-client's process metrics (CPU, memory, event loop). @default true */
   readonly processMetrics?: boolean;
-  /** Called with webhook events that could not be delivered within the outbox's maximum age. @default none (they are logged) */
+  /**
+   * Called with webhook events that could not be delivered within the outbox's maximum age (they
+   * are also logged and kept as dead letters). @default none
+   */
   readonly onDeadLetter?: (outcome: DeliveryOutcome) => void;
+  /**
+   * Bounds of the dead letters kept (GET /messenger/webhooks/dead-letters/, docs/server.md "Dead
+   * letters"): per company the newest `maxPerCompany` (10,000), none older than `maxAgeMs` (7 days).
+   * @default { maxPerCompany: 10_000, maxAgeMs: 604_800_000 }
+   */
+  readonly deadLetters?: DeadLetterOptions;
 }
 
 /** Options of the server on Redis ({@link BuildServerOptions.redis}). */

@@ -64,6 +64,7 @@ export function serverSnapshot(ctx: ServerContext, activity: ActivityLog): Snaps
       blocklist: ctx.blocklist.rows(),
       campaignPhones: ctx.campaignPhones.rows(),
       activity: activity.rows(),
+      ...(ctx.deadLetters.rows() === undefined ? {} : { deadLetters: ctx.deadLetters.rows()! }),
     },
   };
 }

@@ -6,6 +6,7 @@
  */
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import type { BlocklistRow } from './blocklist.js';
+import type { DeadLetter } from './dead-letters.js';
 import type { CampaignPhonesRow } from './campaign-phones.js';
 import type { EngineSnapshot } from '../core/snapshot.js';
 import type { OutboxSnapshot } from '../events/outbox.js';
@@ -32,6 +33,8 @@ export interface ServerStateSnapshot {
   readonly campaignPhones?: readonly CampaignPhonesRow[];
   /** Messages sent and attendances closed, for the period reports (absent in older snapshots). */
   readonly activity?: readonly (readonly [string, unknown])[];
+  /** Webhook events dead-lettered and kept (absent in older snapshots). */
+  readonly deadLetters?: readonly DeadLetter[];
 }
 
 /** The whole file. */

@@ -10,7 +10,8 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { WrittenEvent } from './enqueued-runs.js';
-import type { ServerStorage } from '../storage/sqlite-storage.js';
+import type { ServerStorage, StorageStep } from '../storage/sqlite-storage.js';
+import type { DeadLetterBook } from './dead-letters.js';
 import type { ActivityLog } from './activity-log.js';
 import type { ChannelMemoryChanges, ChannelMemoryStore } from './channels/memory.js';
 import type { ServerContext } from './context.js';
@@ -29,6 +30,8 @@ export interface StorageWiringParts {
   readonly log: FastifyBaseLogger;
   /** Every step writes everything (`storeEverything`). */
   readonly full: boolean;
+  /** The dead letters: their changes go with each step (the one that deletes their events from the outbox). */
+  readonly deadLetters: DeadLetterBook;
 }
 
 export function storageDurability(storage: ServerStorage, parts: StorageWiringParts): Durability {
@@ -50,6 +53,7 @@ export function storageDurability(storage: ServerStorage, parts: StorageWiringPa
         blocklist: blocklist.takeChanges(full),
         ...activity.takeChanges(full),
         ...channelMemoryStep(channelMemory),
+        ...deadLetterStep(parts.deadLetters),
       };
     },
     onWritten: parts.deliver,
@@ -60,6 +64,12 @@ export function storageDurability(storage: ServerStorage, parts: StorageWiringPa
     },
     full: parts.full,
   });
+}
+
+/** The dead letters' part of a durable step: kept and dropped since the last one, in order. */
+function deadLetterStep(book: DeadLetterBook): Pick<StorageStep, 'deadLetters'> {
+  const changes = book.takeChanges();
+  return changes.length > 0 ? { deadLetters: changes.map((c) => [c.id, c.companyId, c.row?.deadLetteredAt ?? 0, c.row] as const) } : {};
 }
 
 /** The channel memory's part of a durable step: its rows since the last one, if any. */

@@ -62,6 +62,12 @@ export interface StorageStep {
    * are forgotten.
    */
   readonly channelMemory?: StoredChannelMemory & { readonly before?: number };
+  /**
+   * Dead letters kept (a row, any JSON value) or dropped (null), in order: event id, company, the
+   * time it was dead-lettered. Written in the step that deletes the event from the outbox (a crash
+   * keeps one of the two, never both or neither), and the one that puts a replayed event back.
+   */
+  readonly deadLetters?: readonly (readonly [id: string, companyId: number, at: number, row: unknown])[];
 }
 
 /** A chunk of the channel's memory: entries numbered from `firstSeq`, a key and a value (null: deleted) each. */
@@ -112,6 +118,8 @@ export interface StoredState {
   readonly activity: readonly (readonly [string, unknown])[];
   /** The channel's memory as the chunks written, in order. */
   readonly channelMemory: readonly StoredChannelMemory[];
+  /** Dead letters kept, in the order they were written (absent before schema 5: none). */
+  readonly deadLetters?: readonly unknown[];
 }
 
 /** Where the server keeps what must survive it. */
@@ -135,10 +143,10 @@ export interface SqliteStorageOptions {
 
 /**
  * 2 added campaign statistics and tracked messages, 3 the activity of the period reports, 4 the
- * channel's memory (older databases are upgraded in place: they lack only tables that are created
- * at open).
+ * channel's memory, 5 the dead letters (older databases are upgraded in place: they lack only
+ * tables that are created at open).
  */
-const SCHEMA_VERSION = 4;
+const SCHEMA_VERSION = 5;
 const FILE = 'sendpool.db';
 
 interface Statement {
@@ -200,10 +208,11 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS activity (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, at INTEGER NOT NULL, row TEXT NOT NULL);
     CREATE INDEX IF NOT EXISTS activity_at ON activity (at);
     CREATE TABLE IF NOT EXISTS channel_memory (seq INTEGER PRIMARY KEY, entries TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS dead_letters (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, company INTEGER NOT NULL, at INTEGER NOT NULL, row TEXT NOT NULL);
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
-  // Schemas 1 to 3 lack only tables that were just created: upgrading is recording the new version.
-  if (schema === undefined || [1, 2, 3].includes(Number(schema['value'])))
+  // Schemas 1 to 4 lack only tables that were just created: upgrading is recording the new version.
+  if (schema === undefined || [1, 2, 3, 4].includes(Number(schema['value'])))
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
   else if (Number(schema['value']) !== SCHEMA_VERSION) {
     db.close();
@@ -250,6 +259,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     // A step's entries in one row (JSON [keys, values]): never looked up by key, loading replays them in order.
     putMemory: db.prepare('INSERT OR REPLACE INTO channel_memory (seq, entries) VALUES (?, ?)'),
     pruneMemory: db.prepare('DELETE FROM channel_memory WHERE seq < ?'),
+    // A dead letter kept again (replayed and dead-lettered again) goes to the end of the order.
+    putDeadLetter: db.prepare('INSERT OR REPLACE INTO dead_letters (id, company, at, row) VALUES (?, ?, ?, ?)'),
+    deleteDeadLetter: db.prepare('DELETE FROM dead_letters WHERE id = ?'),
   };
 
   const writeStep = db.transaction((step: StorageStep) => {
@@ -312,6 +324,10 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       if (memory.keys.length > 0) q.putMemory.run(memory.firstSeq, JSON.stringify([memory.keys, memory.values]));
       if (memory.before !== undefined) q.pruneMemory.run(memory.before);
     }
+    for (const [id, companyId, at, row] of step.deadLetters ?? []) {
+      if (row === null) q.deleteDeadLetter.run(id);
+      else q.putDeadLetter.run(id, companyId, at, JSON.stringify(row));
+    }
   });
 
   return {
@@ -346,6 +362,10 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
           const [keys, values] = JSON.parse(String(r['entries'])) as [string[], (string | null)[]];
           return { firstSeq: Number(r['seq']), keys, values };
         });
+      const deadLetters = db
+        .prepare('SELECT row FROM dead_letters ORDER BY n')
+        .all()
+        .map((r) => JSON.parse(String(r['row'])) as unknown);
       const statistics = new Map<number, { lastBatchAt: number | null; campaigns: CampaignRow[]; contacts: ContactRow[] }>();
       const company = (id: number) => {
         let s = statistics.get(id);
@@ -377,7 +397,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
           companyId: Number(r['company']),
           entry: { phone: String(r['phone']), addedAt: Number(r['added_at']), source: String(r['source']) as StoredBlockEntry['source'] },
         }));
-      const nothing = [outbox, sms, tracked, campaignPhones, blocklist, activity, channelMemory].every((list) => list.length === 0);
+      const nothing = [outbox, sms, tracked, campaignPhones, blocklist, activity, channelMemory, deadLetters].every((list) => list.length === 0);
       if (totals === undefined && values.size === 0 && statistics.size === 0 && nothing) return undefined;
       const rows = emptyRows();
       if (totals !== undefined) {
@@ -406,7 +426,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       for (const r of db.prepare('SELECT portfolio, recipient, at, made_new FROM portfolio_recipients').all()) {
         rows.portfolios?.get(String(r['portfolio']))?.recipients.set(String(r['recipient']), [Number(r['at']), Number(r['made_new']) === 1]);
       }
-      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist, activity, channelMemory };
+      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist, activity, channelMemory, deadLetters };
     },
     write(step: StorageStep): void {
       writeStep(step);

@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEngine } from '../../src/engine.js';
 import { api, contacts, fastChannel, KEY_1, KEY_2, startServer, testFleet, waitFor, WAIT_BOUND_MS } from '../server/helpers.js';
+import { startSwitchedReceiver } from '../server/dead-letter-receiver.js';
 import { chromiumPath, launch, useKey, watchProblems } from './browser.js';
 
 const OPERATOR_KEY = 'test-operator-key-000000001';
@@ -221,6 +222,46 @@ describe.skipIf(chromiumPath === undefined)('the operator dashboard in Chromium'
     } finally {
       await page.close();
       await s.server.close();
+    }
+  });
+
+  it('lists dead letters with their last answer and replays one, then all, after a confirmation', async () => {
+    const receiver = await startSwitchedReceiver();
+    const s = await startServer({ apiKeys: keys, outbox: { initialDelayMs: 20, maxDelayMs: 50, probeIntervalMs: 20, maxAgeMs: 300, attemptTimeoutMs: 2_000 }, drainTimeoutMs: 100 });
+    const page = await browser.newPage();
+    const problems = watchProblems(page);
+    try {
+      expect((await api(s.url, '/messenger/config/', { body: { url_report_webhook: `${receiver.url}/reports` } })).status).toBe(200);
+      for (let i = 0; i < 2; i++) expect((await api(s.url, '/reports/', { body: { report_type: 'numbers' } })).status).toBe(202);
+      await waitFor(async () => (await api(s.url, '/messenger/webhooks/dead-letters/')).json.dead_letters.length === 2, 'two dead letters');
+      const [newest, oldest] = (await api(s.url, '/messenger/webhooks/dead-letters/')).json.dead_letters;
+      await page.goto(`${s.url}/dashboard/`);
+      await useKey(page, KEY_1);
+      await until(page, () => document.querySelectorAll('#dead-letters tr[data-event-id]').length === 2);
+      expect(await page.$$eval('#dead-letters tr[data-event-id]', (trs) => trs.map((tr) => tr.getAttribute('data-event-id')))).toEqual([newest.event_id, oldest.event_id]);
+      const row = `#dead-letters tr[data-event-id="${oldest.event_id}"]`;
+      expect(await page.textContent(`${row} .last-error`)).toMatch(/^HTTP 500/);
+      expect(await page.textContent(row)).toContain(`${receiver.url}/reports`);
+      expect(await page.textContent(row)).toMatch(/ago/);
+
+      receiver.failing = false;
+      await page.click(`${row} button[data-action=replay]`);
+      await page.waitForSelector('#confirm[open]', waitOpts);
+      expect(await page.textContent('#confirm-text')).toContain(oldest.event_id);
+      await page.click('#confirm-ok');
+      await until(page, () => document.querySelectorAll('#dead-letters tr[data-event-id]').length === 1);
+      await waitFor(() => receiver.accepted.some((a) => a.id === oldest.event_id), 'the replayed event delivered');
+
+      await page.click('#dead-letters-replay-all');
+      await page.waitForSelector('#confirm[open]', waitOpts);
+      await page.click('#confirm-ok');
+      await until(page, () => document.querySelectorAll('#dead-letters tr[data-event-id]').length === 0);
+      await waitFor(() => receiver.accepted.some((a) => a.id === newest.event_id), 'the other replayed event delivered');
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+      await s.server.close();
+      await receiver.close();
     }
   });
 });

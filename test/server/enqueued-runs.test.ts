@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Outbox, type OutboxEvent, type OutboxOptions } from '../../src/events/outbox.js';
 import { uuidV4, uuidV4At, UUID_V4_PATTERN } from '../../src/events/uuid.js';
-import { EnqueuedRuns, hsmOrder, isRun, runEventId, storedRun, type EnqueuedRun, type WrittenEvent } from '../../src/server/enqueued-runs.js';
+import { EnqueuedRuns, hsmOrder, isReplay, isRun, runEventId, storedRun, type EnqueuedRun, type WrittenEvent } from '../../src/server/enqueued-runs.js';
 import { T0, seededRandom } from '../events/helpers.js';
 
 /** Two receivers: a.test (two URLs, one origin, so they share its room) and b.test. */
@@ -178,7 +178,8 @@ class Restart implements fc.Command<Model, Real> {
     r.runs = makeRuns(m, r.outbox);
     for (const row of rows) if (isRun(row)) r.runs.add(row.run);
     for (const row of rows) {
-      if (isRun(row)) continue;
+      // This model writes no replayed dead letters.
+      if (isRun(row) || isReplay(row)) continue;
       r.runs.releaseOrder(row.order, m.now);
       r.outbox.enqueue(row, m.now);
     }

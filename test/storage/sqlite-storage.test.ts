@@ -196,6 +196,40 @@ describe('SQLite storage', () => {
     expect(Object.fromEntries(loaded.values)).toEqual({ nextContactId: 3 });
   });
 
+  it('keeps dead letters in the order written, drops them in the step that says so, and upgrades a schema 4 database to hold them', async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    storage.write({
+      outboxPut: [
+        ['e1', { id: 'e1' }],
+        ['e2', { id: 'e2' }],
+      ],
+    });
+    storage.close();
+    const Libsql = ((await import('libsql')) as unknown as { default: new (path: string) => { exec(sql: string): void; close(): void } }).default;
+    const db = new Libsql(join(dir, 'sendpool.db'));
+    db.exec("DROP TABLE dead_letters; UPDATE meta SET value = '4' WHERE key = 'schema'");
+    db.close();
+    const again = await openSqliteStorage(dir);
+    expect(again.load()!.deadLetters).toEqual([]);
+    // Dead-lettered: out of the outbox and into the dead letters in one step.
+    again.write({
+      outboxDelete: ['e1', 'e2'],
+      deadLetters: [
+        ['e1', 1, 10, { id: 'e1' }],
+        ['e2', 2, 11, { id: 'e2' }],
+      ],
+    });
+    // e1 replayed (back into the outbox) and dead-lettered again: it goes last.
+    again.write({ outboxPut: [['e1', { replay: { id: 'e1' } }]], deadLetters: [['e1', 1, 0, null]] });
+    expect(again.load()!.outbox).toEqual([['e1', { replay: { id: 'e1' } }]]);
+    again.write({ outboxDelete: ['e1'], deadLetters: [['e1', 1, 12, { id: 'e1', again: true }]] });
+    again.close();
+    const loaded = (await openSqliteStorage(dir)).load()!;
+    expect(loaded.outbox).toEqual([]);
+    expect(loaded.deadLetters).toEqual([{ id: 'e2' }, { id: 'e1', again: true }]);
+  });
+
   it('a step that fails writes nothing of itself', async () => {
     const storage = await openSqliteStorage(freshDir());
     const changes = {

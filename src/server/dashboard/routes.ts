@@ -2,12 +2,14 @@
  * The operator dashboard's routes: the page and its two files under /dashboard/ (no key: they hold
  * no data and no secret), and its data under /dashboard/api/ (the API's key, the API's scope: a
  * company's key sees its businesses, an operator key every business). Actions go through the
- * operator endpoints (/operator/numbers/…/pause/ and the rest), not through routes of its own.
+ * operator endpoints (/operator/numbers/…/pause/ and the rest), except the replay of dead letters,
+ * which is under /dashboard/api/dead-letters/ (an operator key opens no /messenger/ route).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { errorResponse } from '../../contract/responses.js';
 import type { ServerContext } from '../context.js';
 import { answer } from '../http-errors.js';
+import { registerDeadLetterRoutes } from '../routes/dead-letters.js';
 import { ASSET_FILES, DASHBOARD_HEADERS, loadAssets, type AssetName } from './assets.js';
 import { QueryReader } from './query.js';
 import type { DashboardState } from './state.js';
@@ -98,6 +100,9 @@ export function dashboardRoutes(app: FastifyInstance, ctx: ServerContext, state:
       return q.problems.length > 0 ? undefined : webhooksView(ctx, state, targets, request, p);
     }),
   );
+
+  // Dead letters: the key's company's (an operator key's: every company's), replayed from the page.
+  registerDeadLetterRoutes(app, ctx, '/dashboard/api/dead-letters', (request) => (request.operator ? null : request.companyId), { ...DASHBOARD_HEADERS, 'cache-control': 'no-store' });
 
   // A campaign's pool is known from its accepted request, before its first message goes.
   app.addHook('onResponse', async (request, reply) => {

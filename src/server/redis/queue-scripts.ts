@@ -14,6 +14,7 @@
  *   <p>outbox             stream of webhook events, written with the step that made them
  */
 import { CAMPAIGN_LUA } from '../../redis/scripts/campaign.js';
+import { DEAD_LETTER_LUA } from './shared-dead-letters.js';
 import { MEMORY_WRITE_LUA } from './shared-memory.js';
 
 /**
@@ -40,6 +41,9 @@ import { MEMORY_WRITE_LUA } from './shared-memory.js';
  *       `<p>req:<request>` are kept (ms), and their ids (shared-phones.ts),
  *       then the count m of memory entries, the entries a generation holds, and m pairs (key,
  *       value; '' deletes) for the shared memory (shared-memory.ts),
+ *       then the count d of dead letters, the most kept per company, the oldest time kept (ms),
+ *       and d groups of five: company, event id, time, family, the dead letter's JSON
+ *       (shared-dead-letters.ts; written with the step that acknowledges their events),
  *       then the events' JSON.
  * `<p>st:c<company>:{camp:<id>}:…` are the campaign statistics of shared-statistics.ts.
  * `<p>backlog` counts the contacts of the chunks not done (the intake bound of every instance).
@@ -47,6 +51,7 @@ import { MEMORY_WRITE_LUA } from './shared-memory.js';
  */
 export const STEP_SCRIPT = `
 ${CAMPAIGN_LUA}
+${DEAD_LETTER_LUA}
 local group = ARGV[1]
 local me = ARGV[3]
 local applied = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'step:' .. ARGV[4]
@@ -173,6 +178,14 @@ if m > 0 then
   ${MEMORY_WRITE_LUA}
   memory_write(statsRoot:sub(1, -4) .. 'mem:', generation, at, m)
   at = at + 2 * m
+end
+local dl = tonumber(ARGV[at])
+local dlKeep = tonumber(ARGV[at + 1])
+local dlOldest = ARGV[at + 2]
+at = at + 3
+for j = 1, dl do
+  dl_add(statsRoot:sub(1, -4) .. 'dl:', ARGV[at], ARGV[at + 1], ARGV[at + 2], ARGV[at + 3], ARGV[at + 4], dlKeep, dlOldest)
+  at = at + 5
 end
 if at <= #ARGV and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('XGROUP', 'CREATE', KEYS[2], ARGV[2], '0', 'MKSTREAM')

@@ -112,6 +112,15 @@ export interface QueueStep {
    * entries a generation holds.
    */
   readonly memory?: { readonly pairs: readonly string[]; readonly generation: number };
+  /**
+   * Dead letters (shared-dead-letters.ts), written with the step that acknowledges their events,
+   * with the bounds that apply: the most kept per company, and the oldest time kept.
+   */
+  readonly deadLetters?: {
+    readonly letters: readonly { readonly companyId: number; readonly id: string; readonly at: number; readonly family: string; readonly json: string }[];
+    readonly keep: number;
+    readonly oldest: number;
+  };
 }
 
 /** Options of {@link ContactQueue}. */
@@ -165,6 +174,11 @@ export class ContactQueue {
 
   get outboxKey(): string {
     return `${this.#prefix}outbox`;
+  }
+
+  /** The shared outbox's consumer group. */
+  get outboxGroup(): string {
+    return OUTBOX_GROUP;
   }
 
   get smsKey(): string {
@@ -291,7 +305,8 @@ export class ContactQueue {
     const answered = step.smsAnswered ?? [];
     const reports = step.statistics?.reports ?? [];
     const memory = step.memory?.pairs ?? [];
-    if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length + memory.length === 0) return { ids: [], lost: [] };
+    const dead = step.deadLetters?.letters ?? [];
+    if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length + memory.length + dead.length === 0) return { ids: [], lost: [] };
     const args = [
       GROUP,
       OUTBOX_GROUP,
@@ -311,7 +326,10 @@ export class ContactQueue {
     // The requests whose chunks this step writes: committed (shared-phones.ts).
     const requests = [...new Set((step.chunks ?? []).map((c) => c.requestId))];
     args.push(reports.length / 6, RETAIN_CONTACTS_MS, step.statistics?.at ?? 0, ...reports, requests.length, COMMIT_TTL_MS, ...requests);
-    args.push(memory.length / 2, step.memory?.generation ?? 1, ...memory, ...events);
+    args.push(memory.length / 2, step.memory?.generation ?? 1, ...memory);
+    args.push(dead.length, step.deadLetters?.keep ?? 0, step.deadLetters?.oldest ?? 0);
+    for (const d of dead) args.push(d.companyId, d.id, d.at, d.family, d.json);
+    args.push(...events);
     const [ids, lost] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[]];
     return { ids, lost };
   }

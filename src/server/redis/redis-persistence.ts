@@ -15,7 +15,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { OutboxEvent } from '../../events/outbox.js';
-import { storedRun, type EnqueuedRun, type WrittenEvent } from '../enqueued-runs.js';
+import { DEFAULT_DEAD_LETTER_AGE_MS, DEFAULT_DEAD_LETTERS_PER_COMPANY, type DeadLetter } from '../dead-letters.js';
+import { storedRun, writtenId, type EnqueuedRun, type WrittenEvent } from '../enqueued-runs.js';
 import type { OutgoingSms } from '../channel.js';
 import type { Persistence } from '../persistence.js';
 import type { ChunkBody, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
@@ -56,6 +57,8 @@ interface Deps {
   readonly maxHeldEvents?: number;
   /** How long changes nobody waits for may gather, in ms. @default 25 */
   readonly lazyMs?: number;
+  /** The bounds of the shared dead letters (dead-letters.ts). @default the book's defaults */
+  readonly deadLetters?: { readonly maxPerCompany: number; readonly maxAgeMs: number };
 }
 
 /** Pause before a failed step is written again, growing to the last. */
@@ -73,6 +76,8 @@ export class RedisPersistence implements Persistence {
   #retry: { step: QueueStep; waiters: { resolve: () => void; reject: (e: unknown) => void }[] } | undefined;
   #chunks: ChunkBody[] = [];
   #delivered: string[] = [];
+  /** Dead letters to write with the step that acknowledges their events. */
+  #deadLetters: DeadLetter[] = [];
   /** The contact whose notifications are being staged (tied to its chunk). */
   #about: object | undefined;
   /** Webhook events and SMS held: event id (SMS id) -> stream entry id. */
@@ -200,6 +205,15 @@ export class RedisPersistence implements Persistence {
     this.kick();
   }
 
+  /**
+   * A dead-lettered event: written to the shared dead letters with the next step, the one that
+   * acknowledges the event (`delivered`, called in the same turn).
+   */
+  stageDeadLetter(d: DeadLetter): void {
+    this.#deadLetters.push(d);
+    this.schedule();
+  }
+
   flush(): Promise<void> {
     return this.commit();
   }
@@ -223,11 +237,23 @@ export class RedisPersistence implements Persistence {
       const delivered = this.#delivered;
       const sms = this.#sms;
       const smsAnswered = this.#smsAnswered;
+      const dead = this.#deadLetters;
+      this.#deadLetters = [];
       this.#chunks = [];
       this.#delivered = [];
       this.#sms = [];
       this.#smsAnswered = [];
-      step = { id: randomUUID(), ...this.#deps.shared.takeStep(), chunks, delivered, sms, smsAnswered, statistics: this.#deps.statistics.take(), memory: this.#deps.memory?.take() };
+      step = {
+        id: randomUUID(),
+        ...this.#deps.shared.takeStep(),
+        chunks,
+        delivered,
+        sms,
+        smsAnswered,
+        statistics: this.#deps.statistics.take(),
+        memory: this.#deps.memory?.take(),
+        ...(dead.length > 0 ? { deadLetters: this.#deadLetterStep(dead) } : {}),
+      };
     }
     let ok = false;
     try {
@@ -253,7 +279,7 @@ export class RedisPersistence implements Persistence {
         this.#deps.shared.dirty ||
         this.#deps.statistics.dirty ||
         this.#deps.memory?.pending() === true ||
-        this.#delivered.length + this.#sms.length + this.#smsAnswered.length > 0
+        this.#delivered.length + this.#sms.length + this.#smsAnswered.length + this.#deadLetters.length > 0
       ) {
         if (this.#waiters.length > 0) void this.#write();
         else this.schedule();
@@ -268,6 +294,17 @@ export class RedisPersistence implements Persistence {
     }
     const pause = RETRY_MS[Math.min(this.#failures, RETRY_MS.length) - 1]!;
     setTimeout(() => void this.#write(), pause).unref();
+  }
+
+  #deadLetterStep(dead: readonly DeadLetter[]): NonNullable<QueueStep['deadLetters']> {
+    const bounds = this.#deps.deadLetters;
+    const newest = Math.max(...dead.map((d) => d.deadLetteredAt));
+    return {
+      letters: dead.map((d) => ({ companyId: d.event.companyId, id: d.event.id, at: d.deadLetteredAt, family: d.event.family, json: JSON.stringify(d) })),
+      keep: bounds?.maxPerCompany ?? DEFAULT_DEAD_LETTERS_PER_COMPANY,
+      // By the server's clock (the time of the newest): the one the dead letters' times are of.
+      oldest: newest - (bounds?.maxAgeMs ?? DEFAULT_DEAD_LETTER_AGE_MS),
+    };
   }
 
   /** Starts feeding the instance (and renewing what it holds). */
@@ -336,14 +373,14 @@ export class RedisPersistence implements Persistence {
     const items: (WrittenEvent | OutgoingSms)[] = [];
     for (const c of claimed) {
       const item = JSON.parse(c.json) as WrittenEvent | OutgoingSms;
-      const id = 'smsId' in item ? item.smsId : 'run' in item ? item.run.id : item.id;
+      const id = 'smsId' in item ? item.smsId : writtenId(item);
       if (held.has(id)) continue;
       held.set(id, c.entryId);
       items.push(item);
     }
     if (items.length === 0) return;
     // Their notifications and callbacks are signed with the companies' shared secrets.
-    await this.#deps.prepare?.(items.map((e) => ('run' in e ? e.run.companyId : e.companyId)));
+    await this.#deps.prepare?.(items.map((e) => ('run' in e ? e.run.companyId : 'replay' in e ? e.replay.companyId : e.companyId)));
     if (kind === 'events') this.#deps.deliver(items as WrittenEvent[]);
     else this.#deps.sendSms(items as OutgoingSms[]);
   }

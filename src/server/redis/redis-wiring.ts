@@ -31,6 +31,7 @@ import { ContactIdBlocks } from './contact-ids.js';
 import { ContactQueue } from './queue.js';
 import { RedisPersistence } from './redis-persistence.js';
 import { SharedBlocklist } from './shared-blocklist.js';
+import { sharedDeadLetters } from './shared-dead-letters.js';
 import { SharedDispatch } from './shared-dispatch.js';
 import { SharedMemory, decodeRow, memoryPairs } from './shared-memory.js';
 import { SharedPhones } from './shared-phones.js';
@@ -103,6 +104,10 @@ export interface RedisPersistenceDeps {
   /** Puts written webhook events in the outbox (runs to the notifier) and kicks the delivery worker. */
   readonly deliver: (events: readonly WrittenEvent[]) => void;
   readonly log: FastifyBaseLogger;
+  /** Bounds of the fleet's dead letters. */
+  readonly deadLetters: { readonly maxPerCompany: number; readonly maxAgeMs: number };
+  /** The server's clock (what dead letters are aged by). */
+  readonly now: () => number;
 }
 
 /** The persistence of an instance on Redis, and what the routes read of the fleet's state. */
@@ -134,6 +139,18 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
     sendSms: (items) => sms.enqueue(items),
     smsRoom: () => Math.max(0, Math.min(1000, sms.maxQueued - sms.queued - sms.inFlight)),
     onWriteError: (e) => log.warn({ err: e }, 'Redis step not written: trying again (intake and sending wait)'),
+    deadLetters: deps.deadLetters,
+  });
+  // The fleet's dead letters: written with the step that acknowledges their events, replayed by any instance.
+  const deadLetters = sharedDeadLetters({
+    client: options.client,
+    prefix: parts.prefix,
+    outboxKey: parts.queue.outboxKey,
+    outboxGroup: parts.queue.outboxGroup,
+    ...deps.deadLetters,
+    now: deps.now,
+    stage: (d) => persistence.stageDeadLetter(d),
+    kick: () => persistence.kick(),
   });
   const context: NonNullable<ServerContext['redis']> = {
     ids: parts.ids,
@@ -145,6 +162,7 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
   return {
     persistence,
     context,
+    deadLetters,
     /** The fleet's gauges in /metrics. */
     metrics: {
       ...(options.syncState ? { syncState: options.syncState } : {}),

@@ -2,8 +2,8 @@
 //
 // It polls the server's /dashboard/api/ endpoints with the key the user typed (kept in this tab's
 // sessionStorage only, sent as the API expects: x-api-key-id), renders small pages of each list,
-// keeps the output samples it was given for the charts, and pauses or resumes numbers and
-// templates through the operator endpoints after a confirmation. Everything it draws is made with
+// keeps the output samples it was given for the charts, pauses or resumes numbers and templates
+// through the operator endpoints and replays dead letters after a confirmation. Everything it draws is made with
 // the DOM (no inline code or styles: the page's Content-Security-Policy forbids them).
 
 const KEY_STORAGE = 'sendpool.dashboard.key';
@@ -24,6 +24,9 @@ const lists = {
   campaigns: { offset: 0, limit: 20, total: 0 },
   webhooks: { offset: 0, limit: 20, total: 0 },
 };
+
+/** The newest dead letters shown (the API pages them by cursor; the page shows the first page). */
+const DEAD_LETTERS_SHOWN = 50;
 
 /** Output samples the page has been given: per pool, and the total; `since` asks only for newer ones. */
 const samples = { pools: new Map(), total: { t: [], output: [] }, since: 0 };
@@ -119,12 +122,13 @@ async function poll() {
   const mine = ++current;
   let again = true;
   try {
-    const [pools, numbers, templates, campaigns, webhooks] = await Promise.all([
+    const [pools, numbers, templates, campaigns, webhooks, deadLetters] = await Promise.all([
       request(listUrl('pools', { since: samples.since })),
       request(listUrl('numbers', { q: lists.numbers.q, status: lists.numbers.status })),
       request(listUrl('templates')),
       request(listUrl('campaigns')),
       request(listUrl('webhooks')),
+      request(api(`dead-letters/?limit=${DEAD_LETTERS_SHOWN}`)),
     ]);
     if (mine !== current) return;
     showError('');
@@ -134,6 +138,7 @@ async function poll() {
     renderTemplates(templates);
     renderCampaigns(campaigns);
     renderWebhooks(webhooks);
+    renderDeadLetters(deadLetters, pools.now);
     setLive(`live · ${time(pools.now)}`, true);
     document.body.dataset.updated = String(Date.now());
   } catch (e) {
@@ -459,16 +464,47 @@ function renderWebhooks(data) {
   pager('webhooks', data.total, data.offset, data.limit);
 }
 
+function renderDeadLetters(data, now) {
+  const list = data.dead_letters;
+  $('dead-letters-shown').textContent = data.next_before === null ? number(list.length) : `newest ${number(list.length)}`;
+  $('dead-letters-replay-all').disabled = list.length === 0;
+  const rows = list.map((d) =>
+    h(
+      'tr',
+      { 'data-event-id': d.event_id, 'data-family': d.family },
+      h('td', {}, d.family),
+      h('td', { class: 'wrap' }, d.url),
+      h('td', { title: d.dead_lettered_at }, relative(Date.parse(d.dead_lettered_at), now)),
+      h('td', { class: 'num attempts', 'data-value': d.attempts }, number(d.attempts)),
+      h('td', { class: 'wrap last-error' }, d.last_error),
+      h(
+        'td',
+        {},
+        h('button', { type: 'button', class: 'small', 'data-action': 'replay', onclick: () => confirmAction({ kind: 'dead-letter', id: d.event_id, action: 'replay', family: d.family }) }, 'Replay…'),
+      ),
+    ),
+  );
+  $('dead-letters').replaceChildren(...(rows.length > 0 ? rows : [emptyRow(6, 'No dead letter: every webhook event was delivered or is still being tried.')]));
+}
+
 // ------------------------------------------------------------------------------ actions
 
 let pending;
 
-/** Opens the confirmation dialog for a pause or a resume. */
+/** Opens the confirmation dialog for a pause, a resume or a replay. */
 function confirmAction(what) {
   pending = what;
   const label = what.kind === 'number' ? `number ${what.id}` : `template ${what.name} (#${what.id})`;
-  $('confirm-title').textContent = what.action === 'pause' ? 'Pause' : 'Resume';
-  $('confirm-text').textContent = what.action === 'pause' ? `Pause ${label}? It leaves every pool it is in at once: output falls by its share.` : `Resume ${label}? It rejoins its pools at once.`;
+  if (what.kind === 'dead-letter' || what.kind === 'dead-letters') {
+    $('confirm-title').textContent = 'Replay';
+    $('confirm-text').textContent =
+      what.kind === 'dead-letter'
+        ? `Replay the ${what.family} event ${what.id}? It is delivered again under its event id.`
+        : 'Replay every dead letter shown and any older one? Each is delivered again under its event id.';
+  } else {
+    $('confirm-title').textContent = what.action === 'pause' ? 'Pause' : 'Resume';
+    $('confirm-text').textContent = what.action === 'pause' ? `Pause ${label}? It leaves every pool it is in at once: output falls by its share.` : `Resume ${label}? It rejoins its pools at once.`;
+  }
   $('confirm-end').hidden = what.action !== 'pause';
   $('confirm-duration').value = '';
   $('confirm-until').hidden = true;
@@ -481,6 +517,8 @@ function confirmAction(what) {
 async function runAction() {
   const what = pending;
   if (!what) return;
+  if (what.kind === 'dead-letter') return void (await request(api(`dead-letters/${encodeURIComponent(what.id)}/replay/`), { method: 'POST' }));
+  if (what.kind === 'dead-letters') return void (await request(api('dead-letters/replay/'), { method: 'POST' }));
   let body;
   if (what.action === 'pause') {
     const choice = $('confirm-duration').value;
@@ -540,6 +578,7 @@ function start() {
   $('confirm-duration').addEventListener('change', (e) => {
     $('confirm-until').hidden = e.target.value !== 'until';
   });
+  $('dead-letters-replay-all').addEventListener('click', () => confirmAction({ kind: 'dead-letters', action: 'replay-all' }));
   $('confirm-cancel').addEventListener('click', () => $('confirm').close());
   $('confirm-form').addEventListener('submit', async (e) => {
     e.preventDefault();

@@ -1,0 +1,70 @@
+/**
+ * Where the server keeps its dead letters, whatever keeps its state: the book in this process
+ * (memory, and on the durable server written with each step), or Redis (shared by every instance:
+ * redis/shared-dead-letters.ts). The routes (routes/dead-letters.ts) and the delivery worker's
+ * outcomes go through this interface only.
+ *
+ * A replay puts the event back into the outbox under its event id (`Outbox.replay`: due at once,
+ * whatever the outbox remembers of that id) and takes it out of the dead letters in the same step:
+ * on the durable server and on Redis the replay is kept before it is answered.
+ */
+import type { Clock } from '../core/clock.js';
+import type { OutboxEvent, WebhookFamily } from '../events/outbox.js';
+import { type DeadLetter, type DeadLetterBook, type DeadLetterPage, type DeadLetterQuery } from './dead-letters.js';
+import type { Durability } from './durability.js';
+
+/** The server's dead letters (`scope`: a company's, or null for every company's: an operator key). */
+export interface DeadLetterStore {
+  /** A dead-lettered event: kept (on the durable server and Redis with the step that ends its delivery). */
+  deadLettered(d: DeadLetter): void;
+  /** A page, newest first. */
+  list(scope: number | null, query: DeadLetterQuery): Promise<DeadLetterPage>;
+  /** Replays one dead letter; undefined when there is none with this id in the scope. Resolves once the replay is kept. */
+  replay(scope: number | null, eventId: string): Promise<DeadLetter | undefined>;
+  /** Replays every dead letter of the scope (of a family); answers how many. Resolves once kept. */
+  replayAll(scope: number | null, family?: WebhookFamily): Promise<number>;
+  /** Dead letters kept, per family (the gauge). */
+  counts(): Promise<ReadonlyMap<WebhookFamily, number>>;
+  /** Every dead letter (the snapshot file of the server in memory); undefined when kept elsewhere (Redis). */
+  rows(): readonly DeadLetter[] | undefined;
+}
+
+interface LocalDeps {
+  readonly book: DeadLetterBook;
+  readonly clock: Clock;
+  /** The durable server's group commit; undefined in memory. */
+  readonly durability: () => Durability | undefined;
+  /** Puts replayed events back into the outbox (in memory: at once). */
+  readonly replayNow: (events: readonly OutboxEvent[]) => void;
+}
+
+/** The dead letters of one process: in memory, or on the durable server written with each step. */
+export function localDeadLetters(deps: LocalDeps): DeadLetterStore {
+  const { book, clock } = deps;
+  const replay = async (letters: readonly DeadLetter[]) => {
+    if (letters.length === 0) return;
+    const events = letters.map((d) => d.event);
+    const durability = deps.durability();
+    if (durability === undefined) return deps.replayNow(events);
+    // Written back to the outbox table, and out of the dead letters (the book's changes), in one
+    // step; the events go into the outbox once it is written (Durability's onWritten).
+    durability.replay(events);
+    await durability.commit();
+  };
+  return {
+    deadLettered: (d) => book.add(d, clock.now()),
+    list: async (scope, query) => book.list(scope, query, clock.now()),
+    replay: async (scope, eventId) => {
+      const d = book.take(scope, eventId);
+      if (d) await replay([d]);
+      return d;
+    },
+    replayAll: async (scope, family) => {
+      const letters = book.takeAll(scope, family);
+      await replay(letters);
+      return letters.length;
+    },
+    counts: async () => book.counts(),
+    rows: () => book.rows(),
+  };
+}

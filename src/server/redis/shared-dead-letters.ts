@@ -1,0 +1,181 @@
+/**
+ * The dead letters of the server on Redis, shared by every instance: the instance whose delivery
+ * dead-letters an event writes it with the step that acknowledges the event in the shared outbox
+ * (queue.ts, STEP_SCRIPT); any instance lists them and replays them. A replay is one script: the
+ * dead letter goes, and the event goes back into the shared outbox as a replay (`{ replay: event }`:
+ * the instance that claims it puts it into its outbox with `Outbox.replay`, even if that instance
+ * remembers the id as finished).
+ *
+ * Keys (`<p>` the queue's prefix with its hash tag, so the scripts run in one Cluster slot):
+ *   <p>dl:h             hash: event id -> the dead letter (JSON, dead-letters.ts's DeadLetter)
+ *   <p>dl:t             sorted set of every dead letter's event id by the time it was dead-lettered
+ *   <p>dl:t:<company>   the same, per company (the per-company bound)
+ *   <p>dl:q, dl:q:<c>   the same ids by the order they were dead-lettered (a counter, <p>dl:seq):
+ *                       a replay of all goes in this order, so a contact's notifications keep theirs
+ *   <p>dl:n             hash: family -> dead letters kept (the gauge)
+ * Bounds as in the book of one process: per company the newest `maxPerCompany`, none older than
+ * `maxAgeMs` (dropped when one is added, and before a list).
+ */
+import { runScript, script } from '../../redis/script-runner.js';
+import type { WebhookFamily } from '../../events/outbox.js';
+import { afterCursor, formatCursor, type DeadLetter, type DeadLetterPage } from '../dead-letters.js';
+import type { DeadLetterStore } from '../dead-letter-store.js';
+import type { QueueClient } from './queue.js';
+
+/**
+ * Lua functions over the dead-letter keys (`root` is `<p>dl:`): `dl_drop(root, id)` removes one
+ * (answers its JSON or false), `dl_add(root, company, id, score, family, json, keep, oldest)` keeps
+ * one and applies the company's bounds, `dl_prune(root, oldest)` drops every one older.
+ */
+export const DEAD_LETTER_LUA = `
+local function dl_drop(root, id)
+  local json = redis.call('HGET', root .. 'h', id)
+  if not json then return false end
+  local d = cjson.decode(json)
+  redis.call('HDEL', root .. 'h', id)
+  redis.call('ZREM', root .. 't', id)
+  redis.call('ZREM', root .. 't:' .. tostring(d.event.companyId), id)
+  redis.call('ZREM', root .. 'q', id)
+  redis.call('ZREM', root .. 'q:' .. tostring(d.event.companyId), id)
+  if redis.call('HINCRBY', root .. 'n', d.event.family, -1) <= 0 then redis.call('HDEL', root .. 'n', d.event.family) end
+  return json
+end
+local function dl_add(root, company, id, score, family, json, keep, oldest)
+  dl_drop(root, id)
+  local zc = root .. 't:' .. company
+  redis.call('HSET', root .. 'h', id, json)
+  redis.call('ZADD', root .. 't', score, id)
+  redis.call('ZADD', zc, score, id)
+  local seq = redis.call('INCR', root .. 'seq')
+  redis.call('ZADD', root .. 'q', seq, id)
+  redis.call('ZADD', root .. 'q:' .. company, seq, id)
+  redis.call('HINCRBY', root .. 'n', family, 1)
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', zc, '-inf', '(' .. oldest)) do dl_drop(root, old) end
+  local extra = redis.call('ZCARD', zc) - keep
+  if extra > 0 then
+    for _, old in ipairs(redis.call('ZRANGE', zc, 0, extra - 1)) do dl_drop(root, old) end
+  end
+end
+local function dl_prune(root, oldest)
+  for _, old in ipairs(redis.call('ZRANGEBYSCORE', root .. 't', '-inf', '(' .. oldest)) do dl_drop(root, old) end
+end
+`;
+
+/**
+ * Replays dead letters: each leaves the dead letters and goes back into the shared outbox as
+ * `{"replay": event}`, in one script.
+ * KEYS: [1] the outbox stream, [2] `<p>dl:t` (the slot; the rest derive from it).
+ * ARGV: [1] the outbox's group, [2] the scope: a company id, or '' for every company,
+ *       [3] 'one' or 'all', [4] the event id ('one') or a family ('all'; '' for every family).
+ * Returns the dead letters replayed (JSON).
+ */
+const REPLAY_SCRIPT = `
+${DEAD_LETTER_LUA}
+local root = string.sub(KEYS[2], 1, string.len(KEYS[2]) - 1)
+local scope = ARGV[2]
+local ids
+if ARGV[3] == 'one' then
+  ids = { ARGV[4] }
+elseif scope == '' then
+  ids = redis.call('ZRANGE', root .. 'q', 0, -1)
+else
+  ids = redis.call('ZRANGE', root .. 'q:' .. scope, 0, -1)
+end
+local out = {}
+for _, id in ipairs(ids) do
+  local json = redis.call('HGET', root .. 'h', id)
+  if json then
+    local d = cjson.decode(json)
+    if (scope == '' or tostring(d.event.companyId) == scope) and (ARGV[3] == 'one' or ARGV[4] == '' or d.event.family == ARGV[4]) then
+      dl_drop(root, id)
+      if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM') end
+      redis.call('XADD', KEYS[1], '*', 'e', cjson.encode({ replay = d.event }))
+      out[#out + 1] = json
+    end
+  end
+end
+return out
+`;
+
+/** Drops the dead letters older than ARGV[1] (epoch ms). KEYS: [1] `<p>dl:t`. */
+const PRUNE_SCRIPT = `
+${DEAD_LETTER_LUA}
+dl_prune(string.sub(KEYS[1], 1, string.len(KEYS[1]) - 1), ARGV[1])
+return 0
+`;
+
+const REPLAY = script(REPLAY_SCRIPT);
+const PRUNE = script(PRUNE_SCRIPT);
+
+/** Ids read from the sorted set per round of a list. */
+const LIST_BATCH = 200;
+
+export interface SharedDeadLettersDeps {
+  readonly client: QueueClient;
+  /** The queue's prefix (with its hash tag). */
+  readonly prefix: string;
+  /** The shared outbox stream and its group. */
+  readonly outboxKey: string;
+  readonly outboxGroup: string;
+  readonly maxPerCompany: number;
+  readonly maxAgeMs: number;
+  readonly now: () => number;
+  /** Writes a dead letter with the next step (the one that acknowledges its event). */
+  readonly stage: (d: DeadLetter) => void;
+  /** Events were put into the shared outbox: claim them. */
+  readonly kick: () => void;
+}
+
+/** The dead letters of the fleet, in Redis. */
+export function sharedDeadLetters(deps: SharedDeadLettersDeps): DeadLetterStore {
+  const { client, prefix } = deps;
+  const root = `${prefix}dl:`;
+  const replay = async (scope: number | null, mode: 'one' | 'all', what: string): Promise<DeadLetter[]> => {
+    const replayed = (await runScript(client, REPLAY, [deps.outboxKey, `${root}t`], [deps.outboxGroup, scope === null ? '' : String(scope), mode, what])) as string[];
+    if (replayed.length > 0) deps.kick();
+    return replayed.map((json) => JSON.parse(json) as DeadLetter);
+  };
+  return {
+    deadLettered: (d) => deps.stage(d),
+    list: async (scope, query) => {
+      await runScript(client, PRUNE, [`${root}t`], [deps.now() - deps.maxAgeMs]);
+      const key = scope === null ? `${root}t` : `${root}t:${scope}`;
+      const items: DeadLetter[] = [];
+      const before = query.before;
+      let offset = 0;
+      let more = false;
+      // Newest first (reverse score, then reverse id: ZREVRANGEBYSCORE's order), from the cursor on.
+      for (;;) {
+        const page = (await client.call('ZREVRANGEBYSCORE', key, before === undefined ? '+inf' : before.at, '-inf', 'LIMIT', offset, LIST_BATCH)) as string[];
+        if (page.length === 0) break;
+        offset += page.length;
+        const rows = (await client.call('HMGET', `${root}h`, ...page)) as (string | null)[];
+        for (const json of rows) {
+          if (json === null) continue;
+          const d = JSON.parse(json) as DeadLetter;
+          if (before !== undefined && !afterCursor(d, before)) continue;
+          if (query.family !== undefined && d.event.family !== query.family) continue;
+          if (items.length === query.limit) {
+            more = true;
+            break;
+          }
+          items.push(d);
+        }
+        if (more || page.length < LIST_BATCH) break;
+      }
+      const last = items[items.length - 1];
+      const answer: DeadLetterPage = { items, next: more && last ? formatCursor({ at: last.deadLetteredAt, id: last.event.id }) : null };
+      return answer;
+    },
+    replay: async (scope, eventId) => (await replay(scope, 'one', eventId))[0],
+    replayAll: async (scope, family) => (await replay(scope, 'all', family ?? '')).length,
+    counts: async () => {
+      const flat = (await client.call('HGETALL', `${root}n`)) as string[] | Record<string, string>;
+      const pairs = Array.isArray(flat) ? flat : Object.entries(flat).flat();
+      const out = new Map<WebhookFamily, number>();
+      for (let i = 0; i + 1 < pairs.length; i += 2) out.set(pairs[i] as WebhookFamily, Number(pairs[i + 1]));
+      return out;
+    },
+    rows: () => undefined,
+  };
+}
