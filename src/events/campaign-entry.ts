@@ -170,6 +170,16 @@ export function settleDue(c: CampaignEntry, now: number): string[] {
   return changed;
 }
 
+/** When the earliest failure window of the campaign's contacts ends (stale entries dropped), or undefined. */
+export function nextWindowEnd(c: CampaignEntry): number | undefined {
+  for (;;) {
+    const at = c.windows.peek();
+    if (at === undefined) return undefined;
+    if (c.contacts.get(c.windows.peekId()!)?.settleAt === at) return at;
+    c.windows.dropFirst();
+  }
+}
+
 /** The counts of a campaign recounted from its contacts' states (equal to `counts`; for checks). */
 export function recountEntry(c: CampaignEntry): CampaignCounts {
   const fresh = recount(c.contacts.values());

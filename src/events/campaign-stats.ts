@@ -15,7 +15,7 @@
 import { ArgumentError } from '../core/errors.js';
 import { ADMISSIONS, admitContact, campaignStatisticsPayload, contactStatus, type Admission, type CampaignCounts } from './campaign-counts.js';
 import { CampaignChangeLog } from './campaign-change-log.js';
-import { admitRange, awaitsSettling, newCampaignEntry, recountEntry, settleDue, settleEntry, updateContact, type CampaignEntry } from './campaign-entry.js';
+import { admitRange, awaitsSettling, newCampaignEntry, nextWindowEnd, recountEntry, settleDue, settleEntry, updateContact, type CampaignEntry } from './campaign-entry.js';
 import { campaignRow, contactRow, entryFromRow, snapshotContacts, snapshotFromRows } from './campaign-rows.js';
 import type { CampaignRow, CampaignStatisticsChanges, CampaignStatisticsOptions, CampaignStatisticsSnapshot, ContactRow, ContactStatusChange } from './campaign-stats-types.js';
 import { formatTime } from './datetime.js';
@@ -194,7 +194,7 @@ export class CampaignStatistics {
     // A finished campaign settles on a later call, as do contacts whose window ends: wake for them too.
     for (const c of this.#campaigns.values()) {
       if (awaitsSettling(c) && c.lastChangeAt + this.#retain < at) at = c.lastChangeAt + this.#retain;
-      const window = c.windows.peek();
+      const window = nextWindowEnd(c);
       if (window !== undefined && window < at) at = window;
     }
     return Number.isFinite(at) ? at : null;

@@ -19,6 +19,16 @@ export class SettleQueue {
     return this.#at[0];
   }
 
+  /** The contact of the earliest entry, or undefined when none is. */
+  peekId(): string | undefined {
+    return this.#ids[0];
+  }
+
+  /** Removes the earliest entry. */
+  dropFirst(): void {
+    if (this.#at.length > 0) this.#pop();
+  }
+
   push(at: number, contactId: string): void {
     const a = this.#at;
     const ids = this.#ids;
