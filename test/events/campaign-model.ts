@@ -413,6 +413,7 @@ export const campaignCommands = fc.commands(
     k.map((x) => new Send(x)),
     k.map((x) => new Send(x)),
     fc.tuple(k, fc.boolean(), fc.constantFrom<Again>('none', 'retry', 'failover'), fc.constantFrom(131000, DOES_NOT_EXIST_CODE)).map(([x, late, again, code]) => new Fail(x, late, again, code)),
+    fc.tuple(k, fc.boolean(), fc.constantFrom<Again>('retry', 'failover')).map(([x, late, again]) => new Fail(x, late, again, 131000)),
     fc.tuple(k, fc.constantFrom<HsmStatus>('SERVER', 'DEVICE', 'READ', 'REPLIED'), fc.boolean()).map(([x, s, b]) => new Progress(x, s, b)),
     k.map((x) => new Expire(x)),
     fc.tuple(k, fc.nat(5)).map(([x, j]) => new Duplicate(x, j)),
@@ -421,7 +422,7 @@ export const campaignCommands = fc.commands(
     fc.constant(new Batch()),
     fc.constantFrom<'rows' | 'snapshot'>('rows', 'snapshot').map((kind) => new Restart(kind)),
   ],
-  { maxCommands: 30 },
+  { maxCommands: 30, size: 'medium' },
 );
 
 /** A fresh model at `start`. */

@@ -160,7 +160,8 @@ local function campaign_report(acc, contacts, counts, dirty, live, ranges, windo
     if b == nil then b, at, w = a4, 0, 0 end
     natt, nprog, nstage, nsettle = campaign_status(adm, att, prog, stage, settle, tonumber(a3), tonumber(b), tonumber(at), tonumber(w))
   end
-  if nadm == adm and natt == att and nprog == prog and nstage == stage and nsettle == settle then return 0 end
+  -- Unchanged: nothing to write; but a new contact (unknown, not of a range) still gets its entry.
+  if nadm == adm and natt == att and nprog == prog and nstage == stage and nsettle == settle and (raw or known == '1') then return 0 end
   if raw or known == '1' then campaign_move(acc, classify(adm, prog, stage), -1) end
   campaign_move(acc, classify(nadm, nprog, nstage), 1)
   redis.call('HSET', contacts, contact, campaign_encode(nadm, natt, nprog, nstage, nsettle))
