@@ -206,7 +206,12 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
   // Schemas 2 to 4 have campaign contacts without a stage: the columns are added (NULL: the stage
   // the row's progress was counted as then, campaign-rows.ts).
-  const contactColumns = new Set(db.prepare('PRAGMA table_info(campaign_contacts)').all().map((c) => String(c['name'])));
+  const contactColumns = new Set(
+    db
+      .prepare('PRAGMA table_info(campaign_contacts)')
+      .all()
+      .map((c) => String(c['name'])),
+  );
   if (!contactColumns.has('stage')) db.exec('ALTER TABLE campaign_contacts ADD COLUMN stage INTEGER');
   if (!contactColumns.has('settle_at')) db.exec('ALTER TABLE campaign_contacts ADD COLUMN settle_at INTEGER NOT NULL DEFAULT 0');
   // Schemas 1 to 4 lack only tables and columns that were just created: upgrading is recording the new version.

@@ -52,7 +52,10 @@ function inProcess(): StatsUnderTest {
     },
     restart: async (kind) => {
       const before = s;
-      s = kind === 'rows' ? CampaignStatistics.fromRows({ lastBatchAt, campaigns: campaigns.values(), contacts: contacts.values() }, options) : CampaignStatistics.restore(JSON.parse(JSON.stringify(before.snapshot())), options);
+      s =
+        kind === 'rows'
+          ? CampaignStatistics.fromRows({ lastBatchAt, campaigns: campaigns.values(), contacts: contacts.values() }, options)
+          : CampaignStatistics.restore(JSON.parse(JSON.stringify(before.snapshot())), options);
       expect(s.counts(CAMPAIGN)).toEqual(before.counts(CAMPAIGN));
       expect(s.nextWakeAt()).toBe(before.nextWakeAt());
     },

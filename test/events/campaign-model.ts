@@ -201,7 +201,23 @@ export interface Real {
 }
 
 /** Counts that never decrease. */
-const MONOTONE: readonly (keyof CampaignCounts)[] = ['total', 'processed', 'sent', 'delivered', 'read', 'replied', 'blocklistResponse', 'failed', 'expired', 'doesNotExist', 'invalidPhone', 'invalidData', 'duplicated', 'blocked', 'alreadySent'];
+const MONOTONE: readonly (keyof CampaignCounts)[] = [
+  'total',
+  'processed',
+  'sent',
+  'delivered',
+  'read',
+  'replied',
+  'blocklistResponse',
+  'failed',
+  'expired',
+  'doesNotExist',
+  'invalidPhone',
+  'invalidData',
+  'duplicated',
+  'blocked',
+  'alreadySent',
+];
 
 async function record(m: Model, r: Real, change: Omit<ContactStatusChange, 'campaignId' | 'at'>): Promise<ContactStatusChange> {
   const full: ContactStatusChange = { campaignId: CAMPAIGN, at: m.now, ...change };
@@ -249,7 +265,7 @@ class Submit implements Step {
 /** The engine refuses a queued contact after intake (an invalid phone). */
 class EngineReject implements Step {
   constructor(readonly k: number) {}
-  check = (m: Readonly<Model>) => pick(m as Model, this.k, (s) => s.phase === 'queued' && s.attempt === -1) !== undefined;
+  check = (m: Readonly<Model>) => pick(m, this.k, (s) => s.phase === 'queued' && s.attempt === -1) !== undefined;
   async run(m: Model, r: Real): Promise<void> {
     const s = pick(m, this.k, (x) => x.phase === 'queued' && x.attempt === -1)!;
     s.phase = 'ended';
@@ -262,7 +278,7 @@ class EngineReject implements Step {
 
 class Send implements Step {
   constructor(readonly k: number) {}
-  check = (m: Readonly<Model>) => pick(m as Model, this.k, (s) => s.phase === 'queued') !== undefined;
+  check = (m: Readonly<Model>) => pick(m, this.k, (s) => s.phase === 'queued') !== undefined;
   async run(m: Model, r: Real): Promise<void> {
     const s = pick(m, this.k, (x) => x.phase === 'queued')!;
     // The server sends only what can still be sent.
@@ -289,7 +305,7 @@ class Fail implements Step {
   #phase(): ServerSide['phase'] {
     return this.late ? 'sent' : 'queued';
   }
-  check = (m: Readonly<Model>) => pick(m as Model, this.k, (s) => s.phase === this.#phase()) !== undefined;
+  check = (m: Readonly<Model>) => pick(m, this.k, (s) => s.phase === this.#phase()) !== undefined;
   async run(m: Model, r: Real): Promise<void> {
     const s = pick(m, this.k, (x) => x.phase === this.#phase())!;
     // The server sends again only within the window of the send, and never after a delivery.
@@ -313,7 +329,7 @@ class Progress implements Step {
     readonly status: HsmStatus,
     readonly blocklist: boolean,
   ) {}
-  check = (m: Readonly<Model>) => pick(m as Model, this.k, (s) => s.phase === 'sent') !== undefined;
+  check = (m: Readonly<Model>) => pick(m, this.k, (s) => s.phase === 'sent') !== undefined;
   async run(m: Model, r: Real): Promise<void> {
     const s = pick(m, this.k, (x) => x.phase === 'sent')!;
     const change = await record(m, r, {
@@ -331,7 +347,7 @@ class Progress implements Step {
 
 class Expire implements Step {
   constructor(readonly k: number) {}
-  check = (m: Readonly<Model>) => pick(m as Model, this.k, (s) => s.phase !== 'ended') !== undefined;
+  check = (m: Readonly<Model>) => pick(m, this.k, (s) => s.phase !== 'ended') !== undefined;
   async run(m: Model, r: Real): Promise<void> {
     const s = pick(m, this.k, (x) => x.phase !== 'ended')!;
     await record(m, r, { contactId: s.id, retryIndex: s.attempt < 0 ? null : s.attempt, status: 'EXPIRED' });
@@ -347,7 +363,7 @@ class Duplicate implements Step {
     readonly k: number,
     readonly j: number,
   ) {}
-  check = (m: Readonly<Model>) => pick(m as Model, this.k, (s) => s.phase === 'sent' && s.sendStatuses.length > 1) !== undefined;
+  check = (m: Readonly<Model>) => pick(m, this.k, (s) => s.phase === 'sent' && s.sendStatuses.length > 1) !== undefined;
   async run(m: Model, r: Real): Promise<void> {
     const s = pick(m, this.k, (x) => x.phase === 'sent' && x.sendStatuses.length > 1)!;
     // Provider statuses only (the server's own SENT is recorded once).
@@ -365,7 +381,7 @@ class Stale implements Step {
     readonly k: number,
     readonly status: HsmStatus,
   ) {}
-  check = (m: Readonly<Model>) => pick(m as Model, this.k, (s) => s.attempt >= 0) !== undefined;
+  check = (m: Readonly<Model>) => pick(m, this.k, (s) => s.attempt >= 0) !== undefined;
   async run(m: Model, r: Real): Promise<void> {
     const s = pick(m, this.k, (x) => x.attempt >= 0)!;
     await record(m, r, { contactId: s.id, retryIndex: s.attempt === 0 ? null : s.attempt - 1, status: this.status });

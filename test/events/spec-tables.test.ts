@@ -102,7 +102,11 @@ describe('schemas match the spec tables of part 6', () => {
       const spec = tables[key] ?? [];
       const mine = fieldsOf(schema);
       const extensions = EXTENSIONS[key] ?? [];
-      for (const e of extensions) expect(spec.map((f) => f.field), `${key}.${e} is an extension, not the spec's`).not.toContain(e);
+      for (const e of extensions)
+        expect(
+          spec.map((f) => f.field),
+          `${key}.${e} is an extension, not the spec's`,
+        ).not.toContain(e);
       expect([...mine.keys()].filter((f) => !extensions.includes(f)).sort()).toEqual(spec.map((f) => f.field).sort());
       for (const f of spec) {
         if (f.type === '') continue; // keys listed in notes, types not given

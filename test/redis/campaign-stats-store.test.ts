@@ -137,7 +137,7 @@ describeTargets('RedisCampaignStatistics', (target) => {
     expect(await s.counts(3)).toMatchObject({ sent: 1, failed: 0, remaining: 0 });
   });
 
-  it("reads a contact state of an older version (no stage) as the count it had", async () => {
+  it('reads a contact state of an older version (no stage) as the count it had', async () => {
     const p = `${prefix}legacy:`;
     const s = new RedisCampaignStatistics({ client: clients[0]!, prefix: p });
     await s.registerCampaign({ campaignId: 4, name: 'four', createdAt: T });

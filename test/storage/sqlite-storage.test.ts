@@ -202,7 +202,17 @@ describe('SQLite storage', () => {
     const storage = await openSqliteStorage(dir);
     const campaign = { campaignId: 3, name: 'c', createdAt: 0, lastSent: null, dirty: false };
     const changes = (contacts: ContactRow[]) => ({ lastBatchAt: null, campaigns: [campaign], contacts, settled: [] });
-    storage.write({ statistics: [{ companyId: 1, changes: changes([[3, 'a', 32, -1, 2, 0, 600_000], [3, 'b', 32, -1, 8, 1, 0]]) }] });
+    storage.write({
+      statistics: [
+        {
+          companyId: 1,
+          changes: changes([
+            [3, 'a', 32, -1, 2, 0, 600_000],
+            [3, 'b', 32, -1, 8, 1, 0],
+          ]),
+        },
+      ],
+    });
     storage.close();
     const Libsql = ((await import('libsql')) as unknown as { default: new (path: string) => { exec(sql: string): void; close(): void } }).default;
     const db = new Libsql(join(dir, 'sendpool.db'));
