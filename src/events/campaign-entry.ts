@@ -5,11 +5,13 @@
  * campaign for the next batch and for the change log is the aggregator's.
  *
  * A contact admitted as accepted by a range and not reported since has no entry of its own: it is
- * one of `unseen`, and gets an entry at its first report.
+ * one of `unseen`, and gets an entry at its first report. Contacts in their failure window are
+ * queued by its end (`windows`), so settling the due ones never scans the campaign.
  */
 import { ArgumentError } from '../core/errors.js';
-import { EMPTY_CONTACT, addCounts, addInto, admitContact, classifyContact, emptyCounts, recount, type CampaignCounts, type ContactState } from './campaign-counts.js';
+import { EMPTY_CONTACT, addCounts, addInto, admitContact, classifyContact, emptyCounts, recount, settleDueContact, type CampaignCounts, type ContactState } from './campaign-counts.js';
 import { IdRanges } from './id-ranges.js';
+import { SettleQueue } from './settle-queue.js';
 
 /** The state of one campaign. */
 export interface CampaignEntry {
@@ -25,6 +27,8 @@ export interface CampaignEntry {
   /** Integer ids with an entry in `contacts` that `accepted` does not cover (a range admitted later must not count them twice). */
   readonly loose: IdRanges;
   counts: CampaignCounts;
+  /** Contacts in their failure window, by its end (stale entries are skipped when taken). */
+  readonly windows: SettleQueue;
   /** The campaign object sent in the last batch, without `datetime` (to tell "changed"). */
   lastSent: string | undefined;
   /** When a change was last seen: by a batch, or by a settling pass (its creation before that). */
@@ -49,6 +53,7 @@ export function newCampaignEntry(campaignId: number, name: string, createdAt: nu
     unseen: 0,
     loose: new IdRanges(),
     counts: emptyCounts(),
+    windows: new SettleQueue(),
     lastSent: undefined,
     lastChangeAt: createdAt,
     changes: 0,
@@ -78,6 +83,11 @@ function replaceContact(c: CampaignEntry, contactId: string, before: ContactStat
   if (before) addInto(c.counts, classifyContact(before), -1);
   addInto(c.counts, classifyContact(after), 1);
   c.contacts.set(contactId, after);
+  if (after.settleAt !== 0 && after.settleAt !== before?.settleAt) c.windows.push(after.settleAt, contactId);
+}
+
+function sameState(a: ContactState, b: ContactState): boolean {
+  return a.admissions === b.admissions && a.attempt === b.attempt && a.progress === b.progress && a.stage === b.stage && a.settleAt === b.settleAt;
 }
 
 /**
@@ -99,9 +109,7 @@ export function updateContact(c: CampaignEntry, contactId: string, change: (s: C
   // contact: taking either would break duplicate-independence. Its counts are final.
   if (before === undefined && c.settled) return 'ignored';
   const after = change(before ?? EMPTY_CONTACT);
-  if (before && after.admissions === before.admissions && after.attempt === before.attempt && after.progress === before.progress) {
-    return 'unchanged';
-  }
+  if (before && sameState(before, after)) return 'unchanged';
   replaceContact(c, contactId, before, after);
   // A range contact's first report: it leaves `unseen` for an entry of its own.
   if (fromRange) c.unseen--;
@@ -133,7 +141,7 @@ export function admitRange(c: CampaignEntry, first: number, count: number): Rang
     const key = String(id);
     const before = c.contacts.get(key)!;
     const after = admitContact(before, 'accepted');
-    if (after.admissions === before.admissions) continue;
+    if (sameState(before, after)) continue;
     replaceContact(c, key, before, after);
     contactIds.push(key);
   }
@@ -141,6 +149,35 @@ export function admitRange(c: CampaignEntry, first: number, count: number): Rang
   c.unseen += fresh;
   addAccepted(c.counts, fresh);
   return { kind: 'added', contactIds };
+}
+
+/**
+ * Settles as sent the contacts whose failure window ended at or before `now`, at the cost of the
+ * due ones: the ids of those that changed.
+ */
+export function settleDue(c: CampaignEntry, now: number): string[] {
+  const changed: string[] = [];
+  if (c.windows.size === 0 || c.windows.peek()! > now) return changed;
+  for (const [at, id] of c.windows.takeDue(now)) {
+    const before = c.contacts.get(id);
+    // Stale: the contact left that window another way (a failure, a delivery, a new attempt).
+    if (before === undefined || before.settleAt !== at) continue;
+    const after = settleDueContact(before, now);
+    if (after === before) continue;
+    replaceContact(c, id, before, after);
+    changed.push(id);
+  }
+  return changed;
+}
+
+/** When the earliest failure window of the campaign's contacts ends (stale entries dropped), or undefined. */
+export function nextWindowEnd(c: CampaignEntry): number | undefined {
+  for (;;) {
+    const at = c.windows.peek();
+    if (at === undefined) return undefined;
+    if (c.contacts.get(c.windows.peekId()!)?.settleAt === at) return at;
+    c.windows.dropFirst();
+  }
 }
 
 /** The counts of a campaign recounted from its contacts' states (equal to `counts`; for checks). */
@@ -160,6 +197,7 @@ export function settleEntry(c: CampaignEntry): void {
   // Nothing remains, so every range contact has an entry of its own (unseen is 0).
   c.base = c.base ? addCounts(c.base, recount(c.contacts.values())) : recount(c.contacts.values());
   c.contacts.clear();
+  c.windows.clear();
   c.accepted.clear();
   c.loose.clear();
   c.unseen = 0;

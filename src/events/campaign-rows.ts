@@ -3,7 +3,7 @@
  * what a host writes to a database from `CampaignStatistics.takeChanges`; and a campaign rebuilt
  * from them, its counts recounted rather than trusted.
  */
-import { addCounts, recount, type ContactState } from './campaign-counts.js';
+import { STAGE, addCounts, legacyStage, recount, type ContactState, type Stage } from './campaign-counts.js';
 import { addAccepted, newCampaignEntry, numericId, type CampaignEntry } from './campaign-entry.js';
 import type { CampaignRow, CampaignStatisticsSnapshot, ContactRow, SnapshotContact } from './campaign-stats-types.js';
 import { IdRanges } from './id-ranges.js';
@@ -25,17 +25,25 @@ export function campaignRow(c: CampaignEntry, dirty: boolean): CampaignRow {
 /** The row of one contact with a state of its own, or undefined for one without. */
 export function contactRow(c: CampaignEntry, contactId: string): ContactRow | undefined {
   const s = c.contacts.get(contactId);
-  return s ? [c.campaignId, contactId, s.admissions, s.attempt, s.progress] : undefined;
+  return s ? [c.campaignId, contactId, s.admissions, s.attempt, s.progress, s.stage, s.settleAt] : undefined;
 }
 
 /** The contacts of a campaign as a snapshot lists them. */
 export function snapshotContacts(c: CampaignEntry): SnapshotContact[] {
-  return [...c.contacts].map(([id, s]) => [id, s.admissions, s.attempt, s.progress] as const);
+  return [...c.contacts].map(([id, s]) => [id, s.admissions, s.attempt, s.progress, s.stage, s.settleAt] as const);
+}
+
+const STAGES: ReadonlySet<number> = new Set(Object.values(STAGE));
+
+/** A contact's state from its row's values; a row without a stage is an older version's. */
+function contactState(admissions: number, attempt: number, progress: number, stage: number | undefined, settleAt: number | undefined): ContactState {
+  const known = stage !== undefined && STAGES.has(stage) ? (stage as Stage) : legacyStage(admissions, progress);
+  return { admissions, attempt, progress, stage: known, settleAt: known === STAGE.open && settleAt !== undefined && settleAt > 0 ? settleAt : 0 };
 }
 
 /** A campaign rebuilt from its row and its contacts. */
 export function entryFromRow(row: CampaignRow, rows: readonly SnapshotContact[]): CampaignEntry {
-  const contacts = new Map<string, ContactState>(rows.map(([id, admissions, attempt, progress]) => [id, { admissions, attempt, progress }]));
+  const contacts = new Map<string, ContactState>(rows.map(([id, admissions, attempt, progress, stage, settleAt]) => [id, contactState(admissions, attempt, progress, stage, settleAt)]));
   const accepted = IdRanges.from(row.accepted ?? []);
   const loose = new IdRanges();
   let covered = 0;
@@ -48,8 +56,10 @@ export function entryFromRow(row: CampaignRow, rows: readonly SnapshotContact[])
   const unseen = accepted.size - covered;
   const counts = recount(contacts.values());
   addAccepted(counts, unseen);
+  const entry = newCampaignEntry(row.campaignId, row.name, row.createdAt);
+  for (const [id, s] of contacts) if (s.settleAt !== 0) entry.windows.push(s.settleAt, id);
   return {
-    ...newCampaignEntry(row.campaignId, row.name, row.createdAt),
+    ...entry,
     contacts,
     accepted,
     unseen,
@@ -67,8 +77,6 @@ export function entryFromRow(row: CampaignRow, rows: readonly SnapshotContact[])
 export function snapshotFromRows(rows: { readonly lastBatchAt: number | null; readonly campaigns: Iterable<CampaignRow>; readonly contacts: Iterable<ContactRow> }): CampaignStatisticsSnapshot {
   const byCampaign = new Map<number, CampaignRow & { contacts: SnapshotContact[] }>();
   for (const c of rows.campaigns) byCampaign.set(c.campaignId, { ...c, contacts: [] });
-  for (const [campaignId, id, admissions, attempt, progress] of rows.contacts) {
-    byCampaign.get(campaignId)?.contacts.push([id, admissions, attempt, progress]);
-  }
+  for (const [campaignId, id, ...state] of rows.contacts) byCampaign.get(campaignId)?.contacts.push([id, ...state]);
   return { version: 2, lastBatchAt: rows.lastBatchAt, campaigns: [...byCampaign.values()] };
 }

@@ -37,6 +37,14 @@ export interface CampaignStatisticsOptions {
    * per campaign for as long. @default none
    */
   readonly onSettle?: (campaignId: number) => void;
+  /**
+   * How long after a contact's SENT (its `at`) a failure reported by the provider may still send it
+   * again: the contact stays remaining until then (unless its send reaches DEVICE first), and then
+   * settles as sent at the next call that takes a time ({@link CampaignStatistics.takeBatch},
+   * `settle`, `statistics`) or its next status. 0 settles a SENT at once.
+   * @default 600_000 (10 minutes, the server's `DEFAULT_FAILURE_WINDOW_MS`)
+   */
+  readonly failureWindowMs?: number;
 }
 
 /** A status change fed to the aggregator (what an HSM notification says about a contact). */
@@ -55,6 +63,13 @@ export interface ContactStatusChange {
   readonly failureCode?: number;
   /** For REPLIED: true for a blocklist response. @default false */
   readonly blocklistResponse?: boolean;
+  /**
+   * For FAILED: true when the server sends the contact again (a retry, a failover, a rest, a
+   * backoff), which keeps it remaining; false, a final failure. @default false
+   */
+  readonly retrying?: boolean;
+  /** When the server recorded the status, in epoch ms (a SENT's failure window runs from it). */
+  readonly at: number;
 }
 
 /** One campaign of a {@link CampaignStatisticsSnapshot} without its contacts: a database row. */
@@ -71,11 +86,16 @@ export interface CampaignRow {
   readonly accepted?: readonly number[];
 }
 
-/** One contact's state as a row: campaign, contact id, admissions, attempt, progress. */
-export type ContactRow = readonly [campaignId: number, contactId: string, admissions: number, attempt: number, progress: number];
+/**
+ * One contact's state as a row: campaign, contact id, admissions, attempt, progress, stage (0 open,
+ * 1 sent, 2 failed, 3 does not exist, 4 expired) and, for an open contact in its failure window,
+ * when that window ends (epoch ms, else 0). A row without a stage (written by an older version)
+ * takes the stage its progress was counted as then.
+ */
+export type ContactRow = readonly [campaignId: number, contactId: string, admissions: number, attempt: number, progress: number, stage?: number, settleAt?: number];
 
-/** A contact of a snapshot's campaign: contact id, admissions, attempt, progress. */
-export type SnapshotContact = readonly [contactId: string, admissions: number, attempt: number, progress: number];
+/** A contact of a snapshot's campaign: contact id, admissions, attempt, progress, stage, settle time (as {@link ContactRow}). */
+export type SnapshotContact = readonly [contactId: string, admissions: number, attempt: number, progress: number, stage?: number, settleAt?: number];
 
 /** Serialisable state of `CampaignStatistics`. Version 1 (no `accepted` ranges) is still read. */
 export interface CampaignStatisticsSnapshot {

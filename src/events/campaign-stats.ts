@@ -15,7 +15,7 @@
 import { ArgumentError } from '../core/errors.js';
 import { ADMISSIONS, admitContact, campaignStatisticsPayload, contactStatus, type Admission, type CampaignCounts } from './campaign-counts.js';
 import { CampaignChangeLog } from './campaign-change-log.js';
-import { admitRange, awaitsSettling, newCampaignEntry, recountEntry, settleEntry, updateContact, type CampaignEntry } from './campaign-entry.js';
+import { admitRange, awaitsSettling, newCampaignEntry, nextWindowEnd, recountEntry, settleDue, settleEntry, updateContact, type CampaignEntry } from './campaign-entry.js';
 import { campaignRow, contactRow, entryFromRow, snapshotContacts, snapshotFromRows } from './campaign-rows.js';
 import type { CampaignRow, CampaignStatisticsChanges, CampaignStatisticsOptions, CampaignStatisticsSnapshot, ContactRow, ContactStatusChange } from './campaign-stats-types.js';
 import { formatTime } from './datetime.js';
@@ -39,6 +39,7 @@ export class CampaignStatistics {
   readonly #doesNotExist: ReadonlySet<number>;
   readonly #interval: number;
   readonly #retain: number;
+  readonly #window: number;
   #lastBatchAt: number | null = null;
   #lateIgnored = 0;
   /** With trackChanges: what changed since the last {@link takeChanges}. */
@@ -51,6 +52,8 @@ export class CampaignStatistics {
     this.#retain = options.retainContactsMs ?? 604_800_000;
     requireInteger('CampaignStatistics(options.batchIntervalMs)', this.#interval, 0);
     requireInteger('CampaignStatistics(options.retainContactsMs)', this.#retain, 0);
+    this.#window = options.failureWindowMs ?? 600_000;
+    requireInteger('CampaignStatistics(options.failureWindowMs)', this.#window, 0);
     this.#log = options.trackChanges === true ? new CampaignChangeLog() : undefined;
     this.#onSettle = options.onSettle;
   }
@@ -98,7 +101,7 @@ export class CampaignStatistics {
     this.#log?.touch(c.campaignId, contactId);
   }
 
-  /** Reports how a contact was admitted (invalid phone, duplicated, blocked, already sent, …, or accepted). */
+  /** Reports how a contact was admitted (invalid phone, invalid data, duplicated, blocked, already sent, …, or accepted). */
   admit(campaignId: number, contactId: string, admission: Admission): void {
     requireOneOf('admit(admission)', admission, ADMISSIONS);
     this.#update(this.#campaign(campaignId, 'admit'), contactId, (s) => admitContact(s, admission));
@@ -126,21 +129,29 @@ export class CampaignStatistics {
     this.#log?.touch(campaignId);
   }
 
-  /** Reports a status change of a contact's send. A contact not admitted yet counts as accepted. */
+  /**
+   * Reports a status change of a contact's send (the stage rules of campaign-counts.ts). A contact
+   * not admitted yet counts as accepted.
+   */
   recordStatus(change: ContactStatusChange): void {
     requireOneOf('recordStatus(status)', change.status, HSM_STATUSES);
     if (change.retryIndex !== null) requireInteger('recordStatus(retryIndex)', change.retryIndex, 0);
     if (change.failureCode !== undefined) requireInteger('recordStatus(failureCode)', change.failureCode);
     if (change.blocklistResponse !== undefined) requireBoolean('recordStatus(blocklistResponse)', change.blocklistResponse);
+    if (change.retrying !== undefined) requireBoolean('recordStatus(retrying)', change.retrying);
+    requireInteger('recordStatus(at)', change.at, 0);
     const attempt = change.retryIndex ?? -1;
     const doesNotExist = change.status === 'FAILED' && change.failureCode !== undefined && this.#doesNotExist.has(change.failureCode);
-    this.#update(this.#campaign(change.campaignId, 'recordStatus'), change.contactId, (s) =>
-      contactStatus(s, attempt, {
-        status: change.status,
-        doesNotExist,
-        blocklistResponse: change.blocklistResponse ?? false,
-      }),
-    );
+    const o = { status: change.status, doesNotExist, blocklistResponse: change.blocklistResponse ?? false, retrying: change.retrying ?? false, at: change.at };
+    this.#update(this.#campaign(change.campaignId, 'recordStatus'), change.contactId, (s) => contactStatus(s, attempt, o, this.#window));
+  }
+
+  /** Settles as sent the contacts of a campaign whose failure window ended by `now`. */
+  #settleDue(c: CampaignEntry, now: number): void {
+    const changed = settleDue(c, now);
+    if (changed.length === 0) return;
+    this.#markDirty(c.campaignId);
+    for (const id of changed) this.#log?.touch(c.campaignId, id);
   }
 
   /** Whether a campaign is declared. */
@@ -158,9 +169,13 @@ export class CampaignStatistics {
     return [...this.#campaigns.keys()];
   }
 
-  /** A campaign's 6.4 object as it stands at `now` (what a batch taken now would carry for it). */
+  /**
+   * A campaign's 6.4 object as it stands at `now` (what a batch taken now would carry for it): its
+   * contacts whose failure window ended by `now` settle first.
+   */
   statistics(campaignId: number, now: number): CampaignStatisticsPayload {
     const c = this.#campaign(campaignId, 'statistics');
+    this.#settleDue(c, now);
     return campaignStatisticsPayload(c, c.counts, now);
   }
 
@@ -170,14 +185,17 @@ export class CampaignStatistics {
   }
 
   /**
-   * When to call {@link takeBatch} next: for a batch of changes, or to settle a finished campaign;
-   * null when neither is pending; a time at or before now means "now".
+   * When to call {@link takeBatch} next: for a batch of changes, to settle contacts whose failure
+   * window ends, or to settle a finished campaign; null when none is pending; a time at or before
+   * now means "now".
    */
   nextWakeAt(): number | null {
     let at = this.#dirty.size === 0 ? Infinity : this.#lastBatchAt === null ? 0 : this.#lastBatchAt + this.#interval;
-    // A finished campaign settles on a later call: wake for it too.
+    // A finished campaign settles on a later call, as do contacts whose window ends: wake for them too.
     for (const c of this.#campaigns.values()) {
       if (awaitsSettling(c) && c.lastChangeAt + this.#retain < at) at = c.lastChangeAt + this.#retain;
+      const window = nextWindowEnd(c);
+      if (window !== undefined && window < at) at = window;
     }
     return Number.isFinite(at) ? at : null;
   }
@@ -211,11 +229,13 @@ export class CampaignStatistics {
   }
 
   /**
-   * Drops the contact states of campaigns finished and quiet for `retainContactsMs` ({@link takeBatch}
-   * does it too; a host that takes no batches, for want of a target, calls this).
+   * Settles as sent the contacts whose failure window ended by `now`, and drops the contact states
+   * of campaigns finished and quiet for `retainContactsMs` ({@link takeBatch} does it too; a host
+   * that takes no batches, for want of a target, calls this).
    */
   settle(now: number): void {
     for (const c of this.#campaigns.values()) {
+      this.#settleDue(c, now);
       if (c.changes !== c.seen) {
         c.seen = c.changes;
         if (now > c.lastChangeAt) {

@@ -2,12 +2,14 @@
  * Campaign statistics shared by every instance: the counts of src/events/campaign-stats.ts kept in
  * Redis, so the statistics webhook reports a campaign as a whole however many instances sent its
  * messages and received its notifications. Each report is one script call that joins it into the
- * contact's state and moves the counts (scripts/campaign.ts), so any order or duplication of the
- * same reports, from any instances, gives the same counts as one process would.
+ * contact's state and moves the counts (scripts/campaign.ts) by the stage rules of
+ * src/events/campaign-counts.ts, so the reports, from any instances, give the counts one process
+ * would. Contacts in their failure window wait in a sorted set by its end; a batch claim (or
+ * {@link RedisCampaignStatistics.settle}) settles the due ones.
  *
  * A campaign's keys share the hash tag `{camp:<id>}` (one Redis Cluster slot per campaign).
  */
-import { ADMISSIONS, campaignStatisticsPayload, emptyCounts, type Admission, type CampaignCounts } from '../events/campaign-counts.js';
+import { ADMISSIONS, admissionBit, campaignStatisticsPayload, emptyCounts, type Admission, type CampaignCounts } from '../events/campaign-counts.js';
 import type { ContactStatusChange } from '../events/campaign-stats-types.js';
 import type { RandomSource } from '../events/random.js';
 import type { CampaignBatchPayload, CampaignStatisticsPayload } from '../events/schemas/campaign.js';
@@ -18,12 +20,26 @@ import { formatTime } from '../events/datetime.js';
 import { requireBoolean, requireInteger, requireOneOf, requireString } from '../events/ids.js';
 import { HSM_STATUSES } from '../events/schemas/hsm.js';
 import { runScript, script, type RedisScriptClient } from './script-runner.js';
-import { BATCH_CLAIM_SCRIPT, BATCH_CONFIRM_SCRIPT, BATCH_RELEASE_SCRIPT, CAMPAIGN_SCRIPT } from './scripts/campaign.js';
+import { BATCH_CLAIM_SCRIPT, BATCH_CONFIRM_SCRIPT, BATCH_RELEASE_SCRIPT, CAMPAIGN_SCRIPT, SETTLE_SCRIPT } from './scripts/campaign.js';
 
 const CAMPAIGN = script(CAMPAIGN_SCRIPT);
 const BATCH_CLAIM = script(BATCH_CLAIM_SCRIPT);
 const BATCH_RELEASE = script(BATCH_RELEASE_SCRIPT);
 const BATCH_CONFIRM = script(BATCH_CONFIRM_SCRIPT);
+const SETTLE = script(SETTLE_SCRIPT);
+
+/** The flag added to a FAILED's progress bits when the contact is sent again (scripts/campaign.ts). */
+const RETRYING_BIT = 1024;
+
+/**
+ * A status report's `a4` for the campaign scripts: "bits:at:window" (scripts/campaign.ts).
+ * @internal shared with the server's step reports (server/redis/shared-statistics.ts)
+ */
+export function statusReportArg(change: ContactStatusChange, doesNotExist: boolean, failureWindowMs: number): string {
+  let bits = observe(NO_PROGRESS, { status: change.status, doesNotExist, blocklistResponse: change.blocklistResponse ?? false });
+  if (change.status === 'FAILED' && change.retrying === true) bits |= RETRYING_BIT;
+  return `${bits}:${change.at}:${failureWindowMs}`;
+}
 
 /** The commands the statistics store uses (an ioredis `Redis`). */
 export interface CampaignStatsClient extends RedisScriptClient {
@@ -51,6 +67,18 @@ export interface RedisCampaignStatisticsOptions {
    * @default 604_800_000 (7 days)
    */
   readonly retainContactsMs?: number;
+  /**
+   * How long after a contact's SENT a failure may still send it again: it stays remaining until
+   * then (as `failureWindowMs` of the in-process aggregator).
+   * @default 600_000
+   */
+  readonly failureWindowMs?: number;
+  /**
+   * The keys are those the server's step script writes (server/redis/shared-statistics.ts: `live`,
+   * `ranges` and `window` beside `contacts`) rather than this store's own (`contacts:live`, …).
+   * @default false
+   */
+  readonly stepKeys?: boolean;
 }
 
 const NAMES = Object.keys(emptyCounts()) as (keyof CampaignCounts)[];
@@ -61,6 +89,8 @@ export class RedisCampaignStatistics {
   readonly #doesNotExist: ReadonlySet<number>;
   readonly #interval: number;
   readonly #retain: number;
+  readonly #window: number;
+  readonly #stepKeys: boolean;
 
   constructor(options: RedisCampaignStatisticsOptions) {
     this.#client = options.client;
@@ -72,6 +102,9 @@ export class RedisCampaignStatistics {
       throw new ArgumentError('RedisCampaignStatistics({ retainContactsMs })', 'a whole number of milliseconds, 1 or more', String(retain));
     }
     this.#retain = retain;
+    this.#window = options.failureWindowMs ?? 600_000;
+    requireInteger('RedisCampaignStatistics({ failureWindowMs })', this.#window, 0);
+    this.#stepKeys = options.stepKeys === true;
   }
 
   #key(campaignId: number, part: string): string {
@@ -96,9 +129,8 @@ export class RedisCampaignStatistics {
 
   /** Reports how a contact was admitted. */
   async admit(campaignId: number, contactId: string, admission: Admission): Promise<void> {
-    const index = ADMISSIONS.indexOf(admission);
-    if (index < 0) throw new ArgumentError('admit(admission)', `one of ${ADMISSIONS.join(', ')}`, String(admission));
-    await runScript(this.#client, CAMPAIGN, this.#keys(campaignId), [contactId, 'a', 1 << index, 0, this.#retain]);
+    if (!ADMISSIONS.includes(admission)) throw new ArgumentError('admit(admission)', `one of ${ADMISSIONS.join(', ')}`, String(admission));
+    await runScript(this.#client, CAMPAIGN, this.#keys(campaignId), [contactId, 'a', admissionBit(admission), 0, this.#retain]);
   }
 
   /** Reports a status change of a contact's send. */
@@ -107,9 +139,30 @@ export class RedisCampaignStatistics {
     if (change.retryIndex !== null) requireInteger('recordStatus(retryIndex)', change.retryIndex, 0);
     if (change.failureCode !== undefined) requireInteger('recordStatus(failureCode)', change.failureCode);
     if (change.blocklistResponse !== undefined) requireBoolean('recordStatus(blocklistResponse)', change.blocklistResponse);
+    if (change.retrying !== undefined) requireBoolean('recordStatus(retrying)', change.retrying);
+    requireInteger('recordStatus(at)', change.at, 0);
     const doesNotExist = change.status === 'FAILED' && change.failureCode !== undefined && this.#doesNotExist.has(change.failureCode);
-    const bits = observe(NO_PROGRESS, { status: change.status, doesNotExist, blocklistResponse: change.blocklistResponse ?? false });
-    await runScript(this.#client, CAMPAIGN, this.#keys(change.campaignId), [change.contactId, 's', change.retryIndex ?? -1, bits, this.#retain]);
+    await runScript(this.#client, CAMPAIGN, this.#keys(change.campaignId), [change.contactId, 's', change.retryIndex ?? -1, statusReportArg(change, doesNotExist, this.#window), this.#retain]);
+  }
+
+  /** The keys of a campaign's settle script: contacts, counts, dirty, live, ranges, window. */
+  #settleKeys(campaignId: number): string[] {
+    const contacts = this.#key(campaignId, 'contacts');
+    const [live, ranges, window] = this.#stepKeys ? ['live', 'ranges', 'window'].map((k) => this.#key(campaignId, k)) : [`${contacts}:live`, `${contacts}:ranges`, `${contacts}:window`];
+    return [contacts, this.#key(campaignId, 'counts'), this.#key(campaignId, 'dirty'), live!, ranges!, window!];
+  }
+
+  /**
+   * Settles as sent the contacts whose failure window ended by `now`, in every campaign (a batch
+   * claim does it first); answers how many settled.
+   */
+  async settle(now: number): Promise<number> {
+    requireInteger('settle(now)', now, 0);
+    let n = 0;
+    for (const id of await this.#client.smembers(`${this.#prefix}campaigns`)) {
+      n += Number(await runScript(this.#client, SETTLE, this.#settleKeys(Number(id)), [now, this.#retain]));
+    }
+    return n;
   }
 
   /** The campaign's counts across every instance. */
@@ -145,6 +198,8 @@ export class RedisCampaignStatistics {
     const lastKey = `${this.#prefix}campaigns:lastBatchAt`;
     const previous = (await runScript(this.#client, BATCH_CLAIM, [lastKey], [now, this.#interval])) as string | number | null;
     if (previous === null) return null;
+    // Contacts whose failure window ended settle first: their campaigns' counts move (and are marked).
+    await this.settle(now);
     const ids = (await this.#client.smembers(`${this.#prefix}campaigns`)).map(Number).sort((a, b) => a - b);
     const campaigns: CampaignStatisticsPayload[] = [];
     const marks: { readonly id: number; readonly dirty: string; readonly sent: string }[] = [];

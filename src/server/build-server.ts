@@ -41,7 +41,7 @@ import { NumberIncidents } from './number-incidents.js';
 import { serveMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { resolveServerOptions } from './resolve-options.js';
 import { type CompanyWebhooks, Notifier, type TrackedMessage } from './notifier.js';
-import type { BuildServerOptions } from './options.js';
+import { DEFAULT_FAILURE_WINDOW_MS, type BuildServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
 import { channelSteering } from './channel-steering.js';
 import { providerEvents } from './provider-events.js';
@@ -76,6 +76,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const drainMs = options.drainTimeoutMs ?? 10_000;
   const restore = options.restore;
   const batchIntervalMs = options.campaignBatchIntervalMs ?? 60_000;
+  const failureWindowMs = options.failureWindowMs ?? DEFAULT_FAILURE_WINDOW_MS;
   const storedState = options.stored;
   const stored = storedState?.values;
   const storedKey = stored?.get('reportTokenKey');
@@ -93,7 +94,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const maxTracked = options.maxTrackedMessages ?? 1_000_000;
   // The server on Redis: the shared queue and this instance's side of it, what the fleet remembers
   // of its sends and its campaign statistics (docs/scaling.md).
-  const onRedis = options.redis ? redisParts(options.redis, engine, { maxTracked, batchIntervalMs, clock, random, durability: () => durability, log: () => app.log }) : undefined;
+  const onRedis = options.redis ? redisParts(options.redis, engine, { maxTracked, batchIntervalMs, failureWindowMs, clock, random, durability: () => durability, log: () => app.log }) : undefined;
   let onRedisWired: ReturnType<typeof redisPersistence> | undefined;
   /** Runs the notifier for a contact: on Redis its notifications are written with its chunk. */
   const about = <T>(contact: object, fn: () => T): T => (onRedisWired ? onRedisWired.persistence.about(contact, fn) : fn());
@@ -188,6 +189,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       outbox,
       onEnqueued: () => delivery.kick(),
       batchIntervalMs,
+      failureWindowMs,
       maxTracked,
       secrets: options.webhookSecrets ?? {},
       onEvent: (family, count) => metrics?.webhookEvents.inc({ family }, count),
@@ -268,6 +270,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       // On Redis a chunk of the shared queue, its hand-outs after the failed one (ids never repeat).
       if (onRedisWired) onRedisWired.persistence.stageChunks(chunksOf(submission, contact.requestId, contact.companyId, handout + 1));
       else engine.submit(submission);
+      // The contact goes again: its FAILED, recorded next, keeps it remaining in the statistics.
+      notifier.sendingAgain();
       durability?.schedule();
       dispatch.kick();
     },

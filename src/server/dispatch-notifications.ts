@@ -60,7 +60,8 @@ export function dispatchNotifications(deps: DispatchNotificationsDeps): Dispatch
           m.retryIndex,
           now,
           { status: 'FAILED', from: m.phone, message: m.text, failure: code !== undefined ? { code } : { reason: `Channel, 0, ${reason ?? 'Unknown error'}` } },
-          code === undefined ? {} : { failureCode: code },
+          // A retry waits: the contact is sent again (it stays remaining in the statistics).
+          { ...(code === undefined ? {} : { failureCode: code }), retrying: result.effect === 'retry-scheduled' },
         );
         break;
       }

@@ -22,8 +22,12 @@ export interface IntakeAnswer {
   readonly headers?: Record<string, string>;
 }
 
+/** The statistics' admission of each rejection: every contact posted counts in `count_total`. */
 const ADMISSION: Readonly<Partial<Record<Rejection['reason'], Admission>>> = {
   invalid_phone: 'invalid-phone',
+  // A field other than the phone: sendpool's extension count `count_invalid_data`.
+  invalid_document: 'invalid-data',
+  invalid_variables: 'invalid-data',
   blocked: 'blocked',
   duplicated: 'duplicated',
 };

@@ -39,6 +39,8 @@ export interface NotifierCompaniesOptions {
   /** Secrets set by the host, by company id (they win over generated and restored ones). */
   readonly secrets: Readonly<Record<number, string>>;
   readonly batchIntervalMs: number;
+  /** The statistics' failure window (`CampaignStatisticsOptions.failureWindowMs`). @default 600_000 */
+  readonly failureWindowMs?: number;
   /** The durable server: statistics remember what changed. @default false */
   readonly trackChanges?: boolean;
   /** A campaign's statistics settled. @default none */
@@ -65,6 +67,7 @@ export class NotifierCompanies {
     const onSettled = this.#o.onCampaignSettled;
     return {
       batchIntervalMs: this.#o.batchIntervalMs,
+      ...(this.#o.failureWindowMs === undefined ? {} : { failureWindowMs: this.#o.failureWindowMs }),
       trackChanges: this.#o.trackChanges === true,
       ...(onSettled ? { onSettle: (campaignId: number) => onSettled(companyId, campaignId) } : {}),
     };

@@ -59,6 +59,11 @@ interface Deps {
   /** Called after events were enqueued (the delivery worker's kick). */
   readonly onEnqueued: () => void;
   readonly batchIntervalMs: number;
+  /**
+   * How long after a SENT a failure may still send the contact again: it stays remaining in the
+   * campaign statistics until then. @default 600_000
+   */
+  readonly failureWindowMs?: number;
   readonly maxTracked: number;
   readonly secrets: Readonly<Record<number, string>>;
   /** Events made, by family (`count` of them at once for a request's ENQUEUED). */
@@ -123,8 +128,11 @@ export interface StoredNotifier {
   readonly tracked: readonly (readonly [string, unknown])[];
 }
 
-/** What a FAILED (its code) or a REPLIED (the opt-out) adds to a status change's statistics. */
-type HsmExtra = { failureCode?: number; blocklistResponse?: boolean };
+/**
+ * What a FAILED (its code; `retrying` when the server sends the contact again) or a REPLIED (the
+ * opt-out) adds to a status change's statistics.
+ */
+type HsmExtra = { failureCode?: number; blocklistResponse?: boolean; retrying?: boolean };
 const NO_EXTRA: HsmExtra = Object.freeze({});
 const ENQUEUED: HsmStatusInput = Object.freeze({ status: 'ENQUEUED', from: null, message: null });
 /** What a message the channel accepted has been reported, before any later status: SENT. */
@@ -140,6 +148,8 @@ export class Notifier {
   readonly #again = new Map<string, Map<number, SendAgain>>();
   /** Requests' ENQUEUED notifications, built as the receivers take them. */
   readonly #runs: EnqueuedRuns;
+  /** Contacts the server decided to send again so far ({@link sendingAgain}): tells a late FAILED's `retrying`. */
+  #resends = 0;
 
   constructor(deps: Deps, snapshot?: NotifierSnapshot) {
     this.#deps = deps;
@@ -255,17 +265,21 @@ export class Notifier {
    */
   hsm(contact: ServerContact, campaignId: number, retryIndex: number | null, sentAt: number, status: HsmStatusInput, extra: HsmExtra = NO_EXTRA, notify = true): void {
     const s: HsmStatus = status.status;
+    // The time the status is recorded: a SENT's failure window runs from it.
+    const at = this.#deps.clock.now();
     // Without extras (every SENT): one object, no spreads (this runs for every message).
     const change: ContactStatusChange =
       extra === NO_EXTRA
-        ? { campaignId, contactId: String(contact.id), retryIndex, status: s }
+        ? { campaignId, contactId: String(contact.id), retryIndex, status: s, at }
         : {
             campaignId,
             contactId: String(contact.id),
             retryIndex,
             status: s,
+            at,
             ...(extra.failureCode === undefined ? {} : { failureCode: extra.failureCode }),
             ...(extra.blocklistResponse === undefined ? {} : { blocklistResponse: extra.blocklistResponse }),
+            ...(s === 'FAILED' ? { retrying: extra.retrying === true } : {}),
           };
     this.#statistics.record(contact.companyId, change);
     this.#deps.activity?.status(contact, campaignId, retryIndex, sentAt, status);
@@ -387,7 +401,17 @@ export class Notifier {
    * remaining again (its latest attempt is the retry, enqueued), not failed.
    */
   retryPending(contact: ServerContact, campaignId: number, retryIndex: number): void {
-    this.#statistics.record(contact.companyId, { campaignId, contactId: String(contact.id), retryIndex, status: 'ENQUEUED' });
+    this.#resends++;
+    this.#statistics.record(contact.companyId, { campaignId, contactId: String(contact.id), retryIndex, status: 'ENQUEUED', at: this.#deps.clock.now() });
+  }
+
+  /**
+   * The server queued a contact to be sent again after a failure the provider reported later (a
+   * failover, a rest, a backoff: late-failures.ts's `resubmit`): its FAILED, recorded right after
+   * the decision, says `retrying`, so the contact stays remaining.
+   */
+  sendingAgain(): void {
+    this.#resends++;
   }
 
   /**
@@ -460,6 +484,15 @@ export class Notifier {
         status = { status: 'EXPIRED', from: t.from, message: t.text };
         break;
     }
+    // A failure reported later goes through the one error table, as a send's answer does; not for a
+    // message the recipient already got (sending it again would deliver it twice). Decided before
+    // the FAILED is recorded, so the statistics know whether the contact is sent again (`retrying`).
+    let retrying = false;
+    if (u.status === 'FAILED' && advanced && !reached(before, 'DEVICE') && this.#deps.onLateFailure) {
+      const resends = this.#resends;
+      this.#deps.onLateFailure(t, u.messageId, u.failureCode ?? 131000);
+      retrying = this.#resends !== resends;
+    }
     this.hsm(
       t.contact,
       t.campaignId,
@@ -469,14 +502,12 @@ export class Notifier {
       {
         ...(u.failureCode === undefined ? {} : { failureCode: u.failureCode }),
         ...(u.blocklistResponse === undefined ? {} : { blocklistResponse: u.blocklistResponse }),
+        ...(retrying ? { retrying } : {}),
       },
       advanced,
     );
     // FAILED and EXPIRED end a message; a REPLIED one may still open an attendance.
     if (u.status === 'FAILED' || u.status === 'EXPIRED') this.#tracked.forgetMessage(u.messageId);
-    // A failure reported later goes through the one error table, as a send's answer does.
-    // Not for a message the recipient already got: sending it again would deliver it twice.
-    if (u.status === 'FAILED' && advanced && !reached(before, 'DEVICE')) this.#deps.onLateFailure?.(t, u.messageId, u.failureCode ?? 131000);
     return true;
   }
 

@@ -143,8 +143,9 @@ export interface SqliteStorageOptions {
 
 /**
  * 2 added campaign statistics and tracked messages, 3 the activity of the period reports, 4 the
- * channel's memory, 5 the dead letters (older databases are upgraded in place: they lack only
- * tables that are created at open).
+ * channel's memory, 5 the dead letters and a campaign contact's stage and failure window end
+ * (older databases are upgraded in place: they lack only tables that are created at open, and those
+ * two columns, added at open; a contact row without a stage keeps the count it had).
  */
 const SCHEMA_VERSION = 5;
 const FILE = 'sendpool.db';
@@ -199,6 +200,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS campaign_contacts (
       company INTEGER NOT NULL, campaign INTEGER NOT NULL, contact TEXT NOT NULL,
       admissions INTEGER NOT NULL, attempt INTEGER NOT NULL, progress INTEGER NOT NULL,
+      stage INTEGER, settle_at INTEGER NOT NULL DEFAULT 0,
       PRIMARY KEY (company, campaign, contact)
     ) WITHOUT ROWID;
     CREATE TABLE IF NOT EXISTS tracked (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
@@ -211,7 +213,17 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS dead_letters (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, company INTEGER NOT NULL, at INTEGER NOT NULL, row TEXT NOT NULL);
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
-  // Schemas 1 to 4 lack only tables that were just created: upgrading is recording the new version.
+  // Schemas 2 to 4 have campaign contacts without a stage: the columns are added (NULL: the stage
+  // the row's progress was counted as then, campaign-rows.ts).
+  const contactColumns = new Set(
+    db
+      .prepare('PRAGMA table_info(campaign_contacts)')
+      .all()
+      .map((c) => String(c['name'])),
+  );
+  if (!contactColumns.has('stage')) db.exec('ALTER TABLE campaign_contacts ADD COLUMN stage INTEGER');
+  if (!contactColumns.has('settle_at')) db.exec('ALTER TABLE campaign_contacts ADD COLUMN settle_at INTEGER NOT NULL DEFAULT 0');
+  // Schemas 1 to 4 lack only tables and columns that were just created: upgrading is recording the new version.
   if (schema === undefined || [1, 2, 3, 4].includes(Number(schema['value'])))
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
   else if (Number(schema['value']) !== SCHEMA_VERSION) {
@@ -241,8 +253,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     deleteSms: db.prepare('DELETE FROM sms WHERE id = ?'),
     putCampaign: db.prepare('INSERT INTO campaigns (company, campaign, row) VALUES (?, ?, ?) ON CONFLICT(company, campaign) DO UPDATE SET row = excluded.row'),
     putContact: db.prepare(
-      'INSERT INTO campaign_contacts (company, campaign, contact, admissions, attempt, progress) VALUES (?, ?, ?, ?, ?, ?) ' +
-        'ON CONFLICT(company, campaign, contact) DO UPDATE SET admissions = excluded.admissions, attempt = excluded.attempt, progress = excluded.progress',
+      'INSERT INTO campaign_contacts (company, campaign, contact, admissions, attempt, progress, stage, settle_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ' +
+        'ON CONFLICT(company, campaign, contact) DO UPDATE SET admissions = excluded.admissions, attempt = excluded.attempt, progress = excluded.progress, stage = excluded.stage, settle_at = excluded.settle_at',
     ),
     deleteContacts: db.prepare('DELETE FROM campaign_contacts WHERE company = ? AND campaign = ?'),
     putTracked: db.prepare('INSERT INTO tracked (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row'),
@@ -305,7 +317,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       // Settled first: a settled campaign keeps its counts in its row and no contact rows.
       for (const campaignId of changes.settled) q.deleteContacts.run(companyId, campaignId);
       for (const row of changes.campaigns) q.putCampaign.run(companyId, row.campaignId, JSON.stringify(row));
-      for (const [campaignId, contact, admissions, attempt, progress] of changes.contacts) q.putContact.run(companyId, campaignId, contact, admissions, attempt, progress);
+      for (const [campaignId, contact, admissions, attempt, progress, stage, settleAt] of changes.contacts) {
+        q.putContact.run(companyId, campaignId, contact, admissions, attempt, progress, stage ?? null, settleAt ?? 0);
+      }
     }
     for (const [id, message] of step.trackedPut ?? []) q.putTracked.run(id, JSON.stringify(message));
     for (const id of step.trackedDelete ?? []) q.deleteTracked.run(id);
@@ -377,8 +391,10 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         if (key.startsWith('statistics.')) company(Number(key.slice(11))).lastBatchAt = (JSON.parse(String(m['value'])) as { lastBatchAt: number | null }).lastBatchAt;
       }
       for (const r of db.prepare('SELECT company, row FROM campaigns').all()) company(Number(r['company'])).campaigns.push(JSON.parse(String(r['row'])) as CampaignRow);
-      for (const r of db.prepare('SELECT company, campaign, contact, admissions, attempt, progress FROM campaign_contacts').all()) {
-        company(Number(r['company'])).contacts.push([Number(r['campaign']), String(r['contact']), Number(r['admissions']), Number(r['attempt']), Number(r['progress'])]);
+      for (const r of db.prepare('SELECT company, campaign, contact, admissions, attempt, progress, stage, settle_at FROM campaign_contacts').all()) {
+        const row = [Number(r['campaign']), String(r['contact']), Number(r['admissions']), Number(r['attempt']), Number(r['progress'])] as const;
+        // A row of an older schema has no stage: it is read as such (campaign-rows.ts).
+        company(Number(r['company'])).contacts.push(r['stage'] === null || r['stage'] === undefined ? row : [...row, Number(r['stage']), Number(r['settle_at'] ?? 0)]);
       }
       const campaignPhones = db
         .prepare('SELECT company, campaign, phones FROM campaign_phones ORDER BY n')

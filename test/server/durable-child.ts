@@ -72,6 +72,8 @@ const running = await runServer({
   handleSignals: false,
   metrics: false,
   campaignBatchIntervalMs: 100,
+  // A sent contact counts as sent once this window passes (its end is kept across the kills).
+  failureWindowMs: 1_000,
   allowPrivateWebhookTargets: true,
   outbox: { initialDelayMs: 50, backoffFactor: 2, maxDelayMs: 500, attemptTimeoutMs: 5000 },
   delivery: { concurrencyPerTarget: 64, maxInFlight: 256 },

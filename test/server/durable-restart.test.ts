@@ -31,6 +31,8 @@ describe('durable server restart', () => {
       metrics: false,
       allowPrivateWebhookTargets: true,
       campaignBatchIntervalMs: 10,
+      // Sent contacts (no DEVICE) count as sent once this window passes, across the restart too.
+      failureWindowMs: 200,
     });
     let secret = '';
     const receiver = await startReceiver(() => secret);
@@ -98,6 +100,7 @@ describe('durable server restart', () => {
       await waitFor(() => receiver.all('/hsm').some((n) => n.status === 'DEVICE' && n.id === 1), 'DEVICE of contact 1');
       await waitFor(() => lastCounts()?.count_delivered === 2, 'the DEVICE counted');
       await waitFor(() => lastCounts()?.count_total === 6, 'the rejected contacts counted');
+      await waitFor(() => lastCounts()?.status === 'FINISHED', 'the failure window of the last send passed');
       expect(lastCounts()).toMatchObject({ status: 'FINISHED', count_total: 6, count_sent: 4, count_duplicated: 1, count_blocked: 1, count_delivered: 2, count_read: 1, count_remaining: 0 });
       expect(receiver.badSignatures).toBe(0);
     } finally {

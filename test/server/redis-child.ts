@@ -30,6 +30,8 @@ const running = await runServer({
   webhookSecrets: { 1: cfg.secret },
   // Statistics batches every half second, fleet-wide (the interval is claimed in Redis).
   campaignBatchIntervalMs: 500,
+  // A sent contact counts as sent once this window passes (the batch claim settles it, fleet-wide).
+  failureWindowMs: 1_000,
   channel,
   logger: { level: 'error' },
   handleSignals: false,

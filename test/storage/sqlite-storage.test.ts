@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock, applyChanges, createEngine, emptyRows, snapshotFromRows, type Engine } from '../../src/index.js';
+import type { ContactRow } from '../../src/events/campaign-stats.js';
 import { openSqliteStorage } from '../../src/storage/sqlite-storage.js';
 import { specFleet } from '../core/arbitraries.js';
 
@@ -228,6 +229,40 @@ describe('SQLite storage', () => {
     const loaded = (await openSqliteStorage(dir)).load()!;
     expect(loaded.outbox).toEqual([]);
     expect(loaded.deadLetters).toEqual([{ id: 'e2' }, { id: 'e1', again: true }]);
+  });
+
+  it("keeps a campaign contact's stage and failure window end, and reads a schema 4 database's contacts without them", async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    const campaign = { campaignId: 3, name: 'c', createdAt: 0, lastSent: null, dirty: false };
+    const changes = (contacts: ContactRow[]) => ({ lastBatchAt: null, campaigns: [campaign], contacts, settled: [] });
+    storage.write({
+      statistics: [
+        {
+          companyId: 1,
+          changes: changes([
+            [3, 'a', 32, -1, 2, 0, 600_000],
+            [3, 'b', 32, -1, 8, 1, 0],
+          ]),
+        },
+      ],
+    });
+    storage.close();
+    const Libsql = ((await import('libsql')) as unknown as { default: new (path: string) => { exec(sql: string): void; close(): void } }).default;
+    const db = new Libsql(join(dir, 'sendpool.db'));
+    // Schema 4: the table without the two columns, a row written then.
+    db.exec(
+      "DROP TABLE campaign_contacts; CREATE TABLE campaign_contacts (company INTEGER NOT NULL, campaign INTEGER NOT NULL, contact TEXT NOT NULL, admissions INTEGER NOT NULL, attempt INTEGER NOT NULL, progress INTEGER NOT NULL, PRIMARY KEY (company, campaign, contact)) WITHOUT ROWID; INSERT INTO campaign_contacts VALUES (1, 3, 'old', 32, -1, 2); UPDATE meta SET value = '4' WHERE key = 'schema'",
+    );
+    db.close();
+    const again = await openSqliteStorage(dir);
+    again.write({ statistics: [{ companyId: 1, changes: changes([[3, 'a', 32, -1, 2, 0, 600_000]]) }] });
+    const contacts = again.load()!.statistics.get(1)!.contacts;
+    expect([...contacts].sort((x, y) => x[1].localeCompare(y[1]))).toEqual([
+      [3, 'a', 32, -1, 2, 0, 600_000],
+      [3, 'old', 32, -1, 2],
+    ]);
+    again.close();
   });
 
   it('a step that fails writes nothing of itself', async () => {

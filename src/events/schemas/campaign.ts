@@ -9,7 +9,10 @@ import { CLOSED, DateTimeSchema, EventIdSchema } from './common.js';
 export const CAMPAIGN_STATUSES = ['RUNNING', 'FINISHED'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
-/** The `count_*` keys of a campaign object, in the spec's order. */
+/**
+ * The `count_*` keys of a campaign object, in the spec's order, then sendpool's extension
+ * `count_invalid_data` (contacts refused for a field other than the phone; docs/decisions.md).
+ */
 export const CAMPAIGN_COUNT_KEYS = [
   'count_total',
   'count_already_sent',
@@ -26,6 +29,7 @@ export const CAMPAIGN_COUNT_KEYS = [
   'count_replied',
   'count_expired',
   'count_remaining',
+  'count_invalid_data',
 ] as const;
 export type CampaignCountKey = (typeof CAMPAIGN_COUNT_KEYS)[number];
 
@@ -52,6 +56,8 @@ export const CampaignStatisticsSchema = Type.Object(
     count_replied: Count,
     count_expired: Count,
     count_remaining: Count,
+    /** Extension: contacts refused for a field other than the phone (document, variables, …). */
+    count_invalid_data: Count,
     created_at: DateTimeSchema,
     datetime: DateTimeSchema,
   },

@@ -3,12 +3,17 @@
  * the server's step script (src/server/redis/queue-scripts.ts: every report of a step, applied with
  * the step, so a report is counted exactly when what it reports is written).
  *
- * `campaign_report(acc, contacts, counts, dirty, live, ranges, contact, op, a3, a4, known)` joins
- * one report; the counts' moves gather in `acc` (one table per campaign) and `campaign_finish(acc,
- * retain)` writes them, so a step of many reports moves each count once.
- *   op 'a': admission bit a3; op 's': status of attempt a3 with progress bits a4; op 'r': a range of
- *   a3 contacts admitted as accepted, `contact` naming the range (applied once per name), its
- *   contacts without a state of their own until a report comes.
+ * `campaign_report(acc, contacts, counts, dirty, live, ranges, window, contact, op, a3, a4, known)`
+ * joins one report; the counts' moves gather in `acc` (one table per campaign) and
+ * `campaign_finish(acc, retain)` writes them, so a step of many reports moves each count once.
+ *   op 'a': admission bit a3; op 's': status of attempt a3, a4 being "bits:at:window" (the
+ *   observation's progress bits, 1024 added for a FAILED with `retrying`; when the server recorded
+ *   it, ms; the failure window, ms); op 'r': a range of a3 contacts admitted as accepted, `contact`
+ *   naming the range (applied once per name), its contacts without a state of their own until a
+ *   report comes.
+ *   A contact's state is "admissions,attempt,progress,stage,settleAt" (stage and settle time as
+ *   src/events/campaign-counts.ts's `ContactState`); contacts in their failure window are in the
+ *   sorted set `window` by its end, and `campaign_settle(acc, …, window, now)` settles the due ones.
  *   known '1': a contact without a state is one of an admitted range (accepted, remaining), and a
  *   campaign whose `live` marker expired is settled; '0': as the in-process aggregator's unknown
  *   contact (a new one), the campaign settled once its contact states expired.
@@ -18,49 +23,105 @@ local function campaign_acc()
   return { delta = {}, changed = false, keys = nil, live = nil }
 end
 local function has(p, b) return bit.band(p, b) ~= 0 end
-local REJECTIONS = { {1, 'invalidPhone'}, {2, 'duplicated'}, {4, 'blocked'}, {8, 'alreadySent'}, {16, 'doesNotExist'} }
-local function classify(a, p)
+-- Admission bits (ADMISSION_BITS), in precedence order; 64 is invalid-data.
+local REJECTIONS = { {1, 'invalidPhone'}, {64, 'invalidData'}, {2, 'duplicated'}, {4, 'blocked'}, {8, 'alreadySent'}, {16, 'doesNotExist'} }
+local REJECTED = 1 + 2 + 4 + 8 + 16 + 64
+-- Stages (STAGE): 0 open, 1 sent, 2 failed, 3 does not exist, 4 expired.
+local STAGE_COUNT = { 'sent', 'failed', 'doesNotExist', 'expired' }
+local RETRYING = 1024
+local function classify(a, p, stage)
   local c = { total = 1 }
-  for _, r in ipairs(REJECTIONS) do
-    if has(a, r[1]) then
-      c.processed = 1
-      c[r[2]] = 1
-      return c
+  if stage == 0 then
+    for _, r in ipairs(REJECTIONS) do
+      if has(a, r[1]) then
+        c.processed = 1
+        c[r[2]] = 1
+        return c
+      end
     end
-  end
-  local status
-  if has(p, 32) then status = 'REPLIED'
-  elseif has(p, 128) then status = 'FAILED'
-  elseif has(p, 64) then status = 'EXPIRED'
-  elseif has(p, 16) then status = 'READ'
-  elseif has(p, 8) then status = 'DEVICE'
-  elseif has(p, 4) then status = 'SERVER'
-  elseif has(p, 2) then status = 'SENT'
-  elseif has(p, 1) then status = 'ENQUEUED'
-  end
-  if status == nil or status == 'ENQUEUED' then
     c.remaining = 1
     return c
   end
   c.processed = 1
-  if status == 'FAILED' then
-    if has(p, 256) then c.doesNotExist = 1 else c.failed = 1 end
-    return c
-  end
-  if status == 'EXPIRED' then c.expired = 1 else c.sent = 1 end
-  if has(p, 8 + 16 + 32) then c.delivered = 1 end
-  if has(p, 16 + 32) then c.read = 1 end
-  if has(p, 32) then
-    c.replied = 1
-    if has(p, 512) then c.blocklistResponse = 1 end
+  c[STAGE_COUNT[stage]] = 1
+  if stage == 1 then
+    if has(p, 8 + 16 + 32) then c.delivered = 1 end
+    if has(p, 16 + 32) then c.read = 1 end
+    if has(p, 32) then
+      c.replied = 1
+      if has(p, 512) then c.blocklistResponse = 1 end
+    end
   end
   return c
+end
+-- A state kept before stages were: the stage its old classification counted (legacyStage).
+local function legacy_stage(a, p)
+  if has(a, REJECTED) then return 0 end
+  if has(p, 32) then return 1 end
+  if has(p, 128) then
+    if has(p, 256) then return 3 end
+    return 2
+  end
+  if has(p, 64) then return 4 end
+  if has(p, 2 + 4 + 8 + 16) then return 1 end
+  return 0
+end
+-- "admissions,attempt,progress,stage,settleAt" (the last two absent in an older version's state).
+local function campaign_parse(raw)
+  local a, b, c, rest = string.match(raw, '^(-?%d+),(-?%d+),(-?%d+)(.*)$')
+  local adm, att, prog = tonumber(a), tonumber(b), tonumber(c)
+  local st, sa = string.match(rest, '^,(%d+),(%d+)$')
+  if st then return adm, att, prog, tonumber(st), tonumber(sa) end
+  return adm, att, prog, legacy_stage(adm, prog), 0
+end
+local function campaign_encode(adm, att, prog, stage, settle)
+  return string.format('%d,%d,%d,%d,%.0f', adm, att, prog, stage, settle)
+end
+-- contactStatus of campaign-counts.ts: status bits (with RETRYING) of attempt att2 recorded at 'at'.
+local function campaign_status(adm, att, prog, stage, settle, att2, bits, at, window)
+  if stage == 0 and settle ~= 0 and settle <= at then
+    stage = 1
+    settle = 0
+  end
+  local obs = bit.band(bits, RETRYING - 1)
+  if stage ~= 0 then
+    if stage == 1 and att2 == att then prog = bit.bor(prog, obs) end
+    return att, prog, stage, settle
+  end
+  if att2 < att then return att, prog, stage, settle end
+  if att2 > att then
+    att = att2
+    prog = 0
+    settle = 0
+  end
+  prog = bit.bor(prog, obs)
+  if has(adm, REJECTED) then return att, prog, stage, settle end
+  if has(obs, 8 + 16 + 32) then
+    stage = 1
+    settle = 0
+  elseif has(obs, 2 + 4) then
+    if window == 0 then
+      stage = 1
+      settle = 0
+    elseif settle == 0 then
+      settle = at + window
+    end
+  elseif has(obs, 64) then
+    stage = 4
+    settle = 0
+  elseif has(obs, 128) then
+    settle = 0
+    if has(bits, RETRYING) then prog = 0
+    elseif has(obs, 256) then stage = 3
+    else stage = 2 end
+  end
+  return att, prog, stage, settle
 end
 local function campaign_move(acc, c, sign)
   for k, v in pairs(c) do acc.delta[k] = (acc.delta[k] or 0) + sign * v end
 end
-local function campaign_report(acc, contacts, counts, dirty, live, ranges, contact, op, a3, a4, known)
-  acc.keys = { contacts = contacts, counts = counts, dirty = dirty, live = live, ranges = ranges }
+local function campaign_report(acc, contacts, counts, dirty, live, ranges, window, contact, op, a3, a4, known)
+  acc.keys = { contacts = contacts, counts = counts, dirty = dirty, live = live, ranges = ranges, window = window }
   if op == 'r' then
     if redis.call('HSETNX', ranges, contact, a3) == 0 then return 0 end
     local n = tonumber(a3)
@@ -86,28 +147,51 @@ local function campaign_report(acc, contacts, counts, dirty, live, ranges, conta
       return 0
     end
   end
-  local adm, att, prog = 0, -1, 0
-  if raw then
-    local a, b, c = string.match(raw, '^(-?%d+),(-?%d+),(-?%d+)$')
-    adm, att, prog = tonumber(a), tonumber(b), tonumber(c)
-  end
-  local nadm, natt, nprog = adm, att, prog
+  local adm, att, prog, stage, settle = 0, -1, 0, 0, 0
+  if raw then adm, att, prog, stage, settle = campaign_parse(raw) end
+  local nadm, natt, nprog, nstage, nsettle = adm, att, prog, stage, settle
   if op == 'a' then
     nadm = bit.bor(adm, tonumber(a3))
+    -- A rejection of a contact in its failure window: it is not sent again.
+    if has(nadm, REJECTED) then nsettle = 0 end
   else
-    local attempt = tonumber(a3)
-    if attempt < att then return 0 end
-    local base = prog
-    if attempt > att then base = 0 end
-    natt = attempt
-    nprog = bit.bor(base, tonumber(a4))
+    -- a4: "bits:at:window"; an older version's plain bits: a SENT settles at once.
+    local b, at, w = string.match(a4, '^(%d+):(%d+):(%d+)$')
+    if b == nil then b, at, w = a4, 0, 0 end
+    natt, nprog, nstage, nsettle = campaign_status(adm, att, prog, stage, settle, tonumber(a3), tonumber(b), tonumber(at), tonumber(w))
   end
-  if nadm == adm and natt == att and nprog == prog then return 0 end
-  if raw or known == '1' then campaign_move(acc, classify(adm, prog), -1) end
-  campaign_move(acc, classify(nadm, nprog), 1)
-  redis.call('HSET', contacts, contact, nadm .. ',' .. natt .. ',' .. nprog)
+  -- Unchanged: nothing to write; but a new contact (unknown, not of a range) still gets its entry.
+  if nadm == adm and natt == att and nprog == prog and nstage == stage and nsettle == settle and (raw or known == '1') then return 0 end
+  if raw or known == '1' then campaign_move(acc, classify(adm, prog, stage), -1) end
+  campaign_move(acc, classify(nadm, nprog, nstage), 1)
+  redis.call('HSET', contacts, contact, campaign_encode(nadm, natt, nprog, nstage, nsettle))
+  if nsettle ~= 0 and nsettle ~= settle then redis.call('ZADD', window, nsettle, contact) end
   acc.changed = true
   return 1
+end
+-- Settles as sent the contacts whose failure window ended at or before 'now' (settleDue).
+local function campaign_settle(acc, contacts, counts, dirty, live, ranges, window, now)
+  acc.keys = { contacts = contacts, counts = counts, dirty = dirty, live = live, ranges = ranges, window = window }
+  local t = tonumber(now)
+  local due = redis.call('ZRANGEBYSCORE', window, '-inf', t)
+  if #due == 0 then return 0 end
+  redis.call('ZREMRANGEBYSCORE', window, '-inf', t)
+  local n = 0
+  for _, id in ipairs(due) do
+    local raw = redis.call('HGET', contacts, id)
+    if raw then
+      local adm, att, prog, stage, settle = campaign_parse(raw)
+      -- Stale: the contact left that window another way (a failure, a delivery, a new attempt).
+      if stage == 0 and settle ~= 0 and settle <= t then
+        campaign_move(acc, classify(adm, prog, 0), -1)
+        campaign_move(acc, classify(adm, prog, 1), 1)
+        redis.call('HSET', contacts, id, campaign_encode(adm, att, prog, 1, 0))
+        acc.changed = true
+        n = n + 1
+      end
+    end
+  end
+  return n
 end
 local function campaign_finish(acc, retain)
   if not acc.changed then return end
@@ -121,7 +205,7 @@ local function campaign_finish(acc, retain)
   end
   if remaining == nil then remaining = tonumber(redis.call('HGET', k.counts, 'remaining')) or 0 end
   redis.call('INCR', k.dirty)
-  for _, key in ipairs({ k.contacts, k.live, k.ranges }) do
+  for _, key in ipairs({ k.contacts, k.live, k.ranges, k.window }) do
     if remaining == 0 then redis.call('PEXPIRE', key, retain) else redis.call('PERSIST', key) end
   end
 end
@@ -136,7 +220,9 @@ end
  * them with the in-process aggregator on random report sequences.
  *
  * KEYS:
- *   KEYS[1]  contact states `<prefix>{camp:<id>}:contacts`: field contact id -> "admissions,attempt,progress"
+ *   KEYS[1]  contact states `<prefix>{camp:<id>}:contacts`: field contact id ->
+ *            "admissions,attempt,progress,stage,settleAt" (`…:contacts:window`: those in their
+ *            failure window by its end)
  *   KEYS[2]  counts `<prefix>{camp:<id>}:counts`: field count name -> value
  *   KEYS[3]  dirty marker `<prefix>{camp:<id>}:dirty` (a counter moved when the counts changed: a
  *            batch deletes it only if it did not move since it was read)
@@ -144,7 +230,8 @@ end
  *   ARGV[1]  contact id
  *   ARGV[2]  'a' (admission) or 's' (status)
  *   ARGV[3]  for 'a': the admission bit; for 's': the attempt (-1 first try, k retry index k)
- *   ARGV[4]  for 's': the observation's progress bits (`observe(NO_PROGRESS, o)`)
+ *   ARGV[4]  for 's': "bits:at:window": the observation's progress bits (`observe(NO_PROGRESS, o)`,
+ *            plus 1024 for a FAILED with `retrying`), when it was recorded (ms), the failure window (ms)
  *   ARGV[5]  how long a finished campaign keeps its contacts' states, in ms (`retainContactsMs`)
  * Returns: 1 when the contact's state changed, else 0.
  *
@@ -157,9 +244,23 @@ end
 export const CAMPAIGN_SCRIPT = `
 ${CAMPAIGN_LUA}
 local acc = campaign_acc()
-local changed = campaign_report(acc, KEYS[1], KEYS[2], KEYS[3], KEYS[1] .. ':live', KEYS[1] .. ':ranges', ARGV[1], ARGV[2], ARGV[3], ARGV[4], '0')
+local changed = campaign_report(acc, KEYS[1], KEYS[2], KEYS[3], KEYS[1] .. ':live', KEYS[1] .. ':ranges', KEYS[1] .. ':window', ARGV[1], ARGV[2], ARGV[3], ARGV[4], '0')
 campaign_finish(acc, ARGV[5])
 return changed
+`;
+
+/**
+ * Settles as sent, atomically, the contacts of a campaign whose failure window ended at or before
+ * ARGV[1] (ms), moving its counts; ARGV[2] as the campaign script's ARGV[5].
+ * KEYS: [1] contact states, [2] counts, [3] dirty marker, [4] live marker, [5] ranges, [6] window.
+ * Returns how many contacts settled.
+ */
+export const SETTLE_SCRIPT = `
+${CAMPAIGN_LUA}
+local acc = campaign_acc()
+local n = campaign_settle(acc, KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], ARGV[1])
+campaign_finish(acc, ARGV[2])
+return n
 `;
 
 /**

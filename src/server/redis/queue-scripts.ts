@@ -160,7 +160,7 @@ for j = 1, r do
       redis.call('SADD', prefix .. 'campaigns', ARGV[at + 1])
     end
   end
-  campaign_report(acc, base .. 'contacts', base .. 'counts', base .. 'dirty', base .. 'live', base .. 'ranges', ARGV[at + 2], ARGV[at + 3], ARGV[at + 4], ARGV[at + 5], '1')
+  campaign_report(acc, base .. 'contacts', base .. 'counts', base .. 'dirty', base .. 'live', base .. 'ranges', base .. 'window', ARGV[at + 2], ARGV[at + 3], ARGV[at + 4], ARGV[at + 5], '1')
   at = at + 6
 end
 for _, acc in pairs(accs) do campaign_finish(acc, retain) end

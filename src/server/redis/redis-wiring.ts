@@ -56,6 +56,8 @@ export interface RedisPartsDeps {
   /** The notifier's bound of tracked messages; the channel's memory holds twice as many ids. */
   readonly maxTracked: number;
   readonly batchIntervalMs: number;
+  /** The campaign statistics' failure window (ms). */
+  readonly failureWindowMs: number;
   readonly clock: Clock;
   readonly random: RandomSource;
   /** The persistence, once made (`redisPersistence`). */
@@ -74,6 +76,7 @@ export function redisParts(options: RedisServerOptions, engine: Engine, deps: Re
     client: options.client,
     prefix: parts.prefix,
     batchIntervalMs: deps.batchIntervalMs,
+    failureWindowMs: deps.failureWindowMs,
     random: deps.random,
     now: () => deps.clock.now(),
     schedule: () => deps.durability()?.schedule(),

@@ -15,12 +15,11 @@
  * campaigns' change markers are cleared): an instance that dies in between leaves the batch to the
  * next claimant.
  */
-import { ADMISSIONS, type Admission } from '../../events/campaign-counts.js';
+import { admissionBit, type Admission } from '../../events/campaign-counts.js';
 import type { ContactStatusChange } from '../../events/campaign-stats-types.js';
 import type { RandomSource } from '../../events/random.js';
 import type { CampaignBatchPayload } from '../../events/schemas/campaign.js';
-import { NO_PROGRESS, observe } from '../../events/status-merge.js';
-import { RedisCampaignStatistics, type CampaignStatsClient } from '../../redis/campaign-stats-store.js';
+import { RedisCampaignStatistics, statusReportArg, type CampaignStatsClient } from '../../redis/campaign-stats-store.js';
 
 /** How long a finished campaign keeps its contacts' states (as the in-process aggregator). */
 export const RETAIN_CONTACTS_MS = 604_800_000;
@@ -38,6 +37,8 @@ interface Deps {
   /** The queue's key prefix with its hash tag, e.g. `sendpool:{queue}:`. */
   readonly prefix: string;
   readonly batchIntervalMs: number;
+  /** How long after a SENT a failure may still send the contact again (it stays remaining). */
+  readonly failureWindowMs: number;
   readonly random: RandomSource;
   readonly now: () => number;
   /** A report waits: a step is to be taken (nobody waits for it). */
@@ -67,9 +68,8 @@ export class SharedStatistics {
 
   /** A contact admitted under a rejection (or refused by the engine after intake). */
   admit(companyId: number, campaignId: number, contactId: number, admission: Admission): void {
-    const index = ADMISSIONS.indexOf(admission);
-    if (index < 0) return; // 'accepted': the range says it
-    this.#reports.push(String(companyId), String(campaignId), String(contactId), 'a', String(1 << index), '0');
+    if (admission === 'accepted') return; // the range says it
+    this.#reports.push(String(companyId), String(campaignId), String(contactId), 'a', String(admissionBit(admission)), '0');
     this.#deps.schedule();
   }
 
@@ -78,8 +78,8 @@ export class SharedStatistics {
     // The first ENQUEUED of an admitted contact changes nothing (it is remaining already): not sent.
     if (change.status === 'ENQUEUED' && change.retryIndex === null) return;
     const doesNotExist = change.status === 'FAILED' && change.failureCode !== undefined && DOES_NOT_EXIST.has(change.failureCode);
-    const bits = observe(NO_PROGRESS, { status: change.status, doesNotExist, blocklistResponse: change.blocklistResponse ?? false });
-    this.#reports.push(String(companyId), String(change.campaignId), change.contactId, 's', String(change.retryIndex ?? -1), String(bits));
+    const arg = statusReportArg(change, doesNotExist, this.#deps.failureWindowMs);
+    this.#reports.push(String(companyId), String(change.campaignId), change.contactId, 's', String(change.retryIndex ?? -1), arg);
     this.#deps.schedule();
   }
 
@@ -104,6 +104,8 @@ export class SharedStatistics {
         prefix: `${this.#deps.prefix}st:c${companyId}:`,
         batchIntervalMs: this.#deps.batchIntervalMs,
         retainContactsMs: RETAIN_CONTACTS_MS,
+        failureWindowMs: this.#deps.failureWindowMs,
+        stepKeys: true,
       });
       this.#stores.set(companyId, s);
     }
