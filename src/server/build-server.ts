@@ -256,6 +256,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       dispatch.kick();
     },
     retryPending: (contact, campaignId, retryIndex) => about(contact, () => notifier.retryPending(contact, campaignId, retryIndex)),
+    ...(options.failureWindowMs !== undefined ? { failureWindowMs: options.failureWindowMs } : {}),
+    onOutcome: (outcome) => metrics?.lateFailures.inc({ outcome }),
   });
   /** Webhook events and runs written with their step (or read back, or claimed from Redis): delivery starts. */
   const deliver = (records: readonly WrittenEvent[]) => {
