@@ -103,6 +103,8 @@ export interface RedisPersistenceDeps {
   /** Puts written webhook events in the outbox (runs to the notifier) and kicks the delivery worker. */
   readonly deliver: (events: readonly WrittenEvent[]) => void;
   readonly log: FastifyBaseLogger;
+  /** `alreadySentWindowMs`: how long the fleet keeps a business's phones per type (0: not at all). */
+  readonly alreadySentWindowMs: number;
 }
 
 /** The persistence of an instance on Redis, and what the routes read of the fleet's state. */
@@ -140,7 +142,7 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
     persistence,
     webhooks,
     blocklist: sharedBlocklist,
-    phones: new SharedPhones(options.client, parts.prefix, parts.queue.consumer),
+    phones: new SharedPhones(options.client, parts.prefix, parts.queue.consumer, deps.alreadySentWindowMs),
   };
   return {
     persistence,
