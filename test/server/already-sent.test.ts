@@ -122,6 +122,24 @@ describe('already_sent', () => {
     }
   });
 
+  it('keeps the phones in the snapshot an in-memory server writes, and refuses them after a restore', async () => {
+    const first = await startServer({ channel: quietProvider().channel() });
+    let snapshot: ReturnType<typeof first.server.sendpool.snapshot>;
+    try {
+      expect((await send(first.url, 1, contacts(2, 800))).json).toMatchObject({ accepted: 2 });
+    } finally {
+      snapshot = first.server.sendpool.snapshot();
+      await first.server.close();
+    }
+    expect(snapshot.server.sentPhones?.flatMap((r) => r.phones)).toHaveLength(2);
+    const second = await startServer({ engine: createEngine(testFleet(), { snapshot: snapshot.engine }), restore: snapshot.server, channel: quietProvider().channel() });
+    try {
+      expect((await send(second.url, 2, contacts(3, 800))).json).toMatchObject({ accepted: 1, rejection_counts: { already_sent: 2 } });
+    } finally {
+      await second.server.close();
+    }
+  });
+
   it('refuses an invalid window at start', async () => {
     await expect(startServer({ alreadySentWindowMs: -1 })).rejects.toThrow(/alreadySentWindowMs: expected an integer from 0/);
   });
