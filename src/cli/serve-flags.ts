@@ -34,6 +34,7 @@ export const SERVE_FLAGS: Options = {
   'request-timeout': { type: 'string' },
   'keep-alive-timeout': { type: 'string' },
   'idle-timeout': { type: 'string' },
+  'already-sent-window': { type: 'string' },
   channel: { type: 'string' },
   'whatsapp-credentials': { type: 'string' },
   'graph-url': { type: 'string' },
@@ -234,6 +235,12 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
     );
   }
   if (Object.keys(connections).length > 0) options['connections'] = connections;
+  const alreadySent = str('already-sent-window');
+  if (alreadySent !== undefined) {
+    const ms = parseDuration(alreadySent);
+    if (ms === undefined || ms > 366 * DAY_MS) throw new UsageError(`--already-sent-window: expected 0 (off) or a duration up to 366d, such as 24h, 7d or 30m, got ${JSON.stringify(alreadySent)}`);
+    options['alreadySentWindowMs'] = ms;
+  }
 
   const channel = str('channel') ?? 'simulated';
   if (channel !== 'simulated' && channel !== 'whatsapp') throw new UsageError(`--channel: expected "simulated" or "whatsapp", got ${JSON.stringify(channel)}`);

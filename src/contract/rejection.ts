@@ -3,13 +3,15 @@ import type { Problem } from '../core/problems.js';
 /**
  * Why one contact or SMS item of an otherwise valid request is not sent. The names match the
  * campaign statistics' problem counters where one exists (`count_invalid_phone`,
- * `count_blocked`, `count_duplicated`, spec 6.4, 7.3). `blocked`: the phone is on the company's
- * blocklist (the server's; the contract's parser does not know it).
+ * `count_blocked`, `count_duplicated`, `count_already_sent`, spec 6.4, 7.3). `blocked`: the phone is
+ * on the company's blocklist; `already_sent`: the business already took the phone for the template
+ * type within the server's `alreadySentWindowMs` (both the server's: the contract's parser knows
+ * neither).
  */
-export type RejectionReason = 'invalid_phone' | 'invalid_document' | 'invalid_variables' | 'blocked' | 'duplicated';
+export type RejectionReason = 'invalid_phone' | 'invalid_document' | 'invalid_variables' | 'blocked' | 'duplicated' | 'already_sent';
 
 /** Reasons, in the order they are checked: a contact is rejected for the first that applies. */
-export const REJECTION_REASONS: readonly RejectionReason[] = ['invalid_phone', 'invalid_document', 'invalid_variables', 'blocked', 'duplicated'];
+export const REJECTION_REASONS: readonly RejectionReason[] = ['invalid_phone', 'invalid_document', 'invalid_variables', 'blocked', 'duplicated', 'already_sent'];
 
 /**
  * Most problems a parser lists for one contact or SMS item; the rest are counted in

@@ -25,6 +25,8 @@ import { DeadLetterBook, deadLetterOf, type DeadLetter } from './dead-letters.js
 import { Durability } from './durability.js';
 import { Blocklist } from './blocklist.js';
 import { CampaignPhones } from './campaign-phones.js';
+import { SentPhones } from './sent-phones.js';
+import type { ServerContact } from './contacts.js';
 import { ChannelMemoryStore } from './channels/memory.js';
 import { dispatchNotifications } from './dispatch-notifications.js';
 import { createTurns } from './turns.js';
@@ -41,7 +43,7 @@ import { NumberIncidents } from './number-incidents.js';
 import { serveMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { resolveServerOptions } from './resolve-options.js';
 import { type CompanyWebhooks, Notifier, type TrackedMessage } from './notifier.js';
-import { DEFAULT_FAILURE_WINDOW_MS, type BuildServerOptions } from './options.js';
+import { DEFAULT_ALREADY_SENT_WINDOW_MS, DEFAULT_FAILURE_WINDOW_MS, type BuildServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
 import { channelSteering } from './channel-steering.js';
 import { providerEvents } from './provider-events.js';
@@ -166,6 +168,18 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const campaignPhones = new CampaignPhones(storage !== undefined);
   blocklist.load(restore?.blocklist ?? storedState?.blocklist ?? []);
   campaignPhones.load(restore?.campaignPhones ?? storedState?.campaignPhones ?? []);
+  // The phones each business took per template type (already_sent); on Redis the fleet's (shared-phones.ts).
+  const sentPhones = new SentPhones({ windowMs: options.alreadySentWindowMs ?? DEFAULT_ALREADY_SENT_WINDOW_MS, trackChanges: storage !== undefined });
+  sentPhones.load(restore?.sentPhones ?? storedState?.sentPhones ?? [], clock.now());
+  /** A contact ended FAILED or EXPIRED without reaching its recipient: its phone is the business's to send again. */
+  const releaseSent = (contact: ServerContact, businessId: number, typeId: number) => {
+    if (!sentPhones.enabled) return;
+    if (onRedisWired) {
+      onRedisWired.context.phones
+        .releaseSent(businessId, typeId, contact.requestId, contact.phone, clock.now())
+        .catch((e: unknown) => app.log.warn({ err: e }, 'a phone given back (already_sent) not written to Redis'));
+    } else if (sentPhones.release(businessId, typeId, contact.phone, clock.now())) durability?.schedule();
+  };
   // What the period reports read; bounded by age and count (docs/decisions.md, "Report data").
   let businessOfNumber = new Map<string, number>();
   // Read again on a miss: a fleet replaced at run time may bring numbers.
@@ -231,7 +245,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     restore?.notifier,
   );
   if (storedState) notifier.loadStored(storedState);
-  const notifications = dispatchNotifications({ notifier, clock, onRedis, about, moreWork: () => onRedisWired?.persistence.kick() });
+  const notifications = dispatchNotifications({ notifier, clock, onRedis, about, moreWork: () => onRedisWired?.persistence.kick(), ended: releaseSent });
   // The channel's answers and reports, handled in turns of the event loop (turns.ts).
   // A throw there is a bug: logged, and the provider's event it came with is not acknowledged.
   const turns = createTurns((e) => app.log.error({ err: e }, 'a channel answer or provider report was not handled'));
@@ -276,6 +290,9 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       dispatch.kick();
     },
     retryPending: (contact, campaignId, retryIndex) => about(contact, () => notifier.retryPending(contact, campaignId, retryIndex)),
+    ...(options.failureWindowMs !== undefined ? { failureWindowMs: options.failureWindowMs } : {}),
+    onOutcome: (outcome) => metrics?.lateFailures.inc({ outcome }),
+    onEnded: (contact, again) => releaseSent(contact, again.businessId, again.typeId),
   });
   /** Webhook events and runs written with their step (or read back, or claimed from Redis): delivery starts. */
   const deliver = (records: readonly WrittenEvent[]) => {
@@ -300,6 +317,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     deadLetters: undefined as unknown as DeadLetterStore,
     blocklist,
     campaignPhones,
+    sentPhones,
     dispatch,
     sms,
     reports: undefined as unknown as ReportService,
@@ -347,6 +365,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       log: app.log,
       deadLetters: { maxPerCompany: deadLetterBook.maxPerCompany, maxAgeMs: deadLetterBook.maxAgeMs },
       now: () => clock.now(),
+      alreadySentWindowMs: sentPhones.windowMs,
     });
     deadLetters = onRedisWired.deadLetters;
     durability = onRedisWired.persistence;

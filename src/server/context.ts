@@ -8,6 +8,7 @@ import type { RandomSource } from '../events/random.js';
 import type { SecretKey } from '../events/hmac.js';
 import type { Blocklist } from './blocklist.js';
 import type { CampaignPhones } from './campaign-phones.js';
+import type { SentPhones } from './sent-phones.js';
 import type { Channel } from './channel.js';
 import type { DeadLetterStore } from './dead-letter-store.js';
 import type { DispatchWorker } from './dispatch-worker.js';
@@ -37,6 +38,8 @@ export interface ServerContext {
   readonly blocklist: Blocklist;
   /** Phones each campaign took (a phone is sent once per campaign). */
   readonly campaignPhones: CampaignPhones;
+  /** Phones each business took per template type within `alreadySentWindowMs` (refused as `already_sent`). */
+  readonly sentPhones: SentPhones;
   readonly outbox: Outbox;
   /** Webhook events the outbox gave up on, kept for an operator to see and replay. */
   readonly deadLetters: DeadLetterStore;

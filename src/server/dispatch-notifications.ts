@@ -26,6 +26,11 @@ export interface DispatchNotificationsDeps {
   readonly about: <T>(contact: object, fn: () => T) => T;
   /** On Redis, room in the engine: more work from the shared queue. */
   readonly moreWork: () => void;
+  /**
+   * A send ended its contact FAILED or EXPIRED for good (the recipient never got it): the phone it
+   * took for its business and type is given back (`already_sent`). @default none
+   */
+  readonly ended?: (contact: ServerContact, businessId: number, typeId: number) => void;
 }
 
 /** The notifications of the dispatch worker's results (`onResult`) and outcomes (`onOutcomes`). */
@@ -50,8 +55,10 @@ export function dispatchNotifications(deps: DispatchNotificationsDeps): Dispatch
         break;
       case 'failed':
       case 'retry-scheduled': {
-        if (result.effect === 'failed') contact.final = 1;
-        else notifier.retryPending(contact, campaignId, m.retryIndex === null ? 0 : m.retryIndex + 1);
+        if (result.effect === 'failed') {
+          contact.final = 1;
+          deps.ended?.(contact, m.businessId, m.typeId);
+        } else notifier.retryPending(contact, campaignId, m.retryIndex === null ? 0 : m.retryIndex + 1);
         const code = outcome.status === 'failed' ? outcome.code : undefined;
         const reason = outcome.status === 'failed' ? outcome.reason : undefined;
         notifier.hsm(
@@ -67,6 +74,7 @@ export function dispatchNotifications(deps: DispatchNotificationsDeps): Dispatch
       }
       case 'expired':
         contact.final = 1;
+        deps.ended?.(contact, m.businessId, m.typeId);
         notifier.hsm(contact, campaignId, m.retryIndex, now, { status: 'EXPIRED', from: m.phone, message: m.text });
         break;
       default:

@@ -65,6 +65,7 @@ export {
 export type { ServerContact } from './contacts.js';
 export type { BlockEntry, BlockSource, BlocklistRow } from './blocklist.js';
 export type { CampaignPhonesRow } from './campaign-phones.js';
+export type { SentPhonesRow } from './sent-phones.js';
 export type { DispatchOptions } from './dispatch-worker.js';
 export type { SmsOptions } from './sms-worker.js';
 export type { DeliveryOptions } from './webhooks/delivery-worker.js';
@@ -80,6 +81,7 @@ export {
   type StoredState,
   type StoredBlockEntry,
   type StoredCampaignPhones,
+  type StoredSentPhones,
   type StoredChannelMemory,
   type StoredStatistics,
 } from '../storage/sqlite-storage.js';

@@ -14,7 +14,7 @@ import type { Admission } from '../events/campaign-counts.js';
 import { webhooksPending, type ServerContext } from './context.js';
 import type { ServerContact } from './contacts.js';
 import { chunksOf } from './redis/chunks.js';
-import { screenContacts } from './screening.js';
+import { screenContacts, type SentScreen } from './screening.js';
 
 /** An answer and its extra headers (Retry-After). */
 export interface IntakeAnswer {
@@ -30,6 +30,7 @@ const ADMISSION: Readonly<Partial<Record<Rejection['reason'], Admission>>> = {
   invalid_variables: 'invalid-data',
   blocked: 'blocked',
   duplicated: 'duplicated',
+  already_sent: 'already-sent',
 };
 
 /** Longest `Retry-After`: the 24 h limit holds a send for 24 h plus one bucket (25 h with 60-minute buckets). */
@@ -73,15 +74,27 @@ export function sendRequestOptions(ctx: ServerContext, companyId: number): SendR
  * Takes a send request. `preparsed` is the body already parsed with {@link sendRequestOptions}
  * (a large body is parsed in slices before: intake-parse.ts); without it the body is parsed here.
  * Everything from the intake bound on runs in one piece, so what the bound saw is what is queued.
- * `taken`: the campaign's phones other requests hold (on Redis, reserved by the route before).
+ * `taken`: the campaign's phones other requests hold, `sent` the phones the business took for the
+ * type within `alreadySentWindowMs` (on Redis, both reserved by the route before).
  */
-export function intakeSend(ctx: ServerContext, companyId: number, body: unknown, requestId: string, preparsed?: ParseResult<ParsedSendRequest, Problem>, taken?: PhoneSet): IntakeAnswer {
+export function intakeSend(
+  ctx: ServerContext,
+  companyId: number,
+  body: unknown,
+  requestId: string,
+  preparsed?: ParseResult<ParsedSendRequest, Problem>,
+  taken?: PhoneSet,
+  sent?: PhoneSet,
+): IntakeAnswer {
   if (ctx.closing) return { answer: errorResponse('unavailable', [], 'The server is shutting down; send again to another instance or later.') };
   const { engine } = ctx;
   const parsed = preparsed ?? parseSendRequest(body, sendRequestOptions(ctx, companyId));
   if (!parsed.ok) return { answer: errorResponse('invalid_body', explainBusiness(ctx, companyId, body, parsed.problems)) };
   const campaignId = parsed.value.request.campaign_id;
-  const screened = screenContacts(parsed.value, ctx.blocklist.view(companyId), taken ?? ctx.campaignPhones.known(companyId, campaignId));
+  const now = ctx.clock.now();
+  const { business_id: businessId, template_type_id: typeId } = parsed.value.request;
+  const sentScreen = ctx.sentPhones.enabled ? alreadySent(ctx, businessId, typeId, sent ?? ctx.sentPhones.view(businessId, typeId, now)) : undefined;
+  const screened = screenContacts(parsed.value, ctx.blocklist.view(companyId), taken ?? ctx.campaignPhones.known(companyId, campaignId), sentScreen);
   const { request, accepted, rejected } = screened;
 
   // The intake bound: contacts waiting in the engine, and webhook events waiting in the outbox.
@@ -128,6 +141,14 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
       campaignId,
       contacts.map((c) => c.phone),
     );
+  // The business's phones for the type: a later contact with one is already_sent (on Redis, reserved before).
+  if (!ctx.redis)
+    ctx.sentPhones.remember(
+      businessId,
+      typeId,
+      contacts.map((c) => c.phone),
+      now,
+    );
   // Statistics: the request's ids as ranges of accepted contacts, the rejections apart.
   ctx.notifier.admit(
     companyId,
@@ -141,6 +162,19 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
   if (rejected.length > 0) ctx.metrics?.contactsAccepted.inc({ kind: 'rejected' }, rejected.length);
   ctx.dispatch.kick();
   return { answer: sendResponse(screened, requestId) };
+}
+
+/** The `already_sent` check of a request: the phones, and what a refusal says it expected. */
+function alreadySent(ctx: ServerContext, businessId: number, typeId: number, phones: PhoneSet): SentScreen {
+  return { phones, expected: `a phone business ${businessId} has not sent template type ${typeId} within the last ${windowText(ctx.sentPhones.windowMs)} (already sent)` };
+}
+
+/** `24 h`, `90 min`, `45 s`, `250 ms`. */
+function windowText(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000} min`;
+  if (ms % 1000 === 0) return `${ms / 1000} s`;
+  return `${ms} ms`;
 }
 
 /** An unknown business is said at `$.business_id`, with the caller's businesses, rather than as an unknown type. */

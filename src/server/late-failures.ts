@@ -16,15 +16,24 @@
  * (`notBefore`) in the engine's own timers. On the durable server the submission is written with
  * the step the webhook's acknowledgement waits for; on Redis it is a chunk of the shared queue. A
  * FAILED delivered twice is acted on once: the first forgets the message (tracked-messages.ts).
+ *
+ * A late failure sends the contact again only while the send is recent and the recipient has not
+ * got it: not when it comes `failureWindowMs` or more after the provider accepted the message
+ * (`TrackedMessage.sentAt`; by then the campaign's statistics count the contact sent, and a
+ * campaign must finish), nor when the message reached DEVICE, READ or REPLIED (sending it again
+ * would deliver it twice). The fleet's side of the table still applies to those, and the FAILED
+ * is notified; the outcome is logged at info and counted in `sendpool_late_failures_total`.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { MAX_TRANSPORT_ATTEMPTS, actionForCode, backoffMs, type FailureAction } from '../core/channel-errors.js';
 import type { Clock } from '../core/clock.js';
 import type { Engine } from '../core/engine.js';
 import type { Submission } from '../core/submission.js';
+import { reached } from '../events/status-merge.js';
 import type { ServerContact } from './contacts.js';
 import type { NumberIncidents } from './number-incidents.js';
-import type { TrackedMessage } from './tracked-messages.js';
+import { DEFAULT_FAILURE_WINDOW_MS } from './options.js';
+import type { SendAgain, TrackedMessage } from './tracked-messages.js';
 
 export interface LateFailureDeps {
   readonly engine: Engine;
@@ -38,23 +47,63 @@ export interface LateFailureDeps {
   readonly resubmit: (submission: Submission, contact: ServerContact, handout: number) => void;
   /** A contact retry is waiting (the notifier's, as for the engine's own retries). */
   readonly retryPending: (contact: ServerContact, campaignId: number, retryIndex: number) => void;
+  /**
+   * How long after the provider accepted a message its later failure still sends the contact again.
+   * @default DEFAULT_FAILURE_WINDOW_MS (10 minutes)
+   */
+  readonly failureWindowMs?: number;
+  /** Each late failure's outcome (the `sendpool_late_failures_total` counter). @default none */
+  readonly onOutcome?: (outcome: LateOutcome) => void;
+  /**
+   * The contact failed for good without reaching the recipient (the table ended it within the
+   * window): what it held may be given back (its phone, for `already_sent`). @default none
+   */
+  readonly onEnded?: (contact: ServerContact, again: SendAgain) => void;
 }
 
-/** What the later failure does to the contact: nothing more, or when and how it goes again. */
-export type LateDecision = { readonly kind: 'end' } | { readonly kind: 'again'; readonly retriesUsed: number; readonly notBefore: number; readonly retry: boolean };
+/**
+ * What a late failure did to its contact: `resent` (sent again), `ended` (the table ends it: the
+ * FAILED stands), `past-window` (reported `failureWindowMs` or more after the send), `after-delivery`
+ * (the message had reached DEVICE or beyond). The label of `sendpool_late_failures_total`.
+ */
+export type LateOutcome = 'resent' | 'ended' | 'past-window' | 'after-delivery';
+
+/** What the later failure does to the contact: nothing more (and why), or when and how it goes again. */
+export type LateDecision =
+  { readonly kind: 'end'; readonly why: Exclude<LateOutcome, 'resent'> } | { readonly kind: 'again'; readonly retriesUsed: number; readonly notBefore: number; readonly retry: boolean };
+
+/** The failed message as far as deciding its contact's fate goes. */
+export interface LateFailure {
+  /** Retries used so far (the failed message's). */
+  readonly used: number;
+  /** Times the contact was already sent again after a later failure. */
+  readonly followUps: number;
+  /** The submission's `max_retries`. */
+  readonly maxRetries: number;
+  /** The submission's `retry_interval`, in ms. */
+  readonly retryIntervalMs: number;
+  /** When the provider accepted the message (epoch ms). */
+  readonly sentAt: number;
+  /** The message reached DEVICE, READ or REPLIED before the failure. */
+  readonly delivered: boolean;
+}
 
 /**
- * The contact's side of the table, pure: `used` retries so far (the failed message's), `followUps`
- * already made, the submission's rules, `now`.
+ * The contact's side of the table, pure: the failed message `f`, the window in which a failure
+ * still sends its contact again, `now`. A failure after delivery, or `windowMs` or more after the
+ * send, ends the contact whatever the action; otherwise the action says.
  */
-export function decideLate(action: FailureAction, used: number, followUps: number, maxRetries: number, retryIntervalMs: number, now: number): LateDecision {
+export function decideLate(action: FailureAction, f: LateFailure, windowMs: number, now: number): LateDecision {
+  if (f.delivered) return { kind: 'end', why: 'after-delivery' };
+  if (now - f.sentAt >= windowMs) return { kind: 'end', why: 'past-window' };
+  const { used, followUps, maxRetries, retryIntervalMs } = f;
   const backoff = (base: number) => now + backoffMs(base, followUps);
-  if (action.kind === 'give-up') return { kind: 'end' };
+  if (action.kind === 'give-up') return { kind: 'end', why: 'ended' };
   if (action.kind === 'retry') {
-    return used >= maxRetries ? { kind: 'end' } : { kind: 'again', retriesUsed: used + 1, notBefore: now + Math.max(retryIntervalMs, action.notBeforeMs), retry: true };
+    return used >= maxRetries ? { kind: 'end', why: 'ended' } : { kind: 'again', retriesUsed: used + 1, notBefore: now + Math.max(retryIntervalMs, action.notBeforeMs), retry: true };
   }
   // Every other kind goes again without a retry: bounded like transport tries.
-  if (followUps + 1 >= MAX_TRANSPORT_ATTEMPTS) return { kind: 'end' };
+  if (followUps + 1 >= MAX_TRANSPORT_ATTEMPTS) return { kind: 'end', why: 'ended' };
   switch (action.kind) {
     case 'template-out':
     case 'number-out':
@@ -74,8 +123,14 @@ function handoutOf(messageId: string): number {
   return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }
 
-export function lateFailures(deps: LateFailureDeps): (tracked: TrackedMessage, messageId: string, code: number) => void {
+/**
+ * The handler of late failures: called for every FAILED the provider reports of a message it had
+ * accepted (once: the first forgets the message). Answers what it did to the contact (undefined for
+ * a message tracked without what sending it again needs).
+ */
+export function lateFailures(deps: LateFailureDeps): (tracked: TrackedMessage, messageId: string, code: number) => LateOutcome | undefined {
   const { engine, clock, log } = deps;
+  const windowMs = deps.failureWindowMs ?? DEFAULT_FAILURE_WINDOW_MS;
 
   /** The fleet's side of the table: what the failure says of the template or the number. */
   function steer(t: TrackedMessage, templateId: number, action: FailureAction, code: number, now: number): void {
@@ -103,16 +158,29 @@ export function lateFailures(deps: LateFailureDeps): (tracked: TrackedMessage, m
 
   return (t, messageId, code) => {
     const again = t.again;
-    if (again === undefined) return; // tracked before sendpool kept what sending again needs
+    if (again === undefined) return undefined; // tracked before sendpool kept what sending again needs
     const now = clock.now();
     const action = actionForCode(code);
     steer(t, again.templateId, action, code, now);
     const used = t.retryIndex === null ? 0 : t.retryIndex + 1;
-    const decision = decideLate(action, used, again.followUps, again.maxRetries, again.retryInterval, now);
+    const delivered = t.progress !== undefined && reached(t.progress, 'DEVICE');
+    const failure: LateFailure = { used, followUps: again.followUps, maxRetries: again.maxRetries, retryIntervalMs: again.retryInterval, sentAt: t.sentAt, delivered };
+    const decision = decideLate(action, failure, windowMs, now);
     const contact = t.contact;
+    const done = (outcome: LateOutcome): LateOutcome => {
+      deps.onOutcome?.(outcome);
+      return outcome;
+    };
     if (decision.kind === 'end') {
-      log.info({ messageId, code, action: action.kind, contactId: contact.id }, 'a failure reported later ends the contact');
-      return;
+      const message =
+        decision.why === 'after-delivery'
+          ? 'a failure reported after delivery does not send the contact again'
+          : decision.why === 'past-window'
+            ? 'a failure reported past the failure window does not send the contact again'
+            : 'a failure reported later ends the contact';
+      log.info({ messageId, code, action: action.kind, contactId: contact.id, outcome: decision.why, sentAt: t.sentAt }, message);
+      if (decision.why === 'ended') deps.onEnded?.(contact, again);
+      return done(decision.why);
     }
     // The contact as submitted, with no mark of the send that failed (`final`), and its follow-ups counted.
     const next: ServerContact & { followUps: number } = {
@@ -143,9 +211,11 @@ export function lateFailures(deps: LateFailureDeps): (tracked: TrackedMessage, m
     } catch (e) {
       // The type is gone from the fleet, or the server is closing: the FAILED notification stands.
       log.warn({ messageId, code, contactId: contact.id, err: e instanceof Error ? e.message : String(e) }, 'a failure reported later could not send its contact again');
-      return;
+      deps.onEnded?.(contact, again);
+      return done('ended');
     }
     if (decision.retry) deps.retryPending(next, t.campaignId, decision.retriesUsed - 1);
     log.info({ messageId, code, action: action.kind, contactId: contact.id, notBefore: decision.notBefore, retry: decision.retry }, 'a failure reported later sends its contact again');
+    return done('resent');
   };
 }

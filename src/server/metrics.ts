@@ -35,6 +35,8 @@ export interface ServerMetrics {
   readonly webhookEvents: Counter<'family'>;
   readonly webhookAttempts: Counter<'family' | 'result'>;
   readonly webhookOutcomes: Counter<'family' | 'outcome'>;
+  /** Failures the provider reported later, by what they did to the contact (late-failures.ts). */
+  readonly lateFailures: Counter<'outcome'>;
   readonly requestDuration: Histogram<'method' | 'route' | 'status'>;
 }
 
@@ -89,6 +91,12 @@ export function createMetrics(
       name: 'sendpool_webhook_deliveries_total',
       help: 'Final webhook delivery outcomes, by family: delivered, dead-lettered.',
       labelNames: ['family', 'outcome'],
+      registers,
+    }),
+    lateFailures: new Counter({
+      name: 'sendpool_late_failures_total',
+      help: 'Failures the provider reported later (status webhooks), by outcome: resent, ended, past-window, after-delivery.',
+      labelNames: ['outcome'],
       registers,
     }),
     requestDuration: new Histogram({

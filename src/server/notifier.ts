@@ -25,7 +25,7 @@ import type { Outbox, OutboxEvent, WebhookFamily } from '../events/outbox.js';
 import type { RandomSource } from '../events/random.js';
 import type { ReportEvent } from '../events/reports.js';
 import type { HsmStatus } from '../events/schemas/hsm.js';
-import { NO_PROGRESS, currentStatus, observe, reached, repliedAsBlocklist, type MessageProgress } from '../events/status-merge.js';
+import { NO_PROGRESS, currentStatus, observe, repliedAsBlocklist, type MessageProgress } from '../events/status-merge.js';
 import { uuidV4 } from '../events/uuid.js';
 import type { ActivitySink } from './activity-log.js';
 import { attendanceInput } from './attendance-input.js';
@@ -91,7 +91,8 @@ interface Deps {
   readonly trackChanges?: boolean;
   /**
    * The provider reported a sent message FAILED (a status webhook), after its FAILED notification:
-   * the error table's action for the code (late-failures.ts). @default none: notified only
+   * the error table's action for the code, the failure window, delivery (late-failures.ts).
+   * @default none: notified only
    */
   readonly onLateFailure?: (tracked: TrackedMessage, messageId: string, code: number) => void;
   /** A recipient answered with an opt-out (a REPLIED status with `blocklistResponse`). @default none */
@@ -484,11 +485,11 @@ export class Notifier {
         status = { status: 'EXPIRED', from: t.from, message: t.text };
         break;
     }
-    // A failure reported later goes through the one error table, as a send's answer does; not for a
-    // message the recipient already got (sending it again would deliver it twice). Decided before
-    // the FAILED is recorded, so the statistics know whether the contact is sent again (`retrying`).
+    // A failure reported later goes through the one error table, as a send's answer does; whether
+    // the contact goes again (not past the failure window, not once delivered) is late-failures.ts's.
+    // Decided before the FAILED is recorded, so the statistics know whether it goes again (`retrying`).
     let retrying = false;
-    if (u.status === 'FAILED' && advanced && !reached(before, 'DEVICE') && this.#deps.onLateFailure) {
+    if (u.status === 'FAILED' && this.#deps.onLateFailure) {
       const resends = this.#resends;
       this.#deps.onLateFailure(t, u.messageId, u.failureCode ?? 131000);
       retrying = this.#resends !== resends;

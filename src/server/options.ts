@@ -128,6 +128,16 @@ export interface BuildServerOptions {
    */
   readonly failureWindowMs?: number;
   /**
+   * How long a phone a business took for a template type (a contact accepted, in any campaign)
+   * refuses a later contact of the same business and type with that phone, as `already_sent`
+   * (`count_already_sent`). Kept compactly in time buckets (1/24 of the window each: a phone is
+   * refused for the window and at most one bucket more), by the durable server with each step and
+   * on Redis for every instance. A contact that ends FAILED or EXPIRED without reaching the recipient
+   * gives its phone back. 0 turns the check off (docs/server.md, "Already sent").
+   * @default 86_400_000 (24 hours)
+   */
+  readonly alreadySentWindowMs?: number;
+  /**
    * Messages and SMS remembered for their later statuses: at least the newest half of this, at most
    * all of it (oldest forgotten first). The channel's memory of provider ids holds twice as many
    * entries (two a message). @default 1_000_000
@@ -248,6 +258,9 @@ export interface RedisServerOptions {
    */
   readonly refreshOutput?: () => Promise<void>;
 }
+
+/** The default of {@link BuildServerOptions.alreadySentWindowMs}: 24 hours. */
+export const DEFAULT_ALREADY_SENT_WINDOW_MS = 86_400_000;
 
 /** The default of {@link BuildServerOptions.failureWindowMs}: 10 minutes. */
 export const DEFAULT_FAILURE_WINDOW_MS = 600_000;

@@ -33,6 +33,7 @@ export function resolveServerOptions(options: BuildServerOptions): ServerSetting
     ...(['reportRetentionMs', 'maxReportMessages', 'maxReportAttendances', 'maxReportRows'] as const).map((k) =>
       options[k] === undefined ? undefined : integerProblem(k, options[k], k === 'maxReportMessages' || k === 'maxReportAttendances' ? 0 : 1, Number.MAX_SAFE_INTEGER),
     ),
+    ...(['alreadySentWindowMs', 'failureWindowMs'] as const).map((k) => (options[k] === undefined ? undefined : integerProblem(k, options[k], 0, Number.MAX_SAFE_INTEGER))),
   ];
   for (const p of more) if (p) problems.push(p);
   if (problems.length > 0) throw new ServerOptionsError(problems);

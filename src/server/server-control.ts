@@ -63,6 +63,7 @@ export function serverSnapshot(ctx: ServerContext, activity: ActivityLog): Snaps
       sms: ctx.sms.pending(),
       blocklist: ctx.blocklist.rows(),
       campaignPhones: ctx.campaignPhones.rows(),
+      sentPhones: ctx.sentPhones.rows(),
       activity: activity.rows(),
       ...(ctx.deadLetters.rows() === undefined ? {} : { deadLetters: ctx.deadLetters.rows()! }),
     },

@@ -8,6 +8,7 @@ import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } f
 import type { BlocklistRow } from './blocklist.js';
 import type { DeadLetter } from './dead-letters.js';
 import type { CampaignPhonesRow } from './campaign-phones.js';
+import type { SentPhonesRow } from './sent-phones.js';
 import type { EngineSnapshot } from '../core/snapshot.js';
 import type { OutboxSnapshot } from '../events/outbox.js';
 import type { OutgoingSms } from './channel.js';
@@ -31,6 +32,8 @@ export interface ServerStateSnapshot {
   readonly blocklist?: readonly BlocklistRow[];
   /** Phones each campaign took (absent in older files). */
   readonly campaignPhones?: readonly CampaignPhonesRow[];
+  /** Phones each business took per template type within `alreadySentWindowMs` (absent in older files). */
+  readonly sentPhones?: readonly SentPhonesRow[];
   /** Messages sent and attendances closed, for the period reports (absent in older snapshots). */
   readonly activity?: readonly (readonly [string, unknown])[];
   /** Webhook events dead-lettered and kept (absent in older snapshots). */

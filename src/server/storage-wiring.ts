@@ -2,7 +2,8 @@
  * The server on the embedded database (`storage`), wired: its group commit (durability.ts) and
  * what each step writes besides the engine's changes: the next contact id, the companies' webhook
  * configurations, the reports (only when they changed), the report token key the server made, the
- * notifier's campaign statistics and tracked messages, campaign phones, the blocklist, the activity
+ * notifier's campaign statistics and tracked messages, campaign phones, the phones businesses took
+ * per template type (already_sent), the blocklist, the activity
  * log and the channel's memory. A failed write fails the server closed.
  *
  * Separate from buildServer, which asks for it only when `storage` is set, as it asks
@@ -50,6 +51,7 @@ export function storageDurability(storage: ServerStorage, parts: StorageWiringPa
         ...(changes.trackedPut.length > 0 ? { trackedPut: changes.trackedPut } : {}),
         ...(changes.trackedDelete.length > 0 ? { trackedDelete: changes.trackedDelete } : {}),
         campaignPhones: campaignPhones.takeChanges(full),
+        sentPhones: ctx.sentPhones.takeChanges(full),
         blocklist: blocklist.takeChanges(full),
         ...activity.takeChanges(full),
         ...channelMemoryStep(channelMemory),

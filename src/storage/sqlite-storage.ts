@@ -48,6 +48,14 @@ export interface StorageStep {
     readonly added: readonly StoredCampaignPhones[];
     readonly dropped: readonly { readonly companyId: number; readonly campaignId: number }[];
   };
+  /**
+   * Phones businesses took per template type (`already_sent`): rows in order (a request's phones in
+   * a time bucket, or phones given back), then the rows of buckets starting before `before` dropped.
+   */
+  readonly sentPhones?: {
+    readonly rows: readonly StoredSentPhones[];
+    readonly before?: number;
+  };
   /** Blocklist changes, in order: an entry added, or (`entry` null) a phone removed. */
   readonly blocklist?: readonly { readonly companyId: number; readonly phone: string; readonly entry: StoredBlockEntry | null }[];
   /** Activity entries of the period reports: key, time (epoch ms), entry (any JSON value). */
@@ -85,6 +93,18 @@ export interface StoredCampaignPhones {
   readonly phones: readonly number[];
 }
 
+/** Phones a business took for a template type in one time bucket, or (`released`) gave back. */
+export interface StoredSentPhones {
+  readonly businessId: number;
+  readonly typeId: number;
+  /** The bucket's start, epoch ms. */
+  readonly bucket: number;
+  /** Phones as integers (normalised digits). */
+  readonly phones: readonly number[];
+  /** The phones were given back (replayed in order at load). @default false */
+  readonly released?: boolean;
+}
+
 /** A blocked phone. */
 export interface StoredBlockEntry {
   readonly phone: string;
@@ -112,6 +132,8 @@ export interface StoredState {
   readonly tracked: readonly (readonly [string, unknown])[];
   /** Phones each campaign took. */
   readonly campaignPhones: readonly StoredCampaignPhones[];
+  /** Phones businesses took per template type, in the order written (empty in a database of schema 4 or older). */
+  readonly sentPhones: readonly StoredSentPhones[];
   /** Every company's blocked phones. */
   readonly blocklist: readonly { readonly companyId: number; readonly entry: StoredBlockEntry }[];
   /** Activity entries of the period reports, in the order they were first written. */
@@ -143,9 +165,10 @@ export interface SqliteStorageOptions {
 
 /**
  * 2 added campaign statistics and tracked messages, 3 the activity of the period reports, 4 the
- * channel's memory, 5 the dead letters and a campaign contact's stage and failure window end
- * (older databases are upgraded in place: they lack only tables that are created at open, and those
- * two columns, added at open; a contact row without a stage keeps the count it had).
+ * channel's memory, 5 the dead letters, a campaign contact's stage and failure window end, and the
+ * phones businesses took per template type (older databases are upgraded in place: they lack only
+ * tables that are created at open, and those two columns, added at open; a contact row without a
+ * stage keeps the count it had).
  */
 const SCHEMA_VERSION = 5;
 const FILE = 'sendpool.db';
@@ -210,6 +233,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS activity (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, at INTEGER NOT NULL, row TEXT NOT NULL);
     CREATE INDEX IF NOT EXISTS activity_at ON activity (at);
     CREATE TABLE IF NOT EXISTS channel_memory (seq INTEGER PRIMARY KEY, entries TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS sent_phones (n INTEGER PRIMARY KEY AUTOINCREMENT, business INTEGER NOT NULL, type INTEGER NOT NULL, bucket INTEGER NOT NULL, released INTEGER NOT NULL, phones BLOB NOT NULL);
+    CREATE INDEX IF NOT EXISTS sent_phones_bucket ON sent_phones (bucket);
     CREATE TABLE IF NOT EXISTS dead_letters (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, company INTEGER NOT NULL, at INTEGER NOT NULL, row TEXT NOT NULL);
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
@@ -261,6 +286,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     deleteTracked: db.prepare('DELETE FROM tracked WHERE id = ?'),
     putPhones: db.prepare('INSERT INTO campaign_phones (company, campaign, phones) VALUES (?, ?, ?)'),
     dropPhones: db.prepare('DELETE FROM campaign_phones WHERE company = ? AND campaign = ?'),
+    putSent: db.prepare('INSERT INTO sent_phones (business, type, bucket, released, phones) VALUES (?, ?, ?, ?, ?)'),
+    pruneSent: db.prepare('DELETE FROM sent_phones WHERE bucket < ?'),
     putBlock: db.prepare(
       'INSERT INTO blocklist (company, phone, added_at, source) VALUES (?, ?, ?, ?) ON CONFLICT(company, phone) DO UPDATE SET added_at = excluded.added_at, source = excluded.source',
     ),
@@ -326,6 +353,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     for (const d of step.campaignPhones?.dropped ?? []) q.dropPhones.run(d.companyId, d.campaignId);
     // 8 bytes a phone: the rows are read back only at a restart.
     for (const a of step.campaignPhones?.added ?? []) q.putPhones.run(a.companyId, a.campaignId, Buffer.from(Float64Array.from(a.phones).buffer));
+    for (const r of step.sentPhones?.rows ?? []) q.putSent.run(r.businessId, r.typeId, r.bucket, r.released === true ? 1 : 0, Buffer.from(Float64Array.from(r.phones).buffer));
+    if (step.sentPhones?.before !== undefined) q.pruneSent.run(step.sentPhones.before);
     for (const b of step.blocklist ?? []) {
       if (b.entry === null) q.deleteBlock.run(b.companyId, b.phone);
       else q.putBlock.run(b.companyId, b.phone, b.entry.addedAt, b.entry.source);
@@ -399,13 +428,17 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       const campaignPhones = db
         .prepare('SELECT company, campaign, phones FROM campaign_phones ORDER BY n')
         .all()
-        .map((r) => {
-          // A BLOB comes back as an ArrayBuffer or a Buffer, depending on the binding: copy it aligned.
-          const blob = r['phones'] as ArrayBuffer | Uint8Array;
-          const bytes = blob instanceof Uint8Array ? blob : new Uint8Array(blob);
-          const phones = new Float64Array(new Uint8Array(bytes).buffer);
-          return { companyId: Number(r['company']), campaignId: Number(r['campaign']), phones: [...phones] };
-        });
+        .map((r) => ({ companyId: Number(r['company']), campaignId: Number(r['campaign']), phones: phonesOf(r['phones']) }));
+      const sentPhones = db
+        .prepare('SELECT business, type, bucket, released, phones FROM sent_phones ORDER BY n')
+        .all()
+        .map((r): StoredSentPhones => ({
+          businessId: Number(r['business']),
+          typeId: Number(r['type']),
+          bucket: Number(r['bucket']),
+          phones: phonesOf(r['phones']),
+          ...(Number(r['released']) === 1 ? { released: true } : {}),
+        }));
       const blocklist = db
         .prepare('SELECT company, phone, added_at, source FROM blocklist')
         .all()
@@ -413,7 +446,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
           companyId: Number(r['company']),
           entry: { phone: String(r['phone']), addedAt: Number(r['added_at']), source: String(r['source']) as StoredBlockEntry['source'] },
         }));
-      const nothing = [outbox, sms, tracked, campaignPhones, blocklist, activity, channelMemory, deadLetters].every((list) => list.length === 0);
+      const nothing = [outbox, sms, tracked, campaignPhones, sentPhones, blocklist, activity, channelMemory, deadLetters].every((list) => list.length === 0);
       if (totals === undefined && values.size === 0 && statistics.size === 0 && nothing) return undefined;
       const rows = emptyRows();
       if (totals !== undefined) {
@@ -442,7 +475,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       for (const r of db.prepare('SELECT portfolio, recipient, at, made_new FROM portfolio_recipients').all()) {
         rows.portfolios?.get(String(r['portfolio']))?.recipients.set(String(r['recipient']), [Number(r['at']), Number(r['made_new']) === 1]);
       }
-      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, blocklist, activity, channelMemory, deadLetters };
+      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, sentPhones, blocklist, activity, channelMemory, deadLetters };
     },
     write(step: StorageStep): void {
       writeStep(step);
@@ -451,4 +484,11 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       db.close();
     },
   };
+}
+
+/** Phones kept as a BLOB of doubles. A BLOB comes back as an ArrayBuffer or a Buffer, depending on the binding: copied aligned. */
+function phonesOf(blob: unknown): number[] {
+  const b = blob as ArrayBuffer | Uint8Array;
+  const bytes = b instanceof Uint8Array ? b : new Uint8Array(b);
+  return [...new Float64Array(new Uint8Array(bytes).buffer)];
 }

@@ -49,6 +49,7 @@ describe('sendpool --version', () => {
       '--request-timeout',
       '--keep-alive-timeout',
       '--idle-timeout',
+      '--already-sent-window',
       '--version',
       '--data-dir',
       '--snapshot',
@@ -87,6 +88,7 @@ describe('serve flags: a bad one exits 2 naming the flag, the expectation and th
     [['--headers-timeout', '2m'], '--headers-timeout: expected at most the request timeout (1m, the default of --request-timeout), got "2m"'],
     [['--headers-timeout', '20s', '--request-timeout', '10s'], '--headers-timeout: expected at most the request timeout (--request-timeout 10s), got "20s"'],
     [['--allow-private-webhook-targets=yes'], 'flag --allow-private-webhook-targets takes no value'],
+    [['--already-sent-window', '1 day'], '--already-sent-window: expected 0 (off) or a duration up to 366d, such as 24h, 7d or 30m, got "1 day"'],
     [['--no-metrics', '--metrics-port', '9464'], '--no-metrics: serves no /metrics, so --metrics-port has nothing to configure'],
   ])('%j', (flags, ...parts) => {
     const r = sendpool('serve', fleet, '--memory', ...flags);
@@ -96,6 +98,15 @@ describe('serve flags: a bad one exits 2 naming the flag, the expectation and th
     // Key files are never echoed.
     expect(r.stderr).not.toContain('tiny-secret');
     expect(r.stderr).not.toContain('a key with spaces');
+  });
+});
+
+describe('serve --already-sent-window', () => {
+  it('maps to alreadySentWindowMs: a duration, or 0 to turn the check off', () => {
+    const options = (values: Record<string, string | boolean>) => serveSettings({ memory: true, ...values }, processIo).options;
+    expect(options({ 'already-sent-window': '7d' })).toMatchObject({ alreadySentWindowMs: 7 * 86_400_000 });
+    expect(options({ 'already-sent-window': '0' })).toMatchObject({ alreadySentWindowMs: 0 });
+    expect(options({})).not.toHaveProperty('alreadySentWindowMs');
   });
 });
 

@@ -32,7 +32,7 @@ describe('send answer', () => {
     if (!r.ok) throw new Error('refused');
     const { body } = sendResponse(r.value, 'id');
     expect(body).toMatchObject({ accepted: 1, rejected: 152, rejections_truncated: true });
-    expect(body.rejection_counts).toEqual({ invalid_phone: 150, invalid_document: 0, invalid_variables: 1, blocked: 0, duplicated: 1 });
+    expect(body.rejection_counts).toEqual({ invalid_phone: 150, invalid_document: 0, invalid_variables: 1, blocked: 0, duplicated: 1, already_sent: 0 });
     expect(body.rejections).toHaveLength(MAX_REJECTIONS_IN_BODY);
     expect(body.rejections.map((x) => x.index)).toEqual(Array.from({ length: 100 }, (_, i) => i));
     expect(body.rejections[0]).toMatchObject({ index: 0, reason: 'invalid_phone', problem_count: 1, problems: [{ path: '$.contacts[0].phone_number' }] });

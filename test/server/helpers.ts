@@ -135,7 +135,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(secret: () => string, port = 0): Promise<Receiver> {
+/** `now`: the clock signatures are checked against (a server on a manual clock signs with its time). */
+export async function startReceiver(secret: () => string, port = 0, now: () => number = Date.now): Promise<Receiver> {
   const events = new Map<string, any[]>();
   const ids = new Set<string>();
   const receiver: Receiver = {
@@ -153,7 +154,7 @@ export async function startReceiver(secret: () => string, port = 0): Promise<Rec
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      const verdict = verifyWebhook({ headers: req.headers, body, secret: secret(), now: Date.now() });
+      const verdict = verifyWebhook({ headers: req.headers, body, secret: secret(), now: now() });
       if (!verdict.ok) {
         receiver.badSignatures++;
         res.writeHead(401).end();

@@ -4,7 +4,7 @@
  * the receiver whichever instance sent it.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
+import { cleanup, connect, describeTargets, keysOf, testPrefix, type TestClient } from '../redis/helpers.js';
 import { api, contacts, fastChannel, startReceiver, startServer, waitFor, type Receiver, type Started } from './helpers.js';
 
 describeTargets('the server on Redis: instances share the queue', (target) => {
@@ -127,8 +127,43 @@ describeTargets('the server on Redis: instances share the queue', (target) => {
       api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 12, contacts: contacts(200, 5100) } }),
     ]);
     expect(x.json.accepted + y.json.accepted).toBe(200);
-    // Another campaign takes the same phones.
-    expect((await api(b.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 13, contacts: contacts(3, 5000) } })).json).toMatchObject({ accepted: 3 });
+    // Another campaign of the business and type: already sent (the next test).
+  });
+
+  it('a phone the business took for the type on one instance is already_sent on another, in any campaign, and taken once by requests at once', async () => {
+    // Every message reaches the device: no contact fails later and gives its phone back.
+    const shared = { client, prefix: `${base}sent:` };
+    const channel = () => fastChannel({ serverProbability: 1, deviceProbability: 1 });
+    const one = await startServer({ redis: { ...shared, consumer: 's1' }, channel: channel() });
+    const two = await startServer({ redis: { ...shared, consumer: 's2' }, channel: channel() });
+    try {
+      const post = (s: Started, campaignId: number, list: unknown[]) => api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: campaignId, contacts: list } });
+      expect((await post(one, 21, contacts(3, 7000))).json).toMatchObject({ accepted: 3, rejected: 0 });
+      const later = await post(two, 22, contacts(4, 7000));
+      expect(later.json).toMatchObject({
+        accepted: 1,
+        rejected: 3,
+        rejection_counts: { already_sent: 3, duplicated: 0 },
+      });
+      expect(later.json.rejections[0]).toMatchObject({
+        index: 0,
+        reason: 'already_sent',
+        problems: [{ path: '$.contacts[0].phone_number', actual: `${JSON.stringify(contacts(1, 7000)[0]!.phone_number)} (string)` }],
+      });
+      // The phones refused are not campaign 22's: a later request of it is refused already_sent again, not duplicated.
+      expect((await post(one, 22, contacts(1, 7000))).json).toMatchObject({ accepted: 0, rejection_counts: { already_sent: 1, duplicated: 0 } });
+      // Two campaigns at once on two instances: each phone is taken once.
+      const [x, y] = await Promise.all([post(one, 23, contacts(100, 7100)), post(two, 24, contacts(100, 7100))]);
+      expect(x.json.accepted + y.json.accepted).toBe(100);
+      expect(x.json.rejection_counts.already_sent + y.json.rejection_counts.already_sent).toBe(100);
+      // Kept in one hash per bucket of the window, with a TTL.
+      const keys = await keysOf(client, `${base}sent:{queue}:sent:b1.t10.*`);
+      expect(keys.length).toBeGreaterThan(0);
+      for (const key of keys) expect(await client.pttl(key)).toBeGreaterThan(86_400_000);
+    } finally {
+      await one.server.close();
+      await two.server.close();
+    }
   });
 
   it('a phone blocked on one instance is refused by every instance, and unblocked likewise', async () => {

@@ -265,6 +265,36 @@ describe('SQLite storage', () => {
     again.close();
   });
 
+  it('keeps the phones businesses took per template type as rows in order, drops buckets by start, and upgrades a schema 4 database to hold them', async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    storage.write({ values: { nextContactId: 4 } });
+    storage.close();
+    const Libsql = ((await import('libsql')) as unknown as { default: new (path: string) => { exec(sql: string): void; close(): void } }).default;
+    const db = new Libsql(join(dir, 'sendpool.db'));
+    db.exec("DROP TABLE sent_phones; UPDATE meta SET value = '4' WHERE key = 'schema'");
+    db.close();
+    const again = await openSqliteStorage(dir);
+    expect(again.load()!.sentPhones).toEqual([]);
+    again.write({ sentPhones: { rows: [{ businessId: 1, typeId: 10, bucket: 0, phones: [5511987650001, 5511987650002] }] } });
+    again.write({
+      sentPhones: {
+        rows: [
+          { businessId: 1, typeId: 10, bucket: 0, phones: [5511987650001], released: true },
+          { businessId: 1, typeId: 10, bucket: 3_600_000, phones: [5511987650003] },
+        ],
+      },
+    });
+    again.write({ sentPhones: { rows: [{ businessId: 2, typeId: 20, bucket: 7_200_000, phones: [5511987650004] }], before: 3_600_000 } });
+    again.close();
+    const loaded = (await openSqliteStorage(dir)).load()!;
+    expect(loaded.sentPhones).toEqual([
+      { businessId: 1, typeId: 10, bucket: 3_600_000, phones: [5511987650003] },
+      { businessId: 2, typeId: 20, bucket: 7_200_000, phones: [5511987650004] },
+    ]);
+    expect(Object.fromEntries(loaded.values)).toEqual({ nextContactId: 4 });
+  });
+
   it('a step that fails writes nothing of itself', async () => {
     const storage = await openSqliteStorage(freshDir());
     const changes = {

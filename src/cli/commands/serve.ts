@@ -50,6 +50,9 @@ Options:
                                an idle keep-alive connection closes after it (default 5s;
                                behind a load balancer, set it above the balancer's idle timeout)
       --idle-timeout DURATION  a connection with no traffic either way closes after it (default 1m)
+      --already-sent-window DURATION
+                               a contact whose phone the business took for the template type
+                               within it is refused as already_sent (default 24h; 0 turns it off)
       --channel NAME           simulated (default) or whatsapp: send through the WhatsApp Cloud
                                API and receive Meta's webhooks at /whatsapp/webhook (the fleet's
                                numbers and templates carry their WhatsApp ids; docs/channels.md)

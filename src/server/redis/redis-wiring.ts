@@ -111,6 +111,8 @@ export interface RedisPersistenceDeps {
   readonly deadLetters: { readonly maxPerCompany: number; readonly maxAgeMs: number };
   /** The server's clock (what dead letters are aged by). */
   readonly now: () => number;
+  /** `alreadySentWindowMs`: how long the fleet keeps a business's phones per type (0: not at all). */
+  readonly alreadySentWindowMs: number;
 }
 
 /** The persistence of an instance on Redis, and what the routes read of the fleet's state. */
@@ -160,7 +162,7 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
     persistence,
     webhooks,
     blocklist: sharedBlocklist,
-    phones: new SharedPhones(options.client, parts.prefix, parts.queue.consumer),
+    phones: new SharedPhones(options.client, parts.prefix, parts.queue.consumer, deps.alreadySentWindowMs),
   };
   return {
     persistence,

@@ -12,9 +12,17 @@
  * `<request>@<ms>@<instance>`, kept {@link PHONES_TTL_MS} after the campaign's last request;
  * `<p>req:<request>` the commit mark (written by the step script), kept {@link COMMIT_TTL_MS};
  * `<p>alive:<instance>` the instance's heartbeat (redis-persistence.ts).
+ *
+ * "Already sent" (`alreadySentWindowMs`) is reserved in the same script, the same way: the phones a
+ * business took for a template type, in a hash per time bucket (`<p>sent:b<business>.t<type>.<start>`,
+ * 1/24 of the window each, kept for the window and two buckets), phone -> `<request>@<ms>@<instance>`.
+ * A phone another request holds in a live bucket is answered already sent; a free one is written
+ * to the current bucket. The buckets are chosen by the server's clock, so every instance of a fleet
+ * reads the same keys.
  */
 import type { PhoneSet } from '../../contract/rejection.js';
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
+import { liveSentBuckets, sentBucketMs } from '../sent-phones.js';
 
 /** A reservation not committed for this long belongs to a request that died before its 202. */
 export const ORPHAN_MS = 60_000;
@@ -24,78 +32,161 @@ export const PHONES_TTL_MS = 7 * 86_400_000;
 export const COMMIT_TTL_MS = 30 * 86_400_000;
 
 /**
- * KEYS: [1] the campaign's phones. ARGV: [1] request id, [2] orphan age (ms), [3] TTL (ms), [4] the
- * queue prefix (for commit marks and heartbeats), [5] this instance, then the phones. Returns the
- * phones other requests hold.
+ * KEYS: [1] the campaign's phones, then (with `already_sent` on) the business's phones for the type
+ * in the live buckets, newest first ([2] is the bucket new phones go to). ARGV: [1] request id,
+ * [2] orphan age (ms), [3] TTL (ms), [4] the queue prefix (for commit marks and heartbeats), [5]
+ * this instance, [6] the buckets' TTL (ms), then the phones. Returns the phones other requests of
+ * the campaign hold, and the phones other requests of the business and type hold (already sent).
+ * A phone already sent is not the campaign's: its reservation there is given back.
  */
 const RESERVE = script(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local mine = ARGV[1] .. '@' .. now .. '@' .. ARGV[5]
+-- Whether another request holds an entry: committed (its 202 left), or alive and recent.
+local function held(v)
+  local at = string.find(v, '@', 1, true)
+  local owner = string.sub(v, 1, at - 1)
+  if owner == ARGV[1] then return false end
+  local rest = string.sub(v, at + 1)
+  local at2 = string.find(rest, '@', 1, true)
+  local stamp = tonumber(string.sub(rest, 1, at2 - 1))
+  local alive = redis.call('EXISTS', ARGV[4] .. 'alive:' .. string.sub(rest, at2 + 1)) == 1
+  return redis.call('EXISTS', ARGV[4] .. 'req:' .. owner) == 1 or (alive and now - stamp < tonumber(ARGV[2]))
+end
 local taken = {}
-for i = 6, #ARGV do
+local sent = {}
+for i = 7, #ARGV do
+  local phone = ARGV[i]
+  local free = true
   -- A new phone (the common case) costs one command.
-  if redis.call('HSETNX', KEYS[1], ARGV[i], mine) == 0 then
-    local v = redis.call('HGET', KEYS[1], ARGV[i])
-    local at = string.find(v, '@', 1, true)
-    local owner = string.sub(v, 1, at - 1)
-    if owner ~= ARGV[1] then
-      local rest = string.sub(v, at + 1)
-      local at2 = string.find(rest, '@', 1, true)
-      local stamp = tonumber(string.sub(rest, 1, at2 - 1))
-      local alive = redis.call('EXISTS', ARGV[4] .. 'alive:' .. string.sub(rest, at2 + 1)) == 1
-      if redis.call('EXISTS', ARGV[4] .. 'req:' .. owner) == 1 or (alive and now - stamp < tonumber(ARGV[2])) then
-        taken[#taken + 1] = ARGV[i]
-      else
-        redis.call('HSET', KEYS[1], ARGV[i], mine)
+  if redis.call('HSETNX', KEYS[1], phone, mine) == 0 then
+    if held(redis.call('HGET', KEYS[1], phone)) then
+      taken[#taken + 1] = phone
+      free = false
+    else
+      redis.call('HSET', KEYS[1], phone, mine)
+    end
+  end
+  if free and #KEYS > 1 then
+    local before = false
+    for k = 2, #KEYS do
+      local v = redis.call('HGET', KEYS[k], phone)
+      if v and held(v) then
+        before = true
+        break
       end
+    end
+    if before then
+      sent[#sent + 1] = phone
+      redis.call('HDEL', KEYS[1], phone)
+    else
+      redis.call('HSET', KEYS[2], phone, mine)
     end
   end
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
-return taken
+if #KEYS > 1 then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
+return { taken, sent }
 `);
 
-/** KEYS: [1] the campaign's phones. ARGV: [1] request id, then phones: those it holds are given back. */
+/** KEYS: hashes of phones. ARGV: [1] request id, then phones: those it holds in any of them are given back. */
 const RELEASE = script(`
 local prefix = ARGV[1] .. '@'
-for i = 2, #ARGV do
-  local v = redis.call('HGET', KEYS[1], ARGV[i])
-  if v and string.sub(v, 1, string.len(prefix)) == prefix then redis.call('HDEL', KEYS[1], ARGV[i]) end
+for k = 1, #KEYS do
+  for i = 2, #ARGV do
+    local v = redis.call('HGET', KEYS[k], ARGV[i])
+    if v and string.sub(v, 1, string.len(prefix)) == prefix then redis.call('HDEL', KEYS[k], ARGV[i]) end
+  end
 end
 return 1
 `);
+
+/** What a request's reservation found: the campaign's phones other requests hold, and the business's for the type. */
+export interface Reserved {
+  readonly taken: PhoneSet;
+  /** Phones other requests of the business took for the type within the window (`already_sent`). */
+  readonly sent: PhoneSet;
+}
+
+/** The business and type of a request, and the clock time buckets are chosen by. */
+export interface SentScope {
+  readonly businessId: number;
+  readonly typeId: number;
+  readonly now: number;
+}
+
+const NONE: PhoneSet = { has: () => false };
 
 export class SharedPhones {
   readonly #client: RedisScriptClient;
   readonly #prefix: string;
   readonly #instance: string;
+  readonly #windowMs: number;
 
   /**
    * @param prefix the queue's prefix with its hash tag, e.g. `sendpool:{queue}:`
    * @param instance this instance's consumer name (its heartbeat's)
+   * @param alreadySentWindowMs how long a business's phones per type are kept (0: the check is off)
    */
-  constructor(client: RedisScriptClient, prefix: string, instance: string) {
+  constructor(client: RedisScriptClient, prefix: string, instance: string, alreadySentWindowMs = 0) {
     this.#client = client;
     this.#prefix = prefix;
     this.#instance = instance;
+    this.#windowMs = alreadySentWindowMs;
   }
 
   #key(companyId: number, campaignId: number): string {
     return `${this.#prefix}ph:c${companyId}.${campaignId}`;
   }
 
-  /** Reserves the phones for the request; answers the set of those other requests of the campaign hold. */
-  async reserve(companyId: number, campaignId: number, requestId: string, phones: readonly string[]): Promise<PhoneSet> {
-    if (phones.length === 0) return { has: () => false };
-    const taken = (await runScript(this.#client, RESERVE, [this.#key(companyId, campaignId)], [requestId, ORPHAN_MS, PHONES_TTL_MS, this.#prefix, this.#instance, ...phones])) as string[];
-    const set = new Set(taken);
-    return { has: (phone) => set.has(phone) };
+  /**
+   * The keys of a business's phones for a type in the buckets live at `now`, newest first:
+   * `<p>sent:b<business>.t<type>.<bucket start>`, each kept for the window and a bucket past its start.
+   */
+  #sentKeys(scope: SentScope | undefined): string[] {
+    if (scope === undefined || this.#windowMs <= 0) return [];
+    return liveSentBuckets(this.#windowMs, scope.now)
+      .reverse()
+      .map((start) => `${this.#prefix}sent:b${scope.businessId}.t${scope.typeId}.${start}`);
+  }
+
+  /**
+   * Reserves the phones for the request, in the campaign and (with `scope`, the check on) for the
+   * business and type: answers those other requests hold in each.
+   */
+  async reserve(companyId: number, campaignId: number, requestId: string, phones: readonly string[], scope?: SentScope): Promise<Reserved> {
+    if (phones.length === 0) return { taken: NONE, sent: NONE };
+    const sentKeys = this.#sentKeys(scope);
+    const ttl = this.#windowMs + 2 * sentBucketMs(this.#windowMs);
+    const [taken, sent] = (await runScript(
+      this.#client,
+      RESERVE,
+      [this.#key(companyId, campaignId), ...sentKeys],
+      [requestId, ORPHAN_MS, PHONES_TTL_MS, this.#prefix, this.#instance, ttl, ...phones],
+    )) as [string[], string[]];
+    return { taken: setOf(taken), sent: setOf(sent) };
   }
 
   /** Gives back what the request holds (it ended without a 202). Best effort: an orphan is taken over later. */
-  async release(companyId: number, campaignId: number, requestId: string, phones: readonly string[]): Promise<void> {
+  async release(companyId: number, campaignId: number, requestId: string, phones: readonly string[], scope?: SentScope): Promise<void> {
     if (phones.length === 0) return;
-    await runScript(this.#client, RELEASE, [this.#key(companyId, campaignId)], [requestId, ...phones]);
+    await runScript(this.#client, RELEASE, [this.#key(companyId, campaignId), ...this.#sentKeys(scope)], [requestId, ...phones]);
   }
+
+  /**
+   * Gives back a phone the request's contact took for its business and type (the contact ended
+   * FAILED or EXPIRED without reaching the recipient); only the request's own hold goes.
+   */
+  async releaseSent(businessId: number, typeId: number, requestId: string, phone: string, now: number): Promise<void> {
+    const keys = this.#sentKeys({ businessId, typeId, now });
+    if (keys.length === 0) return;
+    await runScript(this.#client, RELEASE, keys, [requestId, phone]);
+  }
+}
+
+function setOf(phones: readonly string[]): PhoneSet {
+  if (phones.length === 0) return NONE;
+  const set = new Set(phones);
+  return { has: (phone) => set.has(phone) };
 }

@@ -4,6 +4,7 @@ import { BusinessesResponseSchema } from '../../contract/business-schema.js';
 import { ErrorBodySchema, SendResponseSchema } from '../../contract/response-schemas.js';
 import { SendRequestSchema } from '../../contract/send-request-schema.js';
 import type { PhoneSet } from '../../contract/rejection.js';
+import type { SentScope } from '../redis/shared-phones.js';
 import type { ServerContext } from '../context.js';
 import { errorResponse } from '../../contract/responses.js';
 import { answer } from '../http-errors.js';
@@ -28,8 +29,10 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
     // and the submission then run in one piece in intakeSend.
     const parsed = ctx.closing ? undefined : await parseSendInSlices(ctx, request.companyId, request.body);
     let taken: PhoneSet | undefined;
+    let sent: PhoneSet | undefined;
     let reserved: string[] = [];
     let campaignId = 0;
+    let scope: SentScope | undefined;
     // On Redis: enough contact ids reserved from the shared counter before the intake runs.
     if (ctx.redis && parsed?.ok) {
       await ctx.redis.ids.ensure(parsed.value.request.contacts.length);
@@ -37,14 +40,16 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
       await ctx.redis.webhooks.ensure([request.companyId]);
       // Contacts are screened against the fleet's blocklist (loaded once at start).
       await ctx.redis.blocklist.ready();
-      // A phone goes once per campaign, fleet-wide: the request reserves its phones first.
+      // A phone goes once per campaign, and once per business and type within the window
+      // (already_sent), fleet-wide: the request reserves its phones first.
       const { request: body } = parsed.value;
       const blocked = ctx.blocklist.view(request.companyId);
       reserved = parsed.value.accepted.map((a) => a.contact.phone_number).filter((p) => !blocked.has(p));
-      taken = await ctx.redis.phones.reserve(request.companyId, body.campaign_id, request.id, reserved);
+      scope = ctx.sentPhones.enabled ? { businessId: body.business_id, typeId: body.template_type_id, now: ctx.clock.now() } : undefined;
+      ({ taken, sent } = await ctx.redis.phones.reserve(request.companyId, body.campaign_id, request.id, reserved, scope));
       campaignId = body.campaign_id;
     }
-    const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed, taken);
+    const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed, taken, sent);
     let written = true;
     // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).
     if (ctx.durability && result.answer.status === 202) {
@@ -56,7 +61,7 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
     }
     // No 202: the phones it reserved are the campaign's again.
     if (ctx.redis && reserved.length > 0 && (!written || result.answer.status !== 202)) {
-      await ctx.redis.phones.release(request.companyId, campaignId, request.id, reserved).catch(() => {});
+      await ctx.redis.phones.release(request.companyId, campaignId, request.id, reserved, scope).catch(() => {});
     }
     if (!written) return answer(reply, errorResponse('unavailable', [], 'The server could not write the request durably; nothing was accepted. Send it again later.'));
     return answer(reply, result.answer, result.headers);
