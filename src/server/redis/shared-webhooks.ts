@@ -3,9 +3,9 @@
  * company configures its webhooks on one instance, and every instance's notifications for it go to
  * those URLs, signed with one secret.
  *
- * - Configurations: a hash, company -> JSON. A change is written before its 200 and read by the
- *   others within `refreshMs` (and at once before an instance uses a company it has not loaded:
- *   `ensure`).
+ * - Configurations: a hash, company -> JSON, and a version per company counting its writes. A
+ *   change is written before its 200; an instance reads it again before it next takes a request or
+ *   claims work of the company (`ensure` compares the versions), and every `refreshMs` anyway.
  * - Secrets: a hash, company -> secret, written once with `HSETNX`: two instances creating a
  *   company's secret at the same moment agree on the first one written.
  */
@@ -18,12 +18,18 @@ export interface SharedWebhooksClient {
   hget(key: string, field: string): Promise<string | null>;
   hset(key: string, field: string, value: string): Promise<number>;
   hsetnx(key: string, field: string, value: string): Promise<number>;
+  hmget(key: string, ...fields: string[]): Promise<(string | null)[]>;
+  hincrby(key: string, field: string, increment: number): Promise<number>;
 }
 
 export class SharedWebhooks {
   readonly #client: SharedWebhooksClient;
   readonly #configs: string;
   readonly #secrets: string;
+  /** company -> how many times its configuration was written: an instance with an older one reads it again. */
+  readonly #versionsKey: string;
+  /** The version of each company's configuration this instance has. */
+  readonly #versions = new Map<number, number>();
   readonly #notifier: Notifier;
   /** Companies whose configuration and secret this instance has from Redis. */
   readonly #known = new Set<number>();
@@ -34,13 +40,16 @@ export class SharedWebhooks {
     this.#client = client;
     this.#configs = `${prefix}webhooks`;
     this.#secrets = `${prefix}secrets`;
+    this.#versionsKey = `${prefix}webhook-versions`;
     this.#notifier = notifier;
     this.#given = given;
   }
 
   /** Reads every company's configuration and secret (at start, and every `refreshMs`). */
   async refresh(): Promise<void> {
-    const [configs, secrets] = await Promise.all([this.#client.hgetall(this.#configs), this.#client.hgetall(this.#secrets)]);
+    const [versions, configs, secrets] = await Promise.all([this.#client.hgetall(this.#versionsKey), this.#client.hgetall(this.#configs), this.#client.hgetall(this.#secrets)]);
+    // The versions are read first: a configuration read after its version is at least that recent.
+    for (const [c, v] of Object.entries(versions)) this.#versions.set(Number(c), Number(v));
     const companies = new Set([...Object.keys(configs), ...Object.keys(secrets)].map(Number));
     this.#notifier.loadWebhooks(
       [...companies].map((companyId) => ({
@@ -57,9 +66,16 @@ export class SharedWebhooks {
    * or signs for them: a secret none has yet is created (this instance's candidate, unless another
    * wrote one first). `fresh`: read them again even if loaded (a client reading or changing its
    * configuration sees the fleet's latest, not this instance's copy of up to `refreshMs` ago).
+   * A company whose configuration another instance wrote since this one read it is read again: one
+   * `HMGET` of the versions per call, so a contact sent right after a configuration change, by any
+   * instance, is notified to the new URLs (not to none, or the old ones, until the next refresh).
    */
   async ensure(companyIds: Iterable<number>, fresh = false): Promise<void> {
-    const missing = [...new Set(companyIds)].filter((c) => fresh || !this.#known.has(c));
+    const ids = [...new Set(companyIds)];
+    if (ids.length === 0) return;
+    const versions = (await this.#client.hmget(this.#versionsKey, ...ids.map(String))).map((v) => (v === null ? 0 : Number(v)));
+    const missing = ids.filter((c, i) => fresh || !this.#known.has(c) || versions[i]! > (this.#versions.get(c) ?? 0));
+    for (const [i, c] of ids.entries()) if (versions[i]! > (this.#versions.get(c) ?? 0)) this.#versions.set(c, versions[i]!);
     if (missing.length === 0) return;
     await Promise.all(
       missing.map(async (companyId) => {
@@ -81,5 +97,7 @@ export class SharedWebhooks {
   /** Writes a company's configuration (before its 200; `ensure` it before changing it). */
   async save(companyId: number): Promise<void> {
     await this.#client.hset(this.#configs, String(companyId), JSON.stringify(this.#notifier.config(companyId)));
+    // After the configuration: an instance that sees the new version reads at least this configuration.
+    this.#versions.set(companyId, await this.#client.hincrby(this.#versionsKey, String(companyId), 1));
   }
 }
