@@ -106,6 +106,8 @@ export interface ChaosOutcome {
   readonly healthyEvents: number;
   /** Delay from the event's creation to its arrival on `/hsm`, ms, sorted. */
   readonly delays: readonly number[];
+  /** The same without the ENQUEUED notifications (made together at intake, a request's at once). */
+  readonly statusDelays: readonly number[];
   readonly duplicates: number;
   readonly hits: ChaosReceiver['hits'];
 }
@@ -185,12 +187,15 @@ export async function runChaos(
     return true;
   }, `ENQUEUED and SENT of ${accepted} contacts on the healthy path`);
   const delays: number[] = [];
-  for (const [id, { at }] of receiver.healthy) {
+  const statusDelays: number[] = [];
+  for (const [id, { at, payload }] of receiver.healthy) {
     const made = created.get(id);
     if (made) delays.push(at - made.at);
+    if (made && payload.status !== 'ENQUEUED') statusDelays.push(at - made.at);
   }
   delays.sort((a, b) => a - b);
-  return { accepted, healthyEvents: receiver.healthy.size, delays, duplicates: receiver.duplicates, hits: { ...receiver.hits } };
+  statusDelays.sort((a, b) => a - b);
+  return { accepted, healthyEvents: receiver.healthy.size, delays, statusDelays, duplicates: receiver.duplicates, hits: { ...receiver.hits } };
 }
 
 /** The q-quantile (0..1) of sorted values. */
