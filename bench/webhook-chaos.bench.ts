@@ -51,5 +51,7 @@ for (let r = 0; r < ROUNDS; r++) {
     rows.push(line);
   }
 }
-console.log('\n| run | healthy events | delay p50 (ms) | p99 (ms) | max (ms) | p99 without ENQUEUED (ms) | failing paths tried (500 / timeout / reset) | load |\n|---|---:|---:|---:|---:|---:|---|---|');
+console.log(
+  '\n| run | healthy events | delay p50 (ms) | p99 (ms) | max (ms) | p99 without ENQUEUED (ms) | failing paths tried (500 / timeout / reset) | load |\n|---|---:|---:|---:|---:|---:|---|---|',
+);
 for (const r of rows) console.log(r);
