@@ -66,6 +66,7 @@ export type { ServerContact } from './contacts.js';
 export type { BlockEntry, BlockSource, BlocklistRow } from './blocklist.js';
 export type { CampaignPhonesRow } from './campaign-phones.js';
 export type { SentPhonesRow } from './sent-phones.js';
+export type { DeadLetter, DeadLetterOptions } from './dead-letters.js';
 export type { DispatchOptions } from './dispatch-worker.js';
 export type { SmsOptions } from './sms-worker.js';
 export type { DeliveryOptions } from './webhooks/delivery-worker.js';
