@@ -16,11 +16,12 @@ import { cleanup, connect, TARGETS, SKIP_REASON, testPrefix } from '../redis/hel
 import { KEY_1, contacts, fastChannel, startServer, testFleet } from './helpers.js';
 import { quantile, runChaos, startChaosReceiver, watchOutbox, type ChaosOutcome, type ChaosReceiver } from './webhook-chaos.js';
 
-const CONTACTS = Number(process.env.SENDPOOL_CHAOS_CONTACTS ?? 1_000);
+const CONTACTS = Number(process.env.SENDPOOL_CHAOS_CONTACTS ?? 5_000);
 /** The production schedule's shape, scaled down: the failing events keep failing for the whole run. */
 const SCHEDULE = {
-  // Each number at the Cloud API's default pace (80 messages a second), as a campaign goes out.
-  perSecond: 80,
+  // Each number paced (a campaign goes out over seconds, as on the Cloud API), five times its default
+  // 80 a second so the 5,000 contacts take seconds here.
+  perSecond: 400,
   outbox: { initialDelayMs: 200, maxDelayMs: 2_000, attemptTimeoutMs: 5_000, probeIntervalMs: 30_000 },
   delivery: { requestTimeoutMs: 1_000 },
   campaignBatchIntervalMs: 100,
@@ -64,7 +65,7 @@ describe('a receiver with failing paths beside a healthy one', () => {
   it('on the durable server: every healthy event, once', async () => {
     const watch = watchOutbox();
     const fleetFile = join(dir, 'fleet.json');
-    writeFileSync(fleetFile, JSON.stringify(testFleet(80)));
+    writeFileSync(fleetFile, JSON.stringify(testFleet(SCHEDULE.perSecond)));
     const running = await runServer({
       fleetFile,
       port: 0,
