@@ -11,7 +11,7 @@
  * docs/benchmarks.md has the latest figures.
  */
 import { contacts, startServer } from '../test/server/helpers.js';
-import { quantile, runChaos, startChaosReceiver, watchOutbox, type ChaosOutcome } from '../test/server/webhook-chaos.js';
+import { dispatchSettled, quantile, runChaos, startChaosReceiver, watchOutbox, type ChaosOutcome } from '../test/server/webhook-chaos.js';
 import { cpuLoad, loadNote } from './load.js';
 
 const CONTACTS = Number(process.env['BENCH_CONTACTS'] ?? 5_000);
@@ -26,10 +26,7 @@ async function round(chaos: boolean): Promise<ChaosOutcome> {
   const receiver = await startChaosReceiver(() => s.server.sendpool.webhookSecret(1));
   try {
     const sp = s.server.sendpool;
-    const settled = () => {
-      const d = sp.stats().dispatch;
-      return d.queued + d.waitingRetry + d.inFlight === 0;
-    };
+    const settled = dispatchSettled(sp);
     const id = campaign++;
     const body = (from: number, n: number) => ({ business_id: 1, template_type_id: 10, campaign_id: id, contacts: contacts(n, from + id * 100_000) });
     if (chaos) return await runChaos({ url: s.url, settled }, receiver, watch.created, { contacts: CONTACTS, body });

@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runServer } from '../../src/server/index.js';
 import { cleanup, connect, TARGETS, SKIP_REASON, testPrefix } from '../redis/helpers.js';
 import { KEY_1, contacts, fastChannel, startServer, testFleet } from './helpers.js';
-import { quantile, runChaos, startChaosReceiver, watchOutbox, type ChaosOutcome, type ChaosReceiver } from './webhook-chaos.js';
+import { dispatchSettled, quantile, runChaos, startChaosReceiver, watchOutbox, type ChaosOutcome, type ChaosReceiver } from './webhook-chaos.js';
 
 const CONTACTS = Number(process.env.SENDPOOL_CHAOS_CONTACTS ?? 5_000);
 /** The production schedule's shape, scaled down: the failing events keep failing for the whole run. */
@@ -50,10 +50,7 @@ describe('a receiver with failing paths beside a healthy one', () => {
     const receiver = await startChaosReceiver(() => s.server.sendpool.webhookSecret(1));
     try {
       const sp = s.server.sendpool;
-      const settled = () => {
-        const d = sp.stats().dispatch;
-        return d.queued + d.waitingRetry + d.inFlight === 0;
-      };
+      const settled = dispatchSettled(sp);
       check('memory', await runChaos({ url: s.url, settled }, receiver, watch.created, { contacts: CONTACTS, body }), receiver);
     } finally {
       watch.stop();
@@ -83,10 +80,7 @@ describe('a receiver with failing paths beside a healthy one', () => {
     const sp = running.server.sendpool;
     const receiver = await startChaosReceiver(() => sp.webhookSecret(1));
     try {
-      const settled = () => {
-        const d = sp.stats().dispatch;
-        return d.queued + d.waitingRetry + d.inFlight === 0;
-      };
+      const settled = dispatchSettled(sp);
       check('durable', await runChaos({ url: running.address, settled }, receiver, watch.created, { contacts: CONTACTS, body }), receiver);
     } finally {
       watch.stop();
@@ -104,11 +98,7 @@ describe('a receiver with failing paths beside a healthy one', () => {
     const b = await startServer({ ...SCHEDULE, redis: { ...redis, consumer: 'b' }, channel: fastChannel({ seed: 2 }) });
     const receiver = await startChaosReceiver(() => a.server.sendpool.webhookSecret(1));
     try {
-      const settled = () =>
-        [a, b].every((s) => {
-          const d = s.server.sendpool.stats().dispatch;
-          return d.queued + d.waitingRetry + d.inFlight === 0;
-        });
+      const settled = dispatchSettled(a.server.sendpool, b.server.sendpool);
       check('redis', await runChaos({ url: a.url, settled }, receiver, watch.created, { contacts: CONTACTS, body }), receiver);
     } finally {
       watch.stop();

@@ -112,6 +112,15 @@ export interface ChaosOutcome {
   readonly hits: ChaosReceiver['hits'];
 }
 
+/** True when none of the servers has a contact queued, waiting for a retry or in flight. */
+export function dispatchSettled(...servers: readonly { stats(): { readonly dispatch: { readonly queued: number; readonly waitingRetry: number; readonly inFlight: number } } }[]): () => boolean {
+  return () =>
+    servers.every((s) => {
+      const d = s.stats().dispatch;
+      return d.queued + d.waitingRetry + d.inFlight === 0;
+    });
+}
+
 export interface ChaosServer {
   readonly url: string;
   /** True when the server has nothing to do but retry the failing paths. */
