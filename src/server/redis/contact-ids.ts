@@ -3,10 +3,30 @@
  * across instances), taken in blocks so that a request costs no round trip: an instance reserves a
  * block with `INCRBY` and numbers its requests from it, reserving the next block when half is used.
  * Ids are unique and increase within an instance; blocks leave gaps between instances.
+ *
+ * Ids never repeat, whatever Redis loses: a counter that is not there (a new Redis, or one that lost
+ * its data) starts at a floor, atomically with the first reservation: the larger of the highest id
+ * this instance reserved and the time in milliseconds times 1,000. So after a reset, even with every
+ * instance restarted, ids go on above those handed out before, unless more than a million contacts
+ * a second were accepted on average since the counter last started (docs/scaling.md).
  */
-export interface ContactIdClient {
-  incrby(key: string, by: number): Promise<number>;
-}
+import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
+
+/** The commands the contact ids use (an ioredis `Redis` or `Cluster`). */
+export type ContactIdClient = RedisScriptClient;
+
+/** Ids a millisecond of the floor leaves room for (see the module comment). */
+const IDS_PER_MS = 1_000;
+
+/**
+ * Reserves ARGV[1] ids; a counter that was not there starts at ARGV[2] first. Answers the last id
+ * reserved.
+ */
+const RESERVE = script(`
+local by = tonumber(ARGV[1])
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[2]) end
+return redis.call('INCRBY', KEYS[1], by)
+`);
 
 export class ContactIdBlocks {
   readonly #client: ContactIdClient;
@@ -19,10 +39,15 @@ export class ContactIdBlocks {
   /** A block reserved ahead, used when the current one runs out. */
   #ahead: { next: number; end: number } | undefined;
 
-  constructor(client: ContactIdClient, key: string, block = 100_000) {
+  readonly #now: () => number;
+  /** The highest id this instance reserved: a floor of the counter if Redis loses it. */
+  #highest = 0;
+
+  constructor(client: ContactIdClient, key: string, block = 100_000, now: () => number = Date.now) {
     this.#client = client;
     this.#key = key;
     this.#block = block;
+    this.#now = now;
   }
 
   /** Ids that `take` can hand out without waiting. */
@@ -57,9 +82,11 @@ export class ContactIdBlocks {
   }
 
   #reserve(size: number): Promise<void> {
-    this.#reserving ??= this.#client
-      .incrby(this.#key, size)
-      .then((last) => {
+    const floor = Math.max(this.#highest, Math.floor(this.#now()) * IDS_PER_MS);
+    this.#reserving ??= runScript(this.#client, RESERVE, [this.#key], [size, floor])
+      .then((answer) => {
+        const last = Number(answer);
+        this.#highest = Math.max(this.#highest, last);
         this.#ahead = { next: last - size + 1, end: last + 1 };
       })
       .finally(() => {
