@@ -70,6 +70,8 @@ export class ContactIdBlocks {
       }
     }
     // Half used: the next block is reserved in the background.
+    // A failed reservation ahead is not lost work: the next `ensure` that runs short reserves again
+    // and its caller sees the error then.
     if (!this.#ahead && this.#end - this.#next < this.#block / 2) void this.#reserve(this.#block).catch(() => {});
   }
 

@@ -61,7 +61,10 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
     }
     // No 202: the phones it reserved are the campaign's again.
     if (ctx.redis && reserved.length > 0 && (!written || result.answer.status !== 202)) {
-      await ctx.redis.phones.release(request.companyId, campaignId, request.id, reserved, scope).catch(() => {});
+      // Best effort: phones not given back now are taken over as orphans once their hold lapses.
+      await ctx.redis.phones
+        .release(request.companyId, campaignId, request.id, reserved, scope)
+        .catch((e: unknown) => request.log.warn({ err: e, campaignId, phones: reserved.length }, 'campaign phones of a request without a 202 not given back: taken over once their hold lapses'));
     }
     if (!written) return answer(reply, errorResponse('unavailable', [], 'The server could not write the request durably; nothing was accepted. Send it again later.'));
     return answer(reply, result.answer, result.headers);
