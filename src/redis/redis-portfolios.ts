@@ -97,7 +97,11 @@ interface PortfolioState {
   readonly wanted: Set<string>;
   call: 'idle' | 'queued' | 'in-flight';
   short: boolean;
+  /** A message asked for room since the last call: the next call may lease ahead (a view only peeks). */
+  wants: boolean;
   answered: boolean;
+  /** Local time of the last answer: a view older than a retry period is asked again. */
+  answeredAt: number;
   /** Local time before which no lease call is made. */
   notBefore: number;
   used: number;
@@ -165,6 +169,7 @@ export class RedisPortfolios implements PortfolioSource {
     if (lease === undefined) {
       p.short = true;
       if (known && p.wanted.size < 1000) p.wanted.add(recipient);
+      p.wants = true;
       this.#enqueue(p, now);
       return false;
     }
@@ -174,13 +179,21 @@ export class RedisPortfolios implements PortfolioSource {
       p.covered.set(recipient, Math.max(p.covered.get(recipient) ?? 0, lease.expiresAt));
       this.#record(p, [recipient, slot]);
     }
-    if (this.#balance(p, now) * 2 < this.#size) this.#enqueue(p, now);
+    if (this.#balance(p, now) * 2 < this.#size) {
+      p.wants = true;
+      this.#enqueue(p, now);
+    }
     return true;
   }
 
+  /**
+   * What this instance holds plus the room Redis last reported. The other instances spend room
+   * without telling: a view older than a retry period asks Redis again (a peek: it leases nothing,
+   * so an idle instance whose view is read, by `output` say, takes no slot from one that sends).
+   */
   room(id: string, limit: number, now: number): number {
     const p = this.#state(id, limit, now);
-    if (!p.answered) this.#enqueue(p, now);
+    if (!p.answered || now - p.answeredAt >= this.#retry) this.#enqueue(p, now);
     return Math.max(0, limit - p.used) + this.#balance(p, now);
   }
 
@@ -251,7 +264,9 @@ export class RedisPortfolios implements PortfolioSource {
         wanted: new Set(),
         call: 'idle',
         short: false,
+        wants: false,
         answered: false,
+        answeredAt: 0,
         notBefore: 0,
         used: 0,
         retryId: undefined,
@@ -386,7 +401,8 @@ export class RedisPortfolios implements PortfolioSource {
     const sentAt = this.#clock.now();
     this.#expire(p, sentAt);
     const balance = this.#balance(p, sentAt);
-    const want = p.short || balance * 2 < this.#size ? Math.max(1, this.#size - balance) : 0;
+    const want = p.short || (p.wants && balance * 2 < this.#size) ? Math.max(1, this.#size - balance) : 0;
+    p.wants = false;
     const leaseId = want > 0 ? (p.retryId ?? `${this.instanceId}:${this.#boot}:${++this.#seq}`) : `${this.instanceId}:${this.#boot}:peek`;
     p.retryId = want > 0 ? leaseId : undefined;
     const extend = [...p.wanted];
@@ -398,6 +414,7 @@ export class RedisPortfolios implements PortfolioSource {
         const toLocal = this.#toLocal(sentAt, r.now);
         p.call = 'idle';
         p.answered = true;
+        p.answeredAt = recv;
         p.retryId = undefined;
         p.used = r.used;
         let woke = false;
@@ -426,6 +443,8 @@ export class RedisPortfolios implements PortfolioSource {
       })
       .catch((error: unknown) => {
         p.call = 'idle';
+        // The demand stays: the retry asks for the slots again, under the same lease id.
+        if (want > 0) p.wants = true;
         p.notBefore = this.#clock.now() + this.#retry;
         this.#error(error);
       });

@@ -157,4 +157,26 @@ describeTargets('RedisPortfolios', (target) => {
     expect(Number(await client.zscore(`${p}{pf:pf}:r`, '5511900000001'))).toBeGreaterThanOrEqual(Math.max(at, grantedAt + 5_000));
     await a.close();
   });
+  it("an instance with nothing to send sees another's spending in its view after a retry period, and a view leases nothing", async () => {
+    const clock = new ManualClock(1_000);
+    const p = `${prefix}view${++n}:`;
+    const a = make(p, clock, 0, { slotsPerLease: 2 });
+    const b = make(p, clock, 1, { slotsPerLease: 2 });
+    expect(b.room('pf', 2, clock.now())).toBe(2);
+    await b.settle();
+    expect(b.held('pf')).toBe(0);
+    a.admit('pf', 2, true, '5511900000001', clock.now());
+    await a.settle();
+    expect(a.admit('pf', 2, true, '5511900000001', clock.now())).toBe(true);
+    expect(a.admit('pf', 2, true, '5511900000002', clock.now())).toBe(true);
+    await a.settle();
+    // Within the retry period b answers from its last view; after it, from Redis.
+    expect(b.room('pf', 2, clock.now())).toBe(2);
+    clock.advance(100);
+    b.room('pf', 2, clock.now());
+    await b.settle();
+    expect(b.room('pf', 2, clock.now())).toBe(0);
+    expect(b.held('pf')).toBe(0);
+    await Promise.all([a.close(), b.close()]);
+  });
 });
