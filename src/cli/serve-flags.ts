@@ -22,6 +22,7 @@ export const SERVE_FLAGS: Options = {
   'data-dir': { type: 'string' },
   memory: { type: 'boolean' },
   redis: { type: 'string' },
+  'state-dir': { type: 'string' },
   'public-base-url': { type: 'string' },
   'report-token-key-file': { type: 'string' },
   'allow-private-webhook-targets': { type: 'boolean' },
@@ -184,7 +185,10 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
     // One of many instances: the state is in Redis, not in a directory of this one.
     if (str('data-dir') !== undefined || values['memory'] === true) throw new UsageError('--redis: the state is kept in Redis; give no --data-dir or --memory with it');
     if (!/^rediss?:\/\/[^\s]+$/.test(redis)) throw new UsageError(`--redis: expected a redis:// or rediss:// URL, got ${JSON.stringify(redis.replace(/\/\/[^@/]*@/, '//***@'))}`);
-    options['redis'] = { url: redis };
+    const stateDir = str('state-dir');
+    options['redis'] = { url: redis, ...(stateDir !== undefined ? { stateDir } : {}) };
+  } else if (str('state-dir') !== undefined) {
+    throw new UsageError('--state-dir: keeps what an instance on Redis saw of it; give it with --redis');
   } else if (values['memory'] === true) {
     if (str('data-dir') !== undefined) throw new UsageError('--memory and --data-dir: give one or the other');
   } else options['dataDir'] = str('data-dir') ?? 'sendpool-data';

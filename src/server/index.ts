@@ -11,6 +11,7 @@ export type { QueueClient } from './redis/queue.js';
 export type { ContactIdClient } from './redis/contact-ids.js';
 export type { SharedWebhooksClient } from './redis/shared-webhooks.js';
 export type { SharedBlocklistClient } from './redis/shared-blocklist.js';
+export type { RedisResetEvent } from './redis/reset.js';
 export { DEFAULT_CONNECTIONS, type ConnectionOptions, type ResolvedConnections } from './connections.js';
 export type { MetricsOptions, MetricsListen } from './metrics-access.js';
 export { ServerOptionsError, isServerOptionsError } from './options-error.js';

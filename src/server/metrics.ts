@@ -50,6 +50,8 @@ export interface RedisMetricsSource {
   readonly backlog: () => number;
   /** Contacts this instance holds (claimed, not final). */
   readonly heldContacts: () => number;
+  /** Times this instance found that Redis had lost the queue (reset.ts). */
+  readonly resets?: () => number;
 }
 
 const SYNC_STATES = ['idle', 'connecting', 'ready', 'lost', 'stopped'];
@@ -182,12 +184,12 @@ export function createMetrics(
       },
     });
   const redis = extra.redis;
-  if (redis) redisGauges(Gauge, registers, redis);
+  if (redis) redisGauges(Gauge, Counter, registers, redis);
   return metrics;
 }
 
 /** The server on Redis: the status sync's state, failing steps, the fleet's backlog, what this instance holds. */
-function redisGauges(Gauge: typeof PromClient.Gauge, registers: Registry[], redis: RedisMetricsSource): void {
+function redisGauges(Gauge: typeof PromClient.Gauge, Counter: typeof PromClient.Counter, registers: Registry[], redis: RedisMetricsSource): void {
   const syncState = redis.syncState;
   if (syncState) {
     new Gauge({
@@ -217,6 +219,20 @@ function redisGauges(Gauge: typeof PromClient.Gauge, registers: Registry[], redi
       this.set(redis.backlog());
     },
   });
+  const resets = redis.resets;
+  if (resets) {
+    let counted = 0;
+    new Counter({
+      name: 'sendpool_redis_resets_total',
+      help: 'Times this instance found that Redis had come back without the queue (its epoch marker gone or another): each is handled (held chunks and accepted contacts written again, webhook configurations written back).',
+      registers,
+      collect() {
+        const now = resets();
+        if (now > counted) this.inc(now - counted);
+        counted = now;
+      },
+    });
+  }
   new Gauge({
     name: 'sendpool_redis_held_contacts',
     help: 'Contacts this instance holds from the shared queue (claimed, not final).',

@@ -18,6 +18,7 @@ import type { ContactIdClient } from './redis/contact-ids.js';
 import type { QueueClient } from './redis/queue.js';
 import type { SharedBlocklistClient } from './redis/shared-blocklist.js';
 import type { SharedWebhooksClient } from './redis/shared-webhooks.js';
+import type { RedisResetEvent } from './redis/reset.js';
 import type { CampaignStatsClient } from '../redis/campaign-stats-store.js';
 import type { ServerStorage, StoredState } from '../storage/sqlite-storage.js';
 import type { SmsOptions } from './sms-worker.js';
@@ -257,6 +258,17 @@ export interface RedisServerOptions {
    * @default none: output as this instance last knew it
    */
   readonly refreshOutput?: () => Promise<void>;
+  /**
+   * A small JSON file of this instance's own, outside Redis (readable by its owner only: it holds
+   * webhook signing secrets): the queue's epoch id it saw last and the webhook configurations it
+   * knew. With it a Redis that came back empty while every instance restarted is noticed, and the
+   * configurations are written back (docs/scaling.md, "Redis comes back empty"). `runServer` puts
+   * it in `stateDir`.
+   * @default none: a reset is noticed only by instances that lived through it
+   */
+  readonly stateFile?: string;
+  /** Called when this instance found that Redis came back without the queue (after it handled it). @default none */
+  readonly onReset?: (event: RedisResetEvent) => void;
 }
 
 /** The default of {@link BuildServerOptions.alreadySentWindowMs}: 24 hours. */

@@ -4,7 +4,8 @@
  * SIGINT/SIGTERM (stop intake, drain, snapshot).
  */
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { createEngine } from '../engine.js';
 import { snapshotFromRows } from '../core/rows.js';
 import { openSqliteStorage } from '../storage/sqlite-storage.js';
@@ -43,7 +44,18 @@ export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'a
    * numbers' capacity (`RedisStore`) and their statuses (`FleetSync`) are shared. Exclusive with
    * `dataDir` and `snapshotFile`. @default none: one process
    */
-  readonly redis?: { readonly url: string } & Omit<RedisServerOptions, 'client'>;
+  readonly redis?: {
+    readonly url: string;
+    /**
+     * A directory of this instance's own, outside Redis, where it keeps the epochs of Redis it saw
+     * last (the numbers' capacity: `capacity-epoch`; the queue: `redis-state.json`, with the webhook
+     * configurations and secrets, readable by its owner only). With it a Redis that came back empty
+     * while every instance restarted is noticed: the numbers fail closed (no limit is exceeded) and
+     * the configurations are written back (docs/scaling.md, "Redis comes back empty").
+     * @default none: a reset is noticed only by instances that lived through it
+     */
+    readonly stateDir?: string;
+  } & Omit<RedisServerOptions, 'client'>;
   /** Environment to read `SENDPOOL_API_KEYS` from. @default process.env */
   readonly env?: NodeJS.ProcessEnv;
   /** Close on SIGINT and SIGTERM. @default true */
@@ -87,12 +99,14 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   const channel = smpp === undefined ? templates : (await smppServerChannel(smpp, templates, () => logTo?.log)).channel;
   // Declared before the Redis parts: their events may come while they start (Redis down).
   let server: SendpoolServer | undefined;
+  const stateDir = redis?.stateDir;
   const shared =
     redis === undefined
       ? undefined
       : await redisFleet(
           redis.url,
           redis.prefix ?? 'sendpool:',
+          stateDir === undefined ? undefined : join(stateDir, 'capacity-epoch'),
           fleet,
           () => server?.sendpool.wake(),
           (level, details, message) => {
@@ -118,7 +132,13 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
       ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
       ...(shared && redis
         ? {
-            redis: { ...redis, client: shared.client, syncState: () => shared.sync.state, refreshOutput: () => shared.store.settle() },
+            redis: {
+              ...redisOptions(redis),
+              client: shared.client,
+              syncState: () => shared.sync.state,
+              refreshOutput: () => shared.store.settle(),
+              ...(redis.stateFile === undefined && stateDir !== undefined ? { stateFile: join(stateDir, 'redis-state.json') } : {}),
+            },
             ...(rest.reportTokenKey === undefined ? { reportTokenKey: shared.reportTokenKey } : {}),
           }
         : {}),
@@ -175,7 +195,7 @@ async function whatsAppChannel(fleet: unknown, options: Omit<WhatsAppChannelOpti
  * `url` is `redis://…` / `rediss://…` for one server, `redis-cluster://host:port,host:port,…` for a
  * Redis Cluster (the nodes to start from). Connection and capacity events go to `log`.
  */
-async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacity: () => void, log: (level: 'info' | 'warn', details: object, message: string) => void) {
+async function redisFleet(url: string, prefix: string, epochFile: string | undefined, fleet: unknown, onCapacity: () => void, log: (level: 'info' | 'warn', details: object, message: string) => void) {
   let ioredis: typeof import('ioredis');
   try {
     ioredis = await import('ioredis');
@@ -190,12 +210,16 @@ async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacit
   // sync's state); ioredis reconnects by itself. Without a listener they would be unhandled.
   client.on('error', () => {});
   let sync: InstanceType<typeof FleetSync> | undefined;
+  // The capacity's epoch kept outside Redis: an empty Redis under restarted instances fails closed.
+  const knownEpoch = epochFile === undefined ? undefined : readEpochFile(epochFile);
   const store = new RedisStore({
     client,
     prefix,
     onCapacity,
     instances: () => sync?.activeInstances() ?? 1,
+    ...(knownEpoch ? { knownEpoch } : {}),
     onEvent: (e) => {
+      if (e.type === 'epoch' && epochFile !== undefined) writeEpochFile(epochFile, e.epoch);
       if (e.type === 'redis-down' || e.type === 'redis-up' || e.type === 'redis-reset') log(e.type === 'redis-up' ? 'info' : 'warn', e, `capacity: ${e.type}`);
     },
   });
@@ -237,6 +261,30 @@ async function redisFleet(url: string, prefix: string, fleet: unknown, onCapacit
       client.disconnect();
     },
   };
+}
+
+/** `runServer`'s own Redis options taken out (what `buildServer` is given). */
+function redisOptions(redis: NonNullable<RunServerOptions['redis']>): Omit<RedisServerOptions, 'client'> {
+  const { url: _url, stateDir: _stateDir, ...rest } = redis;
+  return rest;
+}
+
+/** The capacity epoch kept in `file` ('' or absent: none). */
+function readEpochFile(file: string): string | undefined {
+  try {
+    const id = readFileSync(file, 'utf8').trim();
+    return id === '' ? undefined : id;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw e;
+  }
+}
+
+/** Keeps the capacity epoch (written whole: a temporary file renamed over it). */
+function writeEpochFile(file: string, id: string): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(`${file}.tmp`, `${id}\n`);
+  renameSync(`${file}.tmp`, file);
 }
 
 /** The nodes of `redis-cluster://host:port,host:port,…`. */

@@ -29,6 +29,9 @@ Options:
       --memory                 keep state in memory only (lost on a crash; for trying things out)
       --redis URL              one of many instances on Redis: a shared queue, shared capacity
                                (docs/scaling.md); needs the optional package ioredis
+      --state-dir DIR          with --redis: this instance's own directory for the epochs of Redis it
+                               saw and the webhook configurations (a Redis that comes back empty
+                               is noticed even when every instance restarted; docs/scaling.md)
       --public-base-url URL    origin of report download links, e.g. https://api.example.com
                                (default: the address the server listens on)
       --report-token-key-file FILE

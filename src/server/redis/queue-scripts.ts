@@ -16,6 +16,7 @@
 import { CAMPAIGN_LUA } from '../../redis/scripts/campaign.js';
 import { DEAD_LETTER_LUA } from './shared-dead-letters.js';
 import { MEMORY_WRITE_LUA } from './shared-memory.js';
+import { epochFenceLua } from './reset-scripts.js';
 
 /**
  * One step of an instance, whole or not at all: chunks enqueued (a 202's contacts), hand-outs and
@@ -27,7 +28,8 @@ import { MEMORY_WRITE_LUA } from './shared-memory.js';
  *       named below.
  * ARGV: [1] dispatch group, [2] outbox group, [3] this consumer, [4] the step's id (a step sent
  *       again after a lost reply is not applied twice: its id is remembered for an hour),
- *       [5] chunk count n, then n triples (stream key index, body, contacts in it),
+ *       [5] the queue's epoch id as the instance knows it ('' before its first look): another
+ *       marker, or none, refuses the whole step with `RESET` (reset.ts), [6] chunk count n, then n triples (stream key index, body, contacts in it),
  *       then the count of chunks with progress, and for each: stream key index, entry id,
  *       progress key index, done (1 or 0), its contacts, field count f, then f pairs (field, value), event
  *       count v, then v events (the notifications of its contacts: written only while held),
@@ -52,6 +54,7 @@ import { MEMORY_WRITE_LUA } from './shared-memory.js';
 export const STEP_SCRIPT = `
 ${CAMPAIGN_LUA}
 ${DEAD_LETTER_LUA}
+${epochFenceLua("string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'epoch'", 'ARGV[5]')}
 local group = ARGV[1]
 local me = ARGV[3]
 local applied = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'step:' .. ARGV[4]
@@ -59,7 +62,7 @@ if not redis.call('SET', applied, '1', 'NX', 'PX', 3600000) then
   return { {}, {} }
 end
 local backlog = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'backlog'
-local at = 5
+local at = 6
 local n = tonumber(ARGV[at])
 at = at + 1
 local ids = {}

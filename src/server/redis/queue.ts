@@ -23,12 +23,17 @@ import { randomUUID } from 'node:crypto';
 import type { Submission, SubmissionContact } from '../../core/submission.js';
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
 import { RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
+import { FENCED_RENEW_SCRIPT, QUEUE_EPOCH_SCRIPT, REBUILD_SCRIPT, RECORD_CHECK_SCRIPT } from './reset-scripts.js';
 import { COMMIT_TTL_MS } from './shared-phones.js';
 import { RETAIN_CONTACTS_MS } from './shared-statistics.js';
 
 const STEP = script(STEP_SCRIPT);
 const RECLAIM = script(RECLAIM_SCRIPT);
 const RENEW = script(RENEW_SCRIPT);
+const FENCED_RENEW = script(FENCED_RENEW_SCRIPT);
+const QUEUE_EPOCH = script(QUEUE_EPOCH_SCRIPT);
+const REBUILD = script(REBUILD_SCRIPT);
+const RECORD_CHECK = script(RECORD_CHECK_SCRIPT);
 
 /** The commands the queue uses (an ioredis `Redis` or `Cluster`). */
 export interface QueueClient extends RedisScriptClient {
@@ -62,7 +67,8 @@ export interface ChunkBody extends Omit<Submission, 'contacts' | 'weight' | 'max
 /** A chunk an instance holds, with the progress written for it so far. */
 export interface ClaimedChunk {
   readonly stream: string;
-  readonly entryId: string;
+  /** Its entry in the stream: a new one when the chunk is written again after a Redis reset (reset.ts). */
+  entryId: string;
   readonly body: ChunkBody;
   /** Hand-outs written per contact index (absent: never handed out). */
   readonly handouts: ReadonlyMap<number, number>;
@@ -70,6 +76,22 @@ export interface ClaimedChunk {
   readonly ended: ReadonlyMap<number, number>;
   /** Final state per contact index, as recorded. */
   readonly finals: ReadonlyMap<number, string>;
+}
+
+/** A chunk written again after a Redis reset (ContactQueue.rebuild). */
+export interface RebuiltChunk {
+  /** Its stream (the flow's). */
+  readonly stream: string;
+  /** Its entry id before the reset (what the rebuilt mark names). */
+  readonly entryId: string;
+  /** Its body, with the contacts to send. */
+  readonly body: ChunkBody;
+  /** Contacts of it not final (the fleet's backlog counts them). */
+  readonly open: number;
+  /** Pending under this instance (it keeps sending them), or for any instance to claim. */
+  readonly hold: boolean;
+  /** Progress fields to write with it (`h<i>`, `e<i>`, `f<i>` and values, flat). */
+  readonly fields: readonly (string | number)[];
 }
 
 /** A webhook event (or an SMS) an instance holds. */
@@ -158,6 +180,11 @@ export class ContactQueue {
   readonly #streamsPerClaim: number;
   /** Where the next claim starts in the active streams (rotates, so every flow gets its turn). */
   #offset = 0;
+  /**
+   * The queue's epoch id this instance knows ('' before its first look: reset.ts): steps and
+   * renewals carry it, and Redis refuses them (`RESET`) when its marker is gone or another.
+   */
+  epoch = '';
 
   constructor(options: ContactQueueOptions) {
     this.#client = options.client;
@@ -179,6 +206,16 @@ export class ContactQueue {
   /** The shared outbox's consumer group. */
   get outboxGroup(): string {
     return OUTBOX_GROUP;
+  }
+
+  /** The queue's epoch marker (reset-scripts.ts). */
+  get epochKey(): string {
+    return `${this.#prefix}epoch`;
+  }
+
+  /** The key prefix (with its hash tag). */
+  get prefix(): string {
+    return this.#prefix;
   }
 
   get smsKey(): string {
@@ -257,7 +294,7 @@ export class ContactQueue {
     const lost: ClaimedChunk[] = [];
     await Promise.all(
       [...byStream].map(async ([stream, chunks]) => {
-        const ids = new Set((await runScript(this.#client, RENEW, [stream], [GROUP, this.#consumer, release ? this.leaseMs : 0, ...chunks.map((c) => c.entryId)])) as string[]);
+        const ids = new Set((await runScript(this.#client, FENCED_RENEW, [stream, this.epochKey], [GROUP, this.#consumer, release ? this.leaseMs : 0, this.epoch, ...chunks.map((c) => c.entryId)])) as string[]);
         for (const c of chunks) if (ids.has(c.entryId)) lost.push(c);
       }),
     );
@@ -312,6 +349,7 @@ export class ContactQueue {
       OUTBOX_GROUP,
       this.#consumer,
       step.id ?? randomUUID(),
+      this.epoch,
       chunks.length / 3,
       ...chunks,
       touched.size,
@@ -332,6 +370,40 @@ export class ContactQueue {
     args.push(...events);
     const [ids, lost] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[]];
     return { ids, lost };
+  }
+
+  /** Reads the queue's epoch marker, creating it with `candidate` when missing. */
+  async readEpoch(candidate: string): Promise<{ readonly id: string; readonly created: boolean }> {
+    const [id, created] = (await runScript(this.#client, QUEUE_EPOCH, [this.epochKey], [candidate])) as [string, number];
+    return { id, created: Number(created) === 1 };
+  }
+
+  /**
+   * Writes chunks again after a reset (REBUILD_SCRIPT), each once fleet-wide: `hold` ones stay
+   * pending under this instance (it keeps sending them), the others wait for any instance. `marks`:
+   * chunks that need no writing (done here) but must not be written by their acceptor either.
+   * Answers the new entry id of each chunk, '' when another instance wrote it already. `epoch`: the
+   * new marker's id (the queue's `epoch` is set only once the chunks held here carry their new ids,
+   * so no step names an old entry under the new epoch).
+   */
+  async rebuild(epoch: string, chunks: readonly RebuiltChunk[], marks: readonly Pick<ClaimedChunk, 'stream' | 'entryId'>[] = []): Promise<string[]> {
+    const args: (string | number)[] = [GROUP, this.#consumer, epoch, this.leaseMs, this.#prefix, chunks.length];
+    for (const c of chunks) {
+      args.push(c.stream, this.#markOf(c), `p:${c.stream.slice(this.#prefix.length + 2)}:`, c.hold ? 1 : 0, c.open, JSON.stringify(c.body), c.fields.length / 2, ...c.fields);
+    }
+    args.push(marks.length, ...marks.map((m) => this.#markOf(m)));
+    return (await runScript(this.#client, REBUILD, [this.activeKey, this.epochKey], args)) as string[];
+  }
+
+  #markOf(c: Pick<ClaimedChunk, 'stream' | 'entryId'>): string {
+    return `rb:${c.stream.slice(this.#prefix.length + 2)}:${c.entryId}`;
+  }
+
+  /** Which of these entries are still in their streams (fenced by the epoch: `RESET` when Redis lost them). */
+  async stillQueued(entries: readonly Pick<ClaimedChunk, 'stream' | 'entryId'>[]): Promise<boolean[]> {
+    if (entries.length === 0) return [];
+    const reply = (await runScript(this.#client, RECORD_CHECK, [this.epochKey], [this.epoch, ...entries.flatMap((e) => [e.stream, e.entryId])])) as number[];
+    return reply.map((r) => Number(r) === 1);
   }
 
   /** This instance's consumer name. */

@@ -22,6 +22,19 @@ import type { Persistence } from '../persistence.js';
 import type { ChunkBody, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
 import type { SharedDispatch } from './shared-dispatch.js';
 import type { SharedStatistics } from './shared-statistics.js';
+import { isResetError } from './reset.js';
+
+/** What the persistence asks of the reset path (reset.ts). */
+export interface ResetGuard {
+  /** Once a renewal period, before renewing: reads the queue's epoch marker (handles a reset). */
+  tick(): Promise<void>;
+  /** A write refused with `RESET`: resolves once it may be sent again. */
+  recover(e: unknown): Promise<boolean>;
+  /** True while a reset is handled. */
+  readonly handling: boolean;
+  /** Chunks accepted here were written, with their entry ids. */
+  accepted(chunks: readonly ChunkBody[], ids: readonly string[]): void;
+}
 
 interface Deps {
   readonly queue: ContactQueue;
@@ -59,6 +72,8 @@ interface Deps {
   readonly lazyMs?: number;
   /** The bounds of the shared dead letters (dead-letters.ts). @default the book's defaults */
   readonly deadLetters?: { readonly maxPerCompany: number; readonly maxAgeMs: number };
+  /** The reset path (reset.ts), once made. @default none */
+  readonly reset?: () => ResetGuard | undefined;
 }
 
 /** Pause before a failed step is written again, growing to the last. */
@@ -91,6 +106,8 @@ export class RedisPersistence implements Persistence {
   #again = false;
   #closed = false;
   #lastRenew = 0;
+  /** Feeds that failed in a row (Redis away). */
+  #feedFailures = 0;
 
   constructor(deps: Deps) {
     this.#deps = deps;
@@ -108,6 +125,22 @@ export class RedisPersistence implements Persistence {
   /** Consecutive failed writes (0 when Redis answers). */
   get failures(): number {
     return this.#failures;
+  }
+
+  /**
+   * Why intake cannot queue now, if it cannot: `reset` while a reset of Redis is handled, `down`
+   * while writes or reads of Redis fail (a step waiting to be written again).
+   */
+  get refusal(): 'reset' | 'down' | undefined {
+    if (this.#deps.reset?.()?.handling === true) return 'reset';
+    if (this.#failures > 0 || this.#feedFailures > 0) return 'down';
+    return undefined;
+  }
+
+  /** The old streams' entries held here are gone with Redis: forgotten (delivered and sent from memory still). */
+  forgetHeldWork(): void {
+    this.#held.events.clear();
+    this.#held.sms.clear();
   }
 
   /** Webhook events held here for delivery. */
@@ -256,20 +289,38 @@ export class RedisPersistence implements Persistence {
       };
     }
     let ok = false;
+    let recovering: Promise<boolean> | undefined;
     try {
-      const { lost } = await this.#deps.queue.step(step);
+      const { ids, lost } = await this.#deps.queue.step(step);
+      if ((step.chunks?.length ?? 0) > 0) this.#deps.reset?.()?.accepted(step.chunks!, ids);
       this.#deps.shared.settle(lost);
       this.#writes++;
       this.#failures = 0;
       ok = true;
     } catch (e) {
-      this.#failures++;
       // Written again as it is (a 202 is answered only once it is in Redis); what gathers meanwhile
       // goes in the step after it.
       this.#retry = { step, waiters };
-      this.#deps.onWriteError(e);
+      const reset = this.#deps.reset?.();
+      // Redis lost the queue: written again once the reset is handled (the chunks it names carry their new entries).
+      if (reset && isResetError(e)) recovering = reset.recover(e);
+      else {
+        this.#failures++;
+        this.#deps.onWriteError(e);
+      }
     }
     this.#writing = false;
+    if (recovering) {
+      void recovering.then(
+        () => this.#write(),
+        (e: unknown) => {
+          this.#failures++;
+          this.#deps.onWriteError(e);
+          setTimeout(() => void this.#write(), RETRY_MS[Math.min(this.#failures, RETRY_MS.length) - 1]!).unref();
+        },
+      );
+      return;
+    }
     if (ok) {
       for (const w of waiters) w.resolve();
       if ((step.events?.length ?? 0) + (step.chunkEvents?.length ?? 0) + (step.sms?.length ?? 0) > 0) this.kick();
@@ -341,6 +392,12 @@ export class RedisPersistence implements Persistence {
       const periodic = now - this.#lastRenew >= queue.leaseMs / 3;
       if (periodic) {
         this.#lastRenew = now;
+        // Redis lost the queue: handled before anything is renewed or claimed.
+        const reset = this.#deps.reset?.();
+        if (reset) {
+          await reset.tick();
+          if (reset.handling) return;
+        }
         await queue.heartbeat();
         await shared.renew();
         await this.#deps.periodic?.();
@@ -357,8 +414,18 @@ export class RedisPersistence implements Persistence {
         const room = this.#room(kind);
         if (room > 0) await this.#take(kind, await queue.claimWork(kind, room));
       }
+      this.#feedFailures = 0;
     } catch (e) {
+      // A renewal refused with RESET: the reset is handled, and the next feed renews under the new epoch.
+      if (await this.#deps
+        .reset?.()
+        ?.recover(e)
+        .catch(() => false)) {
+        this.#lastRenew = 0;
+        return;
+      }
       // Redis away: the next feed tries again.
+      this.#feedFailures++;
       this.#deps.onWriteError(e);
     }
   }

@@ -29,7 +29,9 @@ import type { Persistence } from '../persistence.js';
 import type { SmsWorker } from '../sms-worker.js';
 import { ContactIdBlocks } from './contact-ids.js';
 import { ContactQueue } from './queue.js';
+import { LocalStateFile } from './local-state.js';
 import { RedisPersistence } from './redis-persistence.js';
+import { QueueReset } from './reset.js';
 import { SharedBlocklist } from './shared-blocklist.js';
 import { sharedDeadLetters } from './shared-dead-letters.js';
 import { SharedDispatch } from './shared-dispatch.js';
@@ -119,6 +121,9 @@ export interface RedisPersistenceDeps {
 export function redisPersistence(options: RedisServerOptions, parts: RedisParts, deps: RedisPersistenceDeps) {
   const { notifier, channelMemory, dispatch, sms, log } = deps;
   const webhooks = new SharedWebhooks(options.client, `${parts.root}{config}:`, notifier, deps.secrets);
+  // A Redis that comes back without the queue: noticed, counted, and what this instance holds,
+  // accepted or configured written again (reset.ts).
+  let reset: QueueReset | undefined;
   const sharedBlocklist = new SharedBlocklist(options.client, `${parts.root}{config}:`, deps.blocklist);
   // Every second: other instances' blocklist changes (one XREAD when there are none).
   const blocklistTimer = setInterval(() => void sharedBlocklist.sync().catch((e: unknown) => log.warn({ err: e }, 'blocklist not synchronised with Redis: trying again')), 1000);
@@ -145,6 +150,16 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
     smsRoom: () => Math.max(0, Math.min(1000, sms.maxQueued - sms.queued - sms.inFlight)),
     onWriteError: (e) => log.warn({ err: e }, 'Redis step not written: trying again (intake and sending wait)'),
     deadLetters: deps.deadLetters,
+    reset: () => reset,
+  });
+  reset = new QueueReset({
+    queue: parts.queue,
+    shared: parts.shared,
+    webhooks,
+    log: () => log,
+    ...(options.stateFile !== undefined ? { state: new LocalStateFile(options.stateFile) } : {}),
+    forgetHeldWork: () => persistence.forgetHeldWork(),
+    ...(options.onReset ? { onReset: options.onReset } : {}),
   });
   // The fleet's dead letters: written with the step that acknowledges their events, replayed by any instance.
   const deadLetters = sharedDeadLetters({
@@ -174,6 +189,7 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
       stepFailures: () => persistence.failures,
       backlog: () => persistence.backlog,
       heldContacts: () => parts.shared.open,
+      resets: () => reset.resets,
     },
     /** Nothing held here waits: no contact claimed and not final, no event not written. */
     idle: () => parts.shared.open === 0 && persistence.heldEvents === 0,

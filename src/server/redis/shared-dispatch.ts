@@ -12,7 +12,7 @@
  */
 import type { Engine } from '../../core/engine.js';
 import type { ContactOutcome, OutgoingMessage } from '../../core/dispatch/types.js';
-import type { ChunkBody, ClaimedChunk, ContactQueue, QueueStep, QueuedContact } from './queue.js';
+import type { ChunkBody, ClaimedChunk, ContactQueue, QueueStep, QueuedContact, RebuiltChunk } from './queue.js';
 
 /** Where a contact of the engine came from. */
 interface Origin {
@@ -31,7 +31,17 @@ interface Held {
   open: number;
   /** Another instance took it over: its messages are not sent from here any more. */
   lost: boolean;
+  /**
+   * Its progress as this instance knows it (what it claimed with, and what it recorded since):
+   * written with the chunk again if Redis loses it (`rebuild`).
+   */
+  readonly handouts: Map<number, number>;
+  readonly ended: Map<number, number>;
+  readonly finals: Map<number, string>;
 }
+
+/** How long a chunk done here is remembered, so that its acceptor does not write it again after a reset (ms). */
+const RECENT_DONE_MS = 120_000;
 
 /** Options of {@link SharedDispatch}. */
 export interface SharedDispatchOptions {
@@ -64,6 +74,12 @@ export class SharedDispatch {
   /** Contacts claimed and not final: what the prefetch bound counts. */
   #open = 0;
   #lost = 0;
+  /** Each chunk's holding, also once done (until its step is written). */
+  readonly #heldOf = new WeakMap<ClaimedChunk, Held>();
+  /** Chunks done in the step being written (moved to `#recent` once it is). */
+  #inStep: ClaimedChunk[] = [];
+  /** Chunks done and written lately, with when (Date.now()). */
+  #recent: { chunk: ClaimedChunk; at: number }[] = [];
 
   constructor(queue: ContactQueue, engine: Engine, options: SharedDispatchOptions = {}) {
     this.#queue = queue;
@@ -104,7 +120,8 @@ export class SharedDispatch {
 
   #take(chunk: ClaimedChunk): number {
     if (this.#held.has(chunk.entryId)) return 0;
-    const held: Held = { chunk, open: 0, lost: false };
+    const held: Held = { chunk, open: 0, lost: false, handouts: new Map(chunk.handouts), ended: new Map(chunk.ended), finals: new Map(chunk.finals) };
+    this.#heldOf.set(chunk, held);
     // Contacts grouped by the retries they used: a submission per group, with what is left of them.
     const groups = new Map<number, { contacts: QueuedContact[]; base: number[] }>();
     chunk.body.contacts.forEach((contact, index) => {
@@ -161,7 +178,9 @@ export class SharedDispatch {
   ended(m: OutgoingMessage): void {
     const origin = this.#origins.get(m.contact);
     if (!origin || origin.held.lost) return;
-    this.#ended.push({ chunk: origin.held.chunk, index: origin.index, count: localHandout(m.messageId) + 1 });
+    const count = localHandout(m.messageId) + 1;
+    this.#ended.push({ chunk: origin.held.chunk, index: origin.index, count });
+    origin.held.ended.set(origin.index, count);
   }
 
   /** Messages handed out: their hand-out counts go in the next step (before they are sent). */
@@ -169,7 +188,9 @@ export class SharedDispatch {
     for (const m of messages) {
       const origin = this.#origins.get(m.contact);
       if (!origin || origin.held.lost) continue;
-      this.#handouts.push({ chunk: origin.held.chunk, index: origin.index, count: origin.base + localHandout(m.messageId) + 1 });
+      const count = origin.base + localHandout(m.messageId) + 1;
+      this.#handouts.push({ chunk: origin.held.chunk, index: origin.index, count });
+      origin.held.handouts.set(origin.index, count);
     }
   }
 
@@ -180,7 +201,10 @@ export class SharedDispatch {
       if (!origin) continue;
       const { held } = origin;
       // A chunk another instance took over: its new holder records the contact's final.
-      if (!held.lost) this.#finals.push({ chunk: held.chunk, index: origin.index, state: o.state });
+      if (!held.lost) {
+        this.#finals.push({ chunk: held.chunk, index: origin.index, state: o.state });
+        held.finals.set(origin.index, o.state);
+      }
       this.#open--;
       if (--held.open === 0) {
         this.#held.delete(held.chunk.entryId);
@@ -213,6 +237,7 @@ export class SharedDispatch {
   /** Takes what was gathered for one step (the caller writes it, then hands the answer to `settle`). */
   takeStep(): QueueStep {
     const step = { handouts: this.#handouts, ended: this.#ended, finals: this.#finals, done: this.#done, events: this.#events, chunkEvents: this.#chunkEvents };
+    this.#inStep.push(...this.#done);
     this.#handouts = [];
     this.#ended = [];
     this.#finals = [];
@@ -225,6 +250,61 @@ export class SharedDispatch {
   /** A step was written: chunks it found taken over are not sent from here any more. */
   settle(lost: readonly string[]): void {
     this.#lose(lost);
+    this.#written();
+  }
+
+  /** The step of the chunks done in it was written: they are remembered a while (`rebuild`'s marks). */
+  #written(): void {
+    const now = Date.now();
+    for (const chunk of this.#inStep) this.#recent.push({ chunk, at: now });
+    this.#inStep = [];
+    let old = 0;
+    while (old < this.#recent.length && now - this.#recent[old]!.at > RECENT_DONE_MS) old++;
+    if (old > 0) this.#recent.splice(0, old);
+  }
+
+  /**
+   * Redis lost the queue (reset.ts): writes again, as entries held by this instance, every chunk it
+   * holds (and those done whose step is not written yet), with the progress it knows, so it keeps
+   * sending them and records their finals and notifications; marks the chunks it finished lately
+   * (their acceptor must not write them again). Chunks another instance wrote first (it held them
+   * too: this one stalled past the lease) are not sent from here. Answers the chunks written.
+   */
+  async rebuild(epoch: string): Promise<number> {
+    const chunks = new Set<ClaimedChunk>();
+    for (const h of this.#held.values()) if (!h.lost) chunks.add(h.chunk);
+    for (const c of [...this.#inStep, ...this.#done]) chunks.add(c);
+    const list = [...chunks];
+    const rebuilt: RebuiltChunk[] = list.map((chunk) => {
+      const held = this.#heldOf.get(chunk);
+      const fields: (string | number)[] = [];
+      for (const [i, n] of held?.handouts ?? chunk.handouts) fields.push(`h${i}`, n);
+      for (const [i, n] of held?.ended ?? chunk.ended) fields.push(`e${i}`, n);
+      for (const [i, f] of held?.finals ?? chunk.finals) fields.push(`f${i}`, f);
+      return { stream: chunk.stream, entryId: chunk.entryId, body: chunk.body, open: held?.open ?? 0, hold: true, fields };
+    });
+    const ids = await this.#queue.rebuild(
+      epoch,
+      rebuilt,
+      this.#recent.map((r) => r.chunk),
+    );
+    let written = 0;
+    list.forEach((chunk, k) => {
+      const id = ids[k] ?? '';
+      const held = this.#held.get(chunk.entryId);
+      if (id === '') {
+        if (held && held.chunk === chunk) this.#lose([chunk.entryId]);
+        return;
+      }
+      if (held && held.chunk === chunk) {
+        this.#held.delete(chunk.entryId);
+        this.#held.set(id, held);
+      }
+      chunk.entryId = id;
+      written++;
+    });
+    this.#recent = [];
+    return written;
   }
 
   /** Writes what was gathered in one step. */
@@ -232,6 +312,7 @@ export class SharedDispatch {
     if (!this.dirty) return;
     const { lost } = await this.#queue.step(this.takeStep());
     this.#lose(lost);
+    this.#written();
   }
 
   #lose(entryIds: readonly string[]): void {

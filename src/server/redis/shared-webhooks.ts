@@ -9,8 +9,9 @@
  * - Secrets: a hash, company -> secret, written once with `HSETNX`: two instances creating a
  *   company's secret at the same moment agree on the first one written.
  */
-import type { WebhookConfig } from '../../contract/config-schema.js';
+import { EMPTY_WEBHOOK_CONFIG, type WebhookConfig } from '../../contract/config-schema.js';
 import type { Notifier } from '../notifier.js';
+import type { CompanyWebhooks } from '../notifier-companies.js';
 
 /** The commands the shared configurations use (an ioredis `Redis` or `Cluster`). */
 export interface SharedWebhooksClient {
@@ -92,6 +93,36 @@ export class SharedWebhooks {
         this.#known.add(companyId);
       }),
     );
+  }
+
+  /** The companies this instance knows a configuration of (not the empty one), with their secrets. */
+  configured(): CompanyWebhooks[] {
+    const empty = JSON.stringify(EMPTY_WEBHOOK_CONFIG);
+    return this.#notifier.webhooks().filter((w) => JSON.stringify(w.config) !== empty);
+  }
+
+  /**
+   * Redis lost the configurations (reset.ts): writes back those of `list` Redis does not have (a
+   * configuration a client wrote since wins, and so does a secret another instance wrote back
+   * first), then reads them all again, so every instance ends with the same configuration and
+   * secret. Answers the companies whose configuration was written back by this call.
+   */
+  async restore(list: readonly CompanyWebhooks[]): Promise<number[]> {
+    const written: number[] = [];
+    for (const w of list) {
+      const id = String(w.companyId);
+      if ((await this.#client.hsetnx(this.#configs, id, JSON.stringify(w.config))) === 1) {
+        written.push(w.companyId);
+        // A version, so instances that know nothing of it (restarted) read it at their next ensure.
+        await this.#client.hsetnx(this.#versionsKey, id, '1');
+      }
+      await this.#client.hsetnx(this.#secrets, id, this.#given[w.companyId] ?? w.secret);
+    }
+    // The versions counted before the reset mean nothing now: read everything again.
+    this.#versions.clear();
+    this.#known.clear();
+    await this.refresh();
+    return written;
   }
 
   /** Writes a company's configuration (before its 200; `ensure` it before changing it). */

@@ -10,6 +10,7 @@ import { errorResponse } from '../../contract/responses.js';
 import { answer } from '../http-errors.js';
 import { intakeSend } from '../intake.js';
 import { parseSendInSlices } from '../intake-parse.js';
+import { intakeRefusal } from '../redis/reset.js';
 
 export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.get('/messenger/businesses/', { schema: { response: { 200: BusinessesResponseSchema } } }, async (request) => {
@@ -27,6 +28,9 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
   app.post('/messenger/messages/', { schema: { body: SendRequestSchema, response: { 202: SendResponseSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
     // A large body is checked in slices first (other requests are answered meanwhile); the bound
     // and the submission then run in one piece in intakeSend.
+    // On Redis, nothing is promised that cannot be queued now (a reset being handled, Redis away): 503.
+    const refused = intakeRefusal(ctx.redis);
+    if (refused && !ctx.closing) return answer(reply, refused.answer, refused.headers);
     const parsed = ctx.closing ? undefined : await parseSendInSlices(ctx, request.companyId, request.body);
     let taken: PhoneSet | undefined;
     let sent: PhoneSet | undefined;

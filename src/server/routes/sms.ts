@@ -1,4 +1,5 @@
 /** POST /sms/messages/ (spec 4.3): checked, queued, sent; DLR and MO go to the item's URLs. */
+import { intakeRefusal } from '../redis/reset.js';
 import type { FastifyInstance } from 'fastify';
 import { toSmsSends } from '../../contract/mapping.js';
 import { parseSmsBatch } from '../../contract/parse-sms-batch.js';
@@ -23,6 +24,8 @@ function smsRetryAfterSeconds(ctx: ServerContext, excess: number): number {
 export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.post('/sms/messages/', { schema: { body: SmsBatchSchema, response: { 202: SmsResponseSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
     if (ctx.closing) return answer(reply, errorResponse('unavailable', [], 'The server is shutting down.'));
+    const refused = intakeRefusal(ctx.redis);
+    if (refused) return answer(reply, refused.answer, refused.headers);
     const parsed = parseSmsBatch(request.body, {
       urlPolicy: ctx.urlPolicy,
       ...(ctx.limits.maxSmsItems === undefined ? {} : { maxSmsItems: ctx.limits.maxSmsItems }),

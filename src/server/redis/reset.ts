@@ -1,0 +1,252 @@
+/**
+ * A Redis that comes back without the queue (a restart without persistence, FLUSHALL, a failover to
+ * an empty replica) is an incident this instance handles to the end (docs/scaling.md, "Redis comes
+ * back empty"):
+ *
+ * - **Noticed.** The queue's slot holds an epoch marker (`<p>epoch`, a random id). Every step and
+ *   every renewal carries the id this instance knows, and Redis refuses them (`RESET`) when the
+ *   marker is gone or another, so nothing is recorded against an empty queue (a chunk would read as
+ *   "taken over by another" and be sent by nobody). The marker is also read every renewal period,
+ *   and at start against the id kept in the state file (`stateFile`), so a Redis that came back
+ *   empty under instances that all restarted is noticed too.
+ * - **Counted and said.** `sendpool_redis_resets_total`, an error log line `redis-reset` with what
+ *   the instance holds, and the host's `onReset`.
+ * - **What this instance holds goes on.** Every chunk it holds is written again as an entry pending
+ *   under it, with the progress it knows (hand-outs, finals), so it keeps sending them and records
+ *   their finals and notifications; the consumer groups are created with them.
+ * - **What it accepted is written again.** Each instance keeps, in memory, the chunks it wrote for its
+ *   202s until it sees them gone from their streams (done; looked at every renewal period, fenced
+ *   by the epoch). One lease after the reset, those no live holder wrote again (`<p>rb:` marks) are
+ *   written again for any instance to send.
+ * - **Webhook configurations come back.** Those this instance knows (or its state file kept) are
+ *   written back where Redis has none, then read again by all.
+ * - **Intake refuses** (503, `Retry-After`) while the reset is handled.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { ErrorBody } from '../../contract/response-schemas.js';
+import { errorResponse, type HttpAnswer } from '../../contract/responses.js';
+import type { LocalStateFile } from './local-state.js';
+import type { ChunkBody, ContactQueue } from './queue.js';
+import type { SharedDispatch } from './shared-dispatch.js';
+import type { SharedWebhooks } from './shared-webhooks.js';
+
+/** What `onReset` is told when this instance noticed that Redis lost the queue. */
+export interface RedisResetEvent {
+  /** The queue's epoch id this instance knew ('' when it was kept nowhere). */
+  readonly previousEpoch: string;
+  /** The marker's id found (or created) now. */
+  readonly epoch: string;
+  /** Chunks this instance held and wrote again (it keeps sending them). */
+  readonly heldChunks: number;
+  /** Contacts of chunks this instance accepted and had not seen done: written again one lease later unless their holder did. */
+  readonly recordedContacts: number;
+  /** Companies whose webhook configuration this instance wrote back. */
+  readonly webhooksRestored: readonly number[];
+}
+
+/** Is this the refusal of a script fenced by the queue's epoch? */
+export function isResetError(e: unknown): boolean {
+  return e instanceof Error && e.message.startsWith('RESET');
+}
+
+/** A chunk this instance accepted, kept until it is seen done. */
+interface Recorded {
+  readonly stream: string;
+  entryId: string;
+  readonly body: ChunkBody;
+}
+
+interface Deps {
+  readonly queue: ContactQueue;
+  readonly shared: SharedDispatch;
+  readonly webhooks: SharedWebhooks;
+  readonly log: () => FastifyBaseLogger;
+  /** The instance's state file, when the host keeps one. */
+  readonly state?: LocalStateFile;
+  /** Webhook events and SMS held from the old streams: forgotten (they are delivered and sent from memory, nothing to acknowledge). */
+  readonly forgetHeldWork: () => void;
+  readonly onReset?: (event: RedisResetEvent) => void;
+}
+
+export class QueueReset {
+  readonly #d: Deps;
+  /** The id this instance knows (from its state file at start, else the first one read). */
+  #known: string;
+  #resets = 0;
+  #handling: Promise<void> | undefined;
+  readonly #recorded = new Map<string, Recorded>();
+  #recordedContacts = 0;
+  /** When (Date.now()) the chunks accepted here are written again, after a reset. */
+  #rebuildAt: number | undefined;
+
+  constructor(deps: Deps) {
+    this.#d = deps;
+    this.#known = deps.state?.state.queueEpoch ?? '';
+  }
+
+  /** Resets noticed by this instance (the metric). */
+  get resets(): number {
+    return this.#resets;
+  }
+
+  /** True while a reset is being handled (intake refuses). */
+  get handling(): boolean {
+    return this.#handling !== undefined;
+  }
+
+  /** Contacts of chunks accepted here and not seen done. */
+  get recordedContacts(): number {
+    return this.#recordedContacts;
+  }
+
+  /** Chunks accepted here were written (their entry ids, in order). */
+  accepted(chunks: readonly ChunkBody[], ids: readonly string[]): void {
+    chunks.forEach((body, k) => {
+      const entryId = ids[k];
+      if (entryId === undefined) return;
+      const stream = this.#d.queue.streamOf(body);
+      this.#recorded.set(`${stream} ${entryId}`, { stream, entryId, body });
+      this.#recordedContacts += body.contacts.length;
+    });
+  }
+
+  /**
+   * Once a renewal period: reads the marker (a reset is handled before anything else), writes the
+   * accepted chunks again when due, else forgets those seen done; keeps the webhook configurations
+   * in the state file.
+   */
+  async tick(): Promise<void> {
+    await this.check();
+    if (this.#rebuildAt !== undefined && Date.now() >= this.#rebuildAt) await this.#rebuildRecorded();
+    else if (this.#rebuildAt === undefined) await this.#prune();
+    this.#d.state?.update({ webhooks: this.#d.webhooks.configured() });
+  }
+
+  /**
+   * A step or a renewal was refused with `RESET`: handles the reset (once, whoever asks) and
+   * answers true once the refused write may be sent again; false for any other error.
+   */
+  async recover(e: unknown): Promise<boolean> {
+    if (!isResetError(e)) return false;
+    await this.check();
+    return true;
+  }
+
+  /** Reads the marker; a reset is handled once, whoever asks meanwhile waits for it. */
+  async check(): Promise<void> {
+    if (this.#handling) return this.#handling;
+    const { id } = await this.#d.queue.readEpoch(randomUUID());
+    if (this.#d.queue.epoch === id) return;
+    if (this.#known === '' || this.#known === id) {
+      // First look (nothing kept), or a restart on the same Redis.
+      this.#d.queue.epoch = id;
+      this.#known = id;
+      this.#d.state?.update({ queueEpoch: id });
+      return;
+    }
+    if (this.#handling) return this.#handling;
+    this.#handling = this.#handle(this.#known, id).finally(() => (this.#handling = undefined));
+    return this.#handling;
+  }
+
+  async #handle(previous: string, epoch: string): Promise<void> {
+    this.#resets++;
+    const log = this.#d.log();
+    log.error(
+      { event: 'redis-reset', previousEpoch: previous, epoch, heldChunks: this.#d.shared.held, heldContacts: this.#d.shared.open, recordedContacts: this.#recordedContacts },
+      'redis-reset: Redis came back without the queue; intake refuses until the contacts held here are written again',
+    );
+    this.#d.forgetHeldWork();
+    // What this instance holds, written again under the new epoch before any step names it.
+    const heldChunks = await this.#d.shared.rebuild(epoch);
+    this.#d.queue.epoch = epoch;
+    this.#known = epoch;
+    this.#d.state?.update({ queueEpoch: epoch });
+    // Webhook configurations: this instance's, and those its state file kept for companies it does not know.
+    const mine = this.#d.webhooks.configured();
+    const kept = (this.#d.state?.state.webhooks ?? []).filter((w) => !mine.some((m) => m.companyId === w.companyId));
+    let webhooksRestored: number[] = [];
+    try {
+      webhooksRestored = await this.#d.webhooks.restore([...mine, ...kept]);
+    } catch (e) {
+      log.warn({ err: e }, 'redis-reset: webhook configurations not written back yet: the next reset check tries again');
+    }
+    // The chunks accepted here: after one lease, so that their holders, if alive, write them first.
+    if (this.#recorded.size > 0) this.#rebuildAt = Date.now() + this.#d.queue.leaseMs;
+    const event: RedisResetEvent = { previousEpoch: previous, epoch, heldChunks, recordedContacts: this.#recordedContacts, webhooksRestored };
+    log.warn({ ...event, event: 'redis-reset-handled' }, 'redis-reset handled: held chunks written again, intake open; contacts accepted here are written again after one lease unless their holder did');
+    try {
+      this.#d.onReset?.(event);
+    } catch {
+      // The host's callback does not stop the recovery.
+    }
+  }
+
+  /** Forgets the chunks accepted here that are no longer in their streams (done). */
+  async #prune(): Promise<void> {
+    if (this.#recorded.size === 0) return;
+    const list = [...this.#recorded.values()];
+    let still: boolean[];
+    try {
+      still = await this.#d.queue.stillQueued(list);
+    } catch (e) {
+      if (!isResetError(e)) throw e;
+      return this.check();
+    }
+    list.forEach((r, k) => {
+      if (still[k] === false) this.#forget(r);
+    });
+  }
+
+  #forget(r: Recorded): void {
+    if (this.#recorded.delete(`${r.stream} ${r.entryId}`)) this.#recordedContacts -= r.body.contacts.length;
+  }
+
+  /** Writes again the chunks accepted here that no holder wrote again (they keep their contact ids). */
+  async #rebuildRecorded(): Promise<void> {
+    const list = [...this.#recorded.values()];
+    let ids: string[];
+    try {
+      ids = await this.#d.queue.rebuild(
+        this.#d.queue.epoch,
+        list.map((r) => ({ stream: r.stream, entryId: r.entryId, body: r.body, open: r.body.contacts.length, hold: false, fields: [] })),
+      );
+    } catch (e) {
+      if (!isResetError(e)) throw e;
+      return this.check();
+    }
+    this.#rebuildAt = undefined;
+    let chunks = 0;
+    let contacts = 0;
+    list.forEach((r, k) => {
+      const id = ids[k] ?? '';
+      this.#forget(r);
+      if (id === '') return;
+      // Kept under its new entry: Redis may lose it again.
+      r.entryId = id;
+      this.#recorded.set(`${r.stream} ${id}`, r);
+      this.#recordedContacts += r.body.contacts.length;
+      chunks++;
+      contacts += r.body.contacts.length;
+    });
+    this.#d.log().warn({ event: 'redis-reset-rebuilt', chunks, contacts, writtenByHolders: list.length - chunks }, 'redis-reset: chunks accepted here and not done written again (their contacts keep their ids)');
+  }
+}
+
+/** `Retry-After` of a request refused while Redis cannot take it (s): about a reset's handling, or a reconnection. */
+export const REFUSAL_RETRY_AFTER_S = 5;
+
+/**
+ * On Redis, a request intake cannot queue now: a 503 with `Retry-After` instead of a 202 that would
+ * wait for Redis without bound (or be written to a queue Redis just lost). Undefined when it can.
+ */
+export function intakeRefusal(redis: { readonly persistence: { readonly refusal: 'reset' | 'down' | undefined } } | undefined): { answer: HttpAnswer<ErrorBody>; headers: Record<string, string> } | undefined {
+  const why = redis?.persistence.refusal;
+  if (why === undefined) return undefined;
+  const message =
+    why === 'reset'
+      ? 'Redis came back without its queue and this instance is writing again what it holds; nothing was accepted. Send it again shortly.'
+      : 'Redis does not answer (a write is waiting to be retried); nothing was accepted. Send it again shortly.';
+  return { answer: errorResponse('unavailable', [], message), headers: { 'retry-after': String(REFUSAL_RETRY_AFTER_S) } };
+}
