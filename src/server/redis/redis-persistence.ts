@@ -33,7 +33,7 @@ export interface ResetGuard {
   /** True while a reset is handled. */
   readonly handling: boolean;
   /** Chunks accepted here were written, with their entry ids. */
-  accepted(chunks: readonly ChunkBody[], ids: readonly string[]): void;
+  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string): void;
 }
 
 interface Deps {
@@ -72,6 +72,12 @@ interface Deps {
   readonly lazyMs?: number;
   /** The bounds of the shared dead letters (dead-letters.ts). @default the book's defaults */
   readonly deadLetters?: { readonly maxPerCompany: number; readonly maxAgeMs: number };
+  /**
+   * Whether the connection to Redis is up now (ioredis' `status` is 'ready'): while it is not,
+   * commands wait for the reconnection, and intake refuses rather than wait with them.
+   * @default always
+   */
+  readonly connected?: () => boolean;
   /** The reset path (reset.ts), once made. @default none */
   readonly reset?: () => ResetGuard | undefined;
 }
@@ -133,7 +139,7 @@ export class RedisPersistence implements Persistence {
    */
   get refusal(): 'reset' | 'down' | undefined {
     if (this.#deps.reset?.()?.handling === true) return 'reset';
-    if (this.#failures > 0 || this.#feedFailures > 0) return 'down';
+    if (this.#failures > 0 || this.#feedFailures > 0 || this.#deps.connected?.() === false) return 'down';
     return undefined;
   }
 
@@ -291,8 +297,9 @@ export class RedisPersistence implements Persistence {
     let ok = false;
     let recovering: Promise<boolean> | undefined;
     try {
+      const epoch = this.#deps.queue.epoch;
       const { ids, lost } = await this.#deps.queue.step(step);
-      if ((step.chunks?.length ?? 0) > 0) this.#deps.reset?.()?.accepted(step.chunks!, ids);
+      if ((step.chunks?.length ?? 0) > 0) this.#deps.reset?.()?.accepted(step.chunks!, ids, epoch);
       this.#deps.shared.settle(lost);
       this.#writes++;
       this.#failures = 0;

@@ -151,6 +151,10 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
     onWriteError: (e) => log.warn({ err: e }, 'Redis step not written: trying again (intake and sending wait)'),
     deadLetters: deps.deadLetters,
     reset: () => reset,
+    connected: () => {
+      const status = (options.client as { status?: unknown }).status;
+      return typeof status !== 'string' || status === 'ready';
+    },
   });
   reset = new QueueReset({
     queue: parts.queue,

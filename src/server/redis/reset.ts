@@ -55,6 +55,8 @@ interface Recorded {
   readonly stream: string;
   entryId: string;
   readonly body: ChunkBody;
+  /** The queue's epoch it was written under: only chunks of an epoch Redis lost are written again. */
+  epoch: string;
 }
 
 interface Deps {
@@ -100,13 +102,13 @@ export class QueueReset {
     return this.#recordedContacts;
   }
 
-  /** Chunks accepted here were written (their entry ids, in order). */
-  accepted(chunks: readonly ChunkBody[], ids: readonly string[]): void {
+  /** Chunks accepted here were written (their entry ids, in order) by a step sent under `epoch`. */
+  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string): void {
     chunks.forEach((body, k) => {
       const entryId = ids[k];
       if (entryId === undefined) return;
       const stream = this.#d.queue.streamOf(body);
-      this.#recorded.set(`${stream} ${entryId}`, { stream, entryId, body });
+      this.#recorded.set(`${stream} ${entryId}`, { stream, entryId, body, epoch });
       this.#recordedContacts += body.contacts.length;
     });
   }
@@ -173,7 +175,7 @@ export class QueueReset {
       log.warn({ err: e }, 'redis-reset: webhook configurations not written back yet: the next reset check tries again');
     }
     // The chunks accepted here: after one lease, so that their holders, if alive, write them first.
-    if (this.#recorded.size > 0) this.#rebuildAt = Date.now() + this.#d.queue.leaseMs;
+    this.#rebuildAt = Date.now() + this.#d.queue.leaseMs;
     const event: RedisResetEvent = { previousEpoch: previous, epoch, heldChunks, recordedContacts: this.#recordedContacts, webhooksRestored };
     log.warn({ ...event, event: 'redis-reset-handled' }, 'redis-reset handled: held chunks written again, intake open; contacts accepted here are written again after one lease unless their holder did');
     try {
@@ -194,8 +196,10 @@ export class QueueReset {
       if (!isResetError(e)) throw e;
       return this.check();
     }
+    const epoch = this.#d.queue.epoch;
     list.forEach((r, k) => {
-      if (still[k] === false) this.#forget(r);
+      // Only those of this epoch can be looked up (the others wait for their rebuild).
+      if (still[k] === false && r.epoch === epoch) this.#forget(r);
     });
   }
 
@@ -205,11 +209,13 @@ export class QueueReset {
 
   /** Writes again the chunks accepted here that no holder wrote again (they keep their contact ids). */
   async #rebuildRecorded(): Promise<void> {
-    const list = [...this.#recorded.values()];
+    // Those written under an epoch Redis lost, not those accepted since (they are in Redis).
+    const epoch = this.#d.queue.epoch;
+    const list = [...this.#recorded.values()].filter((r) => r.epoch !== epoch);
     let ids: string[];
     try {
       ids = await this.#d.queue.rebuild(
-        this.#d.queue.epoch,
+        epoch,
         list.map((r) => ({ stream: r.stream, entryId: r.entryId, body: r.body, open: r.body.contacts.length, hold: false, fields: [] })),
       );
     } catch (e) {
@@ -225,6 +231,7 @@ export class QueueReset {
       if (id === '') return;
       // Kept under its new entry: Redis may lose it again.
       r.entryId = id;
+      r.epoch = epoch;
       this.#recorded.set(`${r.stream} ${id}`, r);
       this.#recordedContacts += r.body.contacts.length;
       chunks++;
