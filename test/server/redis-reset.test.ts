@@ -121,10 +121,14 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: Redis comes back 
       }
       // Redis goes away with contacts queued, claimed and in flight, and comes back empty.
       await waitFor(() => readLog().length >= 600, '600 sends before the reset');
+      const resetAt = Date.now();
       redis.shutdown('nosave');
       // While Redis is away intake refuses (503, Retry-After) instead of answering 202 later.
       let down: Response | undefined;
-      await waitFor(async () => (down = await api(urls[0]!, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 3, contacts: contacts('x', 1, 30_000_000) })).status === 503, 'a 503 while Redis is away');
+      await waitFor(
+        async () => (down = await api(urls[0]!, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 3, contacts: contacts('x', 1, 30_000_000) })).status === 503,
+        'a 503 while Redis is away',
+      );
       expect(Number(down!.headers.get('retry-after'))).toBeGreaterThan(0);
       await redis.start();
 
@@ -159,7 +163,11 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: Redis comes back 
         const f = notified();
         return [...before].every((ref) => sent.has(ref) || f.has(ref));
       }, 'every contact accepted before the reset sent or notified');
-      await waitFor(() => [...before].every((ref) => notified().has(ref) || sentRefs().has(ref)), 'settled');
+      // Settled: nothing held, no notification waiting, on either instance (then the counts below are final).
+      for (const i of instances) {
+        await waitFor(async () => (await metric(i.url, 'sendpool_redis_held_contacts')) === 0, 'nothing held');
+        await waitFor(async () => (await (await fetch(`${i.url}/metrics`)).text()).includes('sendpool_queue_depth{queue="webhooks"} 0'), 'no notification waiting');
+      }
       // The webhook configuration is in Redis again (written back by the instances that held it).
       expect(redisCli(redis.port, 'HGET', 'sendpool:{config}:webhooks', '1')).toContain(`${receiver.url}/hsm`);
 
@@ -172,11 +180,18 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: Redis comes back 
         const kinds = new Map<string, number>();
         for (const ref of dups) {
           const ls = log.filter((l) => l.ref === ref);
-          const k = `${ref[0]} ${ls.map((l) => `${l.by}:${l.id.slice(l.id.indexOf('.'))}`).join(',')}`;
+          const k = `${ref[0]} ${ls.map((l) => `${l.by}:${l.id.slice(l.id.indexOf('.'))}@${l.at - resetAt}`).join(',')}`;
           kinds.set(k, (kinds.get(k) ?? 0) + 1);
         }
-        console.log([...kinds].sort((x, y) => y[1] - x[1]).slice(0, 20));
-        console.log(instances.map((i) => i.out).join('\n').split('\n').filter((l) => l.includes('redis-reset')).join('\n'));
+        console.log([...kinds].sort((x, y) => y[1] - x[1]).slice(0, 40));
+        console.log(
+          instances
+            .map((i) => i.out)
+            .join('\n')
+            .split('\n')
+            .filter((l) => l.includes('redis-reset'))
+            .join('\n'),
+        );
       }
       const silent = [...before].filter((ref) => !notified().has(ref)).length;
       console.log(

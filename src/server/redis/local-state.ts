@@ -40,11 +40,12 @@ export class LocalStateFile {
       } catch (e) {
         throw new Error(`redis.stateFile ${path}: expected a JSON object written by sendpool, got text that is not JSON (${e instanceof Error ? e.message : String(e)})`, { cause: e });
       }
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`redis.stateFile ${path}: expected a JSON object written by sendpool, got ${Array.isArray(parsed) ? 'an array' : typeof parsed}`);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+        throw new Error(`redis.stateFile ${path}: expected a JSON object written by sendpool, got ${Array.isArray(parsed) ? 'an array' : typeof parsed}`);
       const s = parsed as Record<string, unknown>;
       if (s['queueEpoch'] !== undefined && typeof s['queueEpoch'] !== 'string') throw new Error(`redis.stateFile ${path}: $.queueEpoch: expected a string, got ${typeof s['queueEpoch']}`);
       if (s['webhooks'] !== undefined && !Array.isArray(s['webhooks'])) throw new Error(`redis.stateFile ${path}: $.webhooks: expected an array, got ${typeof s['webhooks']}`);
-      this.#state = s as RedisLocalState;
+      this.#state = s;
     }
   }
 

@@ -294,7 +294,9 @@ export class ContactQueue {
     const lost: ClaimedChunk[] = [];
     await Promise.all(
       [...byStream].map(async ([stream, chunks]) => {
-        const ids = new Set((await runScript(this.#client, FENCED_RENEW, [stream, this.epochKey], [GROUP, this.#consumer, release ? this.leaseMs : 0, this.epoch, ...chunks.map((c) => c.entryId)])) as string[]);
+        const ids = new Set(
+          (await runScript(this.#client, FENCED_RENEW, [stream, this.epochKey], [GROUP, this.#consumer, release ? this.leaseMs : 0, this.epoch, ...chunks.map((c) => c.entryId)])) as string[],
+        );
         for (const c of chunks) if (ids.has(c.entryId)) lost.push(c);
       }),
     );

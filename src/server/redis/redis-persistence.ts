@@ -323,7 +323,7 @@ export class RedisPersistence implements Persistence {
         (e: unknown) => {
           this.#failures++;
           this.#deps.onWriteError(e);
-          setTimeout(() => void this.#write(), RETRY_MS[Math.min(this.#failures, RETRY_MS.length) - 1]!).unref();
+          setTimeout(() => void this.#write(), RETRY_MS[Math.min(this.#failures, RETRY_MS.length) - 1]).unref();
         },
       );
       return;
@@ -424,10 +424,12 @@ export class RedisPersistence implements Persistence {
       this.#feedFailures = 0;
     } catch (e) {
       // A renewal refused with RESET: the reset is handled, and the next feed renews under the new epoch.
-      if (await this.#deps
-        .reset?.()
-        ?.recover(e)
-        .catch(() => false)) {
+      if (
+        await this.#deps
+          .reset?.()
+          ?.recover(e)
+          .catch(() => false)
+      ) {
         this.#lastRenew = 0;
         return;
       }

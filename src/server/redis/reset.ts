@@ -177,7 +177,10 @@ export class QueueReset {
     // The chunks accepted here: after one lease, so that their holders, if alive, write them first.
     this.#rebuildAt = Date.now() + this.#d.queue.leaseMs;
     const event: RedisResetEvent = { previousEpoch: previous, epoch, heldChunks, recordedContacts: this.#recordedContacts, webhooksRestored };
-    log.warn({ ...event, event: 'redis-reset-handled' }, 'redis-reset handled: held chunks written again, intake open; contacts accepted here are written again after one lease unless their holder did');
+    log.warn(
+      { ...event, event: 'redis-reset-handled' },
+      'redis-reset handled: held chunks written again, intake open; contacts accepted here are written again after one lease unless their holder did',
+    );
     try {
       this.#d.onReset?.(event);
     } catch {
@@ -237,7 +240,9 @@ export class QueueReset {
       chunks++;
       contacts += r.body.contacts.length;
     });
-    this.#d.log().warn({ event: 'redis-reset-rebuilt', chunks, contacts, writtenByHolders: list.length - chunks }, 'redis-reset: chunks accepted here and not done written again (their contacts keep their ids)');
+    this.#d
+      .log()
+      .warn({ event: 'redis-reset-rebuilt', chunks, contacts, writtenByHolders: list.length - chunks }, 'redis-reset: chunks accepted here and not done written again (their contacts keep their ids)');
   }
 }
 
@@ -248,7 +253,9 @@ export const REFUSAL_RETRY_AFTER_S = 5;
  * On Redis, a request intake cannot queue now: a 503 with `Retry-After` instead of a 202 that would
  * wait for Redis without bound (or be written to a queue Redis just lost). Undefined when it can.
  */
-export function intakeRefusal(redis: { readonly persistence: { readonly refusal: 'reset' | 'down' | undefined } } | undefined): { answer: HttpAnswer<ErrorBody>; headers: Record<string, string> } | undefined {
+export function intakeRefusal(
+  redis: { readonly persistence: { readonly refusal: 'reset' | 'down' | undefined } } | undefined,
+): { answer: HttpAnswer<ErrorBody>; headers: Record<string, string> } | undefined {
   const why = redis?.persistence.refusal;
   if (why === undefined) return undefined;
   const message =
