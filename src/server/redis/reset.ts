@@ -122,7 +122,8 @@ export class QueueReset {
     await this.check();
     if (this.#rebuildAt !== undefined && Date.now() >= this.#rebuildAt) await this.#rebuildRecorded();
     else if (this.#rebuildAt === undefined) await this.#prune();
-    this.#d.state?.update({ webhooks: this.#d.webhooks.configured() });
+    // Once read from Redis: an instance just started knows none yet, and must not erase what the file kept.
+    if (this.#d.webhooks.loaded) this.#d.state?.update({ webhooks: this.#d.webhooks.configured() });
   }
 
   /**

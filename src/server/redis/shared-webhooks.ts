@@ -46,6 +46,9 @@ export class SharedWebhooks {
     this.#given = given;
   }
 
+  /** Whether every company's configuration was read from Redis at least once (`refresh`). */
+  loaded = false;
+
   /** Reads every company's configuration and secret (at start, and every `refreshMs`). */
   async refresh(): Promise<void> {
     const [versions, configs, secrets] = await Promise.all([this.#client.hgetall(this.#versionsKey), this.#client.hgetall(this.#configs), this.#client.hgetall(this.#secrets)]);
@@ -60,6 +63,7 @@ export class SharedWebhooks {
       })),
     );
     for (const c of companies) if (secrets[c] !== undefined) this.#known.add(c);
+    this.loaded = true;
   }
 
   /**
