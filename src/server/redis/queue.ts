@@ -24,7 +24,7 @@ import type { Submission, SubmissionContact } from '../../core/submission.js';
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
 import { RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
 import { IDEMPOTENCY_TTL_MS } from '../idempotency.js';
-import { COMMIT_TTL_MS, connectionName } from './shared-phones.js';
+import { COMMIT_TTL_MS } from './shared-phones.js';
 import { RETAIN_CONTACTS_MS } from './shared-statistics.js';
 
 const STEP = script(STEP_SCRIPT);
@@ -361,14 +361,13 @@ export class ContactQueue {
   async heartbeat(stop = false): Promise<void> {
     const key = `${this.#prefix}alive:${this.#consumer}`;
     if (stop) return void (await this.#client.call('DEL', key));
-    // On one Redis the connection is named, and the heartbeat says the name: another instance sees
-    // this one dead as soon as its connection is gone (shared-phones.ts, deadInstances). A Cluster
-    // has a connection per node: its heartbeat says no name (alive until it lapses).
+    // On one Redis the heartbeat says this instance's connection (its CLIENT ID): another instance
+    // sees this one dead as soon as that connection is gone (shared-phones.ts, deadInstances). A
+    // Cluster has a connection per node: its heartbeat says none (alive until it lapses).
     let beat = '1';
     if ((this.#client as { isCluster?: boolean }).isCluster !== true) {
       try {
-        await this.#client.call('CLIENT', 'SETNAME', connectionName(this.#consumer));
-        beat = connectionName(this.#consumer);
+        beat = `id:${String(await this.#client.call('CLIENT', 'ID'))}`;
       } catch {
         // CLIENT refused (a managed Redis): the heartbeat alone says it lives.
       }

@@ -219,7 +219,7 @@ export class SharedPhones {
 
   /**
    * Reserves as {@link reserve}; phones held by requests not committed whose instance looks dead
-   * (its heartbeat names a connection Redis no longer has: {@link deadInstances}) are taken over
+   * (its connection to Redis is gone: {@link deadInstances}) are taken over
    * at once, their requests voided first (they can never be answered 202 then). Phones of a
    * request alive and in progress stay its own: answered taken (duplicated).
    */
@@ -260,36 +260,32 @@ export class SharedPhones {
   }
 }
 
-/** The name an instance gives its connection to Redis, for others to see it alive (`CLIENT LIST`). */
-export function connectionName(instance: string): string {
-  return `sendpool:${instance.replace(/[^!-~]/g, '_')}`;
-}
-
 /**
  * The instances among `instances` that look dead: their heartbeat (`<p>alive:<instance>`) lapsed,
- * or it names a connection (an instance on one Redis names its connection: {@link connectionName})
- * that Redis no longer has (the process died: its socket closed). A heartbeat without a name (on a
- * Redis Cluster, a connection per node) is taken as alive until it lapses. When `CLIENT LIST` is
- * refused (a managed Redis), every instance with a heartbeat is taken as alive.
+ * or it names a connection (on one Redis the heartbeat carries its connection's `CLIENT ID`) that
+ * Redis no longer has: the process died and its socket closed, or it lost Redis (a partition; the
+ * fence keeps that safe: its request is voided and never answered 202). A heartbeat without one (a
+ * Redis Cluster: a connection per node) is alive until it lapses; so is every instance with a
+ * heartbeat when `CLIENT LIST` is refused (a managed Redis).
  */
 export async function deadInstances(client: PhonesClient, prefix: string, instances: readonly string[]): Promise<Set<string>> {
   const dead = new Set<string>();
-  const named = new Map<string, string>();
+  const connections = new Map<string, string>();
   for (const instance of instances) {
     const beat = (await client.call('GET', `${prefix}alive:${instance}`)) as string | null;
     if (beat === null) dead.add(instance);
-    else if (beat.startsWith('sendpool:')) named.set(instance, beat);
+    else if (beat.startsWith('id:')) connections.set(instance, beat.slice(3));
   }
-  if (named.size === 0) return dead;
+  if (connections.size === 0) return dead;
   let list: string;
   try {
-    list = String(await client.call('CLIENT', 'LIST', 'TYPE', 'normal'));
+    list = String(await client.call('CLIENT', 'LIST', 'ID', ...new Set(connections.values())));
   } catch {
     return dead;
   }
-  const names = new Set<string>();
-  for (const m of list.matchAll(/(?:^| )name=(\S*)/gm)) names.add(m[1]!);
-  for (const [instance, name] of named) if (!names.has(name)) dead.add(instance);
+  const live = new Set<string>();
+  for (const m of list.matchAll(/(?:^|\s)id=(\d+)/g)) live.add(m[1]!);
+  for (const [instance, id] of connections) if (!live.has(id)) dead.add(instance);
   return dead;
 }
 
