@@ -26,6 +26,11 @@ import { liveSentBuckets, sentBucketMs } from '../sent-phones.js';
 
 /** A reservation not committed for this long belongs to a request that died before its 202. */
 export const ORPHAN_MS = 60_000;
+/**
+ * How long a reservation waits for requests in progress (of live instances) that hold some of its
+ * phones to be answered, before it calls them taken (duplicated).
+ */
+export const PENDING_WAIT_MS = 3_000;
 /** How long a campaign's phones are remembered after its last request (as a settled campaign's). */
 export const PHONES_TTL_MS = 7 * 86_400_000;
 /** How long a request's commit mark is kept. */
@@ -221,13 +226,21 @@ export class SharedPhones {
    * Reserves as {@link reserve}; phones held by requests not committed whose instance looks dead
    * (its connection to Redis is gone: {@link deadInstances}) are taken over
    * at once, their requests voided first (they can never be answered 202 then). Phones of a
-   * request alive and in progress stay its own: answered taken (duplicated).
+   * request alive and in progress stay its own: they are reserved again until it is answered (a
+   * 202 commits them: taken, duplicated; anything else frees them), for {@link PENDING_WAIT_MS}
+   * at most, then answered taken.
    */
   async reserveTakingOver(companyId: number, campaignId: number, requestId: string, phones: readonly string[], scope?: SentScope): Promise<Reserved> {
-    const first = await this.reserve(companyId, campaignId, requestId, phones, scope);
-    if (first.pending.length === 0) return first;
-    const voided = await this.voidDead(first.pending);
-    return voided.length === 0 ? first : this.reserve(companyId, campaignId, requestId, phones, scope);
+    const started = Date.now();
+    for (let round = 0; ; round++) {
+      const reserved = await this.reserve(companyId, campaignId, requestId, phones, scope);
+      if (reserved.pending.length === 0) return reserved;
+      if ((await this.voidDead(reserved.pending)).length > 0) continue;
+      // Alive and in progress: its answer is near (a 202 commits them, anything else gives them
+      // back), so wait for it a little rather than call its phones duplicated while it may fail.
+      if (Date.now() - started >= PENDING_WAIT_MS) return reserved;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(250, 25 * 2 ** round)));
+    }
   }
 
   /** Voids the requests of `owners` whose instance looks dead; answers those voided. */
