@@ -34,7 +34,9 @@ function errors(...codes: (keyof typeof ERROR_STATUS)[]) {
     out[String(status)] = {
       description: `Error: ${list.join(', ')}`,
       ...(status === ERROR_STATUS.rate_limited ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
-      ...(status === ERROR_STATUS.request_in_progress ? { headers: { 'Retry-After': { description: 'Seconds to wait before sending the request again.', schema: { type: 'integer', minimum: 1 } } } } : {}),
+      ...(status === ERROR_STATUS.request_in_progress
+        ? { headers: { 'Retry-After': { description: 'Seconds to wait before sending the request again.', schema: { type: 'integer', minimum: 1 } } } }
+        : {}),
       content: json(ErrorBodySchema),
     };
   }

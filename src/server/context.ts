@@ -62,7 +62,14 @@ export interface ServerContext {
   /** On Redis: resolves once the store's view of the numbers is fresh (before output is read). */
   readonly refreshOutput: (() => Promise<void>) | undefined;
   readonly redis:
-    { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks; readonly blocklist: SharedBlocklist; readonly phones: SharedPhones; readonly idempotency: SharedIdempotency }
+    | {
+        readonly ids: ContactIdBlocks;
+        readonly persistence: RedisPersistence;
+        readonly webhooks: SharedWebhooks;
+        readonly blocklist: SharedBlocklist;
+        readonly phones: SharedPhones;
+        readonly idempotency: SharedIdempotency;
+      }
     | undefined;
   /** Next contact id (HSM `id`), advanced by each send request (one process; on Redis, `redis.ids`). */
   nextContactId: number;

@@ -20,7 +20,8 @@ const dir = mkdtempSync(join(tmpdir(), 'sendpool-idempotency-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const body = (campaign: number, n = 3, offset = 0) => ({ business_id: 1, template_type_id: 10, campaign_id: campaign, contacts: contacts(n, offset) });
-const post = (url: string, b: unknown, key?: string, apiKey = KEY_1) => api(url, '/messenger/messages/', { body: b, key: apiKey, ...(key === undefined ? {} : { headers: { 'idempotency-key': key } }) });
+const post = (url: string, b: unknown, key?: string, apiKey = KEY_1) =>
+  api(url, '/messenger/messages/', { body: b, key: apiKey, ...(key === undefined ? {} : { headers: { 'idempotency-key': key } }) });
 
 describe('Idempotency-Key on a server in memory', () => {
   it('replays the first 202, refuses another body, frees the key without a 202, refuses a malformed key', async () => {
@@ -168,7 +169,13 @@ describe('the idempotency book (memory and durable servers)', () => {
     expect(book.begin(1, 'c', 'other', 'r-c3', IDEMPOTENCY_TTL_MS + 1)).toEqual({ kind: 'new' });
 
     const loaded = new IdempotencyBook(true);
-    loaded.load([{ companyId: 1, key: 'old', fingerprint: 'fp', at: 0, answer: JSON.stringify(answer) }, { companyId: 1, key: 'new', fingerprint: 'fp', at: IDEMPOTENCY_TTL_MS, answer: JSON.stringify(answer) }], IDEMPOTENCY_TTL_MS + 10);
+    loaded.load(
+      [
+        { companyId: 1, key: 'old', fingerprint: 'fp', at: 0, answer: JSON.stringify(answer) },
+        { companyId: 1, key: 'new', fingerprint: 'fp', at: IDEMPOTENCY_TTL_MS, answer: JSON.stringify(answer) },
+      ],
+      IDEMPOTENCY_TTL_MS + 10,
+    );
     expect(loaded.begin(1, 'new', 'fp', 'r', IDEMPOTENCY_TTL_MS + 10)).toEqual({ kind: 'replay', answer });
     expect(loaded.begin(1, 'old', 'other', 'r', IDEMPOTENCY_TTL_MS + 10)).toEqual({ kind: 'new' });
   });

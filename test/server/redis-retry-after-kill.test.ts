@@ -97,10 +97,7 @@ describe.skipIf(REDIS_URL === undefined)('a request retried on A after B died mi
           async (res) => `${res.status}`,
           (e: unknown) => (e instanceof Error ? e.message : String(e)),
         );
-        const condition =
-          when === 'reserved'
-            ? async () => (await client.hlen(`${queue}ph:c1.${campaign}`)) > 0
-            : async () => (await client.exists(`${queue}s:c1.${campaign}`)) === 1;
+        const condition = when === 'reserved' ? async () => (await client.hlen(`${queue}ph:c1.${campaign}`)) > 0 : async () => (await client.exists(`${queue}s:c1.${campaign}`)) === 1;
         await waitFor(condition, `B ${when} round ${round}`);
         await kill(b.child);
         const bOutcome = await toB;
@@ -118,21 +115,29 @@ describe.skipIf(REDIS_URL === undefined)('a request retried on A after B died mi
         rounds.push({ round, keyed, when, b: bOutcome, a: answers, accepted: json!.accepted, replayed: res!.headers.get('idempotent-replayed') === 'true' });
         if (json!.accepted === 0) {
           // All refused: only because B committed them (they are sent: checked below).
-          expect(json!.rejections?.every((r) => r.reason === 'duplicated'), `round ${round}`).toBe(true);
+          expect(
+            json!.rejections?.every((r) => r.reason === 'duplicated'),
+            `round ${round}`,
+          ).toBe(true);
           expect(when, `round ${round}: all duplicated though B died before its commit`).toBe('committed');
           expect(keyed && !rounds.at(-1)!.replayed, `round ${round}: a key's retry is the first answer, not duplicates`).toBe(false);
         } else expect(json!.accepted).toBe(CONTACTS);
       }
       // The takeover happened: a retry after a death before the commit was accepted whole.
-      expect(
-        rounds.filter((r) => r.when === 'reserved' && r.accepted === CONTACTS).length,
-        JSON.stringify(rounds),
-      ).toBeGreaterThan(0);
+      expect(rounds.filter((r) => r.when === 'reserved' && r.accepted === CONTACTS).length, JSON.stringify(rounds)).toBeGreaterThan(0);
 
       // Every contact of every round is sent (A takes over what B committed once its lease lapses),
       // each under one message id.
       const expected = ROUNDS * CONTACTS;
-      await waitFor(() => new Set(readLog().filter((l) => l.ok).map((l) => l.ref)).size === expected, `${expected} contacts sent (${JSON.stringify(rounds)})`);
+      await waitFor(
+        () =>
+          new Set(
+            readLog()
+              .filter((l) => l.ok)
+              .map((l) => l.ref),
+          ).size === expected,
+        `${expected} contacts sent (${JSON.stringify(rounds)})`,
+      );
       const ids = new Map<string, Set<string>>();
       for (const l of readLog()) if (l.ok) ids.set(l.ref, (ids.get(l.ref) ?? new Set()).add(l.id));
       expect(ids.size).toBe(expected);

@@ -318,7 +318,8 @@ export class ContactQueue {
     const requests = new Map<string, { key?: string; answer?: string }>();
     for (const r of step.requests ?? []) requests.set(r.id, r);
     for (const c of step.chunks ?? []) if (!requests.has(c.requestId)) requests.set(c.requestId, {});
-    if (requests.size + chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length + memory.length + dead.length === 0) return { ids: [], lost: [] };
+    if (requests.size + chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length + memory.length + dead.length === 0)
+      return { ids: [], lost: [] };
     const args = [
       GROUP,
       OUTBOX_GROUP,

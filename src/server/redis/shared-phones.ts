@@ -116,15 +116,14 @@ return { taken, sent, owners }
 /**
  * The fence: voids requests that have no commit mark (`<p>req:<request>` = `void`): their phones
  * are free, and the step script refuses to commit them (they answer an error, never a 202).
- * ARGV: [1] the queue prefix, [2] how long the mark is kept (ms), then request ids. Returns those
- * voided (a request committed meanwhile is not).
+ * KEYS: the requests' marks (one Cluster slot: the queue's tag). ARGV: [1] how long the mark is
+ * kept (ms), then the request ids. Returns those voided (a request committed meanwhile is not).
  */
 const VOID = script(`
 local out = {}
-for i = 3, #ARGV do
-  local key = ARGV[1] .. 'req:' .. ARGV[i]
-  redis.call('SET', key, 'void', 'NX', 'PX', ARGV[2])
-  if redis.call('GET', key) == 'void' then out[#out + 1] = ARGV[i] end
+for i = 1, #KEYS do
+  redis.call('SET', KEYS[i], 'void', 'NX', 'PX', ARGV[1])
+  if redis.call('GET', KEYS[i]) == 'void' then out[#out + 1] = ARGV[i + 1] end
 end
 return out
 `);
@@ -253,7 +252,12 @@ export class SharedPhones {
   /** Voids requests that have no commit mark (the fence); answers those voided. */
   async void(requests: readonly string[]): Promise<string[]> {
     if (requests.length === 0) return [];
-    return (await runScript(this.#client, VOID, [], [this.#prefix, COMMIT_TTL_MS, ...requests])) as string[];
+    return (await runScript(
+      this.#client,
+      VOID,
+      requests.map((r) => `${this.#prefix}req:${r}`),
+      [COMMIT_TTL_MS, ...requests],
+    )) as string[];
   }
 
   /** Gives back what the request holds (it ended without a 202). Best effort: an orphan is taken over later. */

@@ -39,9 +39,16 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
       const begun = ctx.redis ? await ctx.redis.idempotency.begin(companyId, key, fingerprint, request.id) : ctx.idempotency.begin(companyId, key, fingerprint, request.id, ctx.clock.now());
       if (begun.kind === 'replay') return answer(reply, begun.answer, { 'idempotent-replayed': 'true' });
       if (begun.kind === 'mismatch')
-        return fail(reply, 'idempotency_key_reused', [], 'This Idempotency-Key was used with another body within the last 24 h: send a new key for a new request, or the same body to get the first answer again.');
+        return fail(
+          reply,
+          'idempotency_key_reused',
+          [],
+          'This Idempotency-Key was used with another body within the last 24 h: send a new key for a new request, or the same body to get the first answer again.',
+        );
       if (begun.kind === 'in-progress')
-        return answer(reply, errorResponse('request_in_progress', [], 'A request with this Idempotency-Key is still in progress; send it again once it is answered.'), { 'retry-after': String(IN_PROGRESS_RETRY_AFTER_S) });
+        return answer(reply, errorResponse('request_in_progress', [], 'A request with this Idempotency-Key is still in progress; send it again once it is answered.'), {
+          'retry-after': String(IN_PROGRESS_RETRY_AFTER_S),
+        });
     }
     let accepted = false;
     try {
@@ -52,7 +59,10 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
       // No 202: the key is free again (a retry runs anew). Best effort on Redis: a key its dead
       // holder left is taken over once that request is voided.
       if (key !== undefined && !accepted) {
-        if (ctx.redis) await ctx.redis.idempotency.end(companyId, key, request.id).catch((e: unknown) => request.log.warn({ err: e }, 'idempotency key of a request without a 202 not freed: taken over once its request is voided'));
+        if (ctx.redis)
+          await ctx.redis.idempotency
+            .end(companyId, key, request.id)
+            .catch((e: unknown) => request.log.warn({ err: e }, 'idempotency key of a request without a 202 not freed: taken over once its request is voided'));
         else ctx.idempotency.end(companyId, key, request.id);
       }
     }
