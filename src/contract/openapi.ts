@@ -34,6 +34,9 @@ function errors(...codes: (keyof typeof ERROR_STATUS)[]) {
     out[String(status)] = {
       description: `Error: ${list.join(', ')}`,
       ...(status === ERROR_STATUS.rate_limited ? { headers: { 'Retry-After': RETRY_AFTER } } : {}),
+      ...(status === ERROR_STATUS.request_in_progress
+        ? { headers: { 'Retry-After': { description: 'Seconds to wait before sending the request again.', schema: { type: 'integer', minimum: 1 } } } }
+        : {}),
       content: json(ErrorBodySchema),
     };
   }
@@ -45,6 +48,22 @@ const RETRY_AFTER = {
     'Seconds to wait before sending again: when the queue ahead will have drained, from the limits of the numbers ' +
     '(up to 25 hours when the 24-hour messaging limit holds them) or from the recent pace of the SMS gateway.',
   schema: { type: 'integer', minimum: 1 },
+};
+
+const IDEMPOTENCY_KEY = {
+  name: 'Idempotency-Key',
+  in: 'header',
+  required: false,
+  description:
+    'A key of the client for this request (1 to 255 visible ASCII characters), kept 24 hours per company. The same key with the ' +
+    'same body gets the first 202 again (with `Idempotent-Replayed: true`) instead of its contacts refused as duplicated; with ' +
+    'another body it is refused (422 idempotency_key_reused); while the first request runs it is answered 409 request_in_progress.',
+  schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$' },
+};
+
+const REPLAYED = {
+  description: '`true` when the answer is the one given to the first request with this Idempotency-Key (nothing was queued again).',
+  schema: { type: 'string', enum: ['true'] },
 };
 
 const COMMON_ERRORS = ['missing_api_key', 'invalid_api_key', 'request_timeout', 'rate_limited', 'internal_error'] as const;
@@ -78,10 +97,15 @@ export function buildOpenApiDocument(options: OpenApiOptions = {}): Record<strin
         post: {
           operationId: 'sendMessages',
           summary: 'Send template messages distributed over the templates and numbers of a template type',
+          parameters: [IDEMPOTENCY_KEY],
           requestBody: { required: true, content: json(SendRequestSchema) },
           responses: {
-            '202': { description: 'Accepted: contacts queued, per-contact rejections listed', content: json(SendResponseSchema) },
-            ...errors(...COMMON_ERRORS, ...BODY_ERRORS),
+            '202': {
+              description: 'Accepted: contacts queued, per-contact rejections listed (or, with `Idempotent-Replayed: true`, the first answer to this Idempotency-Key)',
+              headers: { 'Idempotent-Replayed': REPLAYED },
+              content: json(SendResponseSchema),
+            },
+            ...errors(...COMMON_ERRORS, ...BODY_ERRORS, 'invalid_idempotency_key', 'idempotency_key_reused', 'request_in_progress'),
           },
         },
       },

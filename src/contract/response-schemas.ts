@@ -110,6 +110,9 @@ export const ERROR_CODES = [
   'headers_too_large',
   'internal_error',
   'unavailable',
+  'invalid_idempotency_key',
+  'idempotency_key_reused',
+  'request_in_progress',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

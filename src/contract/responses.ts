@@ -25,6 +25,9 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number>> = {
   headers_too_large: 431,
   internal_error: 500,
   unavailable: 503,
+  invalid_idempotency_key: 400,
+  idempotency_key_reused: 422,
+  request_in_progress: 409,
 };
 
 /** Statuses of the successful answers. */
@@ -50,6 +53,9 @@ const DEFAULT_MESSAGES: Readonly<Record<ErrorCode, string>> = {
   headers_too_large: 'The request headers are larger than the limit.',
   internal_error: 'Internal error.',
   unavailable: 'Service unavailable.',
+  invalid_idempotency_key: 'The Idempotency-Key header is not a valid key.',
+  idempotency_key_reused: 'The Idempotency-Key was used with another body.',
+  request_in_progress: 'A request with this Idempotency-Key is still in progress.',
 };
 
 /** Most problems listed in an error body; `problem_count` carries the total. */

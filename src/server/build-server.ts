@@ -23,6 +23,7 @@ import { cryptoRandom } from './crypto-random.js';
 import { localDeadLetters, type DeadLetterStore } from './dead-letter-store.js';
 import { DeadLetterBook, deadLetterOf, type DeadLetter } from './dead-letters.js';
 import { Durability } from './durability.js';
+import { IdempotencyBook } from './idempotency.js';
 import { Blocklist } from './blocklist.js';
 import { CampaignPhones } from './campaign-phones.js';
 import { SentPhones } from './sent-phones.js';
@@ -168,6 +169,9 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const campaignPhones = new CampaignPhones(storage !== undefined);
   blocklist.load(restore?.blocklist ?? storedState?.blocklist ?? []);
   campaignPhones.load(restore?.campaignPhones ?? storedState?.campaignPhones ?? []);
+  // Idempotency keys' first answers (on Redis the fleet's: shared-idempotency.ts).
+  const idempotency = new IdempotencyBook(storage !== undefined);
+  idempotency.load(storedState?.idempotency ?? [], clock.now());
   // The phones each business took per template type (already_sent); on Redis the fleet's (shared-phones.ts).
   const sentPhones = new SentPhones({ windowMs: options.alreadySentWindowMs ?? DEFAULT_ALREADY_SENT_WINDOW_MS, trackChanges: storage !== undefined });
   sentPhones.load(restore?.sentPhones ?? storedState?.sentPhones ?? [], clock.now());
@@ -317,6 +321,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     deadLetters: undefined as unknown as DeadLetterStore,
     blocklist,
     campaignPhones,
+    idempotency,
     sentPhones,
     dispatch,
     sms,

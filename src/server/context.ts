@@ -8,6 +8,7 @@ import type { RandomSource } from '../events/random.js';
 import type { SecretKey } from '../events/hmac.js';
 import type { Blocklist } from './blocklist.js';
 import type { CampaignPhones } from './campaign-phones.js';
+import type { IdempotencyBook } from './idempotency.js';
 import type { SentPhones } from './sent-phones.js';
 import type { Channel } from './channel.js';
 import type { DeadLetterStore } from './dead-letter-store.js';
@@ -19,6 +20,7 @@ import type { Persistence } from './persistence.js';
 import type { ContactIdBlocks } from './redis/contact-ids.js';
 import type { RedisPersistence } from './redis/redis-persistence.js';
 import type { SharedBlocklist } from './redis/shared-blocklist.js';
+import type { SharedIdempotency } from './redis/shared-idempotency.js';
 import type { SharedPhones } from './redis/shared-phones.js';
 import type { SharedWebhooks } from './redis/shared-webhooks.js';
 import type { ReportService } from './report-service.js';
@@ -38,6 +40,8 @@ export interface ServerContext {
   readonly blocklist: Blocklist;
   /** Phones each campaign took (a phone is sent once per campaign). */
   readonly campaignPhones: CampaignPhones;
+  /** Idempotency keys' first answers (one process; on Redis, `redis.idempotency`). */
+  readonly idempotency: IdempotencyBook;
   /** Phones each business took per template type within `alreadySentWindowMs` (refused as `already_sent`). */
   readonly sentPhones: SentPhones;
   readonly outbox: Outbox;
@@ -58,7 +62,15 @@ export interface ServerContext {
   /** On Redis: resolves once the store's view of the numbers is fresh (before output is read). */
   readonly refreshOutput: (() => Promise<void>) | undefined;
   readonly redis:
-    { readonly ids: ContactIdBlocks; readonly persistence: RedisPersistence; readonly webhooks: SharedWebhooks; readonly blocklist: SharedBlocklist; readonly phones: SharedPhones } | undefined;
+    | {
+        readonly ids: ContactIdBlocks;
+        readonly persistence: RedisPersistence;
+        readonly webhooks: SharedWebhooks;
+        readonly blocklist: SharedBlocklist;
+        readonly phones: SharedPhones;
+        readonly idempotency: SharedIdempotency;
+      }
+    | undefined;
   /** Next contact id (HSM `id`), advanced by each send request (one process; on Redis, `redis.ids`). */
   nextContactId: number;
   /** Set when the server is shutting down: intake answers 503. */

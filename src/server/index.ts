@@ -85,5 +85,6 @@ export {
   type StoredCampaignPhones,
   type StoredSentPhones,
   type StoredChannelMemory,
+  type StoredIdempotency,
   type StoredStatistics,
 } from '../storage/sqlite-storage.js';

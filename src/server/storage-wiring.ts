@@ -51,6 +51,8 @@ export function storageDurability(storage: ServerStorage, parts: StorageWiringPa
         ...(changes.trackedPut.length > 0 ? { trackedPut: changes.trackedPut } : {}),
         ...(changes.trackedDelete.length > 0 ? { trackedDelete: changes.trackedDelete } : {}),
         campaignPhones: campaignPhones.takeChanges(full),
+        // A 202's answer under its idempotency key: in the transaction that writes its contacts.
+        idempotency: ctx.idempotency.takeChanges(ctx.clock.now(), full),
         sentPhones: ctx.sentPhones.takeChanges(full),
         blocklist: blocklist.takeChanges(full),
         ...activity.takeChanges(full),

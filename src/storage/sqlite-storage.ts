@@ -56,6 +56,15 @@ export interface StorageStep {
     readonly rows: readonly StoredSentPhones[];
     readonly before?: number;
   };
+  /**
+   * Idempotency keys' first answers (src/server/idempotency.ts): rows put, keys deleted (beyond the
+   * bound), and the rows kept before `before` dropped (their 24 h passed).
+   */
+  readonly idempotency?: {
+    readonly put: readonly StoredIdempotency[];
+    readonly deleted: readonly { readonly companyId: number; readonly key: string }[];
+    readonly before?: number;
+  };
   /** Blocklist changes, in order: an entry added, or (`entry` null) a phone removed. */
   readonly blocklist?: readonly { readonly companyId: number; readonly phone: string; readonly entry: StoredBlockEntry | null }[];
   /** Activity entries of the period reports: key, time (epoch ms), entry (any JSON value). */
@@ -105,6 +114,18 @@ export interface StoredSentPhones {
   readonly released?: boolean;
 }
 
+/** An idempotency key's first answer. */
+export interface StoredIdempotency {
+  readonly companyId: number;
+  readonly key: string;
+  /** The body's fingerprint. */
+  readonly fingerprint: string;
+  /** When it was answered (epoch ms). */
+  readonly at: number;
+  /** The answer (JSON text). */
+  readonly answer: string;
+}
+
 /** A blocked phone. */
 export interface StoredBlockEntry {
   readonly phone: string;
@@ -142,6 +163,8 @@ export interface StoredState {
   readonly channelMemory: readonly StoredChannelMemory[];
   /** Dead letters kept, in the order they were written (absent before schema 5: none). */
   readonly deadLetters?: readonly unknown[];
+  /** Idempotency keys' first answers, oldest first (absent before schema 6: none). */
+  readonly idempotency?: readonly StoredIdempotency[];
 }
 
 /** Where the server keeps what must survive it. */
@@ -166,11 +189,11 @@ export interface SqliteStorageOptions {
 /**
  * 2 added campaign statistics and tracked messages, 3 the activity of the period reports, 4 the
  * channel's memory, 5 the dead letters, a campaign contact's stage and failure window end, and the
- * phones businesses took per template type (older databases are upgraded in place: they lack only
- * tables that are created at open, and those two columns, added at open; a contact row without a
- * stage keeps the count it had).
+ * phones businesses took per template type, 6 the idempotency keys' first answers (older databases
+ * are upgraded in place: they lack only tables that are created at open, and those two columns,
+ * added at open; a contact row without a stage keeps the count it had).
  */
-const SCHEMA_VERSION = 5;
+const SCHEMA_VERSION = 6;
 const FILE = 'sendpool.db';
 
 interface Statement {
@@ -236,6 +259,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS sent_phones (n INTEGER PRIMARY KEY AUTOINCREMENT, business INTEGER NOT NULL, type INTEGER NOT NULL, bucket INTEGER NOT NULL, released INTEGER NOT NULL, phones BLOB NOT NULL);
     CREATE INDEX IF NOT EXISTS sent_phones_bucket ON sent_phones (bucket);
     CREATE TABLE IF NOT EXISTS dead_letters (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, company INTEGER NOT NULL, at INTEGER NOT NULL, row TEXT NOT NULL);
+    CREATE TABLE IF NOT EXISTS idempotency (company INTEGER NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, at INTEGER NOT NULL, answer TEXT NOT NULL, PRIMARY KEY (company, key)) WITHOUT ROWID;
+    CREATE INDEX IF NOT EXISTS idempotency_at ON idempotency (at);
   `);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
   // Schemas 2 to 4 have campaign contacts without a stage: the columns are added (NULL: the stage
@@ -248,8 +273,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
   );
   if (!contactColumns.has('stage')) db.exec('ALTER TABLE campaign_contacts ADD COLUMN stage INTEGER');
   if (!contactColumns.has('settle_at')) db.exec('ALTER TABLE campaign_contacts ADD COLUMN settle_at INTEGER NOT NULL DEFAULT 0');
-  // Schemas 1 to 4 lack only tables and columns that were just created: upgrading is recording the new version.
-  if (schema === undefined || [1, 2, 3, 4].includes(Number(schema['value'])))
+  // Schemas 1 to 5 lack only tables and columns that were just created: upgrading is recording the new version.
+  if (schema === undefined || [1, 2, 3, 4, 5].includes(Number(schema['value'])))
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
   else if (Number(schema['value']) !== SCHEMA_VERSION) {
     db.close();
@@ -301,6 +326,11 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     // A dead letter kept again (replayed and dead-lettered again) goes to the end of the order.
     putDeadLetter: db.prepare('INSERT OR REPLACE INTO dead_letters (id, company, at, row) VALUES (?, ?, ?, ?)'),
     deleteDeadLetter: db.prepare('DELETE FROM dead_letters WHERE id = ?'),
+    putIdempotency: db.prepare(
+      'INSERT INTO idempotency (company, key, fingerprint, at, answer) VALUES (?, ?, ?, ?, ?) ON CONFLICT(company, key) DO UPDATE SET fingerprint = excluded.fingerprint, at = excluded.at, answer = excluded.answer',
+    ),
+    deleteIdempotency: db.prepare('DELETE FROM idempotency WHERE company = ? AND key = ?'),
+    pruneIdempotency: db.prepare('DELETE FROM idempotency WHERE at < ?'),
   };
 
   const writeStep = db.transaction((step: StorageStep) => {
@@ -371,6 +401,12 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       if (row === null) q.deleteDeadLetter.run(id);
       else q.putDeadLetter.run(id, companyId, at, JSON.stringify(row));
     }
+    const idem = step.idempotency;
+    if (idem) {
+      for (const d of idem.deleted) q.deleteIdempotency.run(d.companyId, d.key);
+      for (const r of idem.put) q.putIdempotency.run(r.companyId, r.key, r.fingerprint, r.at, r.answer);
+      if (idem.before !== undefined) q.pruneIdempotency.run(idem.before);
+    }
   });
 
   return {
@@ -409,6 +445,10 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         .prepare('SELECT row FROM dead_letters ORDER BY n')
         .all()
         .map((r) => JSON.parse(String(r['row'])) as unknown);
+      const idempotency = db
+        .prepare('SELECT company, key, fingerprint, at, answer FROM idempotency ORDER BY at')
+        .all()
+        .map((r): StoredIdempotency => ({ companyId: Number(r['company']), key: String(r['key']), fingerprint: String(r['fingerprint']), at: Number(r['at']), answer: String(r['answer']) }));
       const statistics = new Map<number, { lastBatchAt: number | null; campaigns: CampaignRow[]; contacts: ContactRow[] }>();
       const company = (id: number) => {
         let s = statistics.get(id);
@@ -446,7 +486,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
           companyId: Number(r['company']),
           entry: { phone: String(r['phone']), addedAt: Number(r['added_at']), source: String(r['source']) as StoredBlockEntry['source'] },
         }));
-      const nothing = [outbox, sms, tracked, campaignPhones, sentPhones, blocklist, activity, channelMemory, deadLetters].every((list) => list.length === 0);
+      const nothing = [outbox, sms, tracked, campaignPhones, sentPhones, blocklist, activity, channelMemory, deadLetters, idempotency].every((list) => list.length === 0);
       if (totals === undefined && values.size === 0 && statistics.size === 0 && nothing) return undefined;
       const rows = emptyRows();
       if (totals !== undefined) {
@@ -475,7 +515,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       for (const r of db.prepare('SELECT portfolio, recipient, at, made_new FROM portfolio_recipients').all()) {
         rows.portfolios?.get(String(r['portfolio']))?.recipients.set(String(r['recipient']), [Number(r['at']), Number(r['made_new']) === 1]);
       }
-      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, sentPhones, blocklist, activity, channelMemory, deadLetters };
+      return { rows, values, outbox, sms, statistics, tracked, campaignPhones, sentPhones, blocklist, activity, channelMemory, deadLetters, idempotency };
     },
     write(step: StorageStep): void {
       writeStep(step);

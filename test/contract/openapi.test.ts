@@ -20,7 +20,7 @@ describe('docs/openapi.json', () => {
     };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(['/messenger/businesses/', '/messenger/messages/', '/sms/messages/', '/messenger/config/']);
-    expect(Object.keys(doc.paths['/messenger/messages/']!['post']!.responses).sort()).toEqual(['202', '400', '401', '408', '413', '415', '422', '429', '500']);
+    expect(Object.keys(doc.paths['/messenger/messages/']!['post']!.responses).sort()).toEqual(['202', '400', '401', '408', '409', '413', '415', '422', '429', '500']);
     expect(doc.components.securitySchemes).toEqual({ apiKey: expect.objectContaining({ type: 'apiKey', in: 'header', name: 'x-api-key-id' }) });
     expect(doc.components.schemas['SendRequest']).toEqual(JSON.parse(JSON.stringify(SendRequestSchema)));
   });

@@ -139,8 +139,9 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
             try {
               const res = await api(urls[target]!, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 1, max_retries: 2, retry_interval: 0, contacts });
               if (res.status === 202) {
-                // A retry after an instance died mid-request may find phones that request reserved
-                // (its instance's lease not lapsed yet): refused as duplicated, not promised.
+                // A retry after an instance died mid-request takes over the phones that request
+                // reserved (the fence); it finds them refused as duplicated only if that request
+                // was committed before the death (then they are sent from its chunks).
                 // The body lists the first 100 rejections (`rejected` counts them all); the earlier
                 // attempt reserved the request's phones in one script, so they are refused together.
                 const body = (await res.json()) as { accepted: number; rejected: number; rejections: { index: number }[] };

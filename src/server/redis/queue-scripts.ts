@@ -29,7 +29,12 @@ import { epochFenceLua } from './reset-scripts.js';
  * ARGV: [1] dispatch group, [2] outbox group, [3] this consumer, [4] the step's id (a step sent
  *       again after a lost reply is not applied twice: its id is remembered for an hour),
  *       [5] the queue's epoch id as the instance knows it ('' before its first look): another
- *       marker, or none, refuses the whole step with `RESET` (reset.ts), [6] chunk count n, then n triples (stream key index, body, contacts in it),
+ *       marker, or none, refuses the whole step with `RESET` (reset.ts),
+ *       [6] the count of requests the step commits (a 202's: their chunks, events and reports are
+ *       in the step), [7] how long their commit marks `<p>req:<request>` are kept (ms), [8] how long
+ *       an idempotency record is kept (ms), then a triple per request: its id, its idempotency
+ *       record's key ('' for none) and the answer to keep there (shared-phones.ts, idempotency.ts),
+ *       then chunk count n, then n triples (stream key index, body, contacts in it),
  *       then the count of chunks with progress, and for each: stream key index, entry id,
  *       progress key index, done (1 or 0), its contacts, field count f, then f pairs (field, value), event
  *       count v, then v events (the notifications of its contacts: written only while held),
@@ -39,8 +44,6 @@ import { epochFenceLua } from './reset-scripts.js';
  *       then statistics count r, how long a finished campaign keeps its contacts' states (ms), the
  *       step's time (ms, a new campaign's creation), and r reports of six: company, campaign,
  *       contact (or a range's name), op, a3, a4 (CAMPAIGN_LUA's `campaign_report`, contacts known),
- *       then the count of requests whose chunks the step writes, how long their commit marks
- *       `<p>req:<request>` are kept (ms), and their ids (shared-phones.ts),
  *       then the count m of memory entries, the entries a generation holds, and m pairs (key,
  *       value; '' deletes) for the shared memory (shared-memory.ts),
  *       then the count d of dead letters, the most kept per company, the oldest time kept (ms),
@@ -49,7 +52,8 @@ import { epochFenceLua } from './reset-scripts.js';
  *       then the events' JSON.
  * `<p>st:c<company>:{camp:<id>}:…` are the campaign statistics of shared-statistics.ts.
  * `<p>backlog` counts the contacts of the chunks not done (the intake bound of every instance).
- * Returns { entry ids of the chunks enqueued, entry ids of the chunks no longer held }.
+ * Returns { entry ids of the chunks enqueued, entry ids of the chunks no longer held }, or, when a
+ * request of the step was voided (nothing is written then), { {}, {}, the requests voided }.
  */
 export const STEP_SCRIPT = `
 ${CAMPAIGN_LUA}
@@ -57,12 +61,35 @@ ${DEAD_LETTER_LUA}
 ${epochFenceLua("string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'epoch'", 'ARGV[5]')}
 local group = ARGV[1]
 local me = ARGV[3]
-local applied = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'step:' .. ARGV[4]
+local root = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6)
+-- The fence: a request another voided (it took over its phones, shared-phones.ts) is never
+-- committed; the step is refused whole, for the instance to write it again without it.
+local requests = tonumber(ARGV[6])
+local voided = {}
+for j = 0, requests - 1 do
+  if redis.call('GET', root .. 'req:' .. ARGV[9 + 3 * j]) == 'void' then voided[#voided + 1] = ARGV[9 + 3 * j] end
+end
+if #voided > 0 then return { {}, {}, voided } end
+local applied = root .. 'step:' .. ARGV[4]
 if not redis.call('SET', applied, '1', 'NX', 'PX', 3600000) then
   return { {}, {} }
 end
-local backlog = string.sub(KEYS[1], 1, string.len(KEYS[1]) - 6) .. 'backlog'
-local at = 6
+-- Each request's commit mark, and its idempotency record's first answer (idempotency.ts) when it
+-- has a key (unless another request holds the key).
+for j = 0, requests - 1 do
+  local id = ARGV[9 + 3 * j]
+  redis.call('SET', root .. 'req:' .. id, '1', 'PX', ARGV[7])
+  local key = ARGV[10 + 3 * j]
+  if key ~= '' then
+    local owner = redis.call('HGET', key, 'req')
+    if owner == false or owner == id then
+      redis.call('HSET', key, 'req', id, 'ans', ARGV[11 + 3 * j])
+      redis.call('PEXPIRE', key, ARGV[8])
+    end
+  end
+end
+local backlog = root .. 'backlog'
+local at = 9 + 3 * requests
 local n = tonumber(ARGV[at])
 at = at + 1
 local ids = {}
@@ -167,13 +194,6 @@ for j = 1, r do
   at = at + 6
 end
 for _, acc in pairs(accs) do campaign_finish(acc, retain) end
-local committed = tonumber(ARGV[at])
-local markTtl = ARGV[at + 1]
-at = at + 2
-for j = 1, committed do
-  redis.call('SET', statsRoot:sub(1, -4) .. 'req:' .. ARGV[at], '1', 'PX', markTtl)
-  at = at + 1
-end
 local m = tonumber(ARGV[at])
 local generation = tonumber(ARGV[at + 1])
 at = at + 2

@@ -24,6 +24,7 @@ import type { Submission, SubmissionContact } from '../../core/submission.js';
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
 import { RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
 import { FENCED_RENEW_SCRIPT, QUEUE_EPOCH_SCRIPT, REBUILD_SCRIPT, RECORD_CHECK_SCRIPT } from './reset-scripts.js';
+import { IDEMPOTENCY_TTL_MS } from '../idempotency.js';
 import { COMMIT_TTL_MS } from './shared-phones.js';
 import { RETAIN_CONTACTS_MS } from './shared-statistics.js';
 
@@ -104,6 +105,13 @@ export interface ClaimedEvent {
 export interface QueueStep {
   /** The step's id: a step sent again with the same id (its reply was lost) is applied once. @default a new one */
   readonly id?: string;
+  /**
+   * Requests the step commits (a 202's): their commit marks, and the answer kept under their
+   * idempotency record's key (the Redis key) when they have one. A request of a chunk counts
+   * without being listed. A request voided meanwhile (the fence, shared-phones.ts) refuses the
+   * whole step: answered in `voided`, nothing written.
+   */
+  readonly requests?: readonly { readonly id: string; readonly key?: string; readonly answer?: string }[];
   /** Chunks of contacts accepted (a 202 waits for them). */
   readonly chunks?: readonly ChunkBody[];
   /** A contact's hand-out count (written before the message goes to the channel). */
@@ -308,7 +316,7 @@ export class ContactQueue {
    * instance no longer holds is not recorded (its new holder finishes it): such chunks are answered
    * in `lost`, with the new chunks' entry ids.
    */
-  async step(step: QueueStep): Promise<{ readonly ids: string[]; readonly lost: string[] }> {
+  async step(step: QueueStep): Promise<{ readonly ids: string[]; readonly lost: string[]; readonly voided?: string[] }> {
     const keys = [this.activeKey, this.outboxKey, this.smsKey];
     const at = new Map<string, number>();
     const key = (k: string) => {
@@ -345,13 +353,22 @@ export class ContactQueue {
     const reports = step.statistics?.reports ?? [];
     const memory = step.memory?.pairs ?? [];
     const dead = step.deadLetters?.letters ?? [];
-    if (chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length + memory.length + dead.length === 0) return { ids: [], lost: [] };
+    // The requests the step commits: those listed, and those whose chunks it writes (shared-phones.ts).
+    const requests = new Map<string, { key?: string; answer?: string }>();
+    for (const r of step.requests ?? []) requests.set(r.id, r);
+    for (const c of step.chunks ?? []) if (!requests.has(c.requestId)) requests.set(c.requestId, {});
+    if (requests.size + chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length + memory.length + dead.length === 0)
+      return { ids: [], lost: [] };
     const args = [
       GROUP,
       OUTBOX_GROUP,
       this.#consumer,
       step.id ?? randomUUID(),
       this.epoch,
+      requests.size,
+      COMMIT_TTL_MS,
+      IDEMPOTENCY_TTL_MS,
+      ...[...requests].flatMap(([id, r]) => [id, r.key ?? '', r.answer ?? '']),
       chunks.length / 3,
       ...chunks,
       touched.size,
@@ -363,15 +380,13 @@ export class ContactQueue {
       answered.length,
       ...answered,
     ];
-    // The requests whose chunks this step writes: committed (shared-phones.ts).
-    const requests = [...new Set((step.chunks ?? []).map((c) => c.requestId))];
-    args.push(reports.length / 6, RETAIN_CONTACTS_MS, step.statistics?.at ?? 0, ...reports, requests.length, COMMIT_TTL_MS, ...requests);
+    args.push(reports.length / 6, RETAIN_CONTACTS_MS, step.statistics?.at ?? 0, ...reports);
     args.push(memory.length / 2, step.memory?.generation ?? 1, ...memory);
     args.push(dead.length, step.deadLetters?.keep ?? 0, step.deadLetters?.oldest ?? 0);
     for (const d of dead) args.push(d.companyId, d.id, d.at, d.family, d.json);
     args.push(...events);
-    const [ids, lost] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[]];
-    return { ids, lost };
+    const [ids, lost, voided] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[], string[] | undefined];
+    return voided === undefined ? { ids, lost } : { ids, lost, voided };
   }
 
   /** Reads the queue's epoch marker, creating it with `candidate` when missing. */
@@ -420,8 +435,19 @@ export class ContactQueue {
    */
   async heartbeat(stop = false): Promise<void> {
     const key = `${this.#prefix}alive:${this.#consumer}`;
-    if (stop) await this.#client.call('DEL', key);
-    else await this.#client.call('SET', key, '1', 'PX', this.leaseMs);
+    if (stop) return void (await this.#client.call('DEL', key));
+    // On one Redis the heartbeat says this instance's connection (its CLIENT ID): another instance
+    // sees this one dead as soon as that connection is gone (shared-phones.ts, deadInstances). A
+    // Cluster has a connection per node: its heartbeat says none (alive until it lapses).
+    let beat = '1';
+    if ((this.#client as { isCluster?: boolean }).isCluster !== true) {
+      try {
+        beat = `id:${String(await this.#client.call('CLIENT', 'ID'))}`;
+      } catch {
+        // CLIENT refused (a managed Redis): the heartbeat alone says it lives.
+      }
+    }
+    await this.#client.call('SET', key, beat, 'PX', this.leaseMs);
   }
 
   /** Claims up to `count` webhook events (or SMS) not claimed by anyone yet. */

@@ -82,6 +82,36 @@ interface Deps {
   readonly reset?: () => ResetGuard | undefined;
 }
 
+/**
+ * What a request with a 202 adds to a step besides its chunks: its ENQUEUED run and its statistics
+ * admissions, and the answer kept under its idempotency record. Written with its commit mark, or
+ * (the request was voided: shared-phones.ts) not at all.
+ */
+interface RequestPart {
+  readonly id: string;
+  readonly key?: string;
+  readonly answer?: string;
+  readonly events: readonly string[];
+  readonly reports: readonly string[];
+}
+
+/** A step as taken, and the requests' parts composed into it (taken out again if voided). */
+interface TakenStep {
+  readonly base: QueueStep;
+  readonly requests: readonly RequestPart[];
+}
+
+function compose(taken: TakenStep): QueueStep {
+  const { base, requests } = taken;
+  if (requests.length === 0) return base;
+  return {
+    ...base,
+    requests: requests.map((r) => ({ id: r.id, ...(r.key !== undefined ? { key: r.key, answer: r.answer ?? '' } : {}) })),
+    events: [...(base.events ?? []), ...requests.flatMap((r) => r.events)],
+    statistics: { reports: [...(base.statistics?.reports ?? []), ...requests.flatMap((r) => r.reports)], at: base.statistics?.at ?? 0 },
+  };
+}
+
 /** Pause before a failed step is written again, growing to the last. */
 const RETRY_MS = [50, 100, 250, 500, 1000];
 
@@ -94,8 +124,14 @@ export class RedisPersistence implements Persistence {
   #writes = 0;
   #failures = 0;
   /** A step that failed, written again (the same step, same id) before anything newer, with its waiters. */
-  #retry: { step: QueueStep; waiters: { resolve: () => void; reject: (e: unknown) => void }[] } | undefined;
+  #retry: { step: TakenStep; waiters: { resolve: () => void; reject: (e: unknown) => void }[] } | undefined;
   #chunks: ChunkBody[] = [];
+  /** Requests with a 202 waiting for the next step (their parts besides chunks). */
+  #requests: RequestPart[] = [];
+  /** The request whose intake runs now: what it stages is its part. */
+  #capturing: { events: string[] } | undefined;
+  /** Requests a step found voided (the fence): their 202 is not given. */
+  readonly #voided = new Set<string>();
   #delivered: string[] = [];
   /** Dead letters to write with the step that acknowledges their events. */
   #deadLetters: DeadLetter[] = [];
@@ -171,6 +207,39 @@ export class RedisPersistence implements Persistence {
     }, this.#deps.lazyMs ?? 25);
   }
 
+  /**
+   * Runs a request's intake (`fn`): the ENQUEUED run and statistics admissions it stages are the
+   * request's part, staged with {@link stageRequest} when it answers 202.
+   */
+  capture<T>(fn: () => T): { readonly value: T; readonly events: string[]; readonly reports: string[] } {
+    const capturing = { events: [] as string[] };
+    this.#capturing = capturing;
+    try {
+      const { value, reports } = this.#deps.statistics.capture(fn);
+      return { value, events: capturing.events, reports };
+    } finally {
+      this.#capturing = undefined;
+    }
+  }
+
+  /**
+   * A request answered 202: its commit mark, its captured part and (with an idempotency key: the
+   * record's Redis key) its answer, written with the next step with its chunks. Then
+   * {@link commitRequest} says whether it was committed.
+   */
+  stageRequest(id: string, part: { readonly events: readonly string[]; readonly reports: readonly string[] }, idempotency?: { readonly key: string; readonly answer: string }): void {
+    this.#requests.push({ id, events: part.events, reports: part.reports, ...(idempotency ?? {}) });
+  }
+
+  /**
+   * Writes what is staged (as {@link commit}); answers false when the request was voided by
+   * another instance meanwhile (the fence): nothing of it was written, and it must not answer 202.
+   */
+  async commitRequest(id: string): Promise<boolean> {
+    await this.commit();
+    return !this.#voided.delete(id);
+  }
+
   /** A 202's contacts, written with the next step. */
   stageChunks(chunks: readonly ChunkBody[]): void {
     for (const c of chunks) {
@@ -198,7 +267,8 @@ export class RedisPersistence implements Persistence {
   }
 
   stage(event: OutboxEvent): void {
-    this.#deps.shared.stage(JSON.stringify(event), this.#about);
+    if (this.#capturing && this.#about === undefined) this.#capturing.events.push(JSON.stringify(event));
+    else this.#deps.shared.stage(JSON.stringify(event), this.#about);
     this.schedule();
   }
 
@@ -207,7 +277,9 @@ export class RedisPersistence implements Persistence {
    * made them; the instance that claims it builds and delivers them all (it holds it as one).
    */
   stageRun(run: EnqueuedRun): void {
-    this.#deps.shared.stage(JSON.stringify({ run: storedRun(run) }));
+    const json = JSON.stringify({ run: storedRun(run) });
+    if (this.#capturing) this.#capturing.events.push(json);
+    else this.#deps.shared.stage(json);
     this.schedule();
   }
 
@@ -263,7 +335,7 @@ export class RedisPersistence implements Persistence {
     if (this.#lazy !== undefined) clearTimeout(this.#lazy);
     this.#lazy = undefined;
     this.#writing = true;
-    let step: QueueStep;
+    let step: TakenStep;
     let waiters: { resolve: () => void; reject: (e: unknown) => void }[];
     if (this.#retry) {
       ({ step, waiters } = this.#retry);
@@ -277,29 +349,46 @@ export class RedisPersistence implements Persistence {
       const sms = this.#sms;
       const smsAnswered = this.#smsAnswered;
       const dead = this.#deadLetters;
+      const requests = this.#requests;
+      this.#requests = [];
       this.#deadLetters = [];
       this.#chunks = [];
       this.#delivered = [];
       this.#sms = [];
       this.#smsAnswered = [];
       step = {
-        id: randomUUID(),
-        ...this.#deps.shared.takeStep(),
-        chunks,
-        delivered,
-        sms,
-        smsAnswered,
-        statistics: this.#deps.statistics.take(),
-        memory: this.#deps.memory?.take(),
-        ...(dead.length > 0 ? { deadLetters: this.#deadLetterStep(dead) } : {}),
+        base: {
+          id: randomUUID(),
+          ...this.#deps.shared.takeStep(),
+          chunks,
+          delivered,
+          sms,
+          smsAnswered,
+          statistics: this.#deps.statistics.take(),
+          memory: this.#deps.memory?.take(),
+          ...(dead.length > 0 ? { deadLetters: this.#deadLetterStep(dead) } : {}),
+        },
+        requests,
       };
     }
     let ok = false;
     let recovering: Promise<boolean> | undefined;
     try {
       const epoch = this.#deps.queue.epoch;
-      const { ids, lost } = await this.#deps.queue.step(step);
-      if ((step.chunks?.length ?? 0) > 0) this.#deps.reset?.()?.accepted(step.chunks!, ids, epoch);
+      let result = await this.#deps.queue.step(compose(step));
+      // The fence: requests voided meanwhile (another instance took over their phones) are taken
+      // out, chunks and parts, and the rest written (nothing was).
+      while (result.voided !== undefined && result.voided.length > 0) {
+        const voided = new Set(result.voided);
+        for (const id of voided) this.#voided.add(id);
+        const chunksLeft = (step.base.chunks ?? []).filter((c) => !voided.has(c.requestId));
+        for (const c of step.base.chunks ?? []) if (voided.has(c.requestId)) this.#backlog -= c.contacts.length;
+        step = { base: { ...step.base, chunks: chunksLeft }, requests: step.requests.filter((r) => !voided.has(r.id)) };
+        result = await this.#deps.queue.step(compose(step));
+      }
+      const { ids, lost } = result;
+      const written = step.base.chunks ?? [];
+      if (written.length > 0) this.#deps.reset?.()?.accepted(written, ids, epoch);
       this.#deps.shared.settle(lost);
       this.#writes++;
       this.#failures = 0;
@@ -330,10 +419,12 @@ export class RedisPersistence implements Persistence {
     }
     if (ok) {
       for (const w of waiters) w.resolve();
-      if ((step.events?.length ?? 0) + (step.chunkEvents?.length ?? 0) + (step.sms?.length ?? 0) > 0) this.kick();
+      const written = compose(step);
+      if ((written.events?.length ?? 0) + (written.chunkEvents?.length ?? 0) + (written.sms?.length ?? 0) > 0) this.kick();
       if (
         this.#waiters.length > 0 ||
         this.#chunks.length > 0 ||
+        this.#requests.length > 0 ||
         this.#deps.shared.dirty ||
         this.#deps.statistics.dirty ||
         this.#deps.memory?.pending() === true ||

@@ -36,6 +36,7 @@ import { SharedBlocklist } from './shared-blocklist.js';
 import { sharedDeadLetters } from './shared-dead-letters.js';
 import { SharedDispatch } from './shared-dispatch.js';
 import { SharedMemory, decodeRow, memoryPairs } from './shared-memory.js';
+import { SharedIdempotency } from './shared-idempotency.js';
 import { SharedPhones } from './shared-phones.js';
 import { SharedStatistics } from './shared-statistics.js';
 import { SharedWebhooks } from './shared-webhooks.js';
@@ -176,12 +177,15 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
     stage: (d) => persistence.stageDeadLetter(d),
     kick: () => persistence.kick(),
   });
+  const phones = new SharedPhones(options.client, parts.prefix, parts.queue.consumer, deps.alreadySentWindowMs);
   const context: NonNullable<ServerContext['redis']> = {
     ids: parts.ids,
     persistence,
     webhooks,
     blocklist: sharedBlocklist,
-    phones: new SharedPhones(options.client, parts.prefix, parts.queue.consumer, deps.alreadySentWindowMs),
+    phones,
+    // Idempotency keys are the fleet's; a key a dead instance's request holds is taken over through the fence.
+    idempotency: new SharedIdempotency(options.client, parts.prefix, parts.queue.consumer, (requests) => phones.void(requests)),
   };
   return {
     persistence,

@@ -83,6 +83,16 @@ export class SharedStatistics {
     this.#deps.schedule();
   }
 
+  /**
+   * Runs `fn` and answers, apart, the reports it made (a request's admissions: written with its
+   * commit, or not at all when its request is voided, redis-persistence.ts).
+   */
+  capture<T>(fn: () => T): { readonly value: T; readonly reports: string[] } {
+    const from = this.#reports.length;
+    const value = fn();
+    return { value, reports: this.#reports.splice(from) };
+  }
+
   /** Whether reports wait for a step. */
   get dirty(): boolean {
     return this.#reports.length > 0;

@@ -1,5 +1,5 @@
 /** GET /messenger/businesses/ and POST /messenger/messages/ (spec 4.1, 4.2). */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BusinessesResponseSchema } from '../../contract/business-schema.js';
 import { ErrorBodySchema, SendResponseSchema } from '../../contract/response-schemas.js';
 import { SendRequestSchema } from '../../contract/send-request-schema.js';
@@ -7,8 +7,9 @@ import type { PhoneSet } from '../../contract/rejection.js';
 import type { SentScope } from '../redis/shared-phones.js';
 import type { ServerContext } from '../context.js';
 import { errorResponse } from '../../contract/responses.js';
-import { answer } from '../http-errors.js';
-import { intakeSend } from '../intake.js';
+import { answer, fail } from '../http-errors.js';
+import { IN_PROGRESS_RETRY_AFTER_S, bodyFingerprint, idempotencyKeyOf } from '../idempotency.js';
+import { intakeSend, type IntakeAnswer } from '../intake.js';
 import { parseSendInSlices } from '../intake-parse.js';
 import { intakeRefusal } from '../redis/reset.js';
 
@@ -26,51 +27,128 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
   });
 
   app.post('/messenger/messages/', { schema: { body: SendRequestSchema, response: { 202: SendResponseSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
-    // A large body is checked in slices first (other requests are answered meanwhile); the bound
-    // and the submission then run in one piece in intakeSend.
     // On Redis, nothing is promised that cannot be queued now (a reset being handled, Redis away): 503.
     const refused = intakeRefusal(ctx.redis);
     if (refused && !ctx.closing) return answer(reply, refused.answer, refused.headers);
-    const parsed = ctx.closing ? undefined : await parseSendInSlices(ctx, request.companyId, request.body);
-    let taken: PhoneSet | undefined;
-    let sent: PhoneSet | undefined;
-    let reserved: string[] = [];
-    let campaignId = 0;
-    let scope: SentScope | undefined;
-    // On Redis: enough contact ids reserved from the shared counter before the intake runs.
-    if (ctx.redis && parsed?.ok) {
-      await ctx.redis.ids.ensure(parsed.value.request.contacts.length);
-      // Its ENQUEUED notifications go to the company's shared configuration.
-      await ctx.redis.webhooks.ensure([request.companyId]);
-      // Contacts are screened against the fleet's blocklist (loaded once at start).
-      await ctx.redis.blocklist.ready();
-      // A phone goes once per campaign, and once per business and type within the window
-      // (already_sent), fleet-wide: the request reserves its phones first.
-      const { request: body } = parsed.value;
-      const blocked = ctx.blocklist.view(request.companyId);
-      reserved = parsed.value.accepted.map((a) => a.contact.phone_number).filter((p) => !blocked.has(p));
-      scope = ctx.sentPhones.enabled ? { businessId: body.business_id, typeId: body.template_type_id, now: ctx.clock.now() } : undefined;
-      ({ taken, sent } = await ctx.redis.phones.reserve(request.companyId, body.campaign_id, request.id, reserved, scope));
-      campaignId = body.campaign_id;
+    // An Idempotency-Key: a retry of a request answered 202 gets that answer again (idempotency.ts).
+    const header = idempotencyKeyOf(request.headers['idempotency-key']);
+    if (header.problem) {
+      const { expected, actual } = header.problem;
+      return fail(reply, 'invalid_idempotency_key', [{ path: 'headers.idempotency-key', expected, actual, message: `headers.idempotency-key: expected ${expected}, got ${actual}` }]);
     }
-    const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed, taken, sent);
-    let written = true;
-    // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).
-    if (ctx.durability && result.answer.status === 202) {
+    const key = ctx.closing ? undefined : header.key;
+    const companyId = request.companyId;
+    if (key !== undefined) {
+      const fingerprint = bodyFingerprint(request.body);
+      const begun = ctx.redis ? await ctx.redis.idempotency.begin(companyId, key, fingerprint, request.id) : ctx.idempotency.begin(companyId, key, fingerprint, request.id, ctx.clock.now());
+      if (begun.kind === 'replay') return answer(reply, begun.answer, { 'idempotent-replayed': 'true' });
+      if (begun.kind === 'mismatch')
+        return fail(
+          reply,
+          'idempotency_key_reused',
+          [],
+          'This Idempotency-Key was used with another body within the last 24 h: send a new key for a new request, or the same body to get the first answer again.',
+        );
+      if (begun.kind === 'in-progress')
+        return answer(reply, errorResponse('request_in_progress', [], 'A request with this Idempotency-Key is still in progress; send it again once it is answered.'), {
+          'retry-after': String(IN_PROGRESS_RETRY_AFTER_S),
+        });
+    }
+    let accepted = false;
+    try {
+      const out = await send(ctx, request, key);
+      accepted = out.answer.status === 202;
+      return answer(reply, out.answer, out.headers);
+    } finally {
+      // No 202: the key is free again (a retry runs anew). Best effort on Redis: a key its dead
+      // holder left is taken over once that request is voided.
+      if (key !== undefined && !accepted) {
+        if (ctx.redis)
+          await ctx.redis.idempotency
+            .end(companyId, key, request.id)
+            .catch((e: unknown) => request.log.warn({ err: e }, 'idempotency key of a request without a 202 not freed: taken over once its request is voided'));
+        else ctx.idempotency.end(companyId, key, request.id);
+      }
+    }
+  });
+}
+
+/**
+ * A send request, whole or not at all with respect to this instance: a 202 leaves only once its
+ * contacts (and the answer kept under its idempotency key) are written; without one, the phones it
+ * reserved are given back. On Redis a request another instance voided meanwhile (it took over
+ * its phones, the fence: shared-phones.ts) is answered 503 and nothing of it is written.
+ */
+async function send(ctx: ServerContext, request: FastifyRequest, key: string | undefined): Promise<IntakeAnswer> {
+  const { companyId } = request;
+  // A large body is checked in slices first (other requests are answered meanwhile); the bound
+  // and the submission then run in one piece in intakeSend.
+  const parsed = ctx.closing ? undefined : await parseSendInSlices(ctx, companyId, request.body);
+  let taken: PhoneSet | undefined;
+  let sent: PhoneSet | undefined;
+  let reserved: string[] = [];
+  let campaignId = 0;
+  let scope: SentScope | undefined;
+  // On Redis: enough contact ids reserved from the shared counter before the intake runs.
+  if (ctx.redis && parsed?.ok) {
+    await ctx.redis.ids.ensure(parsed.value.request.contacts.length);
+    // Its ENQUEUED notifications go to the company's shared configuration.
+    await ctx.redis.webhooks.ensure([companyId]);
+    // Contacts are screened against the fleet's blocklist (loaded once at start).
+    await ctx.redis.blocklist.ready();
+    // A phone goes once per campaign, and once per business and type within the window
+    // (already_sent), fleet-wide: the request reserves its phones first, taking over those of
+    // requests whose instance died before their 202.
+    const { request: body } = parsed.value;
+    const blocked = ctx.blocklist.view(companyId);
+    reserved = parsed.value.accepted.map((a) => a.contact.phone_number).filter((p) => !blocked.has(p));
+    scope = ctx.sentPhones.enabled ? { businessId: body.business_id, typeId: body.template_type_id, now: ctx.clock.now() } : undefined;
+    ({ taken, sent } = await ctx.redis.phones.reserveTakingOver(companyId, body.campaign_id, request.id, reserved, scope));
+    campaignId = body.campaign_id;
+  }
+  let result: IntakeAnswer;
+  let written = true;
+  let voided = false;
+  if (ctx.redis) {
+    // What the intake stages besides chunks (its ENQUEUED run, its admissions) is the request's
+    // part: written with its commit mark, or not at all if it is voided.
+    const redis = ctx.redis;
+    const captured = redis.persistence.capture(() => intakeSend(ctx, companyId, request.body, request.id, parsed, taken, sent));
+    result = captured.value;
+    if (result.answer.status === 202) {
+      redis.persistence.stageRequest(request.id, captured, key === undefined ? undefined : { key: redis.idempotency.recordKey(companyId, key), answer: JSON.stringify(result.answer) });
       try {
-        await ctx.durability.commit();
+        voided = !(await redis.persistence.commitRequest(request.id));
       } catch {
         written = false;
       }
     }
-    // No 202: the phones it reserved are the campaign's again.
-    if (ctx.redis && reserved.length > 0 && (!written || result.answer.status !== 202)) {
-      // Best effort: phones not given back now are taken over as orphans once their hold lapses.
-      await ctx.redis.phones
-        .release(request.companyId, campaignId, request.id, reserved, scope)
-        .catch((e: unknown) => request.log.warn({ err: e, campaignId, phones: reserved.length }, 'campaign phones of a request without a 202 not given back: taken over once their hold lapses'));
+  } else {
+    result = intakeSend(ctx, companyId, request.body, request.id, parsed, taken, sent);
+    if (key !== undefined && result.answer.status === 202) ctx.idempotency.keep(companyId, key, request.id, result.answer, ctx.clock.now());
+    // A 202 is a promise: it leaves only once the accepted contacts are written (durable server),
+    // with the answer kept under its key in the same transaction.
+    if (ctx.durability && result.answer.status === 202) {
+      try {
+        await ctx.durability.commit();
+        if (key !== undefined) ctx.idempotency.settle(companyId, key, request.id);
+      } catch {
+        written = false;
+      }
     }
-    if (!written) return answer(reply, errorResponse('unavailable', [], 'The server could not write the request durably; nothing was accepted. Send it again later.'));
-    return answer(reply, result.answer, result.headers);
-  });
+  }
+  // No 202: the phones it reserved are the campaign's again.
+  if (ctx.redis && reserved.length > 0 && (!written || voided || result.answer.status !== 202)) {
+    // Best effort: phones not given back now are taken over as orphans once their hold lapses.
+    await ctx.redis.phones
+      .release(companyId, campaignId, request.id, reserved, scope)
+      .catch((e: unknown) => request.log.warn({ err: e, campaignId, phones: reserved.length }, 'campaign phones of a request without a 202 not given back: taken over once their hold lapses'));
+  }
+  if (!written) return { answer: errorResponse('unavailable', [], 'The server could not write the request durably; nothing was accepted. Send it again later.') };
+  if (voided)
+    return {
+      answer: errorResponse('unavailable', [], 'Another request took this one over before it was written (a retry of it, sent to another instance); nothing of this one was accepted.'),
+      headers: { 'retry-after': '1' },
+    };
+  return result;
 }
