@@ -55,6 +55,9 @@ function sharedQueueParts(options: RedisServerOptions, engine: Engine) {
   return { queue, prefetch, root, prefix, shared: new SharedDispatch(queue, engine, { prefetchContacts: prefetch }), ids: new ContactIdBlocks(options.client, `${prefix}contact-id`) };
 }
 
+/** ioredis statuses of a connection that was lost (reconnecting) or closed. */
+const LOST_STATUSES: ReadonlySet<string> = new Set(['reconnecting', 'close', 'end']);
+
 export interface RedisPartsDeps {
   /** The notifier's bound of tracked messages; the channel's memory holds twice as many ids. */
   readonly maxTracked: number;
@@ -152,9 +155,10 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
     onWriteError: (e) => log.warn({ err: e }, 'Redis step not written: trying again (intake and sending wait)'),
     deadLetters: deps.deadLetters,
     reset: () => reset,
+    // Lost, not yet made: a client still making its first connection queues commands (start-up).
     connected: () => {
       const status = (options.client as { status?: unknown }).status;
-      return typeof status !== 'string' || status === 'ready';
+      return typeof status !== 'string' || !LOST_STATUSES.has(status);
     },
   });
   reset = new QueueReset({
