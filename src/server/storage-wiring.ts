@@ -62,7 +62,8 @@ export function storageDurability(storage: ServerStorage, parts: StorageWiringPa
     onError: (e) => {
       // Fail closed: nothing more is answered 202 or sent; a restart resumes from what was written.
       ctx.closing = true;
-      parts.log.fatal({ err: e }, 'durable write failed: intake and sending stopped; restart once the store is fixed');
+      // The cause in the line itself (a full disk says so: store-open.ts, StoreWriteError).
+      parts.log.fatal({ err: e }, `durable write failed: ${e instanceof Error ? e.message : String(e)}; intake and sending stopped; restart once the store is fixed`);
     },
     full: parts.full,
   });

@@ -1,5 +1,6 @@
 /** GET /messenger/businesses/ and POST /messenger/messages/ (spec 4.1, 4.2). */
 import type { FastifyInstance } from 'fastify';
+import { notWrittenBecause } from './written.js';
 import { BusinessesResponseSchema } from '../../contract/business-schema.js';
 import { ErrorBodySchema, SendResponseSchema } from '../../contract/response-schemas.js';
 import { SendRequestSchema } from '../../contract/send-request-schema.js';
@@ -51,12 +52,14 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
     }
     const result = intakeSend(ctx, request.companyId, request.body, request.id, parsed, taken, sent);
     let written = true;
+    let because = '';
     // A 202 is a promise: it leaves only once the accepted contacts are written (durable server).
     if (ctx.durability && result.answer.status === 202) {
       try {
         await ctx.durability.commit();
-      } catch {
+      } catch (e) {
         written = false;
+        because = notWrittenBecause(e);
       }
     }
     // No 202: the phones it reserved are the campaign's again.
@@ -66,7 +69,7 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
         .release(request.companyId, campaignId, request.id, reserved, scope)
         .catch((e: unknown) => request.log.warn({ err: e, campaignId, phones: reserved.length }, 'campaign phones of a request without a 202 not given back: taken over once their hold lapses'));
     }
-    if (!written) return answer(reply, errorResponse('unavailable', [], 'The server could not write the request durably; nothing was accepted. Send it again later.'));
+    if (!written) return answer(reply, errorResponse('unavailable', [], `The server could not write the request durably${because}; nothing was accepted. Send it again later.`));
     return answer(reply, result.answer, result.headers);
   });
 }

@@ -1,5 +1,6 @@
 /** POST /sms/messages/ (spec 4.3): checked, queued, sent; DLR and MO go to the item's URLs. */
 import type { FastifyInstance } from 'fastify';
+import { notWrittenBecause } from './written.js';
 import { toSmsSends } from '../../contract/mapping.js';
 import { parseSmsBatch } from '../../contract/parse-sms-batch.js';
 import { ErrorBodySchema, SmsResponseSchema } from '../../contract/response-schemas.js';
@@ -47,8 +48,8 @@ export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
       ctx.durability.stageSms(items);
       try {
         await ctx.durability.commit();
-      } catch {
-        return answer(reply, errorResponse('unavailable', [], 'The server could not write the SMS durably; nothing was accepted. Send them again later.'));
+      } catch (e) {
+        return answer(reply, errorResponse('unavailable', [], `The server could not write the SMS durably${notWrittenBecause(e)}; nothing was accepted. Send them again later.`));
       }
     }
     // On Redis the SMS wait in the shared queue: any instance takes and sends them.
