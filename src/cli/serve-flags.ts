@@ -193,7 +193,7 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
     // A damaged store is refused at start; --recover starts from what is intact and reports the loss.
     if (options['dataDir'] === undefined) throw new UsageError(`--recover: recovers the durable store of --data-dir; there is none with ${redis !== undefined ? '--redis' : '--memory'}`);
     options['recover'] = true;
-    notes.push(`--recover: a damaged or incomplete store in ${String(options['dataDir'])} starts from what is intact, and what was lost is reported (docs/server.md, "A damaged store")`);
+    notes.push(`--recover: a damaged or incomplete store in ${str('data-dir') ?? 'sendpool-data'} starts from what is intact, and what was lost is reported (docs/server.md, "A damaged store")`);
   }
 
   const baseUrl = str('public-base-url');

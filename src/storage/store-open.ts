@@ -6,7 +6,7 @@
  * errors of a failed write (a full disk named as such).
  */
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { contactsText, type Database, type DatabaseFacts, inspectDatabase, type Libsql, lostContacts, type LostContacts, sealProblems, StoreDamagedError } from './store-check.js';
 import { type LostRows, salvage } from './store-salvage.js';
 import { readSeal, type SealFound, type SealState, SealWriter } from './store-seal.js';
@@ -56,10 +56,15 @@ export interface Checked {
 export function checkStore(Libsql: Libsql, file: string, recover: boolean, createTables: (db: Database) => void): Checked {
   const sealFile = `${file}.seal`;
   const seal = readSeal(sealFile);
+  const walExisted = existsSync(`${file}-wal`);
   const facts = inspectDatabase(Libsql, file, true);
   const problems = [...facts.damage, ...sealProblems(file, facts, sealFile, seal)];
   if (problems.length === 0) return { seal, facts };
-  if (!recover) throw new StoreDamagedError(file, problems, REFUSED_ADVICE);
+  if (!recover) {
+    // Refused as found: the empty WAL a read-only open makes where there was none goes again.
+    if (!walExisted && existsSync(`${file}-wal`) && statSync(`${file}-wal`).size === 0) rmSync(`${file}-wal`);
+    throw new StoreDamagedError(file, problems, REFUSED_ADVICE);
+  }
   const at = new Date().toISOString();
   const stamp = at.replace(/[:.]/g, '-');
   const keptAs: string[] = [];

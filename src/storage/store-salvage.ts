@@ -81,12 +81,14 @@ export function salvage(Libsql: Libsql, source: string, target: string, createSc
       const keyOf = (r: Record<string, unknown>) => (rowid ? String(r['_key']) : JSON.stringify(keyColumns.map((c) => part(r[c.name]))));
       const seen = new Set<string>();
       let bad = 0;
+      const badKeys: string[] = [];
       const copy = (r: Record<string, unknown>): void => {
         const values: unknown[] = [];
         for (const c of columns) {
           const v = r[c.name];
           if (!c.text || v === null || v === undefined) {
-            values.push(v ?? null);
+            // A BLOB comes back as an ArrayBuffer, and is bound as a Buffer.
+            values.push(v instanceof ArrayBuffer ? Buffer.from(v) : (v ?? null));
             continue;
           }
           let s: string;
@@ -95,6 +97,7 @@ export function salvage(Libsql: Libsql, source: string, target: string, createSc
             if (JSON_COLUMNS.has(c.name)) JSON.parse(s);
           } catch {
             bad++;
+            if (badKeys.length < 10) badKeys.push(keyOf(r));
             return;
           }
           values.push(s);
@@ -125,7 +128,10 @@ export function salvage(Libsql: Libsql, source: string, target: string, createSc
           detail: `a damaged stretch after key ${forward.last ?? '(the first)'} and before key ${backward.last ?? '(the end)'} could not be read (${forward.error})`,
         });
       }
-      if (bad > 0) lost.push({ table, rows: bad, detail: `${bad} row${bad === 1 ? '' : 's'} with damaged text (not UTF-8, or JSON that does not parse) left out` });
+      if (bad > 0) {
+        const keys = `${badKeys.join(', ')}${bad > badKeys.length ? ', …' : ''}`;
+        lost.push({ table, rows: bad, detail: `${bad} row${bad === 1 ? '' : 's'} with damaged text (not UTF-8, or JSON that does not parse) left out, key${bad === 1 ? '' : 's'} ${keys}` });
+      }
     }
     to.exec('COMMIT');
   } finally {
