@@ -86,7 +86,10 @@ async function terminate(life: Life): Promise<void> {
 
 function digest(dir: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const f of readdirSync(dir).filter((n) => !n.endsWith('-shm'))) out[f] = createHash('sha256').update(readFileSync(join(dir, f))).digest('hex');
+  for (const f of readdirSync(dir).filter((n) => !n.endsWith('-shm')))
+    out[f] = createHash('sha256')
+      .update(readFileSync(join(dir, f)))
+      .digest('hex');
   return out;
 }
 
@@ -190,11 +193,31 @@ describe('a damaged durable store', () => {
   });
 
   it.each([
-    ['kill', 'the WAL cut by 30 %', /sendpool\.db holds \d+ commits?, but .*sendpool\.db\.seal says \d+ were written: the last \d+ are missing \(\d+ contacts? answered 202 and lost, ids \d+ to 5000\); its WAL .*sendpool\.db-wal \(\d+ bytes\) was cut or damaged/],
-    ['kill', '16 bytes of the WAL flipped', /sendpool\.db holds \d+ commits?, but .*sendpool\.db\.seal says \d+ were written: the last \d+ are missing \(\d+ contacts? answered 202 and lost, ids \d+ to 5000\)/],
-    ['kill', 'the WAL deleted', /but .*sendpool\.db\.seal says \d+ were written: the last \d+ are missing \(\d+ contacts? answered 202 and lost, ids \d+ to 5000\); its WAL .*sendpool\.db-wal is missing or empty/],
-    ['kill', 'the database file emptied', /sendpool\.db is empty \(0 bytes\), but .*sendpool\.db\.seal says \d+ were written: the last \d+ are missing \(5000 contacts answered 202 and lost, ids 1 to 5000\); the database file was deleted or emptied/],
-    ['term', 'the database file emptied', /sendpool\.db is empty \(0 bytes\), but .*sendpool\.db\.seal says \d+ were written: the last \d+ are missing \(5000 contacts answered 202 and lost, ids 1 to 5000\)/],
+    [
+      'kill',
+      'the WAL cut by 30 %',
+      /sendpool\.db holds \d+ commits?, but .*sendpool\.db\.seal says \d+ were written: the last \d+ are missing \(\d+ contacts? answered 202 and lost, ids \d+ to 5000\); its WAL .*sendpool\.db-wal \(\d+ bytes\) was cut or damaged/,
+    ],
+    [
+      'kill',
+      '16 bytes of the WAL flipped',
+      /sendpool\.db holds \d+ commits?, but .*sendpool\.db\.seal says \d+ were written: the last \d+ are missing \(\d+ contacts? answered 202 and lost, ids \d+ to 5000\)/,
+    ],
+    [
+      'kill',
+      'the WAL deleted',
+      /but .*sendpool\.db\.seal says \d+ were written: the last \d+ are missing \(\d+ contacts? answered 202 and lost, ids \d+ to 5000\); its WAL .*sendpool\.db-wal is missing or empty/,
+    ],
+    [
+      'kill',
+      'the database file emptied',
+      /sendpool\.db is empty \(0 bytes\), but .*sendpool\.db\.seal says \d+ were written: the last \d+ are missing \(5000 contacts answered 202 and lost, ids 1 to 5000\); the database file was deleted or emptied/,
+    ],
+    [
+      'term',
+      'the database file emptied',
+      /sendpool\.db is empty \(0 bytes\), but .*sendpool\.db\.seal says \d+ were written: the last \d+ are missing \(5000 contacts answered 202 and lost, ids 1 to 5000\)/,
+    ],
   ] as const)('after %s, %s: refused, then with recover sends what is intact and reports the rest', { timeout: 120_000 }, async (base, name, problem) => {
     const { dir, log } = damaged(base, name, faults[name]);
     const before = digest(dir);
@@ -223,7 +246,12 @@ describe('a damaged durable store', () => {
       expect(metrics).toContain(`sendpool_store_recovery_lost{kind="contacts"} ${recovery.lostContacts!.count}`);
       expect(metrics).toContain(`sendpool_store_recovery_lost{kind="commits"} ${recovery.lostCommits}`);
       // Ids given out before the loss are not given again: the next request starts after them.
-      const res = await api(life.url!, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 2, contacts: [{ phone_number: '5521999990000', template_variables: ['x'], data: { ref: 'after' } }] });
+      const res = await api(life.url!, '/messenger/messages/', {
+        business_id: 1,
+        template_type_id: 10,
+        campaign_id: 2,
+        contacts: [{ phone_number: '5521999990000', template_variables: ['x'], data: { ref: 'after' } }],
+      });
       expect(res.status).toBe(202);
       await waitFor(() => logReader<Sent>(log)().some((s) => s.ref === 'after'), 'the new contact sent');
       expect(logReader<Sent>(log)().find((s) => s.ref === 'after')!.cid).toBe(TOTAL + 1);

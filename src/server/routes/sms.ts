@@ -23,7 +23,7 @@ function smsRetryAfterSeconds(ctx: ServerContext, excess: number): number {
 
 export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.post('/sms/messages/', { schema: { body: SmsBatchSchema, response: { 202: SmsResponseSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
-    if (ctx.closing) return answer(reply, errorResponse('unavailable', [], 'The server is shutting down.'));
+    if (ctx.closing) return answer(reply, errorResponse('unavailable', [], ctx.closedBecause ?? 'The server is shutting down.'));
     const parsed = parseSmsBatch(request.body, {
       urlPolicy: ctx.urlPolicy,
       ...(ctx.limits.maxSmsItems === undefined ? {} : { maxSmsItems: ctx.limits.maxSmsItems }),
