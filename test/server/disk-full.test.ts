@@ -47,7 +47,7 @@ describe('durable server on a full disk', () => {
       dataDir,
       apiKeys: [{ key: KEY_1, companyId: 1 }],
       channel: provider.channel(),
-      logger: { level: 'error', stream } as never,
+      logger: { level: 'error', stream },
       handleSignals: false,
       metrics: false,
     });
@@ -57,7 +57,7 @@ describe('durable server on a full disk', () => {
       for (let r = 0; r < 400 && refused === undefined; r++) {
         const res = await api(running.address, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: r + 1, contacts: contacts(200, r * 1000) } });
         if (res.status === 202) accepted += 200;
-        else refused = res as never;
+        else refused = res;
       }
       expect(refused).toBeDefined();
       expect(refused!.status).toBe(503);
