@@ -207,5 +207,6 @@ export function lostContacts(facts: Pick<DatabaseFacts, 'nextContactId' | 'submi
 }
 
 export function contactsText(c: LostContacts): string {
+  if (c.count === 0) return `no contact was accepted in them (ids ${c.firstId} to ${c.lastId} went to rejected ones)`;
   return `${c.count} contact${c.count === 1 ? '' : 's'} answered 202 and lost, ids ${c.firstId} to ${c.lastId}`;
 }

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { serveSettings } from '../../src/cli/serve-flags.js';
 import { processIo } from '../../src/cli/io.js';
-import { api, contacts } from '../server/helpers.js';
+import { api } from '../server/helpers.js';
 import { BIN, ROOT, scratch, sendpool, startServe } from './helpers.js';
 
 const KEY = 'cli-recover-test-key-company-1';
@@ -48,7 +48,10 @@ describe('sendpool serve on a damaged store', () => {
       };
       child.stderr.on('data', check);
     });
-    expect((await api(url, '/messenger/messages/', { key: KEY, body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(30) } })).status).toBe(202);
+    const thirty = Array.from({ length: 30 }, (_, i) => ({ phone_number: `5521999${String(100000 + i)}`, template_variables: ['Ana', 'x'] }));
+    const accepted = await api(url, '/messenger/messages/', { key: KEY, body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: thirty } });
+    expect(accepted.status).toBe(202);
+    expect(accepted.json.accepted).toBe(30);
     child.kill('SIGKILL');
     await exited;
     rmSync(join(dataDir, 'sendpool.db-wal'));
