@@ -12,7 +12,9 @@
  * indexed by time for the retention), and the channel's memory of the provider's ids (a row per
  * step's changes, numbered, forgotten by ranges). One `write` is one transaction: a host groups the changes of
  * concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
- * database").
+ * database"). Each commit is counted, and the count sealed in `sendpool.db.seal` after it; the store
+ * is checked against its seal, read-only, before it is opened (store-open.ts: a damaged or
+ * incomplete store is refused unless `recover`).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -148,7 +150,10 @@ export interface StoredState {
 
 /** Where the server keeps what must survive it. */
 export interface ServerStorage {
-  /** Everything kept; undefined when nothing was ever written (a first start). */
+  /**
+   * Everything kept; undefined when nothing was ever written (a first start).
+   * @throws StoreDamagedError when a row cannot be read back
+   */
   load(): StoredState | undefined;
   /** Writes one step in one transaction, durably; throws (and writes nothing) when it cannot. */
   write(step: StorageStep): void;
