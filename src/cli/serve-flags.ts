@@ -21,6 +21,7 @@ export const SERVE_FLAGS: Options = {
   snapshot: { type: 'string' },
   'data-dir': { type: 'string' },
   memory: { type: 'boolean' },
+  recover: { type: 'boolean' },
   redis: { type: 'string' },
   'state-dir': { type: 'string' },
   'public-base-url': { type: 'string' },
@@ -192,6 +193,12 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
   } else if (values['memory'] === true) {
     if (str('data-dir') !== undefined) throw new UsageError('--memory and --data-dir: give one or the other');
   } else options['dataDir'] = str('data-dir') ?? 'sendpool-data';
+  if (values['recover'] === true) {
+    // A damaged store is refused at start; --recover starts from what is intact and reports the loss.
+    if (options['dataDir'] === undefined) throw new UsageError(`--recover: recovers the durable store of --data-dir; there is none with ${redis !== undefined ? '--redis' : '--memory'}`);
+    options['recover'] = true;
+    notes.push(`--recover: a damaged or incomplete store in ${str('data-dir') ?? 'sendpool-data'} starts from what is intact, and what was lost is reported (docs/server.md, "A damaged store")`);
+  }
 
   const baseUrl = str('public-base-url');
   if (baseUrl !== undefined) {

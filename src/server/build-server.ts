@@ -59,6 +59,7 @@ import { smsRoutes } from './routes/sms.js';
 import { serverControl, serverSnapshot, type SendpoolServer } from './server-control.js';
 import { installShutdown } from './shutdown.js';
 import { storageDurability } from './storage-wiring.js';
+import { recoverySummary } from '../storage/store-open.js';
 import { createSimulatedChannel } from './simulated-channel.js';
 import { SmsWorker } from './sms-worker.js';
 import { Tenants } from './tenants.js';
@@ -358,6 +359,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       deadLetters: deadLetterBook,
     });
     (ctx as { durability: Persistence | undefined }).durability = durability;
+    // A store started with `recover` says what it lost, once, at error level (docs/server.md, "A damaged store").
+    if (storage.recovery) app.log.error({ recovery: storage.recovery }, recoverySummary(storage.recovery));
   } else if (onRedis) {
     onRedisWired = redisPersistence(options.redis!, onRedis, {
       notifier,
@@ -412,7 +415,14 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     const redisSource = onRedisWired ? { redis: onRedisWired.metrics } : {};
     metrics = createMetrics(
       engine,
-      { outboxSize: () => outbox.size + notifier.unbuilt, smsQueued: () => sms.queued, blocked: () => incidents.list(), deadLetters: () => deadLetters.counts(), ...redisSource },
+      {
+        outboxSize: () => outbox.size + notifier.unbuilt,
+        smsQueued: () => sms.queued,
+        blocked: () => incidents.list(),
+        deadLetters: () => deadLetters.counts(),
+        ...redisSource,
+        ...(storage?.recovery ? { recovery: storage.recovery } : {}),
+      },
       options.processMetrics ?? true,
     );
     (ctx as { metrics: typeof metrics }).metrics = metrics;

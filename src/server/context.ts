@@ -75,6 +75,8 @@ export interface ServerContext {
   nextContactId: number;
   /** Set when the server is shutting down: intake answers 503. */
   closing: boolean;
+  /** Why intake closed when it was not a shutdown (a durable write failed): the 503s say it. @default undefined */
+  closedBecause?: string;
 }
 
 declare module 'fastify' {

@@ -88,3 +88,6 @@ export {
   type StoredIdempotency,
   type StoredStatistics,
 } from '../storage/sqlite-storage.js';
+export { StoreDamagedError, type LostContacts } from '../storage/store-check.js';
+export { StoreWriteError, type StoreRecovery } from '../storage/store-open.js';
+export type { LostRows } from '../storage/store-salvage.js';

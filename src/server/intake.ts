@@ -86,7 +86,7 @@ export function intakeSend(
   taken?: PhoneSet,
   sent?: PhoneSet,
 ): IntakeAnswer {
-  if (ctx.closing) return { answer: errorResponse('unavailable', [], 'The server is shutting down; send again to another instance or later.') };
+  if (ctx.closing) return { answer: errorResponse('unavailable', [], ctx.closedBecause ?? 'The server is shutting down; send again to another instance or later.') };
   const { engine } = ctx;
   const parsed = preparsed ?? parseSendRequest(body, sendRequestOptions(ctx, companyId));
   if (!parsed.ok) return { answer: errorResponse('invalid_body', explainBusiness(ctx, companyId, body, parsed.problems)) };

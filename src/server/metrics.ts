@@ -7,6 +7,7 @@
 import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
 import type { Counter, Histogram, Registry } from 'prom-client';
+import type { StoreRecovery } from '../storage/store-open.js';
 import type { Engine } from '../core/engine.js';
 
 /**
@@ -65,6 +66,8 @@ export function createMetrics(
     /** Dead letters kept per family (on Redis the fleet's, read at each scrape). */
     deadLetters?: () => Promise<ReadonlyMap<string, number>>;
     redis?: RedisMetricsSource;
+    /** What a start with `recover` reported (the durable store). */
+    recovery?: StoreRecovery;
   },
   defaults: boolean,
 ): ServerMetrics {
@@ -185,6 +188,23 @@ export function createMetrics(
     });
   const redis = extra.redis;
   if (redis) redisGauges(Gauge, Counter, registers, redis);
+  const recovery = extra.recovery;
+  if (recovery) {
+    // Set once at start: what this process's start with --recover found lost (0s: nothing).
+    const lost = new Gauge({
+      name: 'sendpool_store_recovery_lost',
+      help: 'What the start with --recover found lost in the durable store, by kind: commits, contacts (answered 202; ids in the log and the report file), rows (of a damaged file, when countable), damaged_stretches.',
+      labelNames: ['kind'],
+      registers,
+    });
+    lost.set({ kind: 'commits' }, recovery.lostCommits);
+    lost.set({ kind: 'contacts' }, recovery.lostContacts?.count ?? 0);
+    lost.set(
+      { kind: 'rows' },
+      recovery.lostRows.reduce((n, l) => n + (l.rows ?? 0), 0),
+    );
+    lost.set({ kind: 'damaged_stretches' }, recovery.lostRows.filter((l) => l.rows === null).length);
+  }
   return metrics;
 }
 

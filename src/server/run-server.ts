@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { createEngine } from '../engine.js';
 import { snapshotFromRows } from '../core/rows.js';
 import { openSqliteStorage } from '../storage/sqlite-storage.js';
+import type { StoreRecovery } from '../storage/store-open.js';
 import { buildServer } from './build-server.js';
 import type { SendpoolServer } from './server-control.js';
 import type { Channel } from './channel.js';
@@ -39,6 +40,13 @@ export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'a
    * yet and a snapshot file exists, the snapshot is imported once. @default none: state in memory
    */
   readonly dataDir?: string;
+  /**
+   * With `dataDir`: start even when the store is damaged or holds less than its seal says, from
+   * what is intact, and report what was lost (the log, /metrics `sendpool_store_recovery_lost`, a
+   * report file in `dataDir`; `RunningServer.recovery`). Without it such a store is refused
+   * (StoreDamagedError: docs/server.md, "A damaged store"). @default false
+   */
+  readonly recover?: boolean;
   /**
    * Run as one of many instances on Redis (the optional package `ioredis`): the contact queue, the
    * numbers' capacity (`RedisStore`) and their statuses (`FleetSync`) are shared. Exclusive with
@@ -83,11 +91,13 @@ export interface RunningServer {
   readonly metricsAddress: string | null;
   /** Whether state was restored from the snapshot file. */
   readonly restored: boolean;
+  /** What a start with `recover` found lost; undefined when the store was intact. */
+  readonly recovery?: StoreRecovery;
   close(): Promise<void>;
 }
 
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
-  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, env = process.env, handleSignals = true, whatsapp, smpp, redis, ...rest } = options;
+  const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, recover = false, env = process.env, handleSignals = true, whatsapp, smpp, redis, ...rest } = options;
   if (redis !== undefined && (dataDir !== undefined || snapshotFile !== undefined)) throw new Error('runServer: `redis` keeps the state in Redis; give no `dataDir` or `snapshotFile` with it');
   const fleet: unknown = JSON.parse(readFileSync(fleetFile, 'utf8'));
   // The channel's warnings go to the server's log once it exists.
@@ -115,8 +125,14 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
             if (rest.logger !== false) process.stderr.write(`${JSON.stringify({ level: level === 'info' ? 30 : 40, time: Date.now(), ...details, msg: message })}\n`);
           },
         );
-  const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir);
-  const stored = storage?.load();
+  const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir, { recover });
+  let stored;
+  try {
+    stored = storage?.load();
+  } catch (e) {
+    storage?.close();
+    throw e;
+  }
   // The store wins over a snapshot file: a snapshot is imported into an empty store once, never again.
   const saved = snapshotFile === undefined || stored !== undefined ? undefined : readSnapshotFile(snapshotFile);
   const snapshot = stored !== undefined ? snapshotFromRows(stored.rows, Date.now()) : saved?.engine;
@@ -174,7 +190,14 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
   }
-  return { server: running, address, metricsAddress: running.sendpool.metricsAddress(), restored: saved !== undefined || stored !== undefined, close };
+  return {
+    server: running,
+    address,
+    metricsAddress: running.sendpool.metricsAddress(),
+    restored: saved !== undefined || stored !== undefined,
+    ...(storage?.recovery ? { recovery: storage.recovery } : {}),
+    close,
+  };
 }
 
 /** The WhatsApp channel, loaded only when asked for: its optional package (undici) stays off the default path. */

@@ -17,6 +17,7 @@ import type { ActivityLog } from './activity-log.js';
 import type { ChannelMemoryChanges, ChannelMemoryStore } from './channels/memory.js';
 import type { ServerContext } from './context.js';
 import { Durability } from './durability.js';
+import { notWrittenBecause } from './routes/written.js';
 
 export interface StorageWiringParts {
   readonly ctx: ServerContext;
@@ -64,7 +65,9 @@ export function storageDurability(storage: ServerStorage, parts: StorageWiringPa
     onError: (e) => {
       // Fail closed: nothing more is answered 202 or sent; a restart resumes from what was written.
       ctx.closing = true;
-      parts.log.fatal({ err: e }, 'durable write failed: intake and sending stopped; restart once the store is fixed');
+      ctx.closedBecause = `The server stopped taking requests: its durable writes fail${notWrittenBecause(e)}; nothing was accepted. Send it again to another instance or later.`;
+      // The cause in the line itself (a full disk says so: store-open.ts, StoreWriteError).
+      parts.log.fatal({ err: e }, `durable write failed: ${e instanceof Error ? e.message : String(e)}; intake and sending stopped; restart once the store is fixed`);
     },
     full: parts.full,
   });

@@ -12,10 +12,14 @@
  * indexed by time for the retention), and the channel's memory of the provider's ids (a row per
  * step's changes, numbered, forgotten by ranges). One `write` is one transaction: a host groups the changes of
  * concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
- * database").
+ * database"). Each commit is counted, and the count sealed in `sendpool.db.seal` after it; the store
+ * is checked against its seal, read-only, before it is opened (store-open.ts: a damaged or
+ * incomplete store is refused unless `recover`).
  */
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { type Database, type Libsql, StoreDamagedError } from './store-check.js';
+import { checkStore, REFUSED_ADVICE, StoreSeal, type StoreRecovery, StoreWriteError } from './store-open.js';
 import { FINISHED_KEPT } from '../core/dispatch/dispatcher.js';
 import type { EngineChanges } from '../core/engine.js';
 import { type EngineRows, type PortfolioRow, type SubmissionRow, emptyRows } from '../core/rows.js';
@@ -169,11 +173,16 @@ export interface StoredState {
 
 /** Where the server keeps what must survive it. */
 export interface ServerStorage {
-  /** Everything kept; undefined when nothing was ever written (a first start). */
+  /**
+   * Everything kept; undefined when nothing was ever written (a first start).
+   * @throws StoreDamagedError when a row cannot be read back
+   */
   load(): StoredState | undefined;
   /** Writes one step in one transaction, durably; throws (and writes nothing) when it cannot. */
   write(step: StorageStep): void;
   close(): void;
+  /** What a start with `recover` found and reported; undefined when the store was intact. */
+  readonly recovery?: StoreRecovery;
 }
 
 /** Options of {@link openSqliteStorage}. */
@@ -184,6 +193,14 @@ export interface SqliteStorageOptions {
    * @default 'FULL'
    */
   readonly synchronous?: 'FULL' | 'NORMAL';
+  /**
+   * Start from what is intact when the store is damaged or incomplete (its WAL cut, damaged or
+   * deleted, the database file emptied or damaged): the files are copied aside, a damaged file is
+   * replaced by a copy of its readable rows, and what was lost is reported (`storage.recovery`, a
+   * report file beside the database). Without it such a store is refused (StoreDamagedError).
+   * @default false
+   */
+  readonly recover?: boolean;
 }
 
 /**
@@ -196,25 +213,13 @@ export interface SqliteStorageOptions {
 const SCHEMA_VERSION = 6;
 const FILE = 'sendpool.db';
 
-interface Statement {
-  run(...params: unknown[]): unknown;
-  get(...params: unknown[]): Record<string, unknown> | undefined;
-  all(...params: unknown[]): Record<string, unknown>[];
-}
-interface Database {
-  exec(sql: string): void;
-  prepare(sql: string): Statement;
-  transaction<A extends unknown[], T>(fn: (...args: A) => T): (...args: A) => T;
-  close(): void;
-}
-
 /** The value type of one of the engine's row maps (a row read back from its JSON). */
 type RowOf<M> = M extends Map<unknown, infer V> ? V : never;
 
 /** libsql is loaded when a database is opened, so hosts without one do not need the package. */
-async function loadLibsql(): Promise<new (path: string) => Database> {
+async function loadLibsql(): Promise<Libsql> {
   try {
-    const mod = (await import('libsql')) as unknown as { default: new (path: string) => Database };
+    const mod = (await import('libsql')) as unknown as { default: Libsql };
     return mod.default;
   } catch (e) {
     throw new Error(`The durable server needs the optional package "libsql" (npm i libsql): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
@@ -222,16 +227,18 @@ async function loadLibsql(): Promise<new (path: string) => Database> {
 }
 
 /**
- * Opens (creating if needed) the database in `dir` (`<dir>/sendpool.db`, with its WAL files).
+ * Opens (creating if needed) the database in `dir` (`<dir>/sendpool.db`, with its WAL files and
+ * its seal `sendpool.db.seal`), checked first (store-check.ts): a damaged or incomplete store is
+ * refused unless `recover`.
+ * @throws StoreDamagedError when the store is damaged or holds less than its seal says (and not `recover`)
  * @throws when the directory cannot be created or the file is not a sendpool database of a known schema
  */
 export async function openSqliteStorage(dir: string, options: SqliteStorageOptions = {}): Promise<ServerStorage> {
   const Libsql = await loadLibsql();
   mkdirSync(dir, { recursive: true });
-  const db = new Libsql(join(dir, FILE));
-  db.exec('PRAGMA journal_mode=WAL');
-  db.exec(`PRAGMA synchronous=${options.synchronous ?? 'FULL'}`);
-  db.exec(`
+  const file = join(dir, FILE);
+  const createTables = (db: Database): void =>
+    db.exec(`
     CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS submissions (seq INTEGER PRIMARY KEY, contacts TEXT NOT NULL, row TEXT NOT NULL);
     CREATE TABLE IF NOT EXISTS finished (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);
@@ -262,6 +269,12 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     CREATE TABLE IF NOT EXISTS idempotency (company INTEGER NOT NULL, key TEXT NOT NULL, fingerprint TEXT NOT NULL, at INTEGER NOT NULL, answer TEXT NOT NULL, PRIMARY KEY (company, key)) WITHOUT ROWID;
     CREATE INDEX IF NOT EXISTS idempotency_at ON idempotency (at);
   `);
+  // Checked read-only before anything is written (a refused store stays as it was found).
+  const checked = checkStore(Libsql, file, options.recover === true, createTables);
+  const db = new Libsql(file);
+  db.exec('PRAGMA journal_mode=WAL');
+  db.exec(`PRAGMA synchronous=${options.synchronous ?? 'FULL'}`);
+  createTables(db);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
   // Schemas 2 to 4 have campaign contacts without a stage: the columns are added (NULL: the stage
   // the row's progress was counted as then, campaign-rows.ts).
@@ -333,7 +346,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     pruneIdempotency: db.prepare('DELETE FROM idempotency WHERE at < ?'),
   };
 
-  const writeStep = db.transaction((step: StorageStep) => {
+  // The seal (store-seal.ts): the store's commit count, written after each commit, checked at open.
+  const seal = new StoreSeal(db, file, checked);
+  const writeStep = (step: StorageStep): void => {
     const e = step.engine;
     if (e) {
       q.putMeta.run('engine.totals', JSON.stringify({ nextSeq: e.nextSeq, counts: e.counts, store: e.store }));
@@ -407,9 +422,9 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       for (const r of idem.put) q.putIdempotency.run(r.companyId, r.key, r.fingerprint, r.at, r.answer);
       if (idem.before !== undefined) q.pruneIdempotency.run(idem.before);
     }
-  });
+  };
 
-  return {
+  const storage: ServerStorage = {
     load(): StoredState | undefined {
       const meta = db.prepare('SELECT key, value FROM meta').all();
       const totals = meta.find((m) => m['key'] === 'engine.totals');
@@ -518,10 +533,51 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       return { rows, values, outbox, sms, statistics, tracked, campaignPhones, sentPhones, blocklist, activity, channelMemory, deadLetters, idempotency };
     },
     write(step: StorageStep): void {
-      writeStep(step);
+      // One transaction; a failed one is rolled back only if SQLite has not done so already (a full
+      // disk ends it: a ROLLBACK then would hide the cause behind "no transaction is active").
+      try {
+        db.exec('BEGIN');
+        writeStep(step);
+        q.putMeta.run('store.commit', String(seal.next));
+        db.exec('COMMIT');
+      } catch (e) {
+        if (db.inTransaction) {
+          try {
+            db.exec('ROLLBACK');
+          } catch {
+            // the write's own error is the one to report
+          }
+        }
+        throw new StoreWriteError(file, e);
+      }
+      const next = step.values?.['nextContactId'];
+      try {
+        seal.committed(typeof next === 'number' ? next : undefined, step.engine);
+      } catch (e) {
+        throw new StoreWriteError(`${file}.seal`, e);
+      }
     },
     close(): void {
+      // Everything into the database file: a copy of it alone is then the whole store.
+      try {
+        db.exec('PRAGMA wal_checkpoint(TRUNCATE)');
+      } catch {
+        // the WAL stays, and is replayed at the next open
+      }
       db.close();
+      seal.close();
+    },
+    ...(checked.recovery !== undefined ? { recovery: checked.recovery } : {}),
+  };
+  const load = storage.load.bind(storage);
+  return {
+    ...storage,
+    load(): StoredState | undefined {
+      try {
+        return load();
+      } catch (e) {
+        throw new StoreDamagedError(file, [`its rows cannot be read back: ${e instanceof Error ? e.message : String(e)}`], REFUSED_ADVICE);
+      }
     },
   };
 }

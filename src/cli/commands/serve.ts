@@ -11,6 +11,7 @@ import { loadFleet } from '../fleet-file.js';
 import type { Io } from '../io.js';
 import { SERVE_FLAGS, serveSettings } from '../serve-flags.js';
 import { VERSION } from '../version.js';
+import { recoverySummary, type StoreRecovery } from '../../storage/store-open.js';
 import type { Command } from './types.js';
 
 const HELP = `Usage: sendpool serve FLEET [options]
@@ -27,6 +28,10 @@ Options:
       --data-dir DIR           where durable state is kept (SQLite; default ./sendpool-data):
                                what was answered 202 survives kill -9 (docs/server.md)
       --memory                 keep state in memory only (lost on a crash; for trying things out)
+      --recover                start even if the store in --data-dir is damaged or incomplete
+                               (its WAL cut or deleted, the database file emptied or damaged):
+                               keep what is intact and report what was lost. Without it such a
+                               store is refused at start, naming the file (docs/server.md)
       --redis URL              one of many instances on Redis: a shared queue, shared capacity
                                (docs/scaling.md); needs the optional package ioredis
       --state-dir DIR          with --redis: this instance's own directory for the epochs of Redis it
@@ -82,7 +87,7 @@ Options:
 GET /metrics is open on the API port unless --metrics-key-file or --metrics-port is given
 (docs/server.md, "Metrics"). Durations: 500ms, 10s, 2m, 1h.`;
 
-type RunServer = (options: Record<string, unknown>) => Promise<{ readonly address: string; readonly metricsAddress?: string | null }>;
+type RunServer = (options: Record<string, unknown>) => Promise<{ readonly address: string; readonly metricsAddress?: string | null; readonly recovery?: StoreRecovery }>;
 
 /** The server entry, loaded at run time from beside dist/cli.js so the CLI bundle does not carry it. */
 async function loadRunServer(): Promise<{ readonly run: RunServer } | { readonly error: string }> {
@@ -133,6 +138,7 @@ export const serveCommand: Command = {
       throw new UsageError(text);
     }
     for (const note of notes) io.err(`sendpool serve: note: ${note}\n`);
+    if (running.recovery) io.err(`sendpool serve: ${recoverySummary(running.recovery)}\n`);
     const metrics = running.metricsAddress ? `, metrics on ${running.metricsAddress}/metrics` : '';
     const dataDir = options['dataDir'];
     io.err(`sendpool serve: listening on ${running.address}${metrics}${typeof dataDir === 'string' ? `, state in ${dataDir}` : ' (state in memory only)'}\n`);

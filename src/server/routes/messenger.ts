@@ -1,5 +1,6 @@
 /** GET /messenger/businesses/ and POST /messenger/messages/ (spec 4.1, 4.2). */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { notWrittenBecause } from './written.js';
 import { BusinessesResponseSchema } from '../../contract/business-schema.js';
 import { ErrorBodySchema, SendResponseSchema } from '../../contract/response-schemas.js';
 import { SendRequestSchema } from '../../contract/send-request-schema.js';
@@ -108,6 +109,7 @@ async function send(ctx: ServerContext, request: FastifyRequest, key: string | u
   }
   let result: IntakeAnswer;
   let written = true;
+  let because = '';
   let voided = false;
   if (ctx.redis) {
     // What the intake stages besides chunks (its ENQUEUED run, its admissions) is the request's
@@ -119,8 +121,9 @@ async function send(ctx: ServerContext, request: FastifyRequest, key: string | u
       redis.persistence.stageRequest(request.id, captured, key === undefined ? undefined : { key: redis.idempotency.recordKey(companyId, key), answer: JSON.stringify(result.answer) });
       try {
         voided = !(await redis.persistence.commitRequest(request.id));
-      } catch {
+      } catch (e) {
         written = false;
+        because = notWrittenBecause(e);
       }
     }
   } else {
@@ -132,8 +135,9 @@ async function send(ctx: ServerContext, request: FastifyRequest, key: string | u
       try {
         await ctx.durability.commit();
         if (key !== undefined) ctx.idempotency.settle(companyId, key, request.id);
-      } catch {
+      } catch (e) {
         written = false;
+        because = notWrittenBecause(e);
       }
     }
   }
@@ -144,7 +148,7 @@ async function send(ctx: ServerContext, request: FastifyRequest, key: string | u
       .release(companyId, campaignId, request.id, reserved, scope)
       .catch((e: unknown) => request.log.warn({ err: e, campaignId, phones: reserved.length }, 'campaign phones of a request without a 202 not given back: taken over once their hold lapses'));
   }
-  if (!written) return { answer: errorResponse('unavailable', [], 'The server could not write the request durably; nothing was accepted. Send it again later.') };
+  if (!written) return { answer: errorResponse('unavailable', [], `The server could not write the request durably${because}; nothing was accepted. Send it again later.`) };
   if (voided)
     return {
       answer: errorResponse('unavailable', [], 'Another request took this one over before it was written (a retry of it, sent to another instance); nothing of this one was accepted.'),

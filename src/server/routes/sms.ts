@@ -1,6 +1,7 @@
 /** POST /sms/messages/ (spec 4.3): checked, queued, sent; DLR and MO go to the item's URLs. */
 import { intakeRefusal } from '../redis/reset.js';
 import type { FastifyInstance } from 'fastify';
+import { notWrittenBecause } from './written.js';
 import { toSmsSends } from '../../contract/mapping.js';
 import { parseSmsBatch } from '../../contract/parse-sms-batch.js';
 import { ErrorBodySchema, SmsResponseSchema } from '../../contract/response-schemas.js';
@@ -23,7 +24,7 @@ function smsRetryAfterSeconds(ctx: ServerContext, excess: number): number {
 
 export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.post('/sms/messages/', { schema: { body: SmsBatchSchema, response: { 202: SmsResponseSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
-    if (ctx.closing) return answer(reply, errorResponse('unavailable', [], 'The server is shutting down.'));
+    if (ctx.closing) return answer(reply, errorResponse('unavailable', [], ctx.closedBecause ?? 'The server is shutting down.'));
     const refused = intakeRefusal(ctx.redis);
     if (refused) return answer(reply, refused.answer, refused.headers);
     const parsed = parseSmsBatch(request.body, {
@@ -50,8 +51,8 @@ export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
       ctx.durability.stageSms(items);
       try {
         await ctx.durability.commit();
-      } catch {
-        return answer(reply, errorResponse('unavailable', [], 'The server could not write the SMS durably; nothing was accepted. Send them again later.'));
+      } catch (e) {
+        return answer(reply, errorResponse('unavailable', [], `The server could not write the SMS durably${notWrittenBecause(e)}; nothing was accepted. Send them again later.`));
       }
     }
     // On Redis the SMS wait in the shared queue: any instance takes and sends them.
