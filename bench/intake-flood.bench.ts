@@ -177,7 +177,7 @@ async function floodChild(o: { address: string; firstRequest: number }): Promise
     while (!stopping) {
       const n = k++;
       // Phones of its own (4 digits of the request's number, 5 of the contact's) and a campaign of its own.
-      await post(template.replaceAll('#K#', String(1000 + (n % 9000))).replace('999999999', String(n)));
+      await post(template.replaceAll('#K#', String(1000 + (n % 9000))).replace('999999999', String(n + 1)));
     }
   };
   process.on('message', (m: { op: string }) => {

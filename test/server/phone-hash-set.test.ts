@@ -52,7 +52,7 @@ describe('PhoneHashSet', () => {
     expect(set.size).toBe(p - 5511900000000);
   });
 
-  it('grows a large set without moving it all at once: one add after a doubling moves 16 slots', () => {
+  it('grows a large set without moving it all at once: each change after a doubling moves 4 slots', () => {
     const set = new PhoneHashSet();
     let p = 5511900000000;
     // 2^17 slots at half load: the next add doubles to 2^18.
@@ -60,11 +60,38 @@ describe('PhoneHashSet', () => {
     expect(set.growing).toBe(false);
     set.add(p++);
     expect(set.growing).toBe(true);
-    // 131,072 old slots at 16 per change: the move ends after 8,192 more changes, not before.
-    for (let k = 0; k < 8190; k++) set.add(p++);
+    // 131,072 old slots at 4 per change: the move ends after 32,768 more changes, not before.
+    for (let k = 0; k < 32_766; k++) set.add(p++);
     expect(set.growing).toBe(true);
     for (let k = 0; k < 2; k++) set.add(p++);
     expect(set.growing).toBe(false);
-    expect(set.size).toBe(65_536 + 1 + 8192);
+    expect(set.size).toBe(65_536 + 1 + 32_768);
+  });
+  it('keeps set semantics through the growths of a large set, its next table prepared ahead, with deletes on the way', () => {
+    const set = new PhoneHashSet();
+    const model = new Set<number>();
+    // mulberry32 from a fixed seed.
+    let seed = 20261127;
+    const random = () => {
+      seed = (seed + 0x6d2b79f5) | 0;
+      let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+      t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
+    let prepared = 0;
+    for (let k = 0; k < 300_000; k++) {
+      const p = 5511900000000 + Math.floor(random() * 400_000) * 7919;
+      if (random() < 0.8) expect(set.add(p)).toBe(!model.has(p) && model.add(p) !== undefined);
+      else expect(set.delete(p)).toBe(model.delete(p));
+      // The next table is held ahead of the doubling (prepared): one table and one twice its size.
+      const slots = set.bytes / 8;
+      if (!set.growing && (slots & (slots - 1)) !== 0) prepared++;
+    }
+    expect(prepared).toBeGreaterThan(0);
+    expect(set.size).toBe(model.size);
+    for (let i = 0; i < 400_000; i += 7) {
+      const p = 5511900000000 + i * 7919;
+      expect(set.has(p)).toBe(model.has(p));
+    }
   });
 });
