@@ -41,7 +41,7 @@ import { createMetrics } from './metrics.js';
 import { lateFailures } from './late-failures.js';
 import { chunksOf } from './redis/chunks.js';
 import { NumberIncidents } from './number-incidents.js';
-import { serveMetrics, type MetricsEndpoint } from './metrics-access.js';
+import { EARLY_METRICS, serveMetrics, type EarlyMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { resolveServerOptions } from './resolve-options.js';
 import { type CompanyWebhooks, Notifier, type TrackedMessage } from './notifier.js';
 import { DEFAULT_ALREADY_SENT_WINDOW_MS, DEFAULT_FAILURE_WINDOW_MS, type BuildServerOptions } from './options.js';
@@ -451,7 +451,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     dashboardRoutes(app, ctx, dashboard);
     dashboard.start();
   }
-  const metricsEndpoint: MetricsEndpoint | undefined = metrics && settings.metrics ? serveMetrics(app, metrics.registry, settings.metrics, settings.connections) : undefined;
+  const metricsEndpoint: MetricsEndpoint | undefined =
+    metrics && settings.metrics ? serveMetrics(app, metrics.registry, settings.metrics, settings.connections, (options as { [EARLY_METRICS]?: EarlyMetrics })[EARLY_METRICS]) : undefined;
 
   notifier.start(Math.max(10, Math.min(1000, batchIntervalMs)));
   // A broken invariant of the dispatch queue (a bug): the engine repairs it and goes on; say so loudly.

@@ -7,7 +7,9 @@
  *
  * The separate listener is a plain Node server with the same connection limits as the API's. It
  * opens when the Fastify instance becomes ready (so a port in use fails `listen`), closes with it,
- * and is unref'd: it never keeps a process alive on its own.
+ * and is unref'd: it never keeps a process alive on its own. `runServer` on Redis opens it earlier,
+ * before waiting for Redis ({@link openEarlyMetrics}): it answers with what is known then (whether
+ * Redis is ready), and the server adopts it, same port, once built.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
@@ -108,8 +110,66 @@ export interface MetricsEndpoint {
   address(): string | null;
 }
 
-/** Serves /metrics as `access` says: a route of `app`, or a listener of its own. */
-export function serveMetrics(app: FastifyInstance, registry: Registry, access: ResolvedMetrics, connections: ResolvedConnections): MetricsEndpoint {
+/**
+ * Key of `buildServer`'s options under which `runServer` hands over a metrics listener opened
+ * before the server (not part of the public options: a symbol no host spells).
+ */
+export const EARLY_METRICS = Symbol('sendpool.earlyMetrics');
+
+/** A metrics listener opened before the server exists; the server answers its scrapes once built. */
+export interface EarlyMetrics {
+  readonly server: http.Server;
+  /** `http://host:port` */
+  readonly address: string;
+  /** Answers later scrapes from `registry` (the server's, once built). */
+  answerFrom(registry: Registry): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the separate metrics listener of `access` now, answering from `registry` (what is known
+ * before the server exists), with the same key check and connection limits the server's has.
+ */
+export async function openEarlyMetrics(
+  access: ResolvedMetrics & { readonly listen: NonNullable<ResolvedMetrics['listen']> },
+  connections: ResolvedConnections,
+  registry: Registry,
+): Promise<EarlyMetrics> {
+  const check = access.key === undefined ? undefined : keyCheck(access.key);
+  let current = registry;
+  const server = http.createServer(nodeServerOptions(connections), (req, res) => void answerScrape(req, res, current, check));
+  applyConnectionLimits(server, connections);
+  const address = await listenOn(server, access.listen.host, access.listen.port);
+  return {
+    server,
+    address,
+    answerFrom: (r) => void (current = r),
+    close: () => closeListener(server),
+  };
+}
+
+async function listenOn(server: http.Server, host: string, port: number): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  server.unref();
+  const a = server.address() as AddressInfo;
+  return `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
+}
+
+function closeListener(server: http.Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** Serves /metrics as `access` says: a route of `app`, or a listener of its own (`early`: one already open, adopted). */
+export function serveMetrics(app: FastifyInstance, registry: Registry, access: ResolvedMetrics, connections: ResolvedConnections, early?: EarlyMetrics): MetricsEndpoint {
   const check = access.key === undefined ? undefined : keyCheck(access.key);
   if (access.listen === undefined) {
     app.get('/metrics', async (request, reply) => {
@@ -128,30 +188,24 @@ export function serveMetrics(app: FastifyInstance, registry: Registry, access: R
   let listener: http.Server | undefined;
   let address: string | null = null;
   app.addHook('onReady', async () => {
+    if (early) {
+      // Open since before the server existed: from now on it answers with the server's metrics.
+      early.answerFrom(registry);
+      listener = early.server;
+      address = early.address;
+      return;
+    }
     const server = http.createServer(nodeServerOptions(connections), (req, res) => void answerScrape(req, res, registry, check));
     applyConnectionLimits(server, connections);
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(port, host, () => {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    server.unref();
+    address = await listenOn(server, host, port);
     listener = server;
-    const a = server.address() as AddressInfo;
-    address = `http://${a.family === 'IPv6' ? `[${a.address}]` : a.address}:${a.port}`;
     app.log.info({ address }, 'metrics listening');
   });
   app.addHook('onClose', async () => {
-    const server = listener;
+    const server = listener ?? early?.server;
     listener = undefined;
     address = null;
-    if (!server) return;
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    if (server) await closeListener(server);
   });
   return { address: () => address };
 }

@@ -208,21 +208,44 @@ export function createMetrics(
   return metrics;
 }
 
+/** `sendpool_redis_ready` and `sendpool_redis_sync_state`, from the status sync's state (undefined before it exists). */
+function syncGauges(Gauge: typeof PromClient.Gauge, registers: Registry[], syncState: () => string | undefined): void {
+  new Gauge({
+    name: 'sendpool_redis_ready',
+    help: "1 once the numbers' status sync with Redis is ready (connected and subscribed), 0 before (an instance waiting for Redis at start) and while it is lost.",
+    registers,
+    collect() {
+      this.set(syncState() === 'ready' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'sendpool_redis_sync_state',
+    help: "The numbers' status sync with Redis: 1 for its current state (idle, connecting, ready, lost, stopped), 0 for the others.",
+    labelNames: ['state'],
+    registers,
+    collect() {
+      const now = syncState() ?? 'idle';
+      for (const s of SYNC_STATES) this.set({ state: s }, s === now ? 1 : 0);
+    },
+  });
+}
+
+/**
+ * The metrics of an instance on Redis before its server exists (it waits for Redis at start):
+ * `sendpool_redis_ready` and `sendpool_redis_sync_state` only (the process metrics start with the
+ * server's registry). Served by the early metrics listener (metrics-access.ts, `openEarlyMetrics`).
+ */
+export function startingMetrics(syncState: () => string | undefined): Registry {
+  const { Gauge, Registry } = loadPromClient();
+  const registry = new Registry();
+  syncGauges(Gauge, [registry], syncState);
+  return registry;
+}
+
 /** The server on Redis: the status sync's state, failing steps, the fleet's backlog, what this instance holds. */
 function redisGauges(Gauge: typeof PromClient.Gauge, Counter: typeof PromClient.Counter, registers: Registry[], redis: RedisMetricsSource): void {
   const syncState = redis.syncState;
-  if (syncState) {
-    new Gauge({
-      name: 'sendpool_redis_sync_state',
-      help: "The numbers' status sync with Redis: 1 for its current state (idle, connecting, ready, lost, stopped), 0 for the others.",
-      labelNames: ['state'],
-      registers,
-      collect() {
-        const now = syncState();
-        for (const s of SYNC_STATES) this.set({ state: s }, s === now ? 1 : 0);
-      },
-    });
-  }
+  if (syncState) syncGauges(Gauge, registers, syncState);
   new Gauge({
     name: 'sendpool_redis_step_failures',
     help: 'Writes to Redis that failed in a row (0 while Redis answers; intake and sending wait while it is not).',

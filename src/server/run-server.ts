@@ -11,12 +11,16 @@ import { snapshotFromRows } from '../core/rows.js';
 import { openSqliteStorage } from '../storage/sqlite-storage.js';
 import type { StoreRecovery } from '../storage/store-open.js';
 import { buildServer } from './build-server.js';
+import { resolveConnections } from './connections.js';
+import { EARLY_METRICS, openEarlyMetrics, resolveMetrics, type EarlyMetrics } from './metrics-access.js';
+import { startingMetrics } from './metrics.js';
 import type { SendpoolServer } from './server-control.js';
 import type { Channel } from './channel.js';
 import type { SmppChannelOptions } from './channels/smpp-options.js';
 import { smppServerChannel } from './channels/smpp-server.js';
 import type { WhatsAppChannelOptions } from './channels/whatsapp/options.js';
 import type { BuildServerOptions, RedisServerOptions } from './options.js';
+import type { Problem } from '../core/problems.js';
 import { readSnapshotFile } from './snapshot-file.js';
 import { loadApiKeys, type ApiKeyEntry } from './tenants.js';
 
@@ -110,21 +114,32 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   // Declared before the Redis parts: their events may come while they start (Redis down).
   let server: SendpoolServer | undefined;
   const stateDir = redis?.stateDir;
-  const shared =
-    redis === undefined
-      ? undefined
-      : await redisFleet(
-          redis.url,
-          redis.prefix ?? 'sendpool:',
-          stateDir === undefined ? undefined : join(stateDir, 'capacity-epoch'),
-          fleet,
-          () => server?.sendpool.wake(),
-          (level, details, message) => {
-            if (server) return server.log[level](details, message);
-            // Before the server exists (Redis down at start: it waits here): a log line of the same shape.
-            if (rest.logger !== false) process.stderr.write(`${JSON.stringify({ level: level === 'info' ? 30 : 40, time: Date.now(), ...details, msg: message })}\n`);
-          },
-        );
+  // On Redis, a separate metrics listener opens before the wait for Redis: a scrape sees
+  // sendpool_redis_ready 0 while the instance waits, and the server's metrics once it is built.
+  let syncState: (() => string) | undefined;
+  const early = redis === undefined ? undefined : await openEarlyMetricsOf(rest, () => syncState?.());
+  let shared: Awaited<ReturnType<typeof redisFleet>> | undefined;
+  try {
+    shared =
+      redis === undefined
+        ? undefined
+        : await redisFleet(
+            redis.url,
+            redis.prefix ?? 'sendpool:',
+            stateDir === undefined ? undefined : join(stateDir, 'capacity-epoch'),
+            fleet,
+            () => server?.sendpool.wake(),
+            (level, details, message) => {
+              if (server) return server.log[level](details, message);
+              // Before the server exists (Redis down at start: it waits here): a log line of the same shape.
+              if (rest.logger !== false) process.stderr.write(`${JSON.stringify({ level: level === 'info' ? 30 : 40, time: Date.now(), ...details, msg: message })}\n`);
+            },
+            (state) => (syncState = state),
+          );
+  } catch (e) {
+    await early?.close();
+    throw e;
+  }
   const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir, { recover });
   let stored;
   try {
@@ -146,6 +161,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
       ...(saved ? { restore: saved.server } : {}),
       ...(snapshotFile === undefined ? {} : { snapshotFile }),
       ...(storage ? { storage, ...(stored ? { stored } : {}), storeEverything: saved !== undefined } : {}),
+      ...(early ? { [EARLY_METRICS]: early } : {}),
       ...(shared && redis
         ? {
             redis: {
@@ -166,6 +182,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     storage?.close();
     await shared?.close();
     await channel?.close?.();
+    await early?.close();
     throw e;
   }
   const running: SendpoolServer = server;
@@ -218,7 +235,29 @@ async function whatsAppChannel(fleet: unknown, options: Omit<WhatsAppChannelOpti
  * `url` is `redis://…` / `rediss://…` for one server, `redis-cluster://host:port,host:port,…` for a
  * Redis Cluster (the nodes to start from). Connection and capacity events go to `log`.
  */
-async function redisFleet(url: string, prefix: string, epochFile: string | undefined, fleet: unknown, onCapacity: () => void, log: (level: 'info' | 'warn', details: object, message: string) => void) {
+/**
+ * The separate metrics listener of `options.metrics`, opened now with the starting metrics
+ * (`sendpool_redis_ready`, `sendpool_redis_sync_state`); undefined when /metrics has no listener of
+ * its own (it is then a route of the API's port, which opens once Redis is there) or the options are
+ * wrong (buildServer says what is wrong).
+ */
+async function openEarlyMetricsOf(options: Pick<RunServerOptions, 'metrics' | 'connections'>, syncState: () => string | undefined): Promise<EarlyMetrics | undefined> {
+  const problems: Problem[] = [];
+  const access = resolveMetrics(options.metrics, problems);
+  const connections = resolveConnections(options.connections, problems);
+  if (problems.length > 0 || access?.listen === undefined) return undefined;
+  return openEarlyMetrics({ ...access, listen: access.listen }, connections, startingMetrics(syncState));
+}
+
+async function redisFleet(
+  url: string,
+  prefix: string,
+  epochFile: string | undefined,
+  fleet: unknown,
+  onCapacity: () => void,
+  log: (level: 'info' | 'warn', details: object, message: string) => void,
+  onSync: (state: () => string) => void,
+) {
   let ioredis: typeof import('ioredis');
   try {
     ioredis = await import('ioredis');
@@ -266,6 +305,8 @@ async function redisFleet(url: string, prefix: string, epochFile: string | undef
       if (e.type === 'sync-state' || e.type === 'redis-reset' || e.type === 'subscriber-error') log(e.type === 'sync-state' && e.state === 'ready' ? 'info' : 'warn', e, `status sync: ${e.type}`);
     },
   });
+  const started = sync;
+  onSync(() => started.state);
   await sync.start();
   // The key signing report download links is every instance's: a link made by one works on all.
   const keyField = `${prefix}{config}:report-token-key`;

@@ -1,12 +1,13 @@
 /**
  * Child process of the Redis-down-at-start test: `runServer({ redis })` against a Redis that is not
- * there yet, logging at info to stderr; writes its address to `<dir>/address` once listening.
+ * there yet, logging at info to stderr (with `metricsPort`, /metrics on a listener of its own);
+ * writes its address to `<dir>/address` once listening.
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runServer } from '../../src/server/index.js';
 
-const cfg = JSON.parse(process.env['SENDPOOL_START_CHILD']!) as { fleetFile: string; redisUrl: string; dir: string };
+const cfg = JSON.parse(process.env['SENDPOOL_START_CHILD']!) as { fleetFile: string; redisUrl: string; dir: string; metricsPort?: number };
 const running = await runServer({
   fleetFile: cfg.fleetFile,
   port: 0,
@@ -14,5 +15,6 @@ const running = await runServer({
   apiKeys: [{ key: 'redis-start-key-0123456789abcdef', companyId: 1 }],
   handleSignals: false,
   logger: { level: 'info' },
+  ...(cfg.metricsPort === undefined ? {} : { metrics: { listen: { port: cfg.metricsPort } } }),
 });
 writeFileSync(join(cfg.dir, 'address'), running.address);

@@ -1,0 +1,386 @@
+/**
+ * GET /messenger/businesses/ while 50 clients post 5,000-contact requests continuously, against
+ * the real server process (`sendpool serve`), beside its ceilings measured in the same run (not a
+ * test):
+ *
+ *     npx tsup --silent && npx tsx bench/intake-flood.bench.ts
+ *
+ * Processes on the same machine:
+ *
+ * - the server: `node dist/cli.js serve examples/fleet.json` as an operator starts it, with its
+ *   defaults (logger at info, /metrics on the API port), in memory (`--memory`) or durable
+ *   (`--data-dir` in a fresh temporary directory); a fresh process per scenario;
+ * - the ceiling: a bare Fastify 5 answering the same JSON (the body the server answered at rest) on
+ *   the same route, with Fastify's defaults (no logger);
+ * - the flood (a child process): 50 clients over node:http keep-alive, each posting a
+ *   5,000-contact request (a phone, a CPF, a contract, two variables, two data keys: 1.1 MB) and
+ *   the next one as soon as it is answered, every request with phones of its own and its own
+ *   campaign. The server answers 202 until its intake bound (1,000,000 contacts waiting) is
+ *   reached, 429 after: both are full requests, decoded and checked;
+ * - the reader (this process): autocannon, GET /messenger/businesses/ at a fixed 200 requests/s
+ *   over 10 connections, BENCH_SECONDS (15) after 2 s of its own warm-up; under flood it starts
+ *   once the flood has run 3 s.
+ *
+ * Scenarios (BENCH_SCENARIOS, default all): `fastify` (the bare ceiling), `rest` (the server in
+ * memory, no flood), `flood` (the server in memory under the flood), `durable-rest`,
+ * `durable-flood`. BENCH_RUNS (1) rounds of every scenario; the table shows each figure as median
+ * [min..max] over the runs. The server measures its own event loop during the reader's run
+ * (bench/loop-probe.mjs, loaded with `--import`): the most CPU it used within one gap of a 1 ms timer
+ * (work, told from waiting for a CPU, which this shared machine does a lot), how many gaps held
+ * more than 20 ms of CPU, and its longest garbage-collection pause.
+ *
+ * BENCH_BUILDS compares builds of the server in the same runs (`before=/path/to/a/checkout,after=.`:
+ * each server scenario runs on each build in turn, so both see the same machine); default: this
+ * checkout's dist/.
+ *
+ * Options (environment): BENCH_SECONDS, BENCH_RUNS, BENCH_SCENARIOS, BENCH_BUILDS, BENCH_CLIENTS
+ * (50), BENCH_CONTACTS (5000), BENCH_JSON (a file for the figures). Method and figures:
+ * docs/benchmarks.md, "A flood of large requests".
+ */
+import { type ChildProcess, fork, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { createServer } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import { next, stop } from './child-ipc.js';
+import { checkBuild } from './dist-check.js';
+
+const KEY = 'flood-bench-key-0123456789abcdef';
+const here = fileURLToPath(import.meta.url);
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const FLEET = join(ROOT, 'examples/fleet.json');
+const env = process.env;
+const SECONDS = Number(env['BENCH_SECONDS'] ?? 15);
+const RUNS = Number(env['BENCH_RUNS'] ?? 1);
+const CLIENTS = Number(env['BENCH_CLIENTS'] ?? 50);
+const CONTACTS = Number(env['BENCH_CONTACTS'] ?? 5000);
+const SCENARIOS = (env['BENCH_SCENARIOS'] ?? 'fastify,rest,flood,durable-rest,durable-flood').split(',');
+/** Builds to compare, `label=dir` (a package root with its dist/). */
+const BUILDS = (env['BENCH_BUILDS'] ?? `current=${ROOT}`).split(',').map((b) => {
+  const at = b.indexOf('=');
+  return at < 0 ? { label: b, dir: b } : { label: b.slice(0, at), dir: b.slice(at + 1) };
+});
+const GET_RATE = 200;
+const FLOOD_LEAD_MS = 3000;
+const headers = { 'x-api-key-id': KEY, 'content-type': 'application/json' };
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+}
+
+function fmt(x: number, digits = 0): string {
+  return x.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+/** "median [min..max]" */
+function mr(xs: readonly number[], digits = 0): string {
+  if (xs.length === 0) return '–';
+  if (xs.length === 1) return fmt(xs[0]!, digits);
+  return `${fmt(median(xs), digits)} [${fmt(Math.min(...xs), digits)}..${fmt(Math.max(...xs), digits)}]`;
+}
+
+const load = (): string => loadavg()[0]!.toFixed(2);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+function get(url: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
+  });
+}
+
+async function waitUp(url: string, proc: ChildProcess): Promise<string> {
+  for (;;) {
+    if (proc.exitCode !== null) throw new Error(`intake-flood bench: the server exited (${proc.exitCode}) before answering`);
+    try {
+      const r = await get(url);
+      if (r.status === 200) return r.body;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+}
+
+async function kill(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  proc.kill('SIGTERM');
+  const t = setTimeout(() => proc.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(t);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The flood process: CLIENTS clients, each posting the next request as soon as one is answered
+
+/** A send body of CONTACTS contacts as text, with `#K#` where each request puts its own 4 digits (phones) and `999999999` its campaign. */
+function bodyTemplate(n: number): string {
+  const contacts = Array.from({ length: n }, (_, i) => ({
+    phone_number: `5511#K#${String(i).padStart(5, '0')}`,
+    document: '52998224725',
+    contract: `CONTRACT-${100_000 + i}`,
+    template_variables: [`Client number ${i}`, `R$ ${i},00`],
+    data: { customer: String(100_000 + i), segment: 'retail' },
+  }));
+  return JSON.stringify({ business_id: 1, template_type_id: 10, campaign_id: 999_999_999, contacts });
+}
+
+async function floodChild(o: { address: string; firstRequest: number }): Promise<void> {
+  const template = bodyTemplate(CONTACTS);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CLIENTS });
+  const url = new URL('/messenger/messages/', o.address);
+  const status: Record<string, number> = {};
+  let stopping = false;
+  let k = o.firstRequest;
+  const post = (payload: string): Promise<void> =>
+    new Promise((resolve) => {
+      const req = http.request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(payload) } }, (res) => {
+        res.resume();
+        res.on('end', () => {
+          status[String(res.statusCode)] = (status[String(res.statusCode)] ?? 0) + 1;
+          resolve();
+        });
+      });
+      req.on('error', () => {
+        status['error'] = (status['error'] ?? 0) + 1;
+        resolve();
+      });
+      req.end(payload);
+    });
+  const client = async () => {
+    while (!stopping) {
+      const n = k++;
+      // Phones of its own (4 digits of the request's number, 5 of the contact's) and a campaign of its own.
+      await post(template.replaceAll('#K#', String(1000 + (n % 9000))).replace('999999999', String(n + 1)));
+    }
+  };
+  process.on('message', (m: { op: string }) => {
+    if (m.op === 'stop') stopping = true;
+  });
+  const clients = Array.from({ length: CLIENTS }, () => client());
+  process.send?.({ op: 'started' });
+  await Promise.all(clients);
+  agent.destroy();
+  process.send?.({ op: 'done', status }, () => process.exit(0));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The bare Fastify ceiling
+
+async function fastifyChild(o: { port: number; body: string }): Promise<void> {
+  const { default: Fastify } = await import('fastify');
+  const app = Fastify();
+  app.get('/messenger/businesses/', async (_request, reply) => reply.header('content-type', 'application/json; charset=utf-8').send(o.body));
+  await app.listen({ port: o.port, host: '127.0.0.1' });
+  process.on('message', (m: { op: string }) => {
+    if (m.op === 'exit') process.exit(0);
+  });
+  process.send?.({ op: 'ready' });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent: servers, scenarios, report
+
+function startChild(role: string, args: Record<string, unknown>): ChildProcess {
+  return fork(here, [], { env: { ...env, SENDPOOL_FLOOD_CHILD: JSON.stringify({ role, ...args }) }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+interface ScenarioResult {
+  build: string;
+  scenario: string;
+  run: number;
+  getP50Ms: number;
+  getP99Ms: number;
+  getMaxMs: number;
+  getRps: number;
+  getNon2xx: number;
+  postStatus: Record<string, number>;
+  probe: Probe | undefined;
+  load: string;
+}
+
+/** A server process as an operator starts it: `sendpool serve` with the fleet, durable or in memory. */
+function startServer(build: string, port: number, durable: boolean): { proc: ChildProcess; cleanup: () => void } {
+  const dir = durable ? mkdtempSync(join(tmpdir(), 'sendpool-flood-')) : undefined;
+  const args = [join(build, 'dist/cli.js'), 'serve', FLEET, '--port', String(port), ...(dir ? ['--data-dir', dir] : ['--memory'])];
+  const probe = join(tmpdir(), `sendpool-flood-probe-${port}.json`);
+  const nodeOptions = `${env['NODE_OPTIONS'] ?? ''} --import=${pathToFileURL(join(ROOT, 'bench/loop-probe.mjs')).href}`.trim();
+  const proc = spawn(process.execPath, args, { env: { ...env, SENDPOOL_API_KEYS: `1:${KEY}`, NODE_OPTIONS: nodeOptions, SENDPOOL_LOOP_PROBE: probe }, stdio: 'ignore' });
+  return {
+    proc,
+    cleanup: () => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      rmSync(probe, { force: true });
+    },
+  };
+}
+
+/** What bench/loop-probe.mjs measured in the server since its last SIGUSR2. */
+interface Probe {
+  maxGapMs: number;
+  maxCpuMs: number;
+  cpuOver20Ms: number;
+  cpuOver50Ms: number;
+  gcMaxMs: number;
+  gcOver20Ms: number;
+}
+
+async function readProbe(port: number): Promise<Probe | undefined> {
+  await sleep(400); // the probe writes every 250 ms
+  try {
+    return JSON.parse(readFileSync(join(tmpdir(), `sendpool-flood-probe-${port}.json`), 'utf8')) as Probe;
+  } catch {
+    return undefined;
+  }
+}
+
+let businessesBody: string | undefined;
+let firstRequest = 0;
+
+async function scenario(build: { label: string; dir: string }, name: string, run: number): Promise<ScenarioResult> {
+  const port = await freePort();
+  const address = `http://127.0.0.1:${port}`;
+  const url = `${address}/messenger/businesses/`;
+  const loadBefore = load();
+  let proc: ChildProcess;
+  let cleanup = () => {};
+  if (name === 'fastify') {
+    if (businessesBody === undefined) throw new Error('intake-flood bench: the ceiling needs the server at rest first');
+    proc = startChild('fastify', { port, body: businessesBody });
+    await next(proc, 'ready');
+  } else {
+    ({ proc, cleanup } = startServer(build.dir, port, name.startsWith('durable')));
+    businessesBody ??= await waitUp(url, proc);
+    await waitUp(url, proc);
+  }
+  try {
+    await autocannon({ url, headers, duration: 2, connections: 10, overallRate: GET_RATE });
+    const flood = name.endsWith('flood') ? startChild('flood', { address, firstRequest }) : undefined;
+    firstRequest += 10_000;
+    if (flood) {
+      await next(flood, 'started');
+      await sleep(FLOOD_LEAD_MS);
+    }
+    if (name !== 'fastify') proc.kill('SIGUSR2'); // the probe starts again with the reader
+    const reading = await autocannon({ url, headers, duration: SECONDS, connections: 10, overallRate: GET_RATE });
+    const probe = name === 'fastify' ? undefined : await readProbe(port);
+    let postStatus: Record<string, number> = {};
+    if (flood) {
+      const done = next<{ status: Record<string, number> }>(flood, 'done');
+      flood.send({ op: 'stop' });
+      postStatus = (await done).status;
+    }
+    return {
+      build: name === 'fastify' ? '–' : build.label,
+      scenario: name,
+      run,
+      getP50Ms: reading.latency.p50,
+      getP99Ms: reading.latency.p99,
+      getMaxMs: reading.latency.max,
+      getRps: reading.requests.average,
+      getNon2xx: reading.non2xx,
+      postStatus,
+      probe,
+      load: `${loadBefore}→${load()}`,
+    };
+  } finally {
+    if (name === 'fastify') await stop(proc);
+    else await kill(proc);
+    cleanup();
+  }
+}
+
+async function main(): Promise<void> {
+  checkBuild('intake-flood');
+  console.log(
+    `intake-flood bench: ${cpus()[0]?.model ?? 'cpu'}, ${cpus().length} cores, Node ${process.version}, load ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}, ${new Date().toISOString()}`,
+  );
+  const results: ScenarioResult[] = [];
+  // The ceiling needs the server's answer: the server at rest goes first in every run.
+  const order = [...SCENARIOS].sort((a, b) => (a === 'rest' ? -1 : b === 'rest' ? 1 : 0));
+  if (!order.includes('rest') && order.includes('fastify')) order.unshift('rest');
+  for (let run = 1; run <= RUNS; run++) {
+    for (const name of order) {
+      // The bare ceiling once a run; every server scenario on each build in turn.
+      for (const build of name === 'fastify' ? BUILDS.slice(0, 1) : BUILDS) {
+        const r = await scenario(build, name, run);
+        results.push(r);
+        process.stderr.write(
+          `  run ${run} ${r.build} ${name}: GET p50 ${r.getP50Ms} / p99 ${r.getP99Ms} / max ${r.getMaxMs} ms at ${fmt(r.getRps)} req/s (non-2xx ${r.getNon2xx}); POST ${JSON.stringify(r.postStatus)}; server: most CPU in one gap ${r.probe ? fmt(r.probe.maxCpuMs, 1) : '–'} ms, gaps over 20 ms of CPU ${r.probe?.cpuOver20Ms ?? '–'}, longest gap ${r.probe ? fmt(r.probe.maxGapMs, 1) : '–'} ms, longest GC ${r.probe ? fmt(r.probe.gcMaxMs, 1) : '–'} ms (${r.probe?.gcOver20Ms ?? '–'} over 20 ms); load ${r.load}\n`,
+        );
+      }
+    }
+  }
+  console.log(
+    `\nGET /messenger/businesses/ at ${GET_RATE} req/s over 10 connections, ${SECONDS} s; flood: ${CLIENTS} clients × ${CONTACTS} contacts, closed loop; ${RUNS} run(s) (median [min..max])\n`,
+  );
+  console.log(
+    '| build | scenario | GET p50 (ms) | GET p99 (ms) | GET max (ms) | server: most CPU in one gap (ms) | gaps over 20 ms of CPU | longest GC pause (ms) | POSTs answered (by status) | load (1 min) |',
+  );
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---|---|');
+  for (const name of order) {
+    for (const build of name === 'fastify' ? ['–'] : BUILDS.map((b) => b.label)) {
+      const rs = results.filter((r) => r.scenario === name && r.build === build);
+      const pick = (f: (r: ScenarioResult) => number | undefined) => rs.map(f).filter((x): x is number => x !== undefined);
+      const posts = name.endsWith('flood')
+        ? rs
+            .map((r) =>
+              Object.entries(r.postStatus)
+                .map(([s, n]) => `${n} × ${s}`)
+                .join(', '),
+            )
+            .join('; ')
+        : '–';
+      const loop =
+        name === 'fastify'
+          ? '– | – | –'
+          : `${mr(
+              pick((r) => r.probe?.maxCpuMs),
+              1,
+            )} | ${mr(pick((r) => r.probe?.cpuOver20Ms))} | ${mr(
+              pick((r) => r.probe?.gcMaxMs),
+              1,
+            )}`;
+      console.log(
+        `| ${build} | ${name} | ${mr(pick((r) => r.getP50Ms))} | ${mr(pick((r) => r.getP99Ms))} | ${mr(pick((r) => r.getMaxMs))} | ${loop} | ${posts} | ${rs.map((r) => r.load).join('; ')} |`,
+      );
+    }
+  }
+  if (env['BENCH_JSON'] !== undefined) writeFileSync(env['BENCH_JSON'], `${JSON.stringify(results, null, 2)}\n`);
+}
+
+const role = env['SENDPOOL_FLOOD_CHILD'];
+if (role === undefined) await main();
+else {
+  const args = JSON.parse(role) as { role: string } & Record<string, unknown>;
+  if (args.role === 'fastify') await fastifyChild(args as unknown as Parameters<typeof fastifyChild>[0]);
+  else await floodChild(args as unknown as Parameters<typeof floodChild>[0]);
+}
