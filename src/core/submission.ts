@@ -48,5 +48,11 @@ export interface Submission {
    * submitted again that must wait (a recipient's pair rate limit, a retry interval). @default none
    */
   readonly notBefore?: number;
+  /**
+   * Its contacts go ahead of the contacts of its flow (its campaign) never handed out, instead of
+   * after them: work taken over from a host that stopped, which was waiting before the work this
+   * host holds. The flow keeps its turn among the others. @default false
+   */
+  readonly ahead?: boolean;
   readonly contacts: readonly SubmissionContact[];
 }

@@ -262,6 +262,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       clock,
       ...(storage || onRedis ? { beforeSend: () => durability!.commit() } : {}),
       ...(onRedis ? { messageForChannel: (m: OutgoingMessage) => onRedis.shared.forChannel(m) } : {}),
+      rateOf: perSecondRates(engine, clock),
       onHandOut: (messages) => {
         // On Redis, hand-outs are written (with the step `beforeSend` waits for) before any is sent.
         onRedis?.shared.handedOut(messages);
@@ -486,6 +487,24 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   });
   app.decorate('sendpool', control);
   return app as unknown as SendpoolServer;
+}
+
+/**
+ * Each number's per-second rate (0 without one), for the pace sends leave at: read from the engine
+ * at most once a second, and again at once for a phone it did not know (a fleet replaced at run time).
+ */
+function perSecondRates(engine: BuildServerOptions['engine'], clock: { now(): number }): (phone: string) => number {
+  let rates = new Map<string, number>();
+  let readAt = Number.NEGATIVE_INFINITY;
+  const read = (now: number) => {
+    rates = new Map(engine.numbers().map((n) => [n.phone, n.messagesPerSecond ?? 0]));
+    readAt = now;
+  };
+  return (phone) => {
+    const now = clock.now();
+    if (now - readAt >= 1000 || (!rates.has(phone) && now !== readAt)) read(now);
+    return rates.get(phone) ?? 0;
+  };
 }
 
 /** `http://host:port` of the listening socket (IPv6 in brackets), or a placeholder before listen. */

@@ -10,6 +10,7 @@ import type { Engine } from '../core/engine.js';
 import type { ContactOutcome, OutgoingMessage, ReportResult, SendOutcome } from '../core/dispatch/types.js';
 import type { Channel } from './channel.js';
 import { PassLoop } from './pass-loop.js';
+import { SendPacer } from './send-pacer.js';
 
 /** Options of the dispatch worker. */
 export interface DispatchOptions {
@@ -45,6 +46,12 @@ interface Deps {
    * reports (turns.ts), so a burst of answers does not hold it. @default at once, as they come
    */
   readonly later?: (work: () => void) => void;
+  /**
+   * A number's per-second rate (0: none): its sends leave no faster than that window allows, so
+   * hand-outs the engine paced and the shell held for different times (their write, a restart's
+   * catch-up) do not reach the provider together (send-pacer.ts). @default none: sent as they come
+   */
+  readonly rateOf?: (phone: string) => number;
 }
 
 /** Longest a timer is set for: time may be changed under the engine (a paused number resumed by an operator). */
@@ -64,12 +71,14 @@ export class DispatchWorker {
   /** Told when nothing is in flight any more (a shutdown draining). */
   #drained: (() => void)[] = [];
   readonly #loop: PassLoop;
+  readonly #pacer: SendPacer | undefined;
 
   constructor(deps: Deps, options: DispatchOptions = {}) {
     this.#deps = deps;
     this.#pollLimit = options.pollLimit ?? 1000;
     this.#maxInFlight = options.maxInFlight ?? 1000;
     this.#later = deps.later ?? ((work) => work());
+    this.#pacer = deps.rateOf ? new SendPacer({ rateOf: deps.rateOf, now: () => deps.clock.now() }) : undefined;
     this.#loop = new PassLoop(
       () => this.#pass(),
       () => deps.clock.now(),
@@ -139,6 +148,12 @@ export class DispatchWorker {
       this.#answered(m, m, { status: 'sent' }, false);
       return;
     }
+    if (this.#pacer) this.#pacer.offer(out.phone, () => this.#transmit(m, out));
+    else this.#transmit(m, out);
+  }
+
+  /** Sends `out` (the engine's `m` as the channel sees it) now. */
+  #transmit(m: OutgoingMessage, out: OutgoingMessage): void {
     let sending: Promise<SendOutcome>;
     try {
       sending = this.#deps.channel.send(out);

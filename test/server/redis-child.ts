@@ -8,7 +8,17 @@
 import { openSync, writeFileSync, writeSync } from 'node:fs';
 import { runServer, type Channel } from '../../src/server/index.js';
 
-const cfg = JSON.parse(process.env['SENDPOOL_REDIS_CHILD']!) as { fleetFile: string; redisUrl: string; prefix: string; log: string; key: string; name: string; secret: string; leaseMs: number };
+const cfg = JSON.parse(process.env['SENDPOOL_REDIS_CHILD']!) as {
+  fleetFile: string;
+  redisUrl: string;
+  prefix: string;
+  log: string;
+  key: string;
+  name: string;
+  secret: string;
+  leaseMs: number;
+  prefetch?: number;
+};
 const log = openSync(cfg.log, 'a');
 const channel: Channel = {
   async send(m) {
@@ -25,7 +35,7 @@ const channel: Channel = {
 const running = await runServer({
   fleetFile: cfg.fleetFile,
   port: 0,
-  redis: { url: cfg.redisUrl, prefix: cfg.prefix, consumer: cfg.name, leaseMs: cfg.leaseMs, prefetchContacts: 1000 },
+  redis: { url: cfg.redisUrl, prefix: cfg.prefix, consumer: cfg.name, leaseMs: cfg.leaseMs, prefetchContacts: cfg.prefetch ?? 1000 },
   apiKeys: [{ key: cfg.key, companyId: 1 }],
   webhookSecrets: { 1: cfg.secret },
   // Statistics batches every half second, fleet-wide (the interval is claimed in Redis).

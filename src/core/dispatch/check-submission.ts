@@ -34,6 +34,7 @@ export function checkSubmission(input: Submission): Problem[] {
   int('weight', 1, MAX_WEIGHT, false, `an integer from 1 to ${MAX_WEIGHT}`);
   int('retriesUsed', 0, typeof input.maxRetries === 'number' ? Math.min(input.maxRetries, ENGINE_MAX_RETRIES) : 0, false, 'an integer from 0 to maxRetries');
   int('notBefore', 0, Number.MAX_SAFE_INTEGER, false, 'a clock time in milliseconds');
+  if (input.ahead !== undefined && typeof input.ahead !== 'boolean') problems.push(problem('$.ahead', 'true or false', input.ahead));
   if (!Array.isArray(input.contacts) || input.contacts.length === 0) problems.push(problem('$.contacts', 'a non-empty array of contacts', input.contacts));
   else if (input.contacts.length > MAX_CONTACTS) problems.push(problem('$.contacts', `at most ${MAX_CONTACTS} contacts`, input.contacts));
   return problems;

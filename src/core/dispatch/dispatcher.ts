@@ -260,7 +260,7 @@ export class Dispatcher {
         this.#counts[QUEUED]! += accepted;
         this.#armDeadline(record);
       }
-      record.queue.addFresh(record, accepted);
+      record.queue.addFresh(record, accepted, input.ahead === true);
     }
     record.queue.wakeAt = 0;
     this.#finishIfDone(record);

@@ -68,14 +68,18 @@ export class PoolQueue {
 
   // ------------------------------------------------------------ entering
 
-  /** Queues a record's contacts that were never handed out (from `record.fresh` on). */
-  addFresh(record: SubmissionRecord, count: number): void {
+  /**
+   * Queues a record's contacts that were never handed out (from `record.fresh` on): after the
+   * flow's others, or with `ahead` before them (work taken over from a host that stopped).
+   */
+  addFresh(record: SubmissionRecord, count: number, ahead = false): void {
     if (count === 0) return;
     const flow = this.#flowOf(record);
     record.freshQueued += count;
     if (!record.inFresh) {
       record.inFresh = true;
-      flow.fresh.pushBack(record);
+      if (ahead) flow.fresh.pushFront(record);
+      else flow.fresh.pushBack(record);
     }
     this.#added(flow, count);
   }

@@ -150,6 +150,7 @@ export class RedisPersistence implements Persistence {
   #lastRenew = 0;
   /** Feeds that failed in a row (Redis away). */
   #feedFailures = 0;
+  #lastReclaim = 0;
 
   constructor(deps: Deps) {
     this.#deps = deps;
@@ -507,7 +508,11 @@ export class RedisPersistence implements Persistence {
           await this.#take(kind, await queue.reclaimWork(kind, this.#room(kind)));
         }
       }
-      if ((await shared.feed(this.#deps.prepare, periodic)) > 0) this.#deps.onFed();
+      // A dead instance's chunks are looked for about once a second (a third of the lease when that
+      // is shorter), not once a renewal period: taken over at most that long after its lease lapses.
+      const reclaim = now - this.#lastReclaim >= Math.min(1000, queue.leaseMs / 3);
+      if (reclaim) this.#lastReclaim = now;
+      if ((await shared.feed(this.#deps.prepare, reclaim)) > 0) this.#deps.onFed();
       for (const kind of ['events', 'sms'] as const) {
         const room = this.#room(kind);
         if (room > 0) await this.#take(kind, await queue.claimWork(kind, room));

@@ -99,26 +99,31 @@ export class SharedDispatch {
 
   /**
    * Takes work into the engine: with `reclaim`, chunks whose holder stopped renewing them first
-   * (a scan of every active stream: the caller does it once a renewal period, not at every feed),
+   * (a scan of every active stream: the caller does it about once a second, not at every feed),
    * then new chunks (one a flow per round) while fewer than `prefetchContacts` are open. `prepare`
    * readies what their companies need before they go into the engine. Answers the contacts taken.
+   *
+   * Chunks taken over go ahead of the contacts of their flow this instance holds and has not handed
+   * out (`Submission.ahead`): they were claimed before them, and a dead instance's contacts would
+   * otherwise wait behind the whole of a survivor's prefetch.
    */
   async feed(prepare?: (companyIds: readonly number[]) => Promise<void>, reclaim = true): Promise<number> {
     let taken = 0;
-    const take = async (chunks: readonly ClaimedChunk[]) => {
+    const take = async (chunks: readonly ClaimedChunk[], ahead: boolean) => {
       if (chunks.length > 0) await prepare?.(chunks.map((c) => c.body.companyId));
-      for (const c of chunks) taken += this.#take(c);
+      // Each goes to the front of its flow: the last taken first, so they keep their order there.
+      for (const c of ahead ? [...chunks].reverse() : chunks) taken += this.#take(c, ahead);
     };
-    if (reclaim) await take(await this.#queue.reclaim());
+    if (reclaim) await take(await this.#queue.reclaim(), true);
     while (this.#open < this.#prefetch) {
       const chunks = await this.#queue.claim();
       if (chunks.length === 0) break;
-      await take(chunks);
+      await take(chunks, false);
     }
     return taken;
   }
 
-  #take(chunk: ClaimedChunk): number {
+  #take(chunk: ClaimedChunk, ahead: boolean): number {
     if (this.#held.has(chunk.entryId)) return 0;
     const held: Held = { chunk, open: 0, lost: false, handouts: new Map(chunk.handouts), ended: new Map(chunk.ended), finals: new Map(chunk.finals) };
     this.#heldOf.set(chunk, held);
@@ -148,7 +153,7 @@ export class SharedDispatch {
     }
     this.#held.set(chunk.entryId, held);
     this.#open += held.open;
-    for (const [used, g] of groups) this.#engine.submit(submissionOf(chunk.body, g.contacts, chunk.body.maxRetries - used));
+    for (const [used, g] of groups) this.#engine.submit(submissionOf(chunk.body, g.contacts, chunk.body.maxRetries - used, ahead));
     return held.open;
   }
 
@@ -355,7 +360,7 @@ function localHandout(messageId: string): number {
   return Number(messageId.slice(messageId.lastIndexOf('.') + 1));
 }
 
-function submissionOf(body: ChunkBody, contacts: QueuedContact[], maxRetries: number) {
+function submissionOf(body: ChunkBody, contacts: QueuedContact[], maxRetries: number, ahead: boolean) {
   return {
     businessId: body.businessId,
     typeId: body.typeId,
@@ -366,6 +371,7 @@ function submissionOf(body: ChunkBody, contacts: QueuedContact[], maxRetries: nu
     retryInterval: body.retryInterval,
     ...(body.deadline !== undefined ? { deadline: body.deadline } : {}),
     ...(body.notBefore !== undefined ? { notBefore: body.notBefore } : {}),
+    ...(ahead ? { ahead } : {}),
     contacts,
   };
 }
