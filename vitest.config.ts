@@ -9,5 +9,8 @@ export default defineConfig({
     testTimeout: 600_000,
     hookTimeout: 600_000,
     pool: 'forks',
+    // Two files at a time: most of the slow files wait on child processes, Redis or a socket, and
+    // vitest's default on a 2-core machine (cores − 1) ran them one by one.
+    maxWorkers: 2,
   },
 });

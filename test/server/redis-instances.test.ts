@@ -21,6 +21,8 @@ import { freePort, keyed, kill, logReader } from './send-log.js';
 
 const KEY = 'redis-instances-key-0123456789abcdef';
 const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+/** The instances' lease of held work (ms). */
+const LEASE_MS = 5_000;
 const dir = mkdtempSync(join(tmpdir(), 'sendpool-instances-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -87,7 +89,9 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
     const receiver = await startReceiver(() => SECRET);
     try {
       for (const name of names) {
-        const cfg = { fleetFile, redisUrl: cluster ?? `redis://127.0.0.1:${port}`, prefix, log: logFile, key: KEY, name, secret: SECRET, leaseMs: 2000 };
+        // A lease of 5 s: on a loaded machine a live instance may stall for seconds, and one stalled
+        // past its lease has its chunks taken over too (re-sends beyond the killed one's in flight).
+        const cfg = { fleetFile, redisUrl: cluster ?? `redis://127.0.0.1:${port}`, prefix, log: logFile, key: KEY, name, secret: SECRET, leaseMs: LEASE_MS };
         children.push(
           fork(join(import.meta.dirname, 'redis-child.ts'), [], {
             execArgv: ['--import', 'tsx'],
@@ -279,7 +283,7 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
       const takeover = log.find((l) => l.at >= killedAt && l.by !== 'i1' && byDead.has(l.ref));
       const resumed = redisBackAt === undefined ? undefined : log.find((l) => l.at >= redisBackAt);
       console.log(
-        `3 instances on Redis (${cluster === undefined ? 'single, restarted' : 'cluster'}), one killed: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications, statistics ${stats.count_total} total / ${stats.count_sent} sent / ${stats.count_does_not_exist} not existing / ${stats.count_duplicated} duplicated (${duplicated.size} refused on a retry); the dead instance's contacts sent again ${takeover ? takeover.at - killedAt : 'n/a'} ms after the kill (lease 2,000 ms), sends resumed ${resumed && redisBackAt !== undefined ? `${resumed.at - redisBackAt} ms` : 'n/a'} after Redis was back`,
+        `3 instances on Redis (${cluster === undefined ? 'single, restarted' : 'cluster'}), one killed: ${accepted.size} contacts accepted, ${log.length} attempts (${log.filter((l) => l.by === 'i0').length} / ${log.filter((l) => l.by === 'i1').length} / ${log.filter((l) => l.by === 'i2').length} by instance), ${resent.length} sent again after the kill (each under its first message id), ${receiver.all('/hsm').length} HSM notifications, statistics ${stats.count_total} total / ${stats.count_sent} sent / ${stats.count_does_not_exist} not existing / ${stats.count_duplicated} duplicated (${duplicated.size} refused on a retry); the dead instance's contacts sent again ${takeover ? takeover.at - killedAt : 'n/a'} ms after the kill (lease ${LEASE_MS} ms), sends resumed ${resumed && redisBackAt !== undefined ? `${resumed.at - redisBackAt} ms` : 'n/a'} after Redis was back`,
       );
     } finally {
       for (const c of children) await kill(c);

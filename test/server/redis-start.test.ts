@@ -102,7 +102,11 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis with a metrics lis
       await waitFor(() => existsSync(join(dir, 'address')) && readFileSync(join(dir, 'address'), 'utf8').length > 0, 'the server listening');
       // The same listener now answers with the server's metrics.
       let ready = '';
-      await waitFor(async () => (ready = (await scrape()) ?? '').includes('sendpool_redis_ready 1'), 'sendpool_redis_ready 1 once Redis is there');
+      await waitFor(async () => {
+        ready = (await scrape()) ?? '';
+        // The server's registry (the sync state's gauge among its metrics) replaces the starting one once built.
+        return ready.includes('sendpool_redis_ready 1') && ready.includes('sendpool_redis_sync_state{state="ready"} 1');
+      }, 'sendpool_redis_ready 1 and the sync ready once Redis is there');
       expect(ready).toContain('sendpool_redis_sync_state{state="ready"} 1');
       expect(ready).toContain('sendpool_queue_depth');
       // /metrics has its own listener: the API's port does not serve it.
