@@ -16,6 +16,7 @@
 import { CAMPAIGN_LUA } from '../../redis/scripts/campaign.js';
 import { DEAD_LETTER_LUA } from './shared-dead-letters.js';
 import { MEMORY_WRITE_LUA } from './shared-memory.js';
+import { renewLua } from './renew-lua.js';
 import { epochFenceLua } from './reset-scripts.js';
 
 /**
@@ -262,18 +263,4 @@ return out
  * KEYS: [1] a stream. ARGV: [1] group, [2] this consumer, [3] idle time in ms, then entry ids.
  * Returns the ids this consumer no longer holds.
  */
-export const RENEW_SCRIPT = `
-local lost = {}
-local claim = { KEYS[1], ARGV[1], ARGV[2], '0' }
-for j = 4, #ARGV do
-  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[j], ARGV[j], 1)
-  if p[1] and p[1][2] == ARGV[2] then claim[#claim + 1] = ARGV[j] else lost[#lost + 1] = ARGV[j] end
-end
-if #claim > 4 then
-  claim[#claim + 1] = 'IDLE'
-  claim[#claim + 1] = ARGV[3]
-  claim[#claim + 1] = 'JUSTID'
-  redis.call('XCLAIM', unpack(claim))
-end
-return lost
-`;
+export const RENEW_SCRIPT = renewLua(4);

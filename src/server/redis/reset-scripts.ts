@@ -11,6 +11,8 @@
  *                         accepted it does not write it a second time.
  */
 
+import { renewLua } from './renew-lua.js';
+
 /** Refuses with `RESET …` when the queue's epoch marker is not `ARGV[at]`; a '' id skips the check. */
 export function epochFenceLua(epochKey: string, arg: string): string {
   return `
@@ -41,20 +43,7 @@ return { ARGV[1], 1 }
  */
 export const FENCED_RENEW_SCRIPT = `
 ${epochFenceLua('KEYS[2]', 'ARGV[4]')}
-local lost = {}
-local claim = { KEYS[1], ARGV[1], ARGV[2], '0' }
-for j = 5, #ARGV do
-  local p = redis.call('XPENDING', KEYS[1], ARGV[1], ARGV[j], ARGV[j], 1)
-  if p[1] and p[1][2] == ARGV[2] then claim[#claim + 1] = ARGV[j] else lost[#lost + 1] = ARGV[j] end
-end
-if #claim > 4 then
-  claim[#claim + 1] = 'IDLE'
-  claim[#claim + 1] = ARGV[3]
-  claim[#claim + 1] = 'JUSTID'
-  redis.call('XCLAIM', unpack(claim))
-end
-return lost
-`;
+${renewLua(5)}`;
 
 /**
  * Writes chunks again after a reset, fenced by the epoch, each once (`<p>rb:` marks): those an
