@@ -64,6 +64,7 @@ function text(value: unknown): string | undefined {
   try {
     return strict.decode(bytes);
   } catch {
+    // Not UTF-8: the caller reports the value as damaged.
     return undefined;
   }
 }

@@ -298,6 +298,7 @@ export async function deadInstances(client: PhonesClient, prefix: string, instan
   try {
     list = String(await client.call('CLIENT', 'LIST', 'ID', ...new Set(connections.values())));
   } catch {
+    // CLIENT LIST refused (a managed Redis): a holder with a live heartbeat counts as alive.
     return dead;
   }
   const live = new Set<string>();
