@@ -112,6 +112,9 @@ function compose(taken: TakenStep): QueueStep {
   };
 }
 
+/** Longest wait of a release for the feed under way (ms). */
+const RELEASE_FEED_WAIT_MS = 5_000;
+
 /** Pause before a failed step is written again, growing to the last. */
 const RETRY_MS = [50, 100, 250, 500, 1000];
 
@@ -145,6 +148,8 @@ export class RedisPersistence implements Persistence {
   #smsAnswered: string[] = [];
   #timer: NodeJS.Timeout | undefined;
   #feeding = false;
+  /** The feed under way: a release waits for it, so chunks it claimed are released too. */
+  #feedDone: Promise<void> | undefined;
   #again = false;
   #closed = false;
   #lastRenew = 0;
@@ -471,7 +476,7 @@ export class RedisPersistence implements Persistence {
     }
     this.#feeding = true;
     this.#again = false;
-    void this.#feed().finally(() => {
+    this.#feedDone = this.#feed().finally(() => {
       this.#feeding = false;
       if (this.#closed) return;
       // Asked again while feeding: feed again at once.
@@ -569,6 +574,13 @@ export class RedisPersistence implements Persistence {
    * the last step is written. Best effort: if Redis does not answer, the lease hands them over.
    */
   async release(): Promise<void> {
+    // A feed under way may have claimed chunks in Redis that it has not added to what is held yet:
+    // they are released too once it ends (at most RELEASE_FEED_WAIT_MS; the lease does the rest).
+    if (this.#feeding && this.#feedDone) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([this.#feedDone, new Promise<void>((r) => (timer = setTimeout(r, RELEASE_FEED_WAIT_MS)))]);
+      clearTimeout(timer);
+    }
     try {
       await this.#deps.shared.renew(true);
       await this.#deps.queue.heartbeat(true);
