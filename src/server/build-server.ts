@@ -242,6 +242,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
         if (!blocklist.add(companyId, phone, at, 'reply')) return;
         durability?.schedule();
         // On Redis: written for every instance now (and again with the next renewal if Redis is away).
+        // A failure is not lost: the change stays pending and the next sync (every second, logged) writes it.
         ctx.redis?.blocklist.sync().catch(() => {});
       },
       // A campaign's phones are kept for as long as its statistics keep its contacts.

@@ -86,6 +86,7 @@ async function postUntilAccepted(urls: readonly string[], body: unknown): Promis
     if (res.status === 202) return { refused: retryAfter.length, retryAfter };
     expect(res.status, await res.text()).toBe(503);
     retryAfter.push(res.headers.get('retry-after') ?? '');
+    // A client's pause between retries of a refused request (the loop ends on a 202, a condition).
     await new Promise((r) => setTimeout(r, 100));
   }
 }

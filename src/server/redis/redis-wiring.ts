@@ -132,6 +132,7 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
   // Every second: other instances' blocklist changes (one XREAD when there are none).
   const blocklistTimer = setInterval(() => void sharedBlocklist.sync().catch((e: unknown) => log.warn({ err: e }, 'blocklist not synchronised with Redis: trying again')), 1000);
   blocklistTimer.unref();
+  // The first sync at once; a failure is the timer's to retry and log a second later.
   void sharedBlocklist.sync().catch(() => {});
   const persistence = new RedisPersistence({
     queue: parts.queue,
