@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { gsm7Septets, smsSize } from '../../src/contract/sms-encoding.js';
-import { concatInfo, encodeSubmitSm, gsm7Octets, gsm7Text, submitParts, ucs2Octets, ucs2Text } from '../../src/server/channels/smpp-codec.js';
+import { concatInfo, encodeSubmitSm, gsm7Octets, gsm7Text, submitParts, ucs2Octets, ucs2Text, smppRelativeTime, writeValidityPeriod } from '../../src/server/channels/smpp-codec.js';
 import { loadSmpp } from '../../src/server/channels/smpp-package.js';
 import { alternateIds, parseReceipt, receiptReason, RECEIPT_STATES } from '../../src/server/channels/smpp-receipt.js';
 
@@ -80,9 +80,12 @@ describe('encodeSubmitSm', () => {
       esmClass: built.esmClass,
       registeredDelivery: 1,
       dataCoding: built.dataCoding,
+      validityPeriod: smppRelativeTime(3_600_000),
       shortMessage: built.shortMessages[1]!,
     });
     octets.writeUInt32BE(7, 12);
+    // The time left is written again before a later try: 90 minutes 5 seconds now.
+    expect(writeValidityPeriod(octets, smppRelativeTime(5_405_000))).toBe(true);
     const pdu = new (smpp.PDU as unknown as new (b: Buffer) => Record<string, unknown>)(octets);
     expect(pdu).toMatchObject({
       command: 'submit_sm',
@@ -103,7 +106,38 @@ describe('encodeSubmitSm', () => {
     });
     const sm = pdu['short_message'] as { udh: Buffer[]; message: string };
     expect([...sm.udh[0]!]).toEqual([0, 3, 42, 2, 2]);
+    // The package reads a relative time as now plus it.
+    const validUntil = (pdu['validity_period'] as Date).getTime() - Date.now();
+    expect(validUntil).toBeGreaterThan(5_405_000 - 60_000);
+    expect(validUntil).toBeLessThanOrEqual(5_405_000);
     expect(sm.message).toBe('ç'.repeat(17)); // 'Olá ' and 63 ç in part 1
+  });
+});
+
+describe('smppRelativeTime', () => {
+  it('writes days, hours, minutes and seconds of a relative time', () => {
+    expect(smppRelativeTime(3_600_000)).toBe('000000010000000R');
+    expect(smppRelativeTime(48 * 3_600_000 + 61_999)).toBe('000002000101000R');
+    expect(smppRelativeTime(0)).toBe('000000000001000R'); // at least a second
+    expect(smppRelativeTime(1e12)).toBe('000099000000000R'); // at most 99 days
+  });
+
+  it('is not written over a submit_sm that has no validity_period', () => {
+    const octets = encodeSubmitSm({
+      sourceAddrTon: 1,
+      sourceAddrNpi: 1,
+      sourceAddr: '123',
+      destAddrTon: 1,
+      destAddrNpi: 1,
+      destinationAddr: '456',
+      esmClass: 0,
+      registeredDelivery: 0,
+      dataCoding: 0,
+      validityPeriod: '',
+      shortMessage: Buffer.from('hi'),
+    });
+    expect(writeValidityPeriod(octets, smppRelativeTime(1000))).toBe(false);
+    expect(octets.subarray(octets.length - 2).toString()).toBe('hi');
   });
 });
 

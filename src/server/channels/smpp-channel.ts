@@ -176,6 +176,7 @@ class SmppChannelImpl implements SmppChannel {
           esmClass: built.esmClass,
           registeredDelivery: o.deliveryReceipts ? 1 : 0,
           dataCoding: built.dataCoding,
+          validityPeriod: '',
           shortMessage,
         });
         this.#fresh.push({ job, sentAt: 0, octets });

@@ -149,7 +149,34 @@ export interface SubmitSmFields {
   readonly esmClass: number;
   readonly registeredDelivery: number;
   readonly dataCoding: number;
+  /**
+   * `validity_period`: 16 characters (an SMPP time, {@link smppRelativeTime}) or '' for the SMSC's
+   * default. Rewritten in place before each try by {@link writeValidityPeriod}.
+   */
+  readonly validityPeriod: string;
   readonly shortMessage: Uint8Array;
+}
+
+/** Length of an SMPP time (SMPP 3.4, 7.1.1), without its terminating NUL. */
+export const SMPP_TIME_LENGTH = 16;
+/** Longest relative time {@link smppRelativeTime} writes: 99 days (two digits of days). */
+export const MAX_RELATIVE_MS = 99 * 86_400_000;
+
+/**
+ * A relative SMPP time (SMPP 3.4, 7.1.1.2, `YYMMDDhhmmss000R`): `ms` from now, in whole seconds
+ * (at least one), as days, hours, minutes and seconds. Relative rather than absolute so the
+ * SMSC's clock and ours need not agree.
+ */
+export function smppRelativeTime(ms: number): string {
+  let s = Math.max(1, Math.min(Math.floor(ms / 1000), MAX_RELATIVE_MS / 1000));
+  const days = Math.floor(s / 86_400);
+  s -= days * 86_400;
+  const hours = Math.floor(s / 3_600);
+  s -= hours * 3_600;
+  const minutes = Math.floor(s / 60);
+  s -= minutes * 60;
+  const two = (n: number) => (n < 10 ? `0${n}` : String(n));
+  return `0000${two(days)}${two(hours)}${two(minutes)}${two(s)}000R`;
 }
 
 export const SUBMIT_SM = 0x00000004;
@@ -164,7 +191,8 @@ export function encodeSubmitSm(f: SubmitSmFields): Buffer {
   const source = Buffer.from(f.sourceAddr, 'latin1');
   const dest = Buffer.from(f.destinationAddr, 'latin1');
   // service_type(1) ton npi source\0 ton npi dest\0 esm pid prio sched(1) valid(1) reg replace dcs default_id sm_length
-  const length = HEADER + 1 + 2 + source.length + 1 + 2 + dest.length + 1 + 3 + 1 + 1 + 5 + f.shortMessage.length;
+  const validity = f.validityPeriod.length === SMPP_TIME_LENGTH ? f.validityPeriod : '';
+  const length = HEADER + 1 + 2 + source.length + 1 + 2 + dest.length + 1 + 3 + 1 + validity.length + 1 + 5 + f.shortMessage.length;
   const b = Buffer.allocUnsafe(length);
   b.writeUInt32BE(length, 0);
   b.writeUInt32BE(SUBMIT_SM, 4);
@@ -184,7 +212,8 @@ export function encodeSubmitSm(f: SubmitSmFields): Buffer {
   b[at++] = 0; // protocol_id
   b[at++] = 0; // priority_flag
   b[at++] = 0; // schedule_delivery_time: now
-  b[at++] = 0; // validity_period: SMSC default
+  at += b.write(validity, at, 'latin1'); // validity_period ('' : the SMSC's default)
+  b[at++] = 0;
   b[at++] = f.registeredDelivery;
   b[at++] = 0; // replace_if_present_flag
   b[at++] = f.dataCoding;
@@ -192,4 +221,20 @@ export function encodeSubmitSm(f: SubmitSmFields): Buffer {
   b[at++] = f.shortMessage.length;
   b.set(f.shortMessage, at);
   return b;
+}
+
+/**
+ * Writes `period` (16 characters) over the `validity_period` of a `submit_sm` built by
+ * {@link encodeSubmitSm} with one: the time left changes between tries of the same part. False
+ * (nothing written) when the PDU has none.
+ */
+export function writeValidityPeriod(pdu: Buffer, period: string): boolean {
+  // service_type\0 ton npi source_addr\0 ton npi destination_addr\0 esm pid priority schedule\0 validity
+  let at = pdu.indexOf(0, HEADER) + 3;
+  at = pdu.indexOf(0, at) + 3;
+  at = pdu.indexOf(0, at) + 4;
+  at = pdu.indexOf(0, at) + 1;
+  if (at <= 0 || pdu[at + SMPP_TIME_LENGTH] !== 0 || pdu[at] === 0) return false;
+  pdu.write(period, at, SMPP_TIME_LENGTH, 'latin1');
+  return true;
 }
