@@ -68,6 +68,11 @@ export interface OutgoingSms extends SmsSend {
   readonly smsId: string;
   readonly requestId: string;
   readonly companyId: number;
+  /**
+   * Clock time the server accepted it (its 202): a gateway that retries counts the SMS's validity
+   * from it, across restarts. @default absent (an SMS kept before this was): from when the channel is handed it
+   */
+  readonly acceptedAt?: number;
 }
 
 /** What the SMS gateway answered at once. */

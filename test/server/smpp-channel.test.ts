@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { smsSize } from '../../src/contract/sms-encoding.js';
 import { composeChannels, createSmppChannel, type SmppChannel, type SmppChannelOptions } from '../../src/server/index.js';
+import { ManualClock } from '../../src/core/clock.js';
 import { api, fastChannel, startReceiver, startServer, waitFor } from './helpers.js';
 import { outgoingSms, smscAndChannel, startFakeSmsc, type Cleanup, type FakeSmsc } from './smpp-smsc.js';
 
@@ -60,12 +61,14 @@ describe('SMPP channel: bind and submit', () => {
     expect(channel.stats()).toMatchObject({ bound: true, submitted: 1, accepted: 1, smsSent: 1, outstanding: 0, queued: 0 });
   });
 
-  it('a refused bind is reported without the password, retried, and SMS fail after sendTimeoutMs', async () => {
-    const { smsc, channel, events } = await setup({ password: 'other' }, { sendTimeoutMs: 200 });
-    const result = await channel.sendSms(outgoingSms(0, 'hello'));
-    expect(result.status).toBe('failed');
-    expect(result.status === 'failed' && result.reason).toMatch(/did not accept it within 200 ms \(not bound\)/);
+  it('a refused bind is reported without the password, retried, and SMS fail once their validity ends', async () => {
+    const clock = new ManualClock(1_000_000);
+    const { smsc, channel, events } = await setup({ password: 'other' }, { validityMs: 60_000, clock });
+    const sent = channel.sendSms(outgoingSms(0, 'hello'));
     await waitFor(() => smsc.binds.length >= 2, 'a second bind');
+    clock.advance(60_000);
+    const result = await sent;
+    expect(result).toEqual({ status: 'failed', reason: 'SMPP: not accepted within its validity of 60000 ms (last: not bound)' });
     expect(smsc.binds.every((b) => !b.ok)).toBe(true);
     const failed = events.filter((e) => e.type === 'bind-failed');
     expect(failed[0]).toEqual({ type: 'bind-failed', address: `127.0.0.1:${smsc.port}`, reason: 'SMPP 0x0000000e ESME_RINVPASWD' });

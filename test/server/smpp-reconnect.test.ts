@@ -4,6 +4,7 @@
  * answered never does), a connection that stops answering, an SMSC that is not there.
  */
 import { createServer, type AddressInfo } from 'node:net';
+import { ManualClock } from '../../src/core/clock.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSmppChannel, type SmppChannelOptions, type SmppEvent } from '../../src/server/index.js';
 import type { SmsSendResult } from '../../src/server/channel.js';
@@ -116,7 +117,8 @@ describe('SMPP channel: a dropped connection', () => {
     expect(channel.stats()).toMatchObject({ binds: 1, disconnects: 0 });
   });
 
-  it('an SMSC that is not there: SMS are answered failed after sendTimeoutMs, reconnects keep being tried', async () => {
+  it('an SMSC that is not there: reconnects keep being tried, SMS are answered failed once their validity ends', async () => {
+    const clock = new ManualClock(1_000_000);
     const smsc = await startFakeSmsc();
     const port = smsc.port;
     await smsc.close();
@@ -127,14 +129,18 @@ describe('SMPP channel: a dropped connection', () => {
       systemId: 'sendpool',
       password: 'secret1',
       sourceAddr: 'SENDPOOL',
-      sendTimeoutMs: 150,
+      validityMs: 60_000,
+      clock,
       reconnectBackoff: { minMs: 5, maxMs: 20 },
       onEvent: (e) => events.push(e),
     });
     cleanup.push(() => channel.close());
-    const result = await channel.sendSms(outgoingSms(0, 'hello'));
-    expect(result).toEqual({ status: 'failed', reason: 'SMPP: the SMSC did not accept it within 150 ms (not bound)' });
+    const sent = channel.sendSms(outgoingSms(0, 'hello'));
     await waitFor(() => events.filter((e) => e.type === 'disconnected').length >= 2, 'two failed connections');
+    clock.advance(59_999);
+    expect(channel.stats()).toMatchObject({ smsFailed: 0 });
+    clock.advance(1);
+    expect(await sent).toEqual({ status: 'failed', reason: 'SMPP: not accepted within its validity of 60000 ms (last: not bound)' });
     expect(events.find((e) => e.type === 'disconnected')).toMatchObject({ reason: 'ECONNREFUSED', requeued: 0 });
   });
 });

@@ -5,14 +5,15 @@
  *
  * - Parts: the encoding and the part count the contract computed (`OutgoingSms.encoding`,
  *   `.parts`) are what is sent, one `submit_sm` per part (smpp-codec.ts).
- * - `sendSms` resolves when the SMSC answered every part: `sent` when all were accepted, `failed`
- *   with the SMSC's status at the first refused part, or `failed` when no answer came within
- *   `sendTimeoutMs`.
- * - A window of `window` unanswered PDUs. A dropped connection puts the PDUs it had unanswered back
- *   in the queue, to go again after the next bind (at least once); a PDU the SMSC answered is never
- *   sent again.
- * - ESME_RTHROTTLED and ESME_RMSGQFUL pause sending (`throttleBackoff`) and the PDU goes again: a
- *   throttled SMS is slowed down, not failed.
+ * - Store and forward: an SMS is tried until its validity ends (`validityMs` after its acceptance,
+ *   also sent as `validity_period`). A transient answer (`transientStatuses`) sends the part again
+ *   after a back-off; a dropped connection puts the PDUs it had unanswered back in the queue, to go
+ *   again after the next bind (at least once); a PDU the SMSC answered is never sent again.
+ *   ESME_RTHROTTLED and ESME_RMSGQFUL also pause all sending (`throttleBackoff`).
+ * - `sendSms` resolves `sent` when the SMSC accepted every part, `failed` at the first permanent
+ *   answer (its status in the reason), or `failed` once the validity ended with no part on the
+ *   wire: a part written and not answered yet is waited for, so an SMS the SMSC accepts is never
+ *   answered failed for a time that ran out before.
  *
  * This file sends. The connection (bind, `enquire_link`, timeouts, reconnection with back-off) is
  * smpp-link.ts; receipts (DLR) and replies (MO), reported after the `sendSms` answer of their SMS
@@ -20,11 +21,12 @@
  */
 import type { Channel, ChannelMemory, ChannelSink, OutgoingSms, SmsSendResult } from '../channel.js';
 import { ChannelMemoryStore } from './memory.js';
-import { encodeSubmitSm, submitParts } from './smpp-codec.js';
+import { Heap } from 'mnemonist';
+import { encodeSubmitSm, smppRelativeTime, submitParts, writeValidityPeriod } from './smpp-codec.js';
 import { SmppDeliveries } from './smpp-deliver.js';
 import { SmppInbound } from './smpp-inbound.js';
 import { backoffMs, SmppLink } from './smpp-link.js';
-import { PartQueue, type Job, type Part } from './smpp-queue.js';
+import { PartQueue, type DelayedPart, type Job, type Part } from './smpp-queue.js';
 import { resolveSmppOptions, smppOptionProblems, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
 import { loadSmpp, SMPP_STATUS, smppStatusText } from './smpp-package.js';
 import { ServerOptionsError } from '../options-error.js';
@@ -45,6 +47,10 @@ export interface SmppChannelStats {
   readonly resent: number;
   /** `submit_sm` answered ESME_RTHROTTLED or ESME_RMSGQFUL (sent again after a pause). */
   readonly throttled: number;
+  /** `submit_sm` answered with another transient status (`transientStatuses`), sent again after `retryBackoff`. */
+  readonly retried: number;
+  /** Parts waiting for their next try after a transient answer. */
+  readonly delayed: number;
   /** SMS answered `sent` / `failed`. */
   readonly smsSent: number;
   readonly smsFailed: number;
@@ -87,6 +93,8 @@ class SmppChannelImpl implements SmppChannel {
 
   readonly #again = new PartQueue();
   readonly #fresh = new PartQueue();
+  /** Parts answered with a transient status, by the clock time they go again. */
+  readonly #delayed = new Heap<DelayedPart>((a, b) => a.at - b.at);
   /** SMS not answered yet, by id, in deadline order. */
   readonly #jobs = new Map<string, Job>();
   #ref = 0;
@@ -95,7 +103,7 @@ class SmppChannelImpl implements SmppChannel {
   #throttleTimer: NodeJS.Timeout | undefined;
   #pumpQueued = false;
 
-  #c = { submitted: 0, accepted: 0, resent: 0, throttled: 0, smsSent: 0, smsFailed: 0, receipts: 0, replies: 0, binds: 0, disconnects: 0 };
+  #c = { submitted: 0, accepted: 0, resent: 0, throttled: 0, retried: 0, smsSent: 0, smsFailed: 0, receipts: 0, replies: 0, binds: 0, disconnects: 0 };
 
   constructor(o: ResolvedSmppOptions) {
     this.#o = o;
@@ -112,7 +120,7 @@ class SmppChannelImpl implements SmppChannel {
       options: o,
       counters: this.#c,
       bound: () => this.#pump(),
-      requeue: (parts) => this.#again.unshiftAll(parts),
+      requeue: (parts, reason) => this.#requeue(parts, reason),
       submitAnswered: (part, status, messageId) => this.#onSubmitResp(part, status, messageId),
       deliver: (connection, pdu) => this.#deliveries.deliver(connection, pdu),
     });
@@ -123,6 +131,7 @@ class SmppChannelImpl implements SmppChannel {
       bound: this.#link.bound,
       outstanding: this.#link.outstanding.size,
       queued: this.#again.size + this.#fresh.size,
+      delayed: this.#delayed.size,
       ...this.#c,
       unmatchedReceipts: this.#inbound.unmatchedReceipts,
       unmatchedReplies: this.#inbound.unmatchedReplies,
@@ -152,13 +161,23 @@ class SmppChannelImpl implements SmppChannel {
       this.#c.smsFailed++;
       return Promise.resolve({ status: 'failed', reason: `SMPP: ${built.error}` });
     }
+    const now = this.#o.clock.now();
+    const validUntil = (sms.acceptedAt ?? now) + this.#o.validityMs;
+    if (validUntil <= now) {
+      // Kept past its validity (a restart after a long stop): the SMSC would not deliver it either.
+      this.#c.smsFailed++;
+      return Promise.resolve({ status: 'failed', reason: `SMPP: its validity of ${this.#o.validityMs} ms ended before it could be sent` });
+    }
     this.#start();
     return new Promise<SmsSendResult>((resolve) => {
       const job: Job = {
         sms,
-        deadline: Date.now() + this.#o.sendTimeoutMs,
+        validUntil,
         tracked: this.#o.deliveryReceipts ? this.#inbound.track(sms.smsId, sms.parts) : undefined,
         remaining: built.shortMessages.length,
+        inFlight: 0,
+        retries: 0,
+        lastProblem: undefined,
         done: false,
         held: undefined,
         resolve,
@@ -176,7 +195,7 @@ class SmppChannelImpl implements SmppChannel {
           esmClass: built.esmClass,
           registeredDelivery: o.deliveryReceipts ? 1 : 0,
           dataCoding: built.dataCoding,
-          validityPeriod: '',
+          validityPeriod: smppRelativeTime(validUntil - now),
           shortMessage,
         });
         this.#fresh.push({ job, sentAt: 0, octets });
@@ -197,7 +216,7 @@ class SmppChannelImpl implements SmppChannel {
   #start(): void {
     if (this.#started || this.#closed) return;
     this.#started = true;
-    const every = Math.max(5, Math.min(1_000, Math.floor(Math.min(this.#o.enquireLinkMs, this.#o.responseTimeoutMs, this.#o.sendTimeoutMs) / 4)));
+    const every = Math.max(5, Math.min(250, Math.floor(Math.min(this.#o.enquireLinkMs, this.#o.responseTimeoutMs) / 4)));
     this.#tick = setInterval(() => this.#onTick(), every);
     this.#tick.unref();
     loadSmpp().then(
@@ -214,13 +233,34 @@ class SmppChannelImpl implements SmppChannel {
   }
 
   #onTick(): void {
-    const now = Date.now();
-    // SMS past their deadline are answered failed (whatever of them is still queued is skipped).
-    for (const job of this.#jobs.values()) {
-      if (job.deadline > now) break; // jobs are in deadline order (one timeout for all)
-      this.#finish(job, { status: 'failed', reason: `SMPP: the SMSC did not accept it within ${this.#o.sendTimeoutMs} ms${this.#link.bound ? '' : ' (not bound)'}` });
+    const now = this.#o.clock.now();
+    // Parts whose back-off is over go again (behind the parts put back by a drop).
+    let due = false;
+    while (this.#delayed.size > 0 && this.#delayed.peek()!.at <= now) {
+      const { part } = this.#delayed.pop()!;
+      if (part.job.done) continue;
+      this.#again.push(part);
+      due = true;
     }
-    this.#link.check(now);
+    // SMS whose validity ended are answered failed, but only with no part on the wire: a part the
+    // SMSC may still accept is waited for (its answer, or the drop of its connection).
+    for (const job of this.#jobs.values()) {
+      if (job.validUntil > now || job.inFlight > 0) continue;
+      const last = job.lastProblem ?? (this.#link.bound ? 'no answer' : 'not bound');
+      const accepted = job.sms.parts > 1 && job.remaining < job.sms.parts ? `, ${job.sms.parts - job.remaining} of ${job.sms.parts} parts accepted` : '';
+      this.#finish(job, { status: 'failed', reason: `SMPP: not accepted within its validity of ${this.#o.validityMs} ms (last: ${last}${accepted})` });
+    }
+    this.#link.check(Date.now());
+    if (due) this.#pump();
+  }
+
+  /** Parts a dropped connection had unanswered: they go again first, after the next bind. */
+  #requeue(parts: Part[], reason: string): void {
+    for (const part of parts) {
+      part.job.inFlight--;
+      part.job.lastProblem = `connection lost (${reason})`;
+    }
+    this.#again.unshiftAll(parts);
   }
 
   // --- sending ------------------------------------------------------------------------------
@@ -234,10 +274,12 @@ class SmppChannelImpl implements SmppChannel {
     });
   }
 
-  #next(): Part | undefined {
+  /** The next part to write: not of an SMS answered already, nor of one whose validity ended (the tick fails it). */
+  #next(now: number): Part | undefined {
     for (;;) {
       const p = this.#again.shift() ?? this.#fresh.shift();
-      if (p === undefined || !p.job.done) return p;
+      if (p === undefined) return p;
+      if (!p.job.done && p.job.validUntil > now) return p;
     }
   }
 
@@ -254,19 +296,23 @@ class SmppChannelImpl implements SmppChannel {
     }
     const window = this.#o.window;
     const outstanding = this.#link.outstanding;
+    const clockNow = this.#o.clock.now();
     connection.batch(() => {
       while (outstanding.size < window) {
-        const part = this.#next();
+        const part = this.#next(clockNow);
         if (!part) break;
         // Numbered by this connection (a part may go again on another).
         const sequence = connection.nextSequence();
         part.octets.writeUInt32BE(sequence, 12);
+        // What is left of its validity, not what was left when it was built.
+        writeValidityPeriod(part.octets, smppRelativeTime(part.job.validUntil - clockNow));
         if (!connection.write(part.octets)) {
           // Not writable: the connection is going; the part goes again after the next bind.
           this.#again.unshiftAll([part]);
           break;
         }
         part.sentAt = now;
+        part.job.inFlight++;
         outstanding.set(sequence, part);
         this.#c.submitted++;
       }
@@ -276,6 +322,7 @@ class SmppChannelImpl implements SmppChannel {
   /** The SMSC answered a part on the link's connection now (answers on a dropped one never come here). */
   #onSubmitResp(part: Part, status: number, messageId: string): void {
     const job = part.job;
+    job.inFlight--;
     if (status === SMPP_STATUS.ESME_ROK) {
       this.#c.accepted++;
       this.#throttleLevel = 0;
@@ -289,8 +336,9 @@ class SmppChannelImpl implements SmppChannel {
           this.#finish(job, { status: 'sent' });
         }
       }
-    } else if (status === SMPP_STATUS.ESME_RTHROTTLED || status === SMPP_STATUS.ESME_RMSGQFUL) {
+    } else if ((status === SMPP_STATUS.ESME_RTHROTTLED || status === SMPP_STATUS.ESME_RMSGQFUL) && this.#o.transientStatuses.has(status)) {
       this.#c.throttled++;
+      job.lastProblem = smppStatusText(status);
       this.#again.push(part);
       const now = Date.now();
       // Answers to PDUs of the same burst extend the pause once, not once each.
@@ -305,6 +353,13 @@ class SmppChannelImpl implements SmppChannel {
       const connection = this.#link.connection;
       if (connection) this.#link.drop(connection, smppStatusText(status));
       return;
+    } else if (this.#o.transientStatuses.has(status)) {
+      // Not now, not never: the part goes again after a back-off that grows with the SMS's
+      // transient answers (jittered, so a burst of refusals does not come back as one burst).
+      this.#c.retried++;
+      job.lastProblem = smppStatusText(status);
+      const wait = Math.round(backoffMs(this.#o.retryBackoff, job.retries++) * (0.5 + Math.random() / 2));
+      if (!job.done) this.#delayed.push({ at: this.#o.clock.now() + wait, part });
     } else if (!job.done) {
       this.#finish(job, { status: 'failed', reason: smppStatusText(status) });
     }

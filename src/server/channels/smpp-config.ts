@@ -42,7 +42,10 @@ const FILE_KEYS = new Set<string>([
   'bindTimeoutMs',
   'reconnectBackoff',
   'throttleBackoff',
-  'sendTimeoutMs',
+  'validityMs',
+  'transientStatuses',
+  'retryBackoff',
+  'receiptTimeoutMs',
   'maxTrackedReceipts',
   'maxTrackedReplies',
 ]);

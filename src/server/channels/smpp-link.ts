@@ -26,7 +26,7 @@ export interface SmppLinkHost {
   /** Bound (the first time or again): sending may go on. */
   bound(): void;
   /** The PDUs the dropped connection had unanswered, in the order they went: they go again first. */
-  requeue(parts: Part[]): void;
+  requeue(parts: Part[], reason: string): void;
   /** The SMSC answered a `submit_sm` of the window (`messageId` '' when it gave none). */
   submitAnswered(part: Part, status: number, messageId: string): void;
   /** A `deliver_sm` or `data_sm` came (a receipt or a reply). */
@@ -184,16 +184,16 @@ export class SmppLink {
     // Closed by `close`: the SMS not answered stay unanswered (the channel is going).
     if (this.#closed) return;
     // Unanswered PDUs go again, in the order they went, before anything else.
-    const requeue: Part[] = [];
-    for (const part of this.outstanding.values()) if (!part.job.done) requeue.push(part);
+    const requeue: Part[] = [...this.outstanding.values()];
     this.outstanding = new Map();
+    const why = reason || (wasBound ? 'connection closed' : 'could not connect');
     if (requeue.length > 0) {
-      this.#host.requeue(requeue);
+      this.#host.requeue(requeue, why);
       this.#host.counters.resent += requeue.length;
     }
     this.#host.counters.disconnects++;
     const retryInMs = Math.round(backoffMs(this.#o.reconnectBackoff, this.#reconnectAttempt++) * (0.5 + Math.random() / 2));
-    this.#o.onEvent?.({ type: 'disconnected', address: this.#address, reason: reason || (wasBound ? 'connection closed' : 'could not connect'), requeued: requeue.length, retryInMs });
+    this.#o.onEvent?.({ type: 'disconnected', address: this.#address, reason: why, requeued: requeue.length, retryInMs });
     this.#reconnectTimer = setTimeout(() => this.#connect(), retryInMs);
   }
 

@@ -3,7 +3,9 @@
  * the option; the password is never shown, only its length). Pure: the command line checks a
  * configuration with it before anything connects.
  */
+import type { Clock } from '../../core/clock.js';
 import { problem, type Problem } from '../../core/problems.js';
+import { systemClock } from '../../runtime/system-clock.js';
 
 /** A range of milliseconds for a back-off: the first wait, doubled on each failure up to the last. */
 export interface BackoffRange {
@@ -58,10 +60,37 @@ export interface SmppChannelOptions {
   /** Pause of sending after ESME_RTHROTTLED or ESME_RMSGQFUL. @default { minMs: 100, maxMs: 5_000 } */
   readonly throttleBackoff?: BackoffRange;
   /**
-   * An SMS the SMSC has not accepted (every part) within this is answered failed (`sendSms`
-   * resolves `{ status: 'failed' }`). @default 120_000
+   * How long an SMS is tried, counted from its acceptance (`OutgoingSms.acceptedAt`, else from
+   * when the channel is handed it): transient answers (`transientStatuses`), drops, timeouts and an
+   * SMSC that cannot be reached are retried until it ends, and only then is the SMS answered
+   * failed. Sent as `validity_period`, the time left at each try (a relative SMPP time), so the
+   * SMSC stops trying when sendpool would. At most 99 days. @default 3_600_000 (1 hour)
    */
-  readonly sendTimeoutMs?: number;
+  readonly validityMs?: number;
+  /**
+   * SMPP `command_status` values that mean "not now" rather than "never": the part goes again
+   * after `retryBackoff` (0x14 and 0x58 also pause all sending, `throttleBackoff`), within the
+   * SMS's validity. Any other status but ESME_ROK and ESME_RINVBNDSTS (bind again, the part goes
+   * again) fails the SMS at once, the status in its reason.
+   * @default [0x08, 0x14, 0x58, 0x64] (ESME_RSYSERR, ESME_RMSGQFUL, ESME_RTHROTTLED, ESME_RX_T_APPN)
+   */
+  readonly transientStatuses?: readonly number[];
+  /**
+   * Wait before a part answered with a transient status goes again: doubled for each such answer
+   * its SMS got, times a random 0.5–1. @default { minMs: 1_000, maxMs: 60_000 }
+   */
+  readonly retryBackoff?: BackoffRange;
+  /**
+   * An SMS accepted (every part) whose final delivery receipt has not come within this ends as
+   * EXPIRED (its DLR callback, reason `SMPP: no delivery receipt within …`); a receipt after that
+   * is ignored. Only with `deliveryReceipts`. @default 172_800_000 (48 hours)
+   */
+  readonly receiptTimeoutMs?: number;
+  /**
+   * The time validity and receipt waits are counted in (a manual clock in tests; the connection's
+   * own timeouts use the system's). @default the system clock
+   */
+  readonly clock?: Clock;
   /**
    * SMSC message ids kept to match delivery receipts (oldest forgotten first), about 100 bytes
    * each: size it for the send rate times how late receipts come. With `maxTrackedReplies`, the
@@ -76,7 +105,7 @@ export interface SmppChannelOptions {
 }
 
 /** The options with every default filled in. */
-export type ResolvedSmppOptions = Required<Omit<SmppChannelOptions, 'onEvent'>> & Pick<SmppChannelOptions, 'onEvent'>;
+export type ResolvedSmppOptions = Required<Omit<SmppChannelOptions, 'onEvent' | 'transientStatuses'>> & Pick<SmppChannelOptions, 'onEvent'> & { readonly transientStatuses: ReadonlySet<number> };
 
 export const SMPP_DEFAULTS = {
   window: 50,
@@ -85,12 +114,17 @@ export const SMPP_DEFAULTS = {
   bindTimeoutMs: 10_000,
   reconnectBackoff: { minMs: 250, maxMs: 30_000 },
   throttleBackoff: { minMs: 100, maxMs: 5_000 },
-  sendTimeoutMs: 120_000,
+  validityMs: 3_600_000,
+  transientStatuses: [0x08, 0x14, 0x58, 0x64],
+  retryBackoff: { minMs: 1_000, maxMs: 60_000 },
+  receiptTimeoutMs: 172_800_000,
   maxTrackedReceipts: 1_000_000,
   maxTrackedReplies: 1_000_000,
 } as const;
 
 const HOUR_MS = 3_600_000;
+/** The longest relative SMPP time (smpp-codec.ts): 99 days. */
+const MAX_VALIDITY_MS = 99 * 24 * HOUR_MS;
 
 function intProblem(path: string, value: unknown, min: number, max: number): Problem | undefined {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max) return undefined;
@@ -133,10 +167,21 @@ export function smppOptionProblems(options: unknown, prefix = 'smpp'): Problem[]
   for (const k of ['sourceAddrTon', 'sourceAddrNpi', 'destAddrTon', 'destAddrNpi']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 0, 255));
   if (o['deliveryReceipts'] !== undefined && typeof o['deliveryReceipts'] !== 'boolean') found.push(problem(at('deliveryReceipts'), 'true or false', o['deliveryReceipts']));
   if (o['window'] !== undefined) found.push(intProblem(at('window'), o['window'], 1, 10_000));
-  for (const k of ['enquireLinkMs', 'responseTimeoutMs', 'bindTimeoutMs', 'sendTimeoutMs']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1, HOUR_MS));
+  for (const k of ['enquireLinkMs', 'responseTimeoutMs', 'bindTimeoutMs']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1, HOUR_MS));
+  for (const k of ['validityMs', 'receiptTimeoutMs']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1_000, MAX_VALIDITY_MS));
+  if (o['sendTimeoutMs'] !== undefined) found.push(problem(at('sendTimeoutMs'), 'no such option (replaced by validityMs: an SMS is tried until its validity ends)', o['sendTimeoutMs']));
+  const transient = o['transientStatuses'];
+  if (transient !== undefined) {
+    if (!Array.isArray(transient)) found.push(problem(at('transientStatuses'), 'an array of SMPP command_status values', transient));
+    else
+      transient.forEach((v: unknown, i) =>
+        found.push(v === 0 ? problem(`${at('transientStatuses')}[${i}]`, 'a status other than ESME_ROK (0)', v) : intProblem(`${at('transientStatuses')}[${i}]`, v, 1, 0xffffffff)),
+      );
+  }
+  if (o['clock'] !== undefined && typeof (o['clock'] as { now?: unknown } | null)?.now !== 'function') found.push(problem(at('clock'), 'an object with now()', o['clock']));
   for (const k of ['maxTrackedReceipts', 'maxTrackedReplies']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1, 100_000_000));
   const out = found.filter((p): p is Problem => p !== undefined);
-  for (const k of ['reconnectBackoff', 'throttleBackoff']) if (o[k] !== undefined) out.push(...backoffProblems(at(k), o[k]));
+  for (const k of ['reconnectBackoff', 'throttleBackoff', 'retryBackoff']) if (o[k] !== undefined) out.push(...backoffProblems(at(k), o[k]));
   if (o['onEvent'] !== undefined && typeof o['onEvent'] !== 'function') out.push(problem(at('onEvent'), 'a function', o['onEvent']));
   return out;
 }
@@ -163,7 +208,11 @@ export function resolveSmppOptions(o: SmppChannelOptions): ResolvedSmppOptions {
     bindTimeoutMs: o.bindTimeoutMs ?? SMPP_DEFAULTS.bindTimeoutMs,
     reconnectBackoff: o.reconnectBackoff ?? SMPP_DEFAULTS.reconnectBackoff,
     throttleBackoff: o.throttleBackoff ?? SMPP_DEFAULTS.throttleBackoff,
-    sendTimeoutMs: o.sendTimeoutMs ?? SMPP_DEFAULTS.sendTimeoutMs,
+    validityMs: o.validityMs ?? SMPP_DEFAULTS.validityMs,
+    transientStatuses: new Set(o.transientStatuses ?? SMPP_DEFAULTS.transientStatuses),
+    retryBackoff: o.retryBackoff ?? SMPP_DEFAULTS.retryBackoff,
+    receiptTimeoutMs: o.receiptTimeoutMs ?? SMPP_DEFAULTS.receiptTimeoutMs,
+    clock: o.clock ?? systemClock,
     maxTrackedReceipts: o.maxTrackedReceipts ?? SMPP_DEFAULTS.maxTrackedReceipts,
     maxTrackedReplies: o.maxTrackedReplies ?? SMPP_DEFAULTS.maxTrackedReplies,
     onEvent: o.onEvent,

@@ -7,9 +7,17 @@ import type { ReceiptUpdate, TrackedSms } from './smpp-inbound.js';
 
 export interface Job {
   readonly sms: OutgoingSms;
-  readonly deadline: number;
+  /** Clock time its validity ends (`validityMs` after its acceptance): tried until then, never after. */
+  readonly validUntil: number;
   readonly tracked: TrackedSms | undefined;
+  /** Parts not accepted yet. */
   remaining: number;
+  /** Parts written on the connection and not answered yet: the SMS is not failed while one is. */
+  inFlight: number;
+  /** Transient answers it got so far: the wait before its next try grows with them. */
+  retries: number;
+  /** Why its last try did not go through, for the reason if its validity ends. */
+  lastProblem: string | undefined;
   done: boolean;
   /** Receipts that came before every part was answered: reported after the answer. */
   held: ReceiptUpdate[] | undefined;
@@ -23,6 +31,12 @@ export interface Part {
   /** The `submit_sm` encoded once (smpp-codec.ts); its sequence number is written each time it goes. */
   readonly octets: Buffer;
   sentAt: number;
+}
+
+/** A part waiting to go again after a transient answer, at clock time `at`. */
+export interface DelayedPart {
+  readonly at: number;
+  readonly part: Part;
 }
 
 /** A FIFO of parts that clears the slots it hands out. */

@@ -45,7 +45,8 @@ export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
       return answer(reply, errorResponse('rate_limited', [], `Webhook deliveries are behind (${pending} pending); retry later.`));
     }
     const requestId = request.id;
-    const items = sends.map((s) => ({ ...s, smsId: `${requestId}:${s.index}`, requestId, companyId: request.companyId }));
+    const acceptedAt = ctx.clock.now();
+    const items = sends.map((s) => ({ ...s, smsId: `${requestId}:${s.index}`, requestId, companyId: request.companyId, acceptedAt }));
     if (ctx.durability) {
       // Written before the 202, and before the gateway sees them.
       ctx.durability.stageSms(items);
