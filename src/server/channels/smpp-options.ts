@@ -178,7 +178,7 @@ export function smppOptionProblems(options: unknown, prefix = 'smpp'): Problem[]
         found.push(v === 0 ? problem(`${at('transientStatuses')}[${i}]`, 'a status other than ESME_ROK (0)', v) : intProblem(`${at('transientStatuses')}[${i}]`, v, 1, 0xffffffff)),
       );
   }
-  if (o['clock'] !== undefined && typeof (o['clock'] as { now?: unknown } | null)?.now !== 'function') found.push(problem(at('clock'), 'an object with now()', o['clock']));
+  if (o['clock'] !== undefined && typeof (o['clock'])?.now !== 'function') found.push(problem(at('clock'), 'an object with now()', o['clock']));
   for (const k of ['maxTrackedReceipts', 'maxTrackedReplies']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1, 100_000_000));
   const out = found.filter((p): p is Problem => p !== undefined);
   for (const k of ['reconnectBackoff', 'throttleBackoff', 'retryBackoff']) if (o[k] !== undefined) out.push(...backoffProblems(at(k), o[k]));
