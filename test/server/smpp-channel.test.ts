@@ -43,7 +43,7 @@ describe('SMPP channel: bind and submit', () => {
     const { smsc, channel, events } = await setup();
     await channel.whenBound();
     expect(smsc.binds).toEqual([{ systemId: 'sendpool', password: 'secret1', ok: true }]);
-    expect(events).toContainEqual({ type: 'bound', address: `127.0.0.1:${smsc.port}` });
+    expect(events).toContainEqual({ type: 'bound', address: `127.0.0.1:${smsc.port}`, bind: `127.0.0.1:${smsc.port} transceiver 1` });
 
     const result = await channel.sendSms(outgoingSms(0, 'Your code is 1234'));
     expect(result).toEqual({ status: 'sent' });
@@ -71,7 +71,7 @@ describe('SMPP channel: bind and submit', () => {
     expect(result).toEqual({ status: 'failed', reason: 'SMPP: not accepted within its validity of 60000 ms (last: not bound)' });
     expect(smsc.binds.every((b) => !b.ok)).toBe(true);
     const failed = events.filter((e) => e.type === 'bind-failed');
-    expect(failed[0]).toEqual({ type: 'bind-failed', address: `127.0.0.1:${smsc.port}`, reason: 'SMPP 0x0000000e ESME_RINVPASWD' });
+    expect(failed[0]).toEqual({ type: 'bind-failed', address: `127.0.0.1:${smsc.port}`, bind: `127.0.0.1:${smsc.port} transceiver 1`, reason: 'SMPP 0x0000000e ESME_RINVPASWD' });
     expect(JSON.stringify(events)).not.toContain('secret1');
     expect(smsc.accepted).toHaveLength(0);
   });

@@ -89,7 +89,7 @@ describe('SMPP channel: a dropped connection', () => {
     smsc.stopHolding(); // the next connection is answered; this one never is
     const results = await Promise.all(sends);
     expect(results.every((r) => r.status === 'sent')).toBe(true);
-    expect(events).toContainEqual({ type: 'response-timeout', outstanding: 5 });
+    expect(events).toContainEqual({ type: 'response-timeout', bind: `127.0.0.1:${smsc.port} transceiver 1`, outstanding: 5 });
     expectEachPartAcceptedOnce(smsc, 12);
     expect(channel.stats()).toMatchObject({ resent: 5, binds: 2 });
   });

@@ -25,7 +25,9 @@ import { Heap } from 'mnemonist';
 import { encodeSubmitSm, smppRelativeTime, submitParts, writeValidityPeriod } from './smpp-codec.js';
 import { SmppDeliveries } from './smpp-deliver.js';
 import { SmppInbound } from './smpp-inbound.js';
-import { backoffMs, SmppLink } from './smpp-link.js';
+import { backoffMs, type SmppLink } from './smpp-link.js';
+import { SmppPool, type SmscStats } from './smpp-pool.js';
+import type { SmppConnection } from './smpp-connection.js';
 import { PartQueue, type DelayedPart, type Job, type Part } from './smpp-queue.js';
 import { resolveSmppOptions, smppOptionProblems, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
 import { loadSmpp, SMPP_STATUS, smppStatusText } from './smpp-package.js';
@@ -58,9 +60,11 @@ export interface SmppChannelStats {
   readonly unmatchedReceipts: number;
   readonly replies: number;
   readonly unmatchedReplies: number;
-  /** Successful binds, and connections lost or refused. */
+  /** Successful binds, and connections lost or refused (all binds of the pool). */
   readonly binds: number;
   readonly disconnects: number;
+  /** Each SMSC account: its binds up, whether it sends now, its unanswered `submit_sm`. */
+  readonly smscs: readonly SmscStats[];
 }
 
 /** The SMPP channel, with its counters. */
@@ -82,7 +86,8 @@ export function createSmppChannel(options: SmppChannelOptions): SmppChannel {
 class SmppChannelImpl implements SmppChannel {
   readonly #o: ResolvedSmppOptions;
   readonly #inbound: SmppInbound;
-  readonly #link: SmppLink;
+  readonly #pool: SmppPool;
+  #tokenTimer: NodeJS.Timeout | undefined;
   readonly #deliveries: SmppDeliveries;
   #sink: ChannelSink | undefined;
   #started = false;
@@ -114,33 +119,37 @@ class SmppChannelImpl implements SmppChannel {
       jobs: this.#jobs,
       counters: this.#c,
       sink: () => this.#sink,
-      current: (connection) => this.#link.connection === connection,
+      current: (connection) => this.#pool.isCurrent(connection),
     });
-    this.#link = new SmppLink({
-      options: o,
-      counters: this.#c,
-      bound: () => this.#pump(),
-      requeue: (parts, reason) => this.#requeue(parts, reason),
-      submitAnswered: (part, status, messageId) => this.#onSubmitResp(part, status, messageId),
-      deliver: (connection, pdu) => this.#deliveries.deliver(connection, pdu),
-    });
+    this.#pool = new SmppPool(
+      {
+        options: o,
+        counters: this.#c,
+        bound: () => this.#pump(),
+        requeue: (parts, reason) => this.#requeue(parts, reason),
+        submitAnswered: (link, part, status, messageId) => this.#onSubmitResp(link, part, status, messageId),
+        deliver: (_link, connection, pdu) => this.#deliveries.deliver(connection, pdu),
+      },
+      (from, to) => o.onEvent?.({ type: 'failover', from, to }),
+    );
   }
 
   stats(): SmppChannelStats {
     return {
-      bound: this.#link.bound,
-      outstanding: this.#link.outstanding.size,
+      bound: this.#pool.bound,
+      outstanding: this.#pool.outstanding,
       queued: this.#again.size + this.#fresh.size,
       delayed: this.#delayed.size,
       ...this.#c,
       unmatchedReceipts: this.#inbound.unmatchedReceipts,
       unmatchedReplies: this.#inbound.unmatchedReplies,
+      smscs: this.#pool.stats(),
     };
   }
 
   whenBound(): Promise<void> {
     this.#start();
-    return this.#link.whenBound();
+    return this.#pool.whenBound();
   }
 
   attach(sink: ChannelSink, memory?: ChannelMemory): void {
@@ -208,9 +217,10 @@ class SmppChannelImpl implements SmppChannel {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#throttleTimer);
+    clearTimeout(this.#tokenTimer);
     clearInterval(this.#tick);
     // SMS not answered yet stay unanswered: the durable server sends them again after a restart.
-    await this.#link.close();
+    await this.#pool.close();
   }
 
   #start(): void {
@@ -220,7 +230,7 @@ class SmppChannelImpl implements SmppChannel {
     this.#tick = setInterval(() => this.#onTick(), every);
     this.#tick.unref();
     loadSmpp().then(
-      (smpp) => this.#link.start(smpp),
+      (smpp) => this.#pool.start(smpp),
       (e: unknown) => {
         // Without the package nothing can be sent: answer every SMS at once.
         const reason = e instanceof Error ? e.message : String(e);
@@ -246,11 +256,11 @@ class SmppChannelImpl implements SmppChannel {
     // SMSC may still accept is waited for (its answer, or the drop of its connection).
     for (const job of this.#jobs.values()) {
       if (job.validUntil > now || job.inFlight > 0) continue;
-      const last = job.lastProblem ?? (this.#link.bound ? 'no answer' : 'not bound');
+      const last = job.lastProblem ?? (this.#pool.bound ? 'no answer' : 'not bound');
       const accepted = job.sms.parts > 1 && job.remaining < job.sms.parts ? `, ${job.sms.parts - job.remaining} of ${job.sms.parts} parts accepted` : '';
       this.#finish(job, { status: 'failed', reason: `SMPP: not accepted within its validity of ${this.#o.validityMs} ms (last: ${last}${accepted})` });
     }
-    this.#link.check(Date.now());
+    this.#pool.check(Date.now());
     if (due) this.#pump();
   }
 
@@ -284,8 +294,7 @@ class SmppChannelImpl implements SmppChannel {
   }
 
   #pump(): void {
-    const connection = this.#link.connection;
-    if (!this.#link.bound || !connection || this.#closed) return;
+    if (this.#closed) return;
     const now = Date.now();
     if (now < this.#throttledUntil) {
       this.#throttleTimer ??= setTimeout(() => {
@@ -294,13 +303,43 @@ class SmppChannelImpl implements SmppChannel {
       }, this.#throttledUntil - now);
       return;
     }
-    const window = this.#o.window;
-    const outstanding = this.#link.outstanding;
     const clockNow = this.#o.clock.now();
+    const { links, tokenAt } = this.#pool.sendable(clockNow);
+    let more = true;
+    for (const link of links) {
+      const connection = link.connection;
+      if (!connection) continue;
+      const written = this.#fill(link, connection, this.#pool.room(link, clockNow), now, clockNow);
+      this.#pool.charge(link, written.count, clockNow);
+      if (!written.more) {
+        more = false;
+        break;
+      }
+    }
+    // An account out of tokens: try again when its next one comes (the tick would, later).
+    if (more && tokenAt !== undefined && this.#tokenTimer === undefined && this.#again.size + this.#fresh.size > 0) {
+      this.#tokenTimer = setTimeout(
+        () => {
+          this.#tokenTimer = undefined;
+          this.#pump();
+        },
+        Math.max(1, tokenAt - clockNow),
+      );
+    }
+  }
+
+  /** Writes up to `room` parts on one bind; `more` false once nothing is left to send. */
+  #fill(link: SmppLink, connection: SmppConnection, room: number, now: number, clockNow: number): { count: number; more: boolean } {
+    const outstanding = link.outstanding;
+    let count = 0;
+    let more = true;
     connection.batch(() => {
-      while (outstanding.size < window) {
+      while (count < room) {
         const part = this.#next(clockNow);
-        if (!part) break;
+        if (!part) {
+          more = false;
+          break;
+        }
         // Numbered by this connection (a part may go again on another).
         const sequence = connection.nextSequence();
         part.octets.writeUInt32BE(sequence, 12);
@@ -315,12 +354,14 @@ class SmppChannelImpl implements SmppChannel {
         part.job.inFlight++;
         outstanding.set(sequence, part);
         this.#c.submitted++;
+        count++;
       }
     });
+    return { count, more };
   }
 
   /** The SMSC answered a part on the link's connection now (answers on a dropped one never come here). */
-  #onSubmitResp(part: Part, status: number, messageId: string): void {
+  #onSubmitResp(link: SmppLink, part: Part, status: number, messageId: string): void {
     const job = part.job;
     job.inFlight--;
     if (status === SMPP_STATUS.ESME_ROK) {
@@ -350,8 +391,8 @@ class SmppChannelImpl implements SmppChannel {
     } else if (status === SMPP_STATUS.ESME_RINVBNDSTS) {
       // The SMSC no longer counts us bound: bind again, and the part goes again.
       this.#again.push(part);
-      const connection = this.#link.connection;
-      if (connection) this.#link.drop(connection, smppStatusText(status));
+      const connection = link.connection;
+      if (connection) link.drop(connection, smppStatusText(status));
       return;
     } else if (this.#o.transientStatuses.has(status)) {
       // Not now, not never: the part goes again after a back-off that grows with the SMS's

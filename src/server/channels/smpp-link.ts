@@ -1,6 +1,6 @@
 /**
- * The SMPP channel's connection to the SMSC: one transceiver bind (`bind_transceiver`), its window
- * of unanswered PDUs, `enquire_link` after `enquireLinkMs` of silence, and a drop when a PDU (or
+ * One bind of the SMPP channel's pool (smpp-pool.ts) to an SMSC account: a transceiver,
+ * transmitter or receiver bind, its window of unanswered PDUs, `enquire_link` after `enquireLinkMs` of silence, and a drop when a PDU (or
  * the `enquire_link`) goes unanswered for `responseTimeoutMs`; connections are made again with
  * back-off and jitter. A dropped connection hands the PDUs it had unanswered back to the channel,
  * to go again after the next bind (at least once); a PDU the SMSC answered is never sent again.
@@ -13,10 +13,14 @@ import { CMD, decodeInboundSm, encodeHeaderOnly, ESME_RINVCMDID, submitSmRespMes
 import { SmppConnection } from './smpp-connection.js';
 import type { Part } from './smpp-queue.js';
 import type { BackoffRange, ResolvedSmppOptions } from './smpp-options.js';
+import type { ResolvedSmsc } from './smpp-smscs.js';
 import { SMPP_STATUS, smppStatusText, type SmppModule } from './smpp-package.js';
 
 /** The wait before attempt `attempt` of something refused again and again (reconnect, throttling). */
 export const backoffMs = (range: BackoffRange, attempt: number) => Math.min(range.maxMs, range.minMs * 2 ** Math.min(attempt, 30));
+
+/** The kind of bind: what it may carry (a transmitter sends only, a receiver receives only). */
+export type SmppBindKind = 'transceiver' | 'transmitter' | 'receiver';
 
 /** What the link tells the channel it belongs to. */
 export interface SmppLinkHost {
@@ -28,15 +32,20 @@ export interface SmppLinkHost {
   /** The PDUs the dropped connection had unanswered, in the order they went: they go again first. */
   requeue(parts: Part[], reason: string): void;
   /** The SMSC answered a `submit_sm` of the window (`messageId` '' when it gave none). */
-  submitAnswered(part: Part, status: number, messageId: string): void;
+  submitAnswered(link: SmppLink, part: Part, status: number, messageId: string): void;
   /** A `deliver_sm` or `data_sm` came (a receipt or a reply). */
-  deliver(connection: SmppConnection, pdu: InboundSm): void;
+  deliver(link: SmppLink, connection: SmppConnection, pdu: InboundSm): void;
 }
 
 /** The channel's connection to the SMSC, made again whenever it drops until `close`. */
 export class SmppLink {
   readonly #host: SmppLinkHost;
   readonly #o: ResolvedSmppOptions;
+  /** The account it binds to. */
+  readonly smsc: ResolvedSmsc;
+  readonly kind: SmppBindKind;
+  /** `<account name> <kind> <n>`, for events. */
+  readonly label: string;
   readonly #address: string;
   #smpp: SmppModule | undefined;
   #closed = false;
@@ -51,10 +60,13 @@ export class SmppLink {
   #bindTimer: NodeJS.Timeout | undefined;
   #boundWaiters: (() => void)[] = [];
 
-  constructor(host: SmppLinkHost) {
+  constructor(host: SmppLinkHost, smsc: ResolvedSmsc, kind: SmppBindKind, n: number) {
     this.#host = host;
     this.#o = host.options;
-    this.#address = `${host.options.host}:${host.options.port}`;
+    this.smsc = smsc;
+    this.kind = kind;
+    this.label = `${smsc.name} ${kind} ${n}`;
+    this.#address = `${smsc.host}:${smsc.port}`;
   }
 
   /** The connection now, bound or not (undefined between connections). */
@@ -90,11 +102,12 @@ export class SmppLink {
     const o = this.#o;
     this.outstanding = new Map();
     this.#enquireSentAt = 0;
-    const connection: SmppConnection = new SmppConnection(o, {
+    const smsc = this.smsc;
+    const connection: SmppConnection = new SmppConnection(smsc, {
       open: () => {
         // Closed while connecting: nothing to bind (an unbind must not precede a bind).
         if (this.#closed) return connection.destroy();
-        this.#request(connection, 'bind_transceiver', { system_id: o.systemId, password: o.password, system_type: o.systemType }, (status) => this.#onBound(connection, status));
+        this.#request(connection, `bind_${this.kind}`, { system_id: smsc.systemId, password: smsc.password, system_type: smsc.systemType }, (status) => this.#onBound(connection, status));
       },
       frame: (frame) => this.#onFrame(connection, frame),
       closed: (reason) => this.#onClosed(connection, reason),
@@ -118,7 +131,7 @@ export class SmppLink {
         return;
       case CMD.DELIVER_SM:
       case CMD.DATA_SM:
-        this.#host.deliver(connection, decodeInboundSm(frame));
+        this.#host.deliver(this, connection, decodeInboundSm(frame));
         return;
       case CMD.ENQUIRE_LINK:
         connection.answer(encodeHeaderOnly(CMD.ENQUIRE_LINK_RESP, 0, sequence));
@@ -146,7 +159,7 @@ export class SmppLink {
     const part = this.outstanding.get(sequence);
     if (!part) return;
     this.outstanding.delete(sequence);
-    this.#host.submitAnswered(part, status, messageId);
+    this.#host.submitAnswered(this, part, status, messageId);
   }
 
   #onBound(connection: SmppConnection, status: number): void {
@@ -155,7 +168,7 @@ export class SmppLink {
     if (this.#closed) return connection.destroy();
     if (status !== SMPP_STATUS.ESME_ROK) {
       const reason = smppStatusText(status);
-      this.#o.onEvent?.({ type: 'bind-failed', address: this.#address, reason });
+      this.#o.onEvent?.({ type: 'bind-failed', address: this.#address, bind: this.label, reason });
       this.drop(connection, `bind refused: ${reason}`);
       return;
     }
@@ -163,7 +176,7 @@ export class SmppLink {
     this.#reconnectAttempt = 0;
     this.#lastHeard = Date.now();
     this.#host.counters.binds++;
-    this.#o.onEvent?.({ type: 'bound', address: this.#address });
+    this.#o.onEvent?.({ type: 'bound', address: this.#address, bind: this.label });
     const waiters = this.#boundWaiters;
     this.#boundWaiters = [];
     for (const w of waiters) w();
@@ -193,7 +206,7 @@ export class SmppLink {
     }
     this.#host.counters.disconnects++;
     const retryInMs = Math.round(backoffMs(this.#o.reconnectBackoff, this.#reconnectAttempt++) * (0.5 + Math.random() / 2));
-    this.#o.onEvent?.({ type: 'disconnected', address: this.#address, reason: why, requeued: requeue.length, retryInMs });
+    this.#o.onEvent?.({ type: 'disconnected', address: this.#address, bind: this.label, reason: why, requeued: requeue.length, retryInMs });
     this.#reconnectTimer = setTimeout(() => this.#connect(), retryInMs);
   }
 
@@ -204,7 +217,7 @@ export class SmppLink {
     const oldest = this.outstanding.values().next().value;
     const timeout = this.#o.responseTimeoutMs;
     if ((oldest && now - oldest.sentAt > timeout) || (this.#enquireSentAt > 0 && now - this.#enquireSentAt > timeout)) {
-      this.#o.onEvent?.({ type: 'response-timeout', outstanding: this.outstanding.size });
+      this.#o.onEvent?.({ type: 'response-timeout', bind: this.label, outstanding: this.outstanding.size });
       this.drop(connection, `no answer within ${timeout} ms`);
       return;
     }

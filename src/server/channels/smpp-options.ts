@@ -5,6 +5,7 @@
  */
 import type { Clock } from '../../core/clock.js';
 import { problem, type Problem } from '../../core/problems.js';
+import { resolveSmscs, smscListProblems, smscProblems, type ResolvedSmsc, type SmscOptions } from './smpp-smscs.js';
 import { systemClock } from '../../runtime/system-clock.js';
 
 /** A range of milliseconds for a back-off: the first wait, doubled on each failure up to the last. */
@@ -15,26 +16,25 @@ export interface BackoffRange {
 
 /** What the channel reports about its connection (for logs and metrics; never a credential). */
 export type SmppEvent =
-  | { readonly type: 'bound'; readonly address: string }
-  | { readonly type: 'bind-failed'; readonly address: string; readonly reason: string }
-  | { readonly type: 'disconnected'; readonly address: string; readonly reason: string; readonly requeued: number; readonly retryInMs: number }
+  | { readonly type: 'bound'; readonly address: string; readonly bind: string }
+  | { readonly type: 'bind-failed'; readonly address: string; readonly bind: string; readonly reason: string }
+  | { readonly type: 'disconnected'; readonly address: string; readonly bind: string; readonly reason: string; readonly requeued: number; readonly retryInMs: number }
   | { readonly type: 'throttled'; readonly reason: string; readonly backoffMs: number }
-  | { readonly type: 'response-timeout'; readonly outstanding: number };
+  | { readonly type: 'response-timeout'; readonly bind: string; readonly outstanding: number }
+  | { readonly type: 'failover'; readonly from: string | null; readonly to: string | null };
 
-/** Options of {@link createSmppChannel}. */
-export interface SmppChannelOptions {
-  /** Host of the SMSC. @example 'smsc.example.net' */
-  readonly host: string;
-  /** Port of the SMSC. @default 2775 (3550 with `tls`) */
-  readonly port?: number;
-  /** Connect over TLS. @default false */
-  readonly tls?: boolean;
-  /** `system_id` of the bind (the account). */
-  readonly systemId: string;
-  /** `password` of the bind (at most 8 characters in SMPP 3.4). Never logged. */
-  readonly password: string;
-  /** `system_type` of the bind. @default '' */
-  readonly systemType?: string;
+/**
+ * Options of {@link createSmppChannel}. The SMSC account (`host`, `systemId`, `password`, binds,
+ * TPS: {@link SmscOptions}) is set at the top level, or several in `smscs` for a bind pool with
+ * failover, each taking the top-level value of an option it does not set.
+ */
+export interface SmppChannelOptions extends SmscOptions {
+  /**
+   * Several SMSC accounts: SMS go to those of the lowest `priority` with a transmitting bind up
+   * (spread over their binds), the others take over when none is; receipts and replies are read
+   * on every receiving bind. @default one account, the top-level options
+   */
+  readonly smscs?: readonly SmscOptions[];
   /** `source_addr` of every SMS: the sender id (alphanumeric) or number. @example 'SENDPOOL' */
   readonly sourceAddr: string;
   /** `source_addr_ton`. @default 5 (alphanumeric) when `sourceAddr` has a letter, else 1 (international) */
@@ -47,8 +47,6 @@ export interface SmppChannelOptions {
   readonly destAddrNpi?: number;
   /** Ask for delivery receipts (`registered_delivery` 1: final receipt). @default true */
   readonly deliveryReceipts?: boolean;
-  /** Most `submit_sm` sent and not yet answered at once (the window). @default 50 */
-  readonly window?: number;
   /** Send `enquire_link` after this long without a PDU from the SMSC. @default 30_000 */
   readonly enquireLinkMs?: number;
   /** A PDU unanswered for this long means the connection is dead: it is dropped and made again. @default 30_000 */
@@ -104,8 +102,9 @@ export interface SmppChannelOptions {
   readonly onEvent?: (event: SmppEvent) => void;
 }
 
-/** The options with every default filled in. */
-export type ResolvedSmppOptions = Required<Omit<SmppChannelOptions, 'onEvent' | 'transientStatuses'>> & Pick<SmppChannelOptions, 'onEvent'> & { readonly transientStatuses: ReadonlySet<number> };
+/** The options with every default filled in; the accounts in `smscs`. */
+export type ResolvedSmppOptions = Required<Omit<SmppChannelOptions, 'onEvent' | 'transientStatuses' | 'smscs' | keyof SmscOptions>> &
+  Pick<SmppChannelOptions, 'onEvent'> & { readonly transientStatuses: ReadonlySet<number>; readonly smscs: readonly ResolvedSmsc[] };
 
 export const SMPP_DEFAULTS = {
   window: 50,
@@ -150,23 +149,12 @@ export function smppOptionProblems(options: unknown, prefix = 'smpp'): Problem[]
   if (typeof options !== 'object' || options === null) return [problem(prefix, 'an object', options)];
   const o = options as Record<string, unknown>;
   const at = (k: string) => `${prefix}.${k}`;
-  const found: (Problem | undefined)[] = [
-    stringProblem(at('host'), o['host'], 1, 253, /^[^\s/]+$/, 'without spaces or slashes'),
-    stringProblem(at('systemId'), o['systemId'], 1, 15, undefined, '(SMPP 3.4: at most 15)'),
-    stringProblem(at('sourceAddr'), o['sourceAddr'], 1, 20),
-  ];
-  // The password: its length only, never its value.
-  const password = o['password'];
-  if (typeof password !== 'string' || password.length > 64) {
-    const actual = typeof password === 'string' ? `a string of ${password.length} characters` : password === undefined ? 'missing' : typeof password;
-    found.push({ path: at('password'), expected: 'a string of 0 to 64 characters', actual, message: `${at('password')}: expected a string of 0 to 64 characters, got ${actual}` });
-  }
-  if (o['port'] !== undefined) found.push(intProblem(at('port'), o['port'], 1, 65_535));
-  if (o['tls'] !== undefined && typeof o['tls'] !== 'boolean') found.push(problem(at('tls'), 'true or false', o['tls']));
-  if (o['systemType'] !== undefined) found.push(stringProblem(at('systemType'), o['systemType'], 0, 12));
+  // The account: at the top level, or in `smscs` (the top level then only gives what they share).
+  const pooled = o['smscs'] !== undefined;
+  const found: (Problem | undefined)[] = pooled ? [...smscProblems(o, prefix, { host: '', systemId: '', password: '' }), ...smscListProblems(o['smscs'], prefix, o)] : smscProblems(o, prefix);
+  found.push(stringProblem(at('sourceAddr'), o['sourceAddr'], 1, 20));
   for (const k of ['sourceAddrTon', 'sourceAddrNpi', 'destAddrTon', 'destAddrNpi']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 0, 255));
   if (o['deliveryReceipts'] !== undefined && typeof o['deliveryReceipts'] !== 'boolean') found.push(problem(at('deliveryReceipts'), 'true or false', o['deliveryReceipts']));
-  if (o['window'] !== undefined) found.push(intProblem(at('window'), o['window'], 1, 10_000));
   for (const k of ['enquireLinkMs', 'responseTimeoutMs', 'bindTimeoutMs']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1, HOUR_MS));
   for (const k of ['validityMs', 'receiptTimeoutMs']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1_000, MAX_VALIDITY_MS));
   if (o['sendTimeoutMs'] !== undefined) found.push(problem(at('sendTimeoutMs'), 'no such option (replaced by validityMs: an SMS is tried until its validity ends)', o['sendTimeoutMs']));
@@ -178,7 +166,8 @@ export function smppOptionProblems(options: unknown, prefix = 'smpp'): Problem[]
         found.push(v === 0 ? problem(`${at('transientStatuses')}[${i}]`, 'a status other than ESME_ROK (0)', v) : intProblem(`${at('transientStatuses')}[${i}]`, v, 1, 0xffffffff)),
       );
   }
-  if (o['clock'] !== undefined && typeof (o['clock'])?.now !== 'function') found.push(problem(at('clock'), 'an object with now()', o['clock']));
+  const clock: unknown = o['clock'];
+  if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof (clock as Record<string, unknown>)['now'] !== 'function')) found.push(problem(at('clock'), 'an object with now()', clock));
   for (const k of ['maxTrackedReceipts', 'maxTrackedReplies']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1, 100_000_000));
   const out = found.filter((p): p is Problem => p !== undefined);
   for (const k of ['reconnectBackoff', 'throttleBackoff', 'retryBackoff']) if (o[k] !== undefined) out.push(...backoffProblems(at(k), o[k]));
@@ -190,19 +179,13 @@ export function smppOptionProblems(options: unknown, prefix = 'smpp'): Problem[]
 export function resolveSmppOptions(o: SmppChannelOptions): ResolvedSmppOptions {
   const alphanumeric = /[^0-9+]/.test(o.sourceAddr);
   return {
-    host: o.host,
-    port: o.port ?? (o.tls ? 3550 : 2775),
-    tls: o.tls ?? false,
-    systemId: o.systemId,
-    password: o.password,
-    systemType: o.systemType ?? '',
+    smscs: resolveSmscs(o, SMPP_DEFAULTS.window),
     sourceAddr: o.sourceAddr,
     sourceAddrTon: o.sourceAddrTon ?? (alphanumeric ? 5 : 1),
     sourceAddrNpi: o.sourceAddrNpi ?? (alphanumeric ? 0 : 1),
     destAddrTon: o.destAddrTon ?? 1,
     destAddrNpi: o.destAddrNpi ?? 1,
     deliveryReceipts: o.deliveryReceipts ?? true,
-    window: o.window ?? SMPP_DEFAULTS.window,
     enquireLinkMs: o.enquireLinkMs ?? SMPP_DEFAULTS.enquireLinkMs,
     responseTimeoutMs: o.responseTimeoutMs ?? SMPP_DEFAULTS.responseTimeoutMs,
     bindTimeoutMs: o.bindTimeoutMs ?? SMPP_DEFAULTS.bindTimeoutMs,

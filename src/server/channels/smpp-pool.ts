@@ -1,0 +1,205 @@
+/**
+ * The SMPP channel's bind pool: every bind of every SMSC account (smpp-smscs.ts), which of them
+ * sends now, and each account's rate cap.
+ *
+ * - Failover by priority: parts go to the accounts of the lowest priority that has a transmitting
+ *   bind up; an account of a higher number sends only while none of a lower one can. Every bind
+ *   stays connected whatever its priority, so taking over costs no bind and receipts and replies
+ *   keep coming on every receiving bind.
+ * - Within the accounts that send, each bind has its own window; the channel fills them in turn,
+ *   starting one further each time, so a backlog is spread and a trickle does not always land on
+ *   the first bind.
+ * - TPS: an account's `tps` is a token bucket (GCRA, core/limits/gcra.ts) charged before a
+ *   `submit_sm` is written, on the channel's clock, holding about a tenth of a second's worth.
+ *
+ * Separate from the link (one connection's life) and the channel (what is sent and answered):
+ * which bind carries the next part is a question of its own.
+ */
+import { gcraAvailable, gcraAvailableAt, gcraTake } from '../../core/limits/gcra.js';
+import { SmppLink, type SmppLinkHost } from './smpp-link.js';
+import type { SmppModule } from './smpp-package.js';
+import type { ResolvedSmsc } from './smpp-smscs.js';
+import type { SmppConnection } from './smpp-connection.js';
+
+/** An account's binds and its rate state. */
+interface Account {
+  readonly smsc: ResolvedSmsc;
+  /** Binds that send: transceivers, or transmitters. */
+  readonly senders: readonly SmppLink[];
+  /** The token bucket when the account has a `tps`: capacity and period (ms) for GCRA. */
+  readonly capacity: number;
+  readonly period: number;
+  /** GCRA state: [tat, rem]. */
+  readonly state: Float64Array;
+}
+
+/** Counters of one account, for the channel's stats. */
+export interface SmscStats {
+  readonly name: string;
+  readonly priority: number;
+  /** Binds up, of those kept. */
+  readonly bound: number;
+  readonly binds: number;
+  /** Sends now (the lowest priority with a transmitting bind up). */
+  readonly sending: boolean;
+  /** `submit_sm` unanswered on its binds. */
+  readonly outstanding: number;
+}
+
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/**
+ * A bucket for `tps` a second with whole-millisecond arithmetic: `capacity` tokens refilling over
+ * `period` ms, capacity near a tenth of `tps` and a multiple of the smallest count that makes the
+ * period whole.
+ */
+export function tpsBucket(tps: number): { capacity: number; period: number } {
+  const unit = tps / gcd(tps, 1000); // the fewest tokens whose refill takes whole milliseconds
+  const capacity = unit * Math.max(1, Math.round(tps / 10 / unit));
+  return { capacity, period: (capacity * 1000) / tps };
+}
+
+export class SmppPool {
+  /** Every bind, senders and receivers. */
+  readonly links: readonly SmppLink[];
+  /** Accounts by priority, lowest first (the order given among equals). */
+  readonly #accounts: readonly Account[];
+  #turn = 0;
+  #sendingAt: number | undefined;
+  #sendingNames: string | null = null;
+  readonly #onFailover: (from: string | null, to: string | null) => void;
+
+  constructor(host: SmppLinkHost, onFailover: (from: string | null, to: string | null) => void) {
+    this.#onFailover = onFailover;
+    const links: SmppLink[] = [];
+    const accounts: Account[] = [];
+    for (const smsc of host.options.smscs) {
+      const senders: SmppLink[] = [];
+      const sendKind = smsc.bindMode === 'split' ? 'transmitter' : 'transceiver';
+      for (let n = 1; n <= smsc.binds; n++) senders.push(new SmppLink(host, smsc, sendKind, n));
+      links.push(...senders);
+      if (smsc.bindMode === 'split') for (let n = 1; n <= smsc.receiverBinds; n++) links.push(new SmppLink(host, smsc, 'receiver', n));
+      const bucket = smsc.tps > 0 ? tpsBucket(smsc.tps) : { capacity: 0, period: 0 };
+      accounts.push({ smsc, senders, ...bucket, state: new Float64Array(2) });
+    }
+    this.links = links;
+    this.#accounts = accounts.sort((a, b) => a.smsc.priority - b.smsc.priority);
+  }
+
+  start(smpp: SmppModule): void {
+    for (const link of this.links) link.start(smpp);
+  }
+
+  /** Some bind that sends is up. */
+  get bound(): boolean {
+    return this.#accounts.some((a) => a.senders.some((l) => l.bound));
+  }
+
+  /** Resolves once a bind that sends is up. */
+  whenBound(): Promise<void> {
+    if (this.bound) return Promise.resolve();
+    return Promise.race(this.#accounts.flatMap((a) => a.senders.map((l) => l.whenBound())));
+  }
+
+  /** Whether `connection` is one of the pool's now (an answer goes only on the one a PDU came on). */
+  isCurrent(connection: SmppConnection): boolean {
+    return this.links.some((l) => l.connection === connection);
+  }
+
+  /** `submit_sm` unanswered on every bind. */
+  get outstanding(): number {
+    let n = 0;
+    for (const l of this.links) n += l.outstanding.size;
+    return n;
+  }
+
+  /**
+   * The binds that send now, each with how many parts it may take (its window's room, within its
+   * account's tokens at `now`), starting one further each call; and when the next token comes if
+   * an account is out of them.
+   */
+  sendable(now: number): { readonly links: SmppLink[]; readonly tokenAt: number | undefined } {
+    const priority = this.#sendingPriority();
+    const links: SmppLink[] = [];
+    let tokenAt: number | undefined;
+    if (priority === undefined) return { links, tokenAt };
+    for (const a of this.#accounts) {
+      if (a.smsc.priority !== priority) continue;
+      if (a.capacity > 0 && gcraAvailable(a.state[0]!, a.state[1]!, a.capacity, a.period, now) === 0) {
+        const at = gcraAvailableAt(a.state[0]!, a.state[1]!, a.capacity, a.period, now, 1);
+        tokenAt = tokenAt === undefined ? at : Math.min(tokenAt, at);
+        continue;
+      }
+      for (const l of a.senders) if (l.bound && l.outstanding.size < a.smsc.window) links.push(l);
+    }
+    // Start one further each time: a trickle is spread over the binds too.
+    if (links.length > 1) {
+      const k = this.#turn++ % links.length;
+      links.push(...links.splice(0, k));
+    }
+    return { links, tokenAt };
+  }
+
+  /** Parts `link` may take now: its window's room within its account's tokens. */
+  room(link: SmppLink, now: number): number {
+    const a = this.#account(link);
+    const window = a.smsc.window - link.outstanding.size;
+    if (a.capacity === 0) return window;
+    return Math.min(window, gcraAvailable(a.state[0]!, a.state[1]!, a.capacity, a.period, now));
+  }
+
+  /** Charges `count` parts written on `link` at `now` to its account's bucket. */
+  charge(link: SmppLink, count: number, now: number): void {
+    const a = this.#account(link);
+    if (a.capacity > 0 && count > 0) gcraTake(a.state[0]!, a.state[1]!, a.capacity, a.period, now, count, a.state, 0);
+  }
+
+  /** Counters of each account. */
+  stats(): SmscStats[] {
+    const sending = this.#sendingPriority();
+    return this.#accounts.map((a) => {
+      const mine = this.links.filter((l) => l.smsc === a.smsc);
+      return {
+        name: a.smsc.name,
+        priority: a.smsc.priority,
+        bound: mine.filter((l) => l.bound).length,
+        binds: mine.length,
+        sending: a.smsc.priority === sending && a.senders.some((l) => l.bound),
+        outstanding: mine.reduce((n, l) => n + l.outstanding.size, 0),
+      };
+    });
+  }
+
+  /** On the channel's tick: each bind checks its connection. */
+  check(now: number): void {
+    for (const l of this.links) l.check(now);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.links.map((l) => l.close()));
+  }
+
+  #account(link: SmppLink): Account {
+    return this.#accounts.find((a) => a.smsc === link.smsc)!;
+  }
+
+  /** The lowest priority with a sending bind up (undefined: none is up); tells a change once. */
+  #sendingPriority(): number | undefined {
+    let priority: number | undefined;
+    for (const a of this.#accounts) {
+      if (a.senders.some((l) => l.bound)) {
+        priority = a.smsc.priority;
+        break;
+      }
+    }
+    if (priority !== this.#sendingAt) {
+      const from = this.#sendingNames;
+      const to = priority === undefined ? null : this.#accounts.filter((a) => a.smsc.priority === priority && a.senders.some((l) => l.bound)).map((a) => a.smsc.name).join(', ');
+      this.#sendingAt = priority;
+      this.#sendingNames = to;
+      // The first bind is not a failover; a change of priority is, and so is losing every account.
+      if (from !== null) this.#onFailover(from, to);
+    }
+    return priority;
+  }
+}
