@@ -42,7 +42,7 @@ describe('SMPP channel: bind and submit', () => {
   it('binds as a transceiver with the account and sends an SMS as one submit_sm', async () => {
     const { smsc, channel, events } = await setup();
     await channel.whenBound();
-    expect(smsc.binds).toEqual([{ systemId: 'sendpool', password: 'secret1', ok: true }]);
+    expect(smsc.binds).toMatchObject([{ systemId: 'sendpool', password: 'secret1', ok: true, kind: 'transceiver' }]);
     expect(events).toContainEqual({ type: 'bound', address: `127.0.0.1:${smsc.port}`, bind: `127.0.0.1:${smsc.port} transceiver 1` });
 
     const result = await channel.sendSms(outgoingSms(0, 'Your code is 1234'));

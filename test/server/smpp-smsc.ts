@@ -39,11 +39,24 @@ export interface FakeSmscOptions {
   readonly receiptTlvs?: boolean;
   /** Keep every submit in `received` and `accepted` (off for the benchmark: counts only). @default true */
   readonly record?: boolean;
+  /**
+   * Where receipts go: on the bind the submit came on when it receives (`'same'`, else another
+   * that does), or on a receiving bind other than that one whenever there is one (`'other'`).
+   * @default 'same'
+   */
+  readonly receiptsOn?: 'same' | 'other';
 }
 
 export interface FakeSmsc {
   readonly port: number;
-  readonly binds: { systemId: string; password: string; ok: boolean }[];
+  readonly binds: { systemId: string; password: string; ok: boolean; kind?: string; interfaceVersion?: number }[];
+  /** Refuse every bind (ESME_RBINDFAIL) while set. */
+  refuseBinds: boolean;
+  /** Receipts sent, by the connection (1, 2, …) they went on. */
+  readonly receiptsBy: Map<number, number>;
+  /** An outage: every connection dropped and new ones closed at once until {@link up}. */
+  down(): void;
+  up(): void;
   /** Every submit_sm read, answered or not, in order. */
   readonly received: Submit[];
   /** Every submit_sm answered ESME_ROK, in order. */
@@ -90,6 +103,7 @@ export interface FakeSmsc {
 
 const ESME_RTHROTTLED = 0x58;
 const ESME_RINVPASWD = 0x0e;
+const ESME_RBINDFAIL = 0x0d;
 
 export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<FakeSmsc> {
   const smpp: SmppModule = await loadSmpp();
@@ -97,6 +111,9 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
   const password = options.password ?? 'secret1';
   const sessions = new Set<SmppSession>();
   const bound = new Set<SmppSession>();
+  /** Bound sessions that may receive (transceivers and receivers), with their connection number. */
+  const receiving = new Map<SmppSession, number>();
+  let isDown = false;
   const heldPdus: { session: SmppSession; pdu: SmppPdu; submit: Submit }[] = [];
   let nextId = 100_000;
   let connectionSeq = 0;
@@ -122,7 +139,19 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
     }
     return new smpp.PDU('deliver_sm', fields);
   };
-  const anyBound = () => [...bound].find((s) => s.socket.writable);
+  const anyBound = () => [...receiving.keys()].find((s) => s.socket.writable) ?? [...bound].find((s) => s.socket.writable);
+  /** The session a receipt for a submit on `session` goes on. */
+  const receiptSession = (session: SmppSession): SmppSession | undefined => {
+    const others = [...receiving.keys()].filter((s) => s !== session && s.socket.writable);
+    if (options.receiptsOn === 'other' && others.length > 0) return others[0];
+    return receiving.has(session) ? session : others[0];
+  };
+  const sendReceipt = (session: SmppSession | undefined, pdu: SmppPdu) => {
+    if (!session) return;
+    const n = receiving.get(session) ?? 0;
+    fake.receiptsBy.set(n, (fake.receiptsBy.get(n) ?? 0) + 1);
+    session.send(pdu);
+  };
 
   const answer = (session: SmppSession, pdu: SmppPdu, submit: Submit) => {
     if (!session.socket.writable) return;
@@ -146,28 +175,37 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
     if (record) fake.accepted.push(submit);
     session.send(pdu.response({ message_id: id }));
     const stat = options.autoReceipt?.(submit);
-    if (stat !== undefined) session.send(receiptPdu(id, stat));
+    if (stat !== undefined) sendReceipt(receiptSession(session), receiptPdu(id, stat));
   };
 
   const server: SmppServer = smpp.createServer((session) => {
     const connection = ++connectionSeq;
+    if (isDown) {
+      session.destroy();
+      return;
+    }
     sessions.add(session);
     session.socket.setNoDelay(true);
     session.on('error', () => undefined);
     session.on('close', () => {
       sessions.delete(session);
       bound.delete(session);
+      receiving.delete(session);
       for (let i = heldPdus.length - 1; i >= 0; i--) if (heldPdus[i]!.session === session) heldPdus.splice(i, 1);
       fake.held.splice(0, fake.held.length, ...heldPdus.map((h) => h.submit));
     });
-    session.on('bind_transceiver', (pdu: SmppPdu) => {
-      const ok = pdu['system_id'] === systemId && pdu['password'] === password;
-      fake.binds.push({ systemId: String(pdu['system_id']), password: String(pdu['password']), ok });
+    const onBind = (kind: string) => (pdu: SmppPdu) => {
+      const ok = pdu['system_id'] === systemId && pdu['password'] === password && !fake.refuseBinds;
+      fake.binds.push({ systemId: String(pdu['system_id']), password: String(pdu['password']), ok, kind, interfaceVersion: pdu['interface_version'] as number });
       if (ok) {
         bound.add(session);
+        if (kind !== 'transmitter') receiving.set(session, connection);
         session.send(pdu.response({ system_id: 'fake-smsc' }));
-      } else session.send(pdu.response({ command_status: ESME_RINVPASWD }));
-    });
+      } else session.send(pdu.response({ command_status: fake.refuseBinds ? ESME_RBINDFAIL : ESME_RINVPASWD }));
+    };
+    session.on('bind_transceiver', onBind('transceiver'));
+    session.on('bind_transmitter', onBind('transmitter'));
+    session.on('bind_receiver', onBind('receiver'));
     session.on('enquire_link', (pdu: SmppPdu) => {
       fake.enquiries++;
       session.send(pdu.response());
@@ -216,6 +254,8 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
   const fake: FakeSmsc = {
     port: (server.address() as AddressInfo).port,
     binds: [],
+    refuseBinds: false,
+    receiptsBy: new Map(),
     received: [],
     accepted: [],
     acceptedCount: 0,
@@ -258,11 +298,20 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
       answerBeforeHold = Infinity;
       for (const s of sessions) s.destroy();
     },
+    down() {
+      isDown = true;
+      holding = false;
+      answerBeforeHold = Infinity;
+      for (const s of sessions) s.destroy();
+    },
+    up() {
+      isDown = false;
+    },
     unbind() {
       for (const s of bound) s.send(new smpp.PDU('unbind', {}));
     },
     receipt(messageId, stat, err) {
-      anyBound()?.send(receiptPdu(messageId, stat, err));
+      sendReceipt(anyBound(), receiptPdu(messageId, stat, err));
     },
     mo(from, text, opts = {}) {
       const message: Record<string, unknown> = { message: text };

@@ -271,6 +271,8 @@ class SmppChannelImpl implements SmppChannel {
       part.job.lastProblem = `connection lost (${reason})`;
     }
     this.#again.unshiftAll(parts);
+    // Another bind of the pool may take them now.
+    this.#schedulePump();
   }
 
   // --- sending ------------------------------------------------------------------------------
@@ -304,20 +306,44 @@ class SmppChannelImpl implements SmppChannel {
       return;
     }
     const clockNow = this.#o.clock.now();
-    const { links, tokenAt } = this.#pool.sendable(clockNow);
-    let more = true;
-    for (const link of links) {
-      const connection = link.connection;
-      if (!connection) continue;
-      const written = this.#fill(link, connection, this.#pool.room(link, clockNow), now, clockNow);
-      this.#pool.charge(link, written.count, clockNow);
-      if (!written.more) {
-        more = false;
-        break;
+    const { slots, tokens, tokenAt } = this.#pool.sendable(clockNow);
+    // Parts are dealt to the binds in turn (one each, round and round) while they have room and
+    // their account has tokens: a burst is spread over the pool, each bind's writes in one write.
+    const live = slots.filter((s) => s.connection.socket.writable);
+    const corked = [...live];
+    for (const s of corked) s.connection.socket.cork();
+    const taken = new Map<object, number>();
+    let left = true;
+    try {
+      deal: while (live.length > 0) {
+        for (let i = 0; i < live.length;) {
+          const slot = live[i]!;
+          const tokensLeft = tokens.get(slot.account)!;
+          if (slot.room === 0 || tokensLeft === 0) {
+            live.splice(i, 1);
+            continue;
+          }
+          const part = this.#next(clockNow);
+          if (!part) {
+            left = false;
+            break deal;
+          }
+          if (!this.#write(slot.link, slot.connection, part, now, clockNow)) {
+            live.splice(i, 1);
+            continue;
+          }
+          slot.room--;
+          tokens.set(slot.account, tokensLeft - 1);
+          taken.set(slot.account, (taken.get(slot.account) ?? 0) + 1);
+          i++;
+        }
       }
+    } finally {
+      for (const s of corked) s.connection.socket.uncork();
     }
+    for (const [account, n] of taken) this.#pool.charge(account, n, clockNow);
     // An account out of tokens: try again when its next one comes (the tick would, later).
-    if (more && tokenAt !== undefined && this.#tokenTimer === undefined && this.#again.size + this.#fresh.size > 0) {
+    if (left && tokenAt !== undefined && this.#tokenTimer === undefined && this.#again.size + this.#fresh.size > 0) {
       this.#tokenTimer = setTimeout(
         () => {
           this.#tokenTimer = undefined;
@@ -328,36 +354,23 @@ class SmppChannelImpl implements SmppChannel {
     }
   }
 
-  /** Writes up to `room` parts on one bind; `more` false once nothing is left to send. */
-  #fill(link: SmppLink, connection: SmppConnection, room: number, now: number, clockNow: number): { count: number; more: boolean } {
-    const outstanding = link.outstanding;
-    let count = 0;
-    let more = true;
-    connection.batch(() => {
-      while (count < room) {
-        const part = this.#next(clockNow);
-        if (!part) {
-          more = false;
-          break;
-        }
-        // Numbered by this connection (a part may go again on another).
-        const sequence = connection.nextSequence();
-        part.octets.writeUInt32BE(sequence, 12);
-        // What is left of its validity, not what was left when it was built.
-        writeValidityPeriod(part.octets, smppRelativeTime(part.job.validUntil - clockNow));
-        if (!connection.write(part.octets)) {
-          // Not writable: the connection is going; the part goes again after the next bind.
-          this.#again.unshiftAll([part]);
-          break;
-        }
-        part.sentAt = now;
-        part.job.inFlight++;
-        outstanding.set(sequence, part);
-        this.#c.submitted++;
-        count++;
-      }
-    });
-    return { count, more };
+  /** Writes one part on a bind; false (the part put back) when the connection cannot be written. */
+  #write(link: SmppLink, connection: SmppConnection, part: Part, now: number, clockNow: number): boolean {
+    // Numbered by this connection (a part may go again on another).
+    const sequence = connection.nextSequence();
+    part.octets.writeUInt32BE(sequence, 12);
+    // What is left of its validity, not what was left when it was built.
+    writeValidityPeriod(part.octets, smppRelativeTime(part.job.validUntil - clockNow));
+    if (!connection.write(part.octets)) {
+      // Not writable: the connection is going; the part goes again after the next bind.
+      this.#again.unshiftAll([part]);
+      return false;
+    }
+    part.sentAt = now;
+    part.job.inFlight++;
+    link.outstanding.set(sequence, part);
+    this.#c.submitted++;
+    return true;
   }
 
   /** The SMSC answered a part on the link's connection now (answers on a dropped one never come here). */

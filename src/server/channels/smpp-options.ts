@@ -167,7 +167,8 @@ export function smppOptionProblems(options: unknown, prefix = 'smpp'): Problem[]
       );
   }
   const clock: unknown = o['clock'];
-  if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof (clock as Record<string, unknown>)['now'] !== 'function')) found.push(problem(at('clock'), 'an object with now()', clock));
+  if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof (clock as Record<string, unknown>)['now'] !== 'function'))
+    found.push(problem(at('clock'), 'an object with now()', clock));
   for (const k of ['maxTrackedReceipts', 'maxTrackedReplies']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1, 100_000_000));
   const out = found.filter((p): p is Problem => p !== undefined);
   for (const k of ['reconnectBackoff', 'throttleBackoff', 'retryBackoff']) if (o[k] !== undefined) out.push(...backoffProblems(at(k), o[k]));

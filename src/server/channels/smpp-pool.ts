@@ -46,6 +46,25 @@ export interface SmscStats {
   readonly outstanding: number;
 }
 
+/** A bind that may take parts now. */
+export interface SendSlot {
+  readonly link: SmppLink;
+  readonly connection: SmppConnection;
+  /** Its window's room. */
+  room: number;
+  /** Its account (opaque): the key of its tokens in {@link SendPlan.tokens}. */
+  readonly account: object;
+}
+
+/** What may be written now ({@link SmppPool.sendable}). */
+export interface SendPlan {
+  readonly slots: SendSlot[];
+  /** Tokens left of each account that sends (Infinity: no cap), shared by its binds. */
+  readonly tokens: Map<object, number>;
+  /** When the next token of an account that has none comes. */
+  readonly tokenAt: number | undefined;
+}
+
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
 
 /**
@@ -114,43 +133,38 @@ export class SmppPool {
   }
 
   /**
-   * The binds that send now, each with how many parts it may take (its window's room, within its
-   * account's tokens at `now`), starting one further each call; and when the next token comes if
-   * an account is out of them.
+   * What may be written now: the binds that send, each with its window's room, starting one
+   * further each call; the tokens each account has (Infinity without a cap), to be shared by its
+   * binds; and when the next token comes if an account has none.
    */
-  sendable(now: number): { readonly links: SmppLink[]; readonly tokenAt: number | undefined } {
+  sendable(now: number): SendPlan {
     const priority = this.#sendingPriority();
-    const links: SmppLink[] = [];
+    const slots: SendSlot[] = [];
+    const tokens = new Map<object, number>();
     let tokenAt: number | undefined;
-    if (priority === undefined) return { links, tokenAt };
+    if (priority === undefined) return { slots, tokens, tokenAt };
     for (const a of this.#accounts) {
       if (a.smsc.priority !== priority) continue;
-      if (a.capacity > 0 && gcraAvailable(a.state[0]!, a.state[1]!, a.capacity, a.period, now) === 0) {
+      const available = a.capacity > 0 ? gcraAvailable(a.state[0]!, a.state[1]!, a.capacity, a.period, now) : Infinity;
+      if (available === 0) {
         const at = gcraAvailableAt(a.state[0]!, a.state[1]!, a.capacity, a.period, now, 1);
         tokenAt = tokenAt === undefined ? at : Math.min(tokenAt, at);
         continue;
       }
-      for (const l of a.senders) if (l.bound && l.outstanding.size < a.smsc.window) links.push(l);
+      tokens.set(a, available);
+      for (const link of a.senders) {
+        const room = a.smsc.window - link.outstanding.size;
+        if (link.bound && link.connection && room > 0) slots.push({ link, connection: link.connection, room, account: a });
+      }
     }
     // Start one further each time: a trickle is spread over the binds too.
-    if (links.length > 1) {
-      const k = this.#turn++ % links.length;
-      links.push(...links.splice(0, k));
-    }
-    return { links, tokenAt };
+    if (slots.length > 1) slots.push(...slots.splice(0, this.#turn++ % slots.length));
+    return { slots, tokens, tokenAt };
   }
 
-  /** Parts `link` may take now: its window's room within its account's tokens. */
-  room(link: SmppLink, now: number): number {
-    const a = this.#account(link);
-    const window = a.smsc.window - link.outstanding.size;
-    if (a.capacity === 0) return window;
-    return Math.min(window, gcraAvailable(a.state[0]!, a.state[1]!, a.capacity, a.period, now));
-  }
-
-  /** Charges `count` parts written on `link` at `now` to its account's bucket. */
-  charge(link: SmppLink, count: number, now: number): void {
-    const a = this.#account(link);
+  /** Charges `count` parts written at `now` to an account's bucket (`SendSlot.account`). */
+  charge(account: object, count: number, now: number): void {
+    const a = account as Account;
     if (a.capacity > 0 && count > 0) gcraTake(a.state[0]!, a.state[1]!, a.capacity, a.period, now, count, a.state, 0);
   }
 
@@ -179,10 +193,6 @@ export class SmppPool {
     await Promise.all(this.links.map((l) => l.close()));
   }
 
-  #account(link: SmppLink): Account {
-    return this.#accounts.find((a) => a.smsc === link.smsc)!;
-  }
-
   /** The lowest priority with a sending bind up (undefined: none is up); tells a change once. */
   #sendingPriority(): number | undefined {
     let priority: number | undefined;
@@ -194,7 +204,13 @@ export class SmppPool {
     }
     if (priority !== this.#sendingAt) {
       const from = this.#sendingNames;
-      const to = priority === undefined ? null : this.#accounts.filter((a) => a.smsc.priority === priority && a.senders.some((l) => l.bound)).map((a) => a.smsc.name).join(', ');
+      const to =
+        priority === undefined
+          ? null
+          : this.#accounts
+              .filter((a) => a.smsc.priority === priority && a.senders.some((l) => l.bound))
+              .map((a) => a.smsc.name)
+              .join(', ');
       this.#sendingAt = priority;
       this.#sendingNames = to;
       // The first bind is not a failover; a change of priority is, and so is losing every account.

@@ -87,7 +87,12 @@ export function smscProblems(o: Record<string, unknown>, prefix: string, inherit
   const password = o['password'];
   if (!has('password') || (password !== undefined && (typeof password !== 'string' || password.length > 64))) {
     const actual = typeof password === 'string' ? `a string of ${password.length} characters` : password === undefined ? 'missing' : typeof password;
-    found.push({ path: at('password'), expected: 'a string of 0 to 64 characters', actual, message: `${at('password')}: expected a string of 0 to 64 characters, got ${actual}${password === undefined ? nowhere : ''}` });
+    found.push({
+      path: at('password'),
+      expected: 'a string of 0 to 64 characters',
+      actual,
+      message: `${at('password')}: expected a string of 0 to 64 characters, got ${actual}${password === undefined ? nowhere : ''}`,
+    });
   }
   if (o['name'] !== undefined) found.push(stringProblem(at('name'), o['name'], 1, 64, /^[^\s/]+$/, 'without spaces or slashes'));
   if (o['port'] !== undefined) found.push(intProblem(at('port'), o['port'], 1, 65_535));
@@ -125,7 +130,8 @@ export function smscListProblems(list: unknown, prefix: string, top: Record<stri
 function smscName(e: Record<string, unknown>, top: Record<string, unknown>): string {
   if (typeof e['name'] === 'string') return e['name'];
   const tls = (e['tls'] ?? top['tls']) === true;
-  return `${String(e['host'] ?? top['host'])}:${String(e['port'] ?? top['port'] ?? (tls ? 3550 : 2775))}`;
+  const port: unknown = e['port'] ?? top['port'] ?? (tls ? 3550 : 2775);
+  return `${String(e['host'] ?? top['host'])}:${typeof port === 'number' ? port : '?'}`;
 }
 
 /** An account with every default filled in. */
