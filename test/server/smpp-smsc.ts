@@ -22,6 +22,10 @@ export interface Submit {
   readonly concat: readonly [number, number, number] | undefined;
   /** Octets of the short_message after the UDH. */
   readonly octets: number;
+  /** SAR TLVs, when the part has them: `[sar_msg_ref_num, sar_total_segments, sar_segment_seqnum]`. */
+  readonly sar: readonly [number, number, number] | undefined;
+  /** Text of the TLV `message_payload` (decoded by the package from data_coding), when present. */
+  readonly payload: string | undefined;
   /** Which connection (1, 2, …) it came on. */
   readonly connection: number;
   /** The message id it was answered with (ESME_ROK only). */
@@ -44,6 +48,8 @@ export interface FakeSmscOptions {
 export interface FakeSmsc {
   readonly port: number;
   readonly binds: { systemId: string; password: string; ok: boolean }[];
+  /** `interface_version` of each bind_transceiver read, in order. */
+  readonly bindVersions: number[];
   /** Every submit_sm read, answered or not, in order. */
   readonly received: Submit[];
   /** Every submit_sm answered ESME_ROK, in order. */
@@ -163,6 +169,7 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
     session.on('bind_transceiver', (pdu: SmppPdu) => {
       const ok = pdu['system_id'] === systemId && pdu['password'] === password;
       fake.binds.push({ systemId: String(pdu['system_id']), password: String(pdu['password']), ok });
+      fake.bindVersions.push(pdu['interface_version'] as number);
       if (ok) {
         bound.add(session);
         session.send(pdu.response({ system_id: 'fake-smsc' }));
@@ -194,6 +201,8 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
         text: sm.message,
         concat: udh ? [udh[2]!, udh[3]!, udh[4]!] : undefined,
         octets: (pdu['data_coding'] === 8 ? 2 : 1) * sm.message.length,
+        sar: pdu['sar_msg_ref_num'] === undefined ? undefined : [pdu['sar_msg_ref_num'] as number, pdu['sar_total_segments'] as number, pdu['sar_segment_seqnum'] as number],
+        payload: (pdu['message_payload'] as { message: string } | undefined)?.message,
         connection,
       };
       if (record) fake.received.push(submit);
@@ -216,6 +225,7 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
   const fake: FakeSmsc = {
     port: (server.address() as AddressInfo).port,
     binds: [],
+    bindVersions: [],
     received: [],
     accepted: [],
     acceptedCount: 0,

@@ -23,6 +23,7 @@ import { ChannelMemoryStore } from './memory.js';
 import { encodeSubmitSm, submitParts } from './smpp-codec.js';
 import { SmppDeliveries } from './smpp-deliver.js';
 import { SmppInbound } from './smpp-inbound.js';
+import { withSmppTlsFiles } from './smpp-connection.js';
 import { backoffMs, SmppLink } from './smpp-link.js';
 import { PartQueue, type Job, type Part } from './smpp-queue.js';
 import { resolveSmppOptions, smppOptionProblems, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
@@ -70,7 +71,7 @@ export interface SmppChannel extends Channel {
 export function createSmppChannel(options: SmppChannelOptions): SmppChannel {
   const problems = smppOptionProblems(options);
   if (problems.length > 0) throw new ServerOptionsError(problems);
-  return new SmppChannelImpl(resolveSmppOptions(options));
+  return new SmppChannelImpl(withSmppTlsFiles(resolveSmppOptions(options)));
 }
 
 class SmppChannelImpl implements SmppChannel {
@@ -146,8 +147,9 @@ class SmppChannelImpl implements SmppChannel {
 
   sendSms(sms: OutgoingSms): Promise<SmsSendResult> {
     if (this.#closed) return Promise.resolve({ status: 'failed', reason: this.#fatal ?? 'SMPP channel closed' });
-    const ref = this.#ref++ & 0xff;
-    const built = submitParts(sms.message, sms.encoding, sms.parts, ref);
+    // The reference of a long SMS: its low 8 bits in a UDH, 16 bits in `sar_msg_ref_num`.
+    const ref = this.#ref++ & 0xffff;
+    const built = submitParts(sms.message, sms.encoding, sms.parts, ref, this.#o);
     if ('error' in built) {
       this.#c.smsFailed++;
       return Promise.resolve({ status: 'failed', reason: `SMPP: ${built.error}` });
@@ -157,7 +159,8 @@ class SmppChannelImpl implements SmppChannel {
       const job: Job = {
         sms,
         deadline: Date.now() + this.#o.sendTimeoutMs,
-        tracked: this.#o.deliveryReceipts ? this.#inbound.track(sms.smsId, sms.parts) : undefined,
+        // A receipt per PDU: `parts` of them, or one with `message_payload` (the SMS still counts `parts`).
+        tracked: this.#o.deliveryReceipts ? this.#inbound.track(sms.smsId, built.shortMessages.length) : undefined,
         remaining: built.shortMessages.length,
         done: false,
         held: undefined,
@@ -165,7 +168,7 @@ class SmppChannelImpl implements SmppChannel {
       };
       this.#jobs.set(sms.smsId, job);
       const o = this.#o;
-      for (const shortMessage of built.shortMessages) {
+      for (const [i, shortMessage] of built.shortMessages.entries()) {
         const octets = encodeSubmitSm({
           sourceAddrTon: o.sourceAddrTon,
           sourceAddrNpi: o.sourceAddrNpi,
@@ -178,6 +181,7 @@ class SmppChannelImpl implements SmppChannel {
           dataCoding: built.dataCoding,
           validityPeriod: '',
           shortMessage,
+          tlvs: built.tlvs?.[i],
         });
         this.#fresh.push({ job, sentAt: 0, octets });
       }

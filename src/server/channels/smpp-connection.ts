@@ -7,15 +7,76 @@
  * Answers written in one turn of the event loop go out in one write (cork until the next tick):
  * the answers to the `deliver_sm` of one read leave together.
  */
+import { readFileSync } from 'node:fs';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { createSecureContext, connect as tlsConnect, type SecureContext } from 'node:tls';
+import type { Problem } from '../../core/problems.js';
+import { ServerOptionsError } from '../options-error.js';
 import { PduFramer, SmppFrameError } from './smpp-frames.js';
+import type { ResolvedSmppOptions } from './smpp-options.js';
 
 /** Where the connection goes. */
 export interface SmppAddress {
   readonly host: string;
   readonly port: number;
   readonly tls: boolean;
+  /** TLS: refuse a certificate that does not chain to a trusted authority or name the host. @default true */
+  readonly tlsRejectUnauthorized?: boolean;
+  /** TLS: the CA and client certificate read from the option's files ({@link withSmppTlsFiles}). @default Node's CAs, no client certificate */
+  readonly tlsContext?: SecureContext;
+}
+
+/**
+ * The options with the TLS files (`tlsCaFile`, `tlsCertFile`, `tlsKeyFile`) read, once, into a
+ * secure context every connection uses. A file that cannot be read or is not what its option says
+ * throws a {@link ServerOptionsError} naming the option and the file (never its contents).
+ */
+export function withSmppTlsFiles<O extends ResolvedSmppOptions>(o: O): O & { readonly tlsContext?: SecureContext } {
+  if (!o.tls || (o.tlsCaFile === '' && o.tlsCertFile === '')) return o;
+  const problems: Problem[] = [];
+  const read = (option: 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile'): Buffer | undefined => {
+    const path = o[option];
+    if (path === '') return undefined;
+    try {
+      return readFileSync(path);
+    } catch (e) {
+      problems.push(fileProblem(option, path, 'a readable file', (e as NodeJS.ErrnoException).code ?? (e as Error).message));
+      return undefined;
+    }
+  };
+  const ca = read('tlsCaFile');
+  const cert = read('tlsCertFile');
+  const key = read('tlsKeyFile');
+  if (problems.length > 0) throw new ServerOptionsError(problems);
+  // Each file alone first, so a problem names its option; then the key with its certificate.
+  const attempts: [option: 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile', expected: string, options: Parameters<typeof createSecureContext>[0]][] = [];
+  if (ca) attempts.push(['tlsCaFile', 'PEM certificates', { ca }]);
+  if (cert) attempts.push(['tlsCertFile', 'a PEM certificate', { cert }]);
+  if (key) attempts.push(['tlsKeyFile', 'a PEM private key (not encrypted)', { key }]);
+  if (cert && key) attempts.push(['tlsKeyFile', `the private key of the certificate in tlsCertFile`, { cert, key }]);
+  for (const [option, expected, options] of attempts) {
+    try {
+      createSecureContext(options);
+    } catch (e) {
+      problems.push(fileProblem(option, o[option], expected, openSslReason(e)));
+      break;
+    }
+  }
+  if (problems.length > 0) throw new ServerOptionsError(problems);
+  return { ...o, tlsContext: createSecureContext({ ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) }) };
+}
+
+function fileProblem(option: string, path: string, expected: string, actual: string): Problem {
+  const where = `smpp.${option}`;
+  const got = `${actual} (${JSON.stringify(path)})`;
+  return { path: where, expected, actual: got, message: `${where}: expected ${expected}, got ${got}` };
+}
+
+/** OpenSSL's reason (`no start line`, `key values mismatch`), never the file's contents. */
+function openSslReason(e: unknown): string {
+  const err = e as { reason?: unknown; code?: unknown; message?: unknown };
+  if (typeof err.reason === 'string') return err.reason;
+  return typeof err.code === 'string' ? err.code : String(err.message);
 }
 
 /** What the connection tells its owner. */
@@ -40,7 +101,13 @@ export class SmppConnection {
   constructor(address: SmppAddress, events: SmppConnectionEvents) {
     // TLS: the server name is the host's when it is a name (SNI carries no IP address).
     const socket = address.tls
-      ? tlsConnect({ host: address.host, port: address.port, ...(isIP(address.host) === 0 ? { servername: address.host } : {}) })
+      ? tlsConnect({
+          host: address.host,
+          port: address.port,
+          ...(isIP(address.host) === 0 ? { servername: address.host } : {}),
+          ...(address.tlsContext ? { secureContext: address.tlsContext } : {}),
+          rejectUnauthorized: address.tlsRejectUnauthorized ?? true,
+        })
       : netConnect({ host: address.host, port: address.port });
     this.socket = socket;
     socket.once(address.tls ? 'secureConnect' : 'connect', () => {

@@ -94,7 +94,9 @@ export class SmppLink {
       open: () => {
         // Closed while connecting: nothing to bind (an unbind must not precede a bind).
         if (this.#closed) return connection.destroy();
-        this.#request(connection, 'bind_transceiver', { system_id: o.systemId, password: o.password, system_type: o.systemType }, (status) => this.#onBound(connection, status));
+        this.#request(connection, 'bind_transceiver', { system_id: o.systemId, password: o.password, system_type: o.systemType, interface_version: o.interfaceVersion }, (status) =>
+          this.#onBound(connection, status),
+        );
       },
       frame: (frame) => this.#onFrame(connection, frame),
       closed: (reason) => this.#onClosed(connection, reason),
