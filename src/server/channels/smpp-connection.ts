@@ -7,6 +7,7 @@
  * Answers written in one turn of the event loop go out in one write (cork until the next tick):
  * the answers to the `deliver_sm` of one read leave together.
  */
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { createSecureContext, connect as tlsConnect, type SecureContext } from 'node:tls';
@@ -48,19 +49,21 @@ export function withSmppTlsFiles<O extends ResolvedSmppOptions>(o: O): O & { rea
   const cert = read('tlsCertFile');
   const key = read('tlsKeyFile');
   if (problems.length > 0) throw new ServerOptionsError(problems);
-  // Each file alone first, so a problem names its option; then the key with its certificate.
-  const attempts: [option: 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile', expected: string, options: Parameters<typeof createSecureContext>[0]][] = [];
-  if (ca) attempts.push(['tlsCaFile', 'PEM certificates', { ca }]);
-  if (cert) attempts.push(['tlsCertFile', 'a PEM certificate', { cert }]);
-  if (key) attempts.push(['tlsKeyFile', 'a PEM private key (not encrypted)', { key }]);
-  if (cert && key) attempts.push(['tlsKeyFile', `the private key of the certificate in tlsCertFile`, { cert, key }]);
-  for (const [option, expected, options] of attempts) {
+  // Each file alone, so a problem names its option; then the key against its certificate.
+  const check = (option: 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile', expected: string, test: () => void): void => {
     try {
-      createSecureContext(options);
+      test();
     } catch (e) {
       problems.push(fileProblem(option, o[option], expected, openSslReason(e)));
-      break;
     }
+  };
+  let certificate: X509Certificate | undefined;
+  let privateKey: KeyObject | undefined;
+  if (ca) check('tlsCaFile', 'PEM certificates', () => new X509Certificate(ca));
+  if (cert) check('tlsCertFile', 'a PEM certificate', () => (certificate = new X509Certificate(cert)));
+  if (key) check('tlsKeyFile', 'a PEM private key (not encrypted)', () => (privateKey = createPrivateKey(key)));
+  if (certificate && privateKey && !certificate.checkPrivateKey(privateKey)) {
+    problems.push(fileProblem('tlsKeyFile', o.tlsKeyFile, 'the private key of the certificate in tlsCertFile', 'the key of another certificate'));
   }
   if (problems.length > 0) throw new ServerOptionsError(problems);
   return { ...o, tlsContext: createSecureContext({ ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) }) };
@@ -68,14 +71,14 @@ export function withSmppTlsFiles<O extends ResolvedSmppOptions>(o: O): O & { rea
 
 function fileProblem(option: string, path: string, expected: string, actual: string): Problem {
   const where = `smpp.${option}`;
-  const got = `${actual} (${JSON.stringify(path)})`;
+  const got = `${JSON.stringify(path)} (${actual})`;
   return { path: where, expected, actual: got, message: `${where}: expected ${expected}, got ${got}` };
 }
 
 /** OpenSSL's reason (`no start line`, `key values mismatch`), never the file's contents. */
 function openSslReason(e: unknown): string {
   const err = e as { reason?: unknown; code?: unknown; message?: unknown };
-  if (typeof err.reason === 'string') return err.reason;
+  if (typeof err.reason === 'string') return `OpenSSL: ${err.reason}`;
   return typeof err.code === 'string' ? err.code : String(err.message);
 }
 

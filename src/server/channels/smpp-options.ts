@@ -178,7 +178,7 @@ export function smppOptionProblems(options: unknown, prefix = 'smpp'): Problem[]
   for (const k of ['tlsCaFile', 'tlsCertFile', 'tlsKeyFile']) {
     if (o[k] === undefined) continue;
     found.push(stringProblem(at(k), o[k], 1, 4096));
-    if (o['tls'] !== true) found.push(problem(at(k), 'set only with tls: true', o[k]));
+    if (o['tls'] !== true) found.push(problem(at(k), 'a file only with tls: true', o[k]));
   }
   if ((o['tlsCertFile'] === undefined) !== (o['tlsKeyFile'] === undefined)) {
     const [given, missing] = o['tlsCertFile'] === undefined ? ['tlsKeyFile', 'tlsCertFile'] : ['tlsCertFile', 'tlsKeyFile'];
