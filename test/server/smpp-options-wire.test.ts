@@ -3,9 +3,10 @@
  * sendpool's encoder): the bind's `interface_version`, the `data_coding` of GSM-7 texts, and how a
  * long SMS goes (`concatenation`: UDH, SAR TLVs, or one `message_payload`).
  */
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { smsPartTexts, smsSize } from '../../src/contract/sms-encoding.js';
-import { encodeSubmitSm, submitParts } from '../../src/server/channels/smpp-codec.js';
+import { encodeSubmitSm, gsm7Octets, submitParts, ucs2Octets } from '../../src/server/channels/smpp-codec.js';
 import { loadSmpp } from '../../src/server/channels/smpp-package.js';
 import { composeChannels, createSmppChannel, type SmppChannelOptions } from '../../src/server/index.js';
 import { api, fastChannel, startReceiver, startServer, waitFor } from './helpers.js';
@@ -127,6 +128,31 @@ describe('concatenation', () => {
     // A one-part SMS has no SAR TLVs.
     expect(await channel.sendSms(outgoingSms(9, 'short'))).toEqual({ status: 'sent' });
     expect(smsc.accepted.at(-1)).toMatchObject({ text: 'short', sar: undefined, esmClass: 0 });
+  });
+
+  it('the three ways carry the same octets: SAR parts are the UDH parts without the header, the payload is their whole', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 1600, unit: fc.constantFrom('a', '€', '{', 'ç', '😀', ' ') }), fc.nat(0xffff), (text, ref) => {
+        const size = smsSize(text);
+        const built = (concatenation: 'udh' | 'sar' | 'payload') => {
+          const b = submitParts(text, size.encoding, size.parts, ref, { concatenation });
+          if ('error' in b) throw new Error(b.error);
+          return b;
+        };
+        const [udh, sar, payload] = [built('udh'), built('sar'), built('payload')];
+        const whole = size.encoding === 'GSM-7' ? gsm7Octets(text) : ucs2Octets(text);
+        if (size.parts === 1) {
+          for (const b of [sar, payload]) expect(b).toEqual(udh);
+          expect(udh.tlvs).toBeUndefined();
+          return;
+        }
+        expect(sar.shortMessages).toEqual(udh.shortMessages.map((m) => m.subarray(6)));
+        expect(sar.tlvs).toHaveLength(size.parts);
+        expect(payload.shortMessages).toEqual([Buffer.alloc(0)]);
+        expect(payload.tlvs).toEqual([Buffer.concat([Buffer.from([0x04, 0x24, whole.length >> 8, whole.length & 0xff]), whole])]);
+        expect([sar.esmClass, payload.esmClass, udh.esmClass]).toEqual([0, 0, 0x40]);
+      }),
+    );
   });
 
   it("'sar' writes a 16-bit reference, read back by the package's decoder", async () => {
