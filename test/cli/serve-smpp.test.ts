@@ -3,13 +3,14 @@
  * checked before anything starts (the password never echoed), and a real server process sending
  * SMS to a local SMSC.
  */
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processIo, type Io } from '../../src/cli/io.js';
 import { serveSettings } from '../../src/cli/serve-flags.js';
 import { api, waitFor } from '../server/helpers.js';
 import { startFakeSmsc } from '../server/smpp-smsc.js';
-import { scratch, sendpool, startServe } from './helpers.js';
+import { BIN, ROOT, scratch, sendpool, startServe } from './helpers.js';
 
 const API_KEY = 'cli-serve-smpp-test-key-company-1';
 const PASSWORD = 'pw-9x7q';
@@ -80,6 +81,89 @@ describe('serve --sms-channel: flags and configuration', () => {
     for (const part of parts) expect(message).toContain(part);
     expect(message).not.toContain('far-too-long');
     expect(message).not.toContain(PASSWORD);
+  });
+
+  it('the wire and TLS options come from the file; the TLS files also from SENDPOOL_SMPP_TLS_*_FILE, which win', () => {
+    const file = {
+      host: 'smsc.example.net',
+      tls: true,
+      systemId: 'acct',
+      sourceAddr: 'ACME',
+      interfaceVersion: 0x50,
+      gsm7DataCoding: 1,
+      concatenation: 'sar',
+      tlsCaFile: '/etc/smpp/ca.pem',
+      tlsCertFile: '/etc/smpp/client.pem',
+      tlsKeyFile: '/etc/smpp/client.key',
+      tlsRejectUnauthorized: false,
+    };
+    const config = scratch({ 'tls.json': file });
+    const env = { SENDPOOL_SMPP_PASSWORD: PASSWORD, SENDPOOL_SMPP_TLS_CA_FILE: '/run/secrets/ca.pem', SENDPOOL_SMPP_TLS_KEY_FILE: '/run/secrets/client.key' };
+    expect(settings({ 'sms-channel': 'smpp', 'smpp-config': join(config, 'tls.json') }, env).options['smpp']).toEqual({
+      ...file,
+      password: PASSWORD,
+      tlsCaFile: '/run/secrets/ca.pem',
+      tlsKeyFile: '/run/secrets/client.key',
+    });
+    const fromEnv = {
+      SENDPOOL_SMPP_HOST: 'smsc.example.net',
+      SENDPOOL_SMPP_TLS: 'true',
+      SENDPOOL_SMPP_SYSTEM_ID: 'acct',
+      SENDPOOL_SMPP_PASSWORD: PASSWORD,
+      SENDPOOL_SMPP_SOURCE_ADDR: 'ACME',
+      SENDPOOL_SMPP_TLS_CA_FILE: 'ca.pem',
+      SENDPOOL_SMPP_TLS_CERT_FILE: 'client.pem',
+      SENDPOOL_SMPP_TLS_KEY_FILE: 'client.key',
+    };
+    expect(settings({ 'sms-channel': 'smpp' }, fromEnv).options['smpp']).toMatchObject({ tls: true, tlsCaFile: 'ca.pem', tlsCertFile: 'client.pem', tlsKeyFile: 'client.key' });
+  });
+
+  it('bad wire and TLS options are named by the file path or the variable', () => {
+    const config = scratch({
+      'bad-opts.json': {
+        host: 'h',
+        systemId: 's',
+        password: '',
+        sourceAddr: 'S',
+        interfaceVersion: '0x34',
+        gsm7DataCoding: 8,
+        concatenation: 'concat',
+        tlsCertFile: 'c.pem',
+        tlsRejectUnauthorized: 'no',
+      },
+    });
+    const bad = join(config, 'bad-opts.json');
+    let message = '';
+    try {
+      settings({ 'sms-channel': 'smpp', 'smpp-config': bad }, { SENDPOOL_SMPP_TLS_CA_FILE: 'ca.pem' });
+    } catch (e) {
+      message = String(e);
+    }
+    for (const part of [
+      `${bad}: $.interfaceVersion: expected an integer from 0 to 255, got "0x34" (string)`,
+      `${bad}: $.gsm7DataCoding: expected 0 (SMSC default alphabet) or 1 (IA5/ASCII), got 8 (number)`,
+      `${bad}: $.concatenation: expected 'udh', 'sar' or 'payload', got "concat" (string)`,
+      `SENDPOOL_SMPP_TLS_CA_FILE: expected a file only with tls: true (at the top level or for an account in smscs), got "ca.pem" (string)`,
+      `${bad}: $.tlsCertFile: expected a file only with tls: true`,
+      `${bad}: $.tlsKeyFile (or SENDPOOL_SMPP_TLS_KEY_FILE): expected a file with tlsCertFile (a client certificate needs both), got missing`,
+      `${bad}: $.tlsRejectUnauthorized: expected true or false, got "no" (string)`,
+    ]) {
+      expect(message).toContain(part);
+    }
+  });
+
+  it('a TLS file that cannot be read stops serve with exit 2, naming the option and the file', () => {
+    const config = scratch({ 'tls-missing.json': { host: '127.0.0.1', port: 1, tls: true, systemId: 'sendpool', password: PASSWORD, sourceAddr: 'SENDPOOL' } });
+    const missing = join(config, 'no-such-ca.pem');
+    const r = spawnSync(process.execPath, [BIN, 'serve', fleet, '--memory', '--port', '0', '--sms-channel', 'smpp', '--smpp-config', join(config, 'tls-missing.json')], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, SENDPOOL_API_KEYS: `1:${API_KEY}`, SENDPOOL_SMPP_TLS_CA_FILE: missing },
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain(`smpp.tlsCaFile: expected a readable file, got ${JSON.stringify(missing)} (ENOENT)`);
+    expect(r.stderr).not.toContain(PASSWORD);
   });
 
   it('a bad configuration exits 2 before anything starts', () => {

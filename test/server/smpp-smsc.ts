@@ -22,6 +22,10 @@ export interface Submit {
   readonly concat: readonly [number, number, number] | undefined;
   /** Octets of the short_message after the UDH. */
   readonly octets: number;
+  /** SAR TLVs, when the part has them: `[sar_msg_ref_num, sar_total_segments, sar_segment_seqnum]`. */
+  readonly sar: readonly [number, number, number] | undefined;
+  /** Text of the TLV `message_payload` (decoded by the package from data_coding), when present. */
+  readonly payload: string | undefined;
   /** Which connection (1, 2, …) it came on. */
   readonly connection: number;
   /** The message id it was answered with (ESME_ROK only). */
@@ -57,6 +61,8 @@ export interface FakeSmsc {
   /** An outage: every connection dropped and new ones closed at once until {@link up}. */
   down(): void;
   up(): void;
+  /** `interface_version` of each bind read, in order. */
+  readonly bindVersions: number[];
   /** Every submit_sm read, answered or not, in order. */
   readonly received: Submit[];
   /** Every submit_sm answered ESME_ROK, in order. */
@@ -197,6 +203,7 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
     const onBind = (kind: string) => (pdu: SmppPdu) => {
       const ok = pdu['system_id'] === systemId && pdu['password'] === password && !fake.refuseBinds;
       fake.binds.push({ systemId: String(pdu['system_id']), password: String(pdu['password']), ok, kind, interfaceVersion: pdu['interface_version'] as number });
+      fake.bindVersions.push(pdu['interface_version'] as number);
       if (ok) {
         bound.add(session);
         if (kind !== 'transmitter') receiving.set(session, connection);
@@ -232,6 +239,8 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
         text: sm.message,
         concat: udh ? [udh[2]!, udh[3]!, udh[4]!] : undefined,
         octets: (pdu['data_coding'] === 8 ? 2 : 1) * sm.message.length,
+        sar: pdu['sar_msg_ref_num'] === undefined ? undefined : [pdu['sar_msg_ref_num'] as number, pdu['sar_total_segments'] as number, pdu['sar_segment_seqnum'] as number],
+        payload: (pdu['message_payload'] as { message: string } | undefined)?.message,
         connection,
       };
       if (record) fake.received.push(submit);
@@ -256,6 +265,7 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
     binds: [],
     refuseBinds: false,
     receiptsBy: new Map(),
+    bindVersions: [],
     received: [],
     accepted: [],
     acceptedCount: 0,

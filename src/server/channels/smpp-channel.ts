@@ -27,7 +27,7 @@ import { SmppDeliveries } from './smpp-deliver.js';
 import { SmppInbound } from './smpp-inbound.js';
 import { backoffMs, type SmppLink } from './smpp-link.js';
 import { SmppPool, type SmscStats } from './smpp-pool.js';
-import type { SmppConnection } from './smpp-connection.js';
+import { withSmppTlsFiles, type SmppConnection } from './smpp-connection.js';
 import { PartQueue, type DelayedPart, type Job, type Part } from './smpp-queue.js';
 import { resolveSmppOptions, smppOptionProblems, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
 import { loadSmpp, SMPP_STATUS, smppStatusText } from './smpp-package.js';
@@ -80,7 +80,7 @@ export interface SmppChannel extends Channel {
 export function createSmppChannel(options: SmppChannelOptions): SmppChannel {
   const problems = smppOptionProblems(options);
   if (problems.length > 0) throw new ServerOptionsError(problems);
-  return new SmppChannelImpl(resolveSmppOptions(options));
+  return new SmppChannelImpl(withSmppTlsFiles(resolveSmppOptions(options)));
 }
 
 class SmppChannelImpl implements SmppChannel {
@@ -164,8 +164,9 @@ class SmppChannelImpl implements SmppChannel {
 
   sendSms(sms: OutgoingSms): Promise<SmsSendResult> {
     if (this.#closed) return Promise.resolve({ status: 'failed', reason: this.#fatal ?? 'SMPP channel closed' });
-    const ref = this.#ref++ & 0xff;
-    const built = submitParts(sms.message, sms.encoding, sms.parts, ref);
+    // The reference of a long SMS: its low 8 bits in a UDH, 16 bits in `sar_msg_ref_num`.
+    const ref = this.#ref++ & 0xffff;
+    const built = submitParts(sms.message, sms.encoding, sms.parts, ref, this.#o);
     if ('error' in built) {
       this.#c.smsFailed++;
       return Promise.resolve({ status: 'failed', reason: `SMPP: ${built.error}` });
@@ -182,7 +183,8 @@ class SmppChannelImpl implements SmppChannel {
       const job: Job = {
         sms,
         validUntil,
-        tracked: this.#o.deliveryReceipts ? this.#inbound.track(sms.smsId, sms.parts) : undefined,
+        // A receipt per PDU: `parts` of them, or one with `message_payload` (the SMS still counts `parts`).
+        tracked: this.#o.deliveryReceipts ? this.#inbound.track(sms.smsId, built.shortMessages.length) : undefined,
         remaining: built.shortMessages.length,
         inFlight: 0,
         retries: 0,
@@ -193,7 +195,7 @@ class SmppChannelImpl implements SmppChannel {
       };
       this.#jobs.set(sms.smsId, job);
       const o = this.#o;
-      for (const shortMessage of built.shortMessages) {
+      for (const [i, shortMessage] of built.shortMessages.entries()) {
         const octets = encodeSubmitSm({
           sourceAddrTon: o.sourceAddrTon,
           sourceAddrNpi: o.sourceAddrNpi,
@@ -206,6 +208,7 @@ class SmppChannelImpl implements SmppChannel {
           dataCoding: built.dataCoding,
           validityPeriod: smppRelativeTime(validUntil - now),
           shortMessage,
+          tlvs: built.tlvs?.[i],
         });
         this.#fresh.push({ job, sentAt: 0, octets });
       }

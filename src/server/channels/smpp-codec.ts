@@ -7,10 +7,18 @@
  *   (unpacked: the SMSC packs it for the air); an extension character is the escape 0x1B and its
  *   code, as the contract counts it (two septets).
  * - UCS-2 goes as `data_coding` 8, UTF-16 big-endian.
- * - A text of more than one part: each part starts with the 6-octet UDH `05 00 03 ref total seq`
- *   (8-bit reference), with `esm_class` UDHI (0x40). That header costs 7 septets in GSM-7 and 6
- *   octets in UCS-2, which is why the contract allows 153 septets and 67 units per part. A 16-bit
- *   reference would take one more octet and break those counts.
+ * - GSM-7 with `gsm7DataCoding` 1 goes as `data_coding` 1 (IA5): ASCII octets, one per character
+ *   (an extension character too); a GSM-7 character outside ASCII cannot be sent that way.
+ * - A text of more than one part (`concatenation`):
+ *   - `'udh'`: each part starts with the 6-octet UDH `05 00 03 ref total seq` (8-bit reference),
+ *     with `esm_class` UDHI (0x40). That header costs 7 septets in GSM-7 and 6 octets in UCS-2,
+ *     which is why the contract allows 153 septets and 67 units per part. A 16-bit reference would
+ *     take one more octet and break those counts.
+ *   - `'sar'`: the same parts without a header, `esm_class` 0, and after `short_message` the TLVs
+ *     `sar_msg_ref_num` (16-bit reference), `sar_total_segments`, `sar_segment_seqnum` (SMPP 3.4,
+ *     5.3.2.22–24).
+ *   - `'payload'`: one `submit_sm` for the whole text, `sm_length` 0 and the octets in the TLV
+ *     `message_payload` (5.3.2.32); the SMSC cuts it.
  */
 import { smsPartTexts, type SmsEncoding } from '../../contract/sms-encoding.js';
 
@@ -39,6 +47,8 @@ const EXTENSION_CHAR = new Map(GSM7_EXTENSION.map(([c, code]) => [code, c]));
 
 /** `data_coding` values (SMPP 3.4, 5.2.19). */
 export const DATA_CODING = { 'GSM-7': 0x00, 'UCS-2': 0x08 } as const satisfies Record<SmsEncoding, number>;
+/** `data_coding` 1: IA5 (CCITT T.50) / ASCII (ANSI X3.4), what `gsm7DataCoding: 1` announces. */
+export const DATA_CODING_IA5 = 0x01;
 /** `esm_class` with the UDH indicator (5.2.12). */
 export const ESM_CLASS_UDHI = 0x40;
 
@@ -70,6 +80,18 @@ export function gsm7Text(octets: Uint8Array): string {
   return text;
 }
 
+/**
+ * IA5 (ASCII) octets of a GSM-7 text, one per character; throws on a character outside ASCII (the
+ * GSM 03.38 letters IA5 lacks: `é`, `£`, `Δ`, `€`…).
+ */
+export function ia5Octets(text: string): Buffer {
+  for (const char of text) {
+    if (!BASIC_CODE.has(char) && !EXTENSION_CODE.has(char)) gsm7Octets(char); // throws: not GSM 03.38
+    if (char.charCodeAt(0) > 0x7f) throw new Error(`IA5 (gsm7DataCoding 1): ${JSON.stringify(char)} (U+${char.codePointAt(0)!.toString(16).toUpperCase()}) has no ASCII code`);
+  }
+  return Buffer.from(text, 'latin1');
+}
+
 /** UCS-2 (UTF-16 big-endian) octets of a text. */
 export function ucs2Octets(text: string): Buffer {
   return Buffer.from(text, 'utf16le').swap16();
@@ -86,37 +108,87 @@ export function concatUdh(ref: number, total: number, seq: number): Buffer {
   return Buffer.from([0x05, 0x00, 0x03, ref & 0xff, total, seq]);
 }
 
+/** TLV tags of `submit_sm` sendpool writes (SMPP 3.4, 5.3.2). */
+export const TLV = { SAR_MSG_REF_NUM: 0x020c, SAR_TOTAL_SEGMENTS: 0x020e, SAR_SEGMENT_SEQNUM: 0x020f, MESSAGE_PAYLOAD: 0x0424 } as const;
+
+/** One TLV: tag (2 octets), length (2 octets), value. */
+export function tlv(tag: number, value: Uint8Array): Buffer {
+  const b = Buffer.allocUnsafe(4 + value.length);
+  b.writeUInt16BE(tag, 0);
+  b.writeUInt16BE(value.length, 2);
+  b.set(value, 4);
+  return b;
+}
+
+/** The SAR TLVs of part `seq` (1-based) of `total`: 16-bit reference, 1-octet count and place. */
+export function sarTlvs(ref: number, total: number, seq: number): Buffer {
+  const b = Buffer.allocUnsafe(6 + 5 + 5);
+  b.writeUInt16BE(TLV.SAR_MSG_REF_NUM, 0);
+  b.writeUInt16BE(2, 2);
+  b.writeUInt16BE(ref & 0xffff, 4);
+  b.writeUInt16BE(TLV.SAR_TOTAL_SEGMENTS, 6);
+  b.writeUInt16BE(1, 8);
+  b[10] = total;
+  b.writeUInt16BE(TLV.SAR_SEGMENT_SEQNUM, 11);
+  b.writeUInt16BE(1, 13);
+  b[15] = seq;
+  return b;
+}
+
+/** How a long SMS goes: a UDH in each part, SAR TLVs on each part, or one PDU with `message_payload`. */
+export type Concatenation = 'udh' | 'sar' | 'payload';
+
+/** Options of {@link submitParts}. */
+export interface SubmitPartsOptions {
+  /** `data_coding` of a GSM-7 text: 0 (GSM 03.38 octets) or 1 (IA5, ASCII octets). @default 0 */
+  readonly gsm7DataCoding?: 0 | 1;
+  /** @default 'udh' */
+  readonly concatenation?: Concatenation;
+}
+
 /** The fields of the `submit_sm` PDUs of one SMS (besides the addresses). */
 export interface SubmitParts {
   readonly dataCoding: number;
   readonly esmClass: number;
-  /** `short_message` of each part, in order. */
+  /**
+   * `short_message` of each PDU, in order: one per part, or a single empty one with `'payload'`
+   * (the number of PDUs, and of receipts to await, is its length).
+   */
   readonly shortMessages: readonly Buffer[];
+  /** TLV octets written after each PDU's `short_message` (as many as `shortMessages`), when any. */
+  readonly tlvs?: readonly Buffer[];
 }
 
 /**
- * The parts of an SMS as `short_message` octets: exactly `parts` of them, cut by the contract's
- * rule. `{ error }` when the text does not give the parts the contract reported (a text changed
- * after it was counted) or has none, or has more than 255 (the UDH counts to 255).
+ * The PDUs of an SMS: with `'udh'` and `'sar'` exactly `parts` of them, cut by the contract's rule;
+ * with `'payload'` one for a text of several parts. `{ error }` when the text does not give the
+ * parts the contract reported (a text changed after it was counted) or has none, or has more than
+ * 255 (a UDH or `sar_total_segments` counts to 255), or a character its alphabet lacks. `ref` is
+ * the SMS's reference: its low 8 bits go in a UDH, its low 16 bits in `sar_msg_ref_num`.
  */
-export function submitParts(text: string, encoding: SmsEncoding, parts: number, ref: number): SubmitParts | { readonly error: string } {
+export function submitParts(text: string, encoding: SmsEncoding, parts: number, ref: number, options: SubmitPartsOptions = {}): SubmitParts | { readonly error: string } {
   const texts = smsPartTexts(text, encoding);
   if (texts.length !== parts) return { error: `the text makes ${texts.length} ${encoding} part(s), the contract counted ${parts}` };
   if (parts === 0) return { error: 'empty message' };
   if (parts > 255) return { error: `${parts} parts: at most 255 fit a concatenation header` };
-  const encode = encoding === 'GSM-7' ? gsm7Octets : ucs2Octets;
+  const ia5 = encoding === 'GSM-7' && options.gsm7DataCoding === DATA_CODING_IA5;
+  const encode = encoding === 'UCS-2' ? ucs2Octets : ia5 ? ia5Octets : gsm7Octets;
+  const dataCoding = ia5 ? DATA_CODING_IA5 : DATA_CODING[encoding];
   let octets: Buffer[];
   try {
     octets = texts.map(encode);
   } catch (e) {
     return { error: e instanceof Error ? e.message : String(e) };
   }
-  if (parts === 1) return { dataCoding: DATA_CODING[encoding], esmClass: 0, shortMessages: octets };
-  return {
-    dataCoding: DATA_CODING[encoding],
-    esmClass: ESM_CLASS_UDHI,
-    shortMessages: octets.map((o, i) => Buffer.concat([concatUdh(ref, parts, i + 1), o])),
-  };
+  if (parts === 1) return { dataCoding, esmClass: 0, shortMessages: octets };
+  switch (options.concatenation ?? 'udh') {
+    case 'sar':
+      return { dataCoding, esmClass: 0, shortMessages: octets, tlvs: octets.map((_, i) => sarTlvs(ref, parts, i + 1)) };
+    case 'payload':
+      return { dataCoding, esmClass: 0, shortMessages: [Buffer.alloc(0)], tlvs: [tlv(TLV.MESSAGE_PAYLOAD, Buffer.concat(octets))] };
+    default:
+      return { dataCoding, esmClass: ESM_CLASS_UDHI, shortMessages: octets.map((o, i) => Buffer.concat([concatUdh(ref, parts, i + 1), o])) };
+  }
 }
 
 /** Where a part of a concatenated message sits: reference, parts in all, its 1-based place. */
@@ -155,6 +227,8 @@ export interface SubmitSmFields {
    */
   readonly validityPeriod: string;
   readonly shortMessage: Uint8Array;
+  /** TLVs after `short_message` (already encoded: {@link sarTlvs}, {@link tlv}). @default none */
+  readonly tlvs?: Uint8Array;
 }
 
 /** Length of an SMPP time (SMPP 3.4, 7.1.1), without its terminating NUL. */
@@ -183,7 +257,7 @@ export const SUBMIT_SM = 0x00000004;
 const HEADER = 16;
 
 /**
- * A whole `submit_sm` PDU (header and body) with sequence number 0: the channel writes the
+ * A whole `submit_sm` PDU (header and body, then its TLVs) with sequence number 0: the channel writes the
  * sequence number into octets 12–15 when it sends it. Built once per part, because the smpp
  * package's generic encoder cost more CPU than the rest of a send (docs/decisions.md).
  */
@@ -192,7 +266,8 @@ export function encodeSubmitSm(f: SubmitSmFields): Buffer {
   const dest = Buffer.from(f.destinationAddr, 'latin1');
   // service_type(1) ton npi source\0 ton npi dest\0 esm pid prio sched(1) valid(1) reg replace dcs default_id sm_length
   const validity = f.validityPeriod.length === SMPP_TIME_LENGTH ? f.validityPeriod : '';
-  const length = HEADER + 1 + 2 + source.length + 1 + 2 + dest.length + 1 + 3 + 1 + validity.length + 1 + 5 + f.shortMessage.length;
+  const tlvs = f.tlvs?.length ?? 0;
+  const length = HEADER + 1 + 2 + source.length + 1 + 2 + dest.length + 1 + 3 + 1 + validity.length + 1 + 5 + f.shortMessage.length + tlvs;
   const b = Buffer.allocUnsafe(length);
   b.writeUInt32BE(length, 0);
   b.writeUInt32BE(SUBMIT_SM, 4);
@@ -220,6 +295,7 @@ export function encodeSubmitSm(f: SubmitSmFields): Buffer {
   b[at++] = 0; // sm_default_msg_id
   b[at++] = f.shortMessage.length;
   b.set(f.shortMessage, at);
+  if (f.tlvs) b.set(f.tlvs, at + f.shortMessage.length);
   return b;
 }
 

@@ -17,6 +17,9 @@ export const SMPP_ENV = {
   SENDPOOL_SMPP_SYSTEM_TYPE: 'systemType',
   SENDPOOL_SMPP_SOURCE_ADDR: 'sourceAddr',
   SENDPOOL_SMPP_WINDOW: 'window',
+  SENDPOOL_SMPP_TLS_CA_FILE: 'tlsCaFile',
+  SENDPOOL_SMPP_TLS_CERT_FILE: 'tlsCertFile',
+  SENDPOOL_SMPP_TLS_KEY_FILE: 'tlsKeyFile',
 } as const satisfies Record<string, keyof SmppChannelOptions>;
 
 const NUMERIC = new Set(['port', 'window']);
@@ -48,6 +51,13 @@ const FILE_KEYS = new Set<string>([
   'receiptTimeoutMs',
   'maxTrackedReceipts',
   'maxTrackedReplies',
+  'interfaceVersion',
+  'gsm7DataCoding',
+  'concatenation',
+  'tlsCaFile',
+  'tlsCertFile',
+  'tlsKeyFile',
+  'tlsRejectUnauthorized',
 ]);
 
 export type SmppConfigResult = { readonly ok: true; readonly options: SmppChannelOptions } | { readonly ok: false; readonly problems: readonly Problem[] };

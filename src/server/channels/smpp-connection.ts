@@ -7,15 +7,79 @@
  * Answers written in one turn of the event loop go out in one write (cork until the next tick):
  * the answers to the `deliver_sm` of one read leave together.
  */
+import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { createSecureContext, connect as tlsConnect, type SecureContext } from 'node:tls';
+import type { Problem } from '../../core/problems.js';
+import { ServerOptionsError } from '../options-error.js';
 import { PduFramer, SmppFrameError } from './smpp-frames.js';
+import type { ResolvedSmppOptions } from './smpp-options.js';
 
 /** Where the connection goes. */
 export interface SmppAddress {
   readonly host: string;
   readonly port: number;
   readonly tls: boolean;
+  /** TLS: refuse a certificate that does not chain to a trusted authority or name the host. @default true */
+  readonly tlsRejectUnauthorized?: boolean;
+  /** TLS: the CA and client certificate read from the option's files ({@link withSmppTlsFiles}). @default Node's CAs, no client certificate */
+  readonly tlsContext?: SecureContext;
+}
+
+/**
+ * The options with the TLS files (`tlsCaFile`, `tlsCertFile`, `tlsKeyFile`) read, once, into a
+ * secure context every connection uses. A file that cannot be read or is not what its option says
+ * throws a {@link ServerOptionsError} naming the option and the file (never its contents).
+ */
+export function withSmppTlsFiles<O extends ResolvedSmppOptions>(o: O): O & { readonly tlsContext?: SecureContext } {
+  if (!o.smscs.some((smsc) => smsc.tls) || (o.tlsCaFile === '' && o.tlsCertFile === '')) return o;
+  const problems: Problem[] = [];
+  const read = (option: 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile'): Buffer | undefined => {
+    const path = o[option];
+    if (path === '') return undefined;
+    try {
+      return readFileSync(path);
+    } catch (e) {
+      problems.push(fileProblem(option, path, 'a readable file', (e as NodeJS.ErrnoException).code ?? (e as Error).message));
+      return undefined;
+    }
+  };
+  const ca = read('tlsCaFile');
+  const cert = read('tlsCertFile');
+  const key = read('tlsKeyFile');
+  if (problems.length > 0) throw new ServerOptionsError(problems);
+  // Each file alone, so a problem names its option; then the key against its certificate.
+  const check = (option: 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile', expected: string, test: () => void): void => {
+    try {
+      test();
+    } catch (e) {
+      problems.push(fileProblem(option, o[option], expected, openSslReason(e)));
+    }
+  };
+  let certificate: X509Certificate | undefined;
+  let privateKey: KeyObject | undefined;
+  if (ca) check('tlsCaFile', 'PEM certificates', () => new X509Certificate(ca));
+  if (cert) check('tlsCertFile', 'a PEM certificate', () => (certificate = new X509Certificate(cert)));
+  if (key) check('tlsKeyFile', 'a PEM private key (not encrypted)', () => (privateKey = createPrivateKey(key)));
+  if (certificate && privateKey && !certificate.checkPrivateKey(privateKey)) {
+    problems.push(fileProblem('tlsKeyFile', o.tlsKeyFile, 'the private key of the certificate in tlsCertFile', 'the key of another certificate'));
+  }
+  if (problems.length > 0) throw new ServerOptionsError(problems);
+  return { ...o, tlsContext: createSecureContext({ ...(ca ? { ca } : {}), ...(cert && key ? { cert, key } : {}) }) };
+}
+
+function fileProblem(option: string, path: string, expected: string, actual: string): Problem {
+  const where = `smpp.${option}`;
+  const got = `${JSON.stringify(path)} (${actual})`;
+  return { path: where, expected, actual: got, message: `${where}: expected ${expected}, got ${got}` };
+}
+
+/** OpenSSL's reason (`no start line`, `key values mismatch`), never the file's contents. */
+function openSslReason(e: unknown): string {
+  const err = e as { reason?: unknown; code?: unknown; message?: unknown };
+  if (typeof err.reason === 'string') return `OpenSSL: ${err.reason}`;
+  return typeof err.code === 'string' ? err.code : String(err.message);
 }
 
 /** What the connection tells its owner. */
@@ -40,7 +104,13 @@ export class SmppConnection {
   constructor(address: SmppAddress, events: SmppConnectionEvents) {
     // TLS: the server name is the host's when it is a name (SNI carries no IP address).
     const socket = address.tls
-      ? tlsConnect({ host: address.host, port: address.port, ...(isIP(address.host) === 0 ? { servername: address.host } : {}) })
+      ? tlsConnect({
+          host: address.host,
+          port: address.port,
+          ...(isIP(address.host) === 0 ? { servername: address.host } : {}),
+          ...(address.tlsContext ? { secureContext: address.tlsContext } : {}),
+          rejectUnauthorized: address.tlsRejectUnauthorized ?? true,
+        })
       : netConnect({ host: address.host, port: address.port });
     this.socket = socket;
     socket.once(address.tls ? 'secureConnect' : 'connect', () => {

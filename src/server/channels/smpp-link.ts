@@ -14,6 +14,7 @@ import { SmppConnection } from './smpp-connection.js';
 import type { Part } from './smpp-queue.js';
 import type { BackoffRange, ResolvedSmppOptions } from './smpp-options.js';
 import type { ResolvedSmsc } from './smpp-smscs.js';
+import type { SecureContext } from 'node:tls';
 import { SMPP_STATUS, smppStatusText, type SmppModule } from './smpp-package.js';
 
 /** The wait before attempt `attempt` of something refused again and again (reconnect, throttling). */
@@ -103,11 +104,16 @@ export class SmppLink {
     this.outstanding = new Map();
     this.#enquireSentAt = 0;
     const smsc = this.smsc;
-    const connection: SmppConnection = new SmppConnection(smsc, {
+    // The account's address; the TLS settings (files read once, withSmppTlsFiles) are the channel's.
+    const tlsContext = (o as { readonly tlsContext?: SecureContext }).tlsContext;
+    const address = { host: smsc.host, port: smsc.port, tls: smsc.tls, tlsRejectUnauthorized: o.tlsRejectUnauthorized, ...(tlsContext ? { tlsContext } : {}) };
+    const connection: SmppConnection = new SmppConnection(address, {
       open: () => {
         // Closed while connecting: nothing to bind (an unbind must not precede a bind).
         if (this.#closed) return connection.destroy();
-        this.#request(connection, `bind_${this.kind}`, { system_id: smsc.systemId, password: smsc.password, system_type: smsc.systemType }, (status) => this.#onBound(connection, status));
+        this.#request(connection, `bind_${this.kind}`, { system_id: smsc.systemId, password: smsc.password, system_type: smsc.systemType, interface_version: o.interfaceVersion }, (status) =>
+          this.#onBound(connection, status),
+        );
       },
       frame: (frame) => this.#onFrame(connection, frame),
       closed: (reason) => this.#onClosed(connection, reason),

@@ -98,6 +98,39 @@ export interface SmppChannelOptions extends SmscOptions {
   readonly maxTrackedReceipts?: number;
   /** Phones kept to match replies (MO) to the last SMS sent to them (oldest forgotten first); see `maxTrackedReceipts`. @default 1_000_000 */
   readonly maxTrackedReplies?: number;
+  /**
+   * `interface_version` of the bind: 0x34 (SMPP 3.4, what sendpool speaks), 0x33 (3.3) or 0x50
+   * (5.0) for an SMSC that asks for another; any octet 0x00–0xFF. @default 0x34
+   */
+  readonly interfaceVersion?: number;
+  /**
+   * `data_coding` of a GSM-7 text: 0 (the SMSC's default alphabet, GSM 03.38 octets) or 1 (IA5,
+   * ASCII octets, for an SMSC that reads 0 as another alphabet). With 1, a text with a GSM-7
+   * character outside ASCII (`é`, `£`, `€`…) is answered failed, not sent. UCS-2 is always 8.
+   * @default 0
+   */
+  readonly gsm7DataCoding?: 0 | 1;
+  /**
+   * How a long SMS (more than one part) goes: `'udh'` a concatenation header in each part's
+   * `short_message` (`esm_class` 0x40); `'sar'` the same parts without a header, joined by the TLVs
+   * `sar_msg_ref_num`, `sar_total_segments`, `sar_segment_seqnum`; `'payload'` one `submit_sm` with
+   * the whole text in the TLV `message_payload`, which the SMSC cuts. @default 'udh'
+   */
+  readonly concatenation?: 'udh' | 'sar' | 'payload';
+  /**
+   * PEM file of the certificate authorities the SMSC's certificate must chain to (with `tls`),
+   * instead of Node's bundled ones. Read once when the channel is created. @default none (Node's CAs)
+   */
+  readonly tlsCaFile?: string;
+  /** PEM file of the client certificate shown to an SMSC that asks for one (with `tlsKeyFile`). @default none */
+  readonly tlsCertFile?: string;
+  /** PEM file of the client certificate's private key (with `tlsCertFile`); its contents are never logged. @default none */
+  readonly tlsKeyFile?: string;
+  /**
+   * Refuse an SMSC whose certificate does not chain to a trusted authority or does not name
+   * `host`. Only for a test SMSC: false accepts any certificate. @default true
+   */
+  readonly tlsRejectUnauthorized?: boolean;
   /** Told of binds, drops and throttling. @default none */
   readonly onEvent?: (event: SmppEvent) => void;
 }
@@ -119,6 +152,9 @@ export const SMPP_DEFAULTS = {
   receiptTimeoutMs: 172_800_000,
   maxTrackedReceipts: 1_000_000,
   maxTrackedReplies: 1_000_000,
+  interfaceVersion: 0x34,
+  gsm7DataCoding: 0,
+  concatenation: 'udh',
 } as const;
 
 const HOUR_MS = 3_600_000;
@@ -170,6 +206,22 @@ export function smppOptionProblems(options: unknown, prefix = 'smpp'): Problem[]
   if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof (clock as Record<string, unknown>)['now'] !== 'function'))
     found.push(problem(at('clock'), 'an object with now()', clock));
   for (const k of ['maxTrackedReceipts', 'maxTrackedReplies']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1, 100_000_000));
+  if (o['interfaceVersion'] !== undefined) found.push(intProblem(at('interfaceVersion'), o['interfaceVersion'], 0, 255));
+  if (o['gsm7DataCoding'] !== undefined && o['gsm7DataCoding'] !== 0 && o['gsm7DataCoding'] !== 1)
+    found.push(problem(at('gsm7DataCoding'), '0 (SMSC default alphabet) or 1 (IA5/ASCII)', o['gsm7DataCoding']));
+  if (o['concatenation'] !== undefined && !['udh', 'sar', 'payload'].includes(o['concatenation'] as string)) found.push(problem(at('concatenation'), "'udh', 'sar' or 'payload'", o['concatenation']));
+  for (const k of ['tlsCaFile', 'tlsCertFile', 'tlsKeyFile']) {
+    if (o[k] === undefined) continue;
+    found.push(stringProblem(at(k), o[k], 1, 4096));
+    const smscs: unknown = o['smscs'];
+    const anyTls = o['tls'] === true || (Array.isArray(smscs) && smscs.some((e: unknown) => typeof e === 'object' && e !== null && (e as Record<string, unknown>)['tls'] === true));
+    if (!anyTls) found.push(problem(at(k), 'a file only with tls: true (at the top level or for an account in smscs)', o[k]));
+  }
+  if ((o['tlsCertFile'] === undefined) !== (o['tlsKeyFile'] === undefined)) {
+    const [given, missing] = o['tlsCertFile'] === undefined ? ['tlsKeyFile', 'tlsCertFile'] : ['tlsCertFile', 'tlsKeyFile'];
+    found.push(problem(at(missing), `a file with ${given} (a client certificate needs both)`, undefined));
+  }
+  if (o['tlsRejectUnauthorized'] !== undefined && typeof o['tlsRejectUnauthorized'] !== 'boolean') found.push(problem(at('tlsRejectUnauthorized'), 'true or false', o['tlsRejectUnauthorized']));
   const out = found.filter((p): p is Problem => p !== undefined);
   for (const k of ['reconnectBackoff', 'throttleBackoff', 'retryBackoff']) if (o[k] !== undefined) out.push(...backoffProblems(at(k), o[k]));
   if (o['onEvent'] !== undefined && typeof o['onEvent'] !== 'function') out.push(problem(at('onEvent'), 'a function', o['onEvent']));
@@ -199,6 +251,13 @@ export function resolveSmppOptions(o: SmppChannelOptions): ResolvedSmppOptions {
     clock: o.clock ?? systemClock,
     maxTrackedReceipts: o.maxTrackedReceipts ?? SMPP_DEFAULTS.maxTrackedReceipts,
     maxTrackedReplies: o.maxTrackedReplies ?? SMPP_DEFAULTS.maxTrackedReplies,
+    interfaceVersion: o.interfaceVersion ?? SMPP_DEFAULTS.interfaceVersion,
+    gsm7DataCoding: o.gsm7DataCoding ?? SMPP_DEFAULTS.gsm7DataCoding,
+    concatenation: o.concatenation ?? SMPP_DEFAULTS.concatenation,
+    tlsCaFile: o.tlsCaFile ?? '',
+    tlsCertFile: o.tlsCertFile ?? '',
+    tlsKeyFile: o.tlsKeyFile ?? '',
+    tlsRejectUnauthorized: o.tlsRejectUnauthorized ?? true,
     onEvent: o.onEvent,
   };
 }
