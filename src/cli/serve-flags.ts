@@ -277,7 +277,11 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
   const smpp = smsChannelFlags(io, str('sms-channel'), str('smpp-config'), env);
   if (smpp !== undefined) {
     options['smpp'] = smpp;
-    notes.push(`SMS go over SMPP to ${smpp.host}:${smpp.port ?? (smpp.tls ? 3550 : 2775)}${smpp.tls ? ' (TLS)' : ''}`);
+    const where = (a: { host?: string; port?: number; tls?: boolean }) => {
+      const tls = a.tls ?? smpp.tls;
+      return `${a.host ?? smpp.host}:${a.port ?? smpp.port ?? (tls ? 3550 : 2775)}${tls ? ' (TLS)' : ''}`;
+    };
+    notes.push(`SMS go over SMPP to ${smpp.smscs ? smpp.smscs.map(where).join(', ') : where(smpp)}`);
   }
   return { options, notes };
 }

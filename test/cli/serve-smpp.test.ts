@@ -152,6 +152,41 @@ describe('serve --sms-channel: flags and configuration', () => {
     }
   });
 
+  it('a bind pool from the file: accounts in smscs, each problem named by its JSON path', () => {
+    const config = scratch({
+      'pool.json': {
+        systemId: 'sendpool',
+        password: PASSWORD,
+        sourceAddr: 'SENDPOOL',
+        tps: 100,
+        smscs: [
+          { name: 'primary', host: 'smsc-a.example.net', binds: 2, priority: 0 },
+          { name: 'backup', host: 'smsc-b.example.net', tls: true, bindMode: 'split', receiverBinds: 1, priority: 1, tps: 20 },
+        ],
+      },
+      'bad-pool.json': { systemId: 'sendpool', password: PASSWORD, sourceAddr: 'SENDPOOL', smscs: [{ name: 'a', binds: 0 }, { name: 'a', host: 'h', bindMode: 'both', color: 'red' }] },
+    });
+    const ok = settings({ 'sms-channel': 'smpp', 'smpp-config': join(config, 'pool.json') }, {});
+    expect(ok.notes).toContain('SMS go over SMPP to smsc-a.example.net:2775, smsc-b.example.net:3550 (TLS)');
+    const bad = join(config, 'bad-pool.json');
+    let message = '';
+    try {
+      settings({ 'sms-channel': 'smpp', 'smpp-config': bad }, {});
+    } catch (e) {
+      message = String(e);
+    }
+    for (const part of [
+      `${bad}: $.smscs[0].host: expected a string of 1 to 253 characters without spaces or slashes, got missing (nor is it set at the top level)`,
+      `${bad}: $.smscs[0].binds: expected an integer from 1 to 64, got 0 (number)`,
+      `${bad}: $.smscs[1].color: expected one of name, host,`,
+      `${bad}: $.smscs[1].bindMode: expected 'transceiver' or 'split', got "both" (string)`,
+      `${bad}: $.smscs[1].name: expected a name no other account has (smscs[0] is "a")`,
+    ]) {
+      expect(message).toContain(part);
+    }
+    expect(message).not.toContain(PASSWORD);
+  });
+
   it('a TLS file that cannot be read stops serve with exit 2, naming the option and the file', () => {
     const config = scratch({ 'tls-missing.json': { host: '127.0.0.1', port: 1, tls: true, systemId: 'sendpool', password: PASSWORD, sourceAddr: 'SENDPOOL' } });
     const missing = join(config, 'no-such-ca.pem');

@@ -58,6 +58,13 @@ const FILE_KEYS = new Set<string>([
   'tlsCertFile',
   'tlsKeyFile',
   'tlsRejectUnauthorized',
+  'name',
+  'priority',
+  'binds',
+  'bindMode',
+  'receiverBinds',
+  'tps',
+  'smscs',
 ]);
 
 export type SmppConfigResult = { readonly ok: true; readonly options: SmppChannelOptions } | { readonly ok: false; readonly problems: readonly Problem[] };
@@ -96,7 +103,7 @@ export function smppConfig(fileText: string | undefined, env: Readonly<Record<st
     else merged[option] = text;
   }
   for (const p of smppOptionProblems(merged, 'smpp')) {
-    const option = p.path.replace(/^smpp\./, '').split('.')[0]!;
+    const option = p.path.replace(/^smpp\./, '').split(/[.[]/)[0]!;
     const where = from.get(option);
     const rest = p.path.slice(`smpp.${option}`.length);
     const path = where ? `${where}${rest}` : `${fileName}: $.${option}${rest} (or ${envNameOf(option) ?? 'the file'})`;
