@@ -44,6 +44,8 @@ export { composeChannels } from './channels/compose.js';
 export type { ComposedChannels } from './channels/compose.js';
 export { createSmppChannel, type SmppChannel, type SmppChannelStats } from './channels/smpp-channel.js';
 export type { SmppChannelOptions, SmppEvent, BackoffRange } from './channels/smpp-options.js';
+export type { SmscOptions, SmppBindMode } from './channels/smpp-smscs.js';
+export type { SmscStats } from './channels/smpp-pool.js';
 export { RECEIPT_STATES, type ReceiptOutcome } from './channels/smpp-receipt.js';
 
 // Keys and tenants
