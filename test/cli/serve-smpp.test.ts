@@ -228,7 +228,7 @@ describe('sendpool serve --sms-channel smpp', () => {
       expect(res.status).toBe(202);
       expect(res.json).toMatchObject({ accepted: 2, parts: 3 });
       await waitFor(() => smsc.accepted.length === 3, 'three parts at the SMSC');
-      expect(smsc.binds).toEqual([{ systemId: 'sendpool', password: PASSWORD, ok: true }]);
+      expect(smsc.binds).toEqual([{ systemId: 'sendpool', password: PASSWORD, ok: true, kind: 'transceiver', interfaceVersion: 0x34 }]);
       expect(smsc.accepted.find((a) => a.destination === '5511987654321')).toMatchObject({ text: 'Olá! Seu código é 4321', dataCoding: 8 });
       expect(serving.stderr()).toContain(`note: SMS go over SMPP to 127.0.0.1:${smsc.port}\n`);
       expect(serving.stderr()).not.toContain(PASSWORD);
