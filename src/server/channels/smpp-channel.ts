@@ -25,6 +25,7 @@ import { Heap } from 'mnemonist';
 import { encodeSubmitSm, smppRelativeTime, submitParts, writeValidityPeriod } from './smpp-codec.js';
 import { SmppDeliveries } from './smpp-deliver.js';
 import { SmppInbound } from './smpp-inbound.js';
+import { SmppReceiptWait } from './smpp-receipt-wait.js';
 import { backoffMs, SmppLink } from './smpp-link.js';
 import { PartQueue, type DelayedPart, type Job, type Part } from './smpp-queue.js';
 import { resolveSmppOptions, smppOptionProblems, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
@@ -84,6 +85,7 @@ class SmppChannelImpl implements SmppChannel {
   readonly #inbound: SmppInbound;
   readonly #link: SmppLink;
   readonly #deliveries: SmppDeliveries;
+  readonly #receiptWait: SmppReceiptWait;
   #sink: ChannelSink | undefined;
   #started = false;
   #closed = false;
@@ -116,6 +118,7 @@ class SmppChannelImpl implements SmppChannel {
       sink: () => this.#sink,
       current: (connection) => this.#link.connection === connection,
     });
+    this.#receiptWait = new SmppReceiptWait({ options: o, inbound: this.#inbound, deliveries: this.#deliveries, sink: () => this.#sink });
     this.#link = new SmppLink({
       options: o,
       counters: this.#c,
@@ -250,6 +253,7 @@ class SmppChannelImpl implements SmppChannel {
       const accepted = job.sms.parts > 1 && job.remaining < job.sms.parts ? `, ${job.sms.parts - job.remaining} of ${job.sms.parts} parts accepted` : '';
       this.#finish(job, { status: 'failed', reason: `SMPP: not accepted within its validity of ${this.#o.validityMs} ms (last: ${last}${accepted})` });
     }
+    this.#receiptWait.sweep(now);
     this.#link.check(Date.now());
     if (due) this.#pump();
   }
@@ -333,6 +337,7 @@ class SmppChannelImpl implements SmppChannel {
         }
         if (--job.remaining === 0) {
           this.#inbound.sentTo(job.sms.phone, job.sms.smsId);
+          if (job.tracked) this.#receiptWait.sent(job.tracked);
           this.#finish(job, { status: 'sent' });
         }
       }
