@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { composeChannels, createSmppChannel, type SimulatedChannel } from '../../src/server/index.js';
+import { SharedMemory } from '../../src/server/redis/shared-memory.js';
 import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
 import { api, fastChannel, startReceiver, startServer, waitFor, type Started } from './helpers.js';
 import { startFakeSmsc } from './smpp-smsc.js';
@@ -22,6 +23,20 @@ describeTargets('SMPP receipt timeout on the server on Redis', (target) => {
   afterAll(async () => {
     await cleanup(client, prefix);
     client.disconnect();
+  });
+
+  it("the shared memory's entries by prefix: both generations, the newer one winning, a delete hiding the older value", async () => {
+    const root = `${prefix}{scan}:`;
+    // Generations of two entries; 5 written: the current generation is 2, the previous 1.
+    await client.set(`${root}mem:n`, '5');
+    await client.hset(`${root}mem:1`, 'c:sw:gone', '1 10', 'c:sw:kept', '2 20', 'c:sw:old', '3 30', 'c:sr:30', '1 kept');
+    await client.hset(`${root}mem:2`, 'c:sw:gone', '', 'c:sw:old', '4 40 41', 'c:sw:new', '5 50', 'c:so:5511', 'x', 'c:sw*', 'literal');
+    // Two generations back: dropped by the fleet's next write, never read.
+    await client.hset(`${root}mem:0`, 'c:sw:ancient', '0 1');
+    const memory = new SharedMemory(client, root, 2);
+    expect(Object.fromEntries(await memory.scan('c:sw:'))).toEqual({ 'c:sw:kept': '2 20', 'c:sw:old': '4 40 41', 'c:sw:new': '5 50' });
+    // A prefix with a glob character is matched literally.
+    expect(Object.fromEntries(await memory.scan('c:sw*'))).toEqual({ 'c:sw*': 'literal' });
   });
 
   it('an instance started after the sender left expires what the fleet still awaits, and only that', async () => {
