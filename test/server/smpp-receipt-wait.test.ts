@@ -131,6 +131,22 @@ describe('SMPP receipt wait, sweep by sweep', () => {
     expect(wait.size).toBe(0);
   });
 
+  it('what the bounded memory forgot is no longer awaited: the wait stays within the memory', async () => {
+    const clock = new ManualClock(0);
+    // At most 20 entries; an SMS takes two (`sr:` and `sw:`).
+    const memory = new ChannelMemoryStore(20);
+    const { wait, reported, send } = waitOn(memory, clock);
+    wait.sweep(0);
+    await settle();
+    for (let i = 0; i < 1_000; i++) send(`s${i}`, [String(i)]);
+    expect(wait.size).toBeLessThanOrEqual(10);
+    wait.sweep(60_000);
+    // The newest are expired; none the memory had forgotten.
+    expect(reported.length).toBeGreaterThan(0);
+    expect(reported.every((r) => Number(r.smsId.slice(1)) >= 990)).toBe(true);
+    expect(wait.size).toBe(0);
+  });
+
   it('an SMS whose receipt (every part) came before its sent answer is not awaited; one part in, the rest is', async () => {
     const clock = new ManualClock(0);
     const memory = new ChannelMemoryStore(1_000);

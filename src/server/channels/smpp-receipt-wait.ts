@@ -10,8 +10,9 @@
  * channel memory (`sw:<SMS id>` → `<accepted at> <message id>…`, smpp-inbound.ts), so it is
  * written with each step on the durable server and shared in Redis on the server on Redis; in this
  * process a FIFO in acceptance order (one timeout for all: the oldest expires first), swept on the
- * channel's tick. At start (and when the server lends its memory) the FIFO is rebuilt from the
- * memory's `sw:` entries (`ChannelMemory.entries`).
+ * channel's tick, trimmed at its head as the bounded memory forgets. At start (and when the server
+ * lends its memory) the SMS found in the memory's `sw:` entries (`ChannelMemory.entries`) are a
+ * second FIFO.
  *
  * The deadline is the acceptance time plus the `receiptTimeoutMs` in force, not a deadline written
  * at the send: a timeout changed across a restart applies to the SMS already waiting.
@@ -41,6 +42,40 @@ interface Waiting {
   readonly smsId: string;
 }
 
+/** Awaited SMS in acceptance order. */
+class Fifo {
+  #items: Waiting[] = [];
+  #head = 0;
+
+  get empty(): boolean {
+    return this.#head >= this.#items.length;
+  }
+
+  peek(): Waiting | undefined {
+    return this.#items[this.#head];
+  }
+
+  shift(): Waiting | undefined {
+    const w = this.#items[this.#head];
+    if (w === undefined) return undefined;
+    this.#head++;
+    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+    return w;
+  }
+
+  push(w: Waiting): void {
+    this.#items.push(w);
+  }
+
+  /** Puts entries back at the head (a failed read), in their order. */
+  unshift(entries: readonly Waiting[]): void {
+    this.#items.splice(this.#head, 0, ...entries);
+  }
+}
+
 /** SMS expired in one sweep at most (the rest in the next ticks). */
 const MAX_EXPIRED_AT_ONCE = 1_000;
 /** Wait before reading the memory again after a failed read (Redis away). */
@@ -49,12 +84,16 @@ const RETRY_MS = 1_000;
 /** The receipt timeout of an SMPP channel. */
 export class SmppReceiptWait {
   readonly #host: SmppReceiptWaitHost;
-  /** Awaited SMS in acceptance order; an entry no longer in `#at` (or with another time) is skipped. */
-  #fifo: Waiting[] = [];
-  #head = 0;
+  /**
+   * Awaited SMS in acceptance order, those this process accepted and those found in the memory at
+   * start (older, mostly; two queues, so the first can be trimmed at its head alone). An entry no
+   * longer in `#at` (or with another time) is skipped.
+   */
+  readonly #own = new Fifo();
+  #found = new Fifo();
   /** Awaited SMS by id: when their last part was accepted. */
   readonly #at = new Map<string, number>();
-  /** The memory the FIFO was rebuilt from (rebuilt again when the server lends another). */
+  /** The memory the found SMS were read from (read again when the server lends another). */
   #loadedFrom: unknown;
   /** A read of the memory is under way (the rebuild, or the checks before expiring on Redis). */
   #busy = false;
@@ -79,7 +118,15 @@ export class SmppReceiptWait {
     const at = this.#host.options.clock.now();
     if (!this.#host.inbound.awaitReceipts(tracked, at)) return;
     this.#at.set(tracked.smsId, at);
-    this.#fifo.push({ at, smsId: tracked.smsId });
+    this.#own.push({ at, smsId: tracked.smsId });
+    // The memory forgets its oldest entries past its bound: so does this queue (the SMS whose
+    // `sw:` entry is gone keeps SENT), so its size stays within the memory's.
+    for (let i = 0; i < 2; i++) {
+      const head = this.#own.peek();
+      if (head === undefined || (this.#at.get(head.smsId) === head.at && this.#host.inbound.memory.get(WAIT_KEY + head.smsId) !== undefined)) break;
+      this.#own.shift();
+      if (this.#at.get(head.smsId) === head.at) this.#at.delete(head.smsId);
+    }
   }
 
   /** The channel's tick: SMS whose receipt is overdue at `now` expire. */
@@ -108,19 +155,18 @@ export class SmppReceiptWait {
   #due(now: number): Waiting[] {
     const timeout = this.#host.options.receiptTimeoutMs;
     const due: Waiting[] = [];
-    while (this.#head < this.#fifo.length && due.length < MAX_EXPIRED_AT_ONCE) {
-      const w = this.#fifo[this.#head]!;
-      if (this.#at.get(w.smsId) !== w.at) {
-        this.#head++;
-        continue;
+    for (const fifo of [this.#found, this.#own]) {
+      while (due.length < MAX_EXPIRED_AT_ONCE) {
+        const w = fifo.peek();
+        if (w === undefined) break;
+        if (this.#at.get(w.smsId) !== w.at) {
+          fifo.shift();
+          continue;
+        }
+        if (w.at + timeout > now) break;
+        fifo.shift();
+        due.push(w);
       }
-      if (w.at + timeout > now) break;
-      this.#head++;
-      due.push(w);
-    }
-    if (this.#head > 1024 && this.#head * 2 > this.#fifo.length) {
-      this.#fifo = this.#fifo.slice(this.#head);
-      this.#head = 0;
     }
     return due;
   }
@@ -148,7 +194,8 @@ export class SmppReceiptWait {
         await this.#host.sink()?.recall?.({ smsIds });
       }
     } catch {
-      this.#fifo.splice(this.#head, 0, ...due);
+      // Back at the head of the found ones: due first at the next try.
+      this.#found.unshift(due);
       this.#notBefore = this.#host.options.clock.now() + RETRY_MS;
       return;
     }
@@ -171,7 +218,7 @@ export class SmppReceiptWait {
     }
   }
 
-  /** The FIFO from the memory's `sw:` entries (a restart), before the SMS accepted since. */
+  /** The SMS the memory's `sw:` entries await (a restart: the process before this one accepted them). */
   async #rebuild(entries: (prefix: string) => Promise<ReadonlyMap<string, string>>): Promise<void> {
     let found: ReadonlyMap<string, string>;
     try {
@@ -192,13 +239,8 @@ export class SmppReceiptWait {
     }
     if (earlier.length === 0) return;
     earlier.sort((a, b) => a.at - b.at);
-    // Merged in acceptance order (on Redis, other instances' SMS may be newer than some of ours).
-    const ours = this.#fifo.slice(this.#head);
-    const merged: Waiting[] = [];
-    let i = 0;
-    let j = 0;
-    while (i < earlier.length || j < ours.length) merged.push(j >= ours.length || (i < earlier.length && earlier[i]!.at <= ours[j]!.at) ? earlier[i++]! : ours[j++]!);
-    this.#fifo = merged;
-    this.#head = 0;
+    const queue = new Fifo();
+    for (const w of earlier) queue.push(w);
+    this.#found = queue;
   }
 }
