@@ -109,7 +109,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
    */
   const channelMemory = new ChannelMemoryStore(
     2 * maxTracked,
-    storage || onRedis ? { trackChanges: true, onChange: () => durability?.schedule(), ...(onRedis ? { recall: onRedis.recallChannel } : {}) } : {},
+    storage || onRedis ? { trackChanges: true, onChange: () => durability?.schedule(), ...(onRedis ? { recall: onRedis.recallChannel, scan: onRedis.scanChannel } : {}) } : {},
   );
   channelMemory.load(options.stored?.channelMemory ?? []);
   /** Reports changed since the last step: written then (with their files), not at every step. */

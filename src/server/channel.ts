@@ -211,6 +211,20 @@ export interface ChannelMemory {
    * @default absent: `get` answers all the memory knows
    */
   recall?(keys: readonly string[]): Promise<void>;
+  /**
+   * Like {@link recall}, but for keys this instance holds too: `get` then answers what the fleet
+   * keeps now (another instance may have changed or deleted them since). Call it before a decision
+   * that another instance may have taken already (the SMPP channel, before it expires an SMS).
+   * @default absent: what `get` answers is all the memory knows
+   */
+  reread?(keys: readonly string[]): Promise<void>;
+  /**
+   * Every entry whose key starts with `prefix`: the ones held, and on the server on Redis the ones
+   * the fleet keeps (read from Redis, not held after). It reads the whole memory: call it once, at
+   * start (the SMPP channel finds the SMS whose receipt it was waiting for before a restart).
+   * @default absent: the channel cannot find what it set before a restart
+   */
+  entries?(prefix: string): Promise<ReadonlyMap<string, string>>;
 }
 
 /** A request the provider made to the server (its webhooks), as a channel's route receives it. */

@@ -16,6 +16,8 @@ export interface ChildConfig {
   readonly whatsapp?: { readonly graphUrl: string; readonly attendanceIdleMs: number };
   /** The local SMSC's port. */
   readonly smppPort?: number;
+  /** The SMPP channel's `receiptTimeoutMs`. @default the channel's (48 hours) */
+  readonly smppReceiptTimeoutMs?: number;
 }
 
 const cfg = JSON.parse(process.env['SENDPOOL_CHANNEL_CHILD']!) as ChildConfig;
@@ -33,7 +35,18 @@ const options: RunServerOptions = {
   ...(cfg.whatsapp
     ? { whatsapp: { accessToken: ACCESS_TOKEN, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, graphUrl: cfg.whatsapp.graphUrl, attendanceIdleMs: cfg.whatsapp.attendanceIdleMs } }
     : {}),
-  ...(cfg.smppPort !== undefined ? { smpp: { host: '127.0.0.1', port: cfg.smppPort, systemId: 'sendpool', password: 'secret1', sourceAddr: '5511300000000' } } : {}),
+  ...(cfg.smppPort !== undefined
+    ? {
+        smpp: {
+          host: '127.0.0.1',
+          port: cfg.smppPort,
+          systemId: 'sendpool',
+          password: 'secret1',
+          sourceAddr: '5511300000000',
+          ...(cfg.smppReceiptTimeoutMs !== undefined ? { receiptTimeoutMs: cfg.smppReceiptTimeoutMs } : {}),
+        },
+      }
+    : {}),
 };
 const running = await runServer(options);
 process.send?.({ address: running.address });

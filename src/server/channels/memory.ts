@@ -59,14 +59,35 @@ export class ChannelMemoryStore implements ChannelMemory {
    * @param options `trackChanges`: keep entries for {@link takeChanges} (the durable server);
    *   `onChange`: told each change (the durable server schedules a step)
    */
-  constructor(max: number, options: { readonly trackChanges?: boolean; readonly onChange?: () => void; readonly recall?: (keys: readonly string[]) => Promise<ReadonlyMap<string, string>> } = {}) {
+  constructor(
+    max: number,
+    options: {
+      readonly trackChanges?: boolean;
+      readonly onChange?: () => void;
+      readonly recall?: (keys: readonly string[]) => Promise<ReadonlyMap<string, string>>;
+      readonly scan?: (prefix: string) => Promise<ReadonlyMap<string, string>>;
+    } = {},
+  ) {
     this.#half = Math.max(1, Math.ceil(max / 2));
     this.#track = options.trackChanges === true;
     this.#onChange = options.onChange;
     this.#read = options.recall;
+    this.#scan = options.scan;
+    // Only where a copy is kept elsewhere: without one, what is held is all there is.
+    if (options.recall !== undefined) this.reread = (keys) => this.#reread(keys);
   }
 
+  /**
+   * Reads these keys again from the copy kept elsewhere, held or not: what it answers replaces
+   * what is held (an absent key is dropped here), as entries read, not changes. A key changed here
+   * and not yet taken by {@link takeChanges} keeps its value: it is newer than the copy. Absent
+   * without such a copy (`recall` option).
+   */
+  readonly reread?: (keys: readonly string[]) => Promise<void>;
+
   readonly #read: ((keys: readonly string[]) => Promise<ReadonlyMap<string, string>>) | undefined;
+  /** Entries by key prefix in the copy kept elsewhere (the server on Redis). */
+  readonly #scan: ((prefix: string) => Promise<ReadonlyMap<string, string>>) | undefined;
 
   /** Changes not yet taken by {@link takeChanges}. */
   get changed(): boolean {
@@ -87,6 +108,34 @@ export class ChannelMemoryStore implements ChannelMemory {
       this.#current.set(key, value);
       if (this.#current.size >= this.#half) this.#rotate();
     }
+  }
+
+  async #reread(keys: readonly string[]): Promise<void> {
+    if (this.#read === undefined || keys.length === 0) return;
+    const found = await this.#read(keys);
+    const pending = this.#keys.length > 0 ? new Set(this.#keys) : undefined;
+    for (const key of keys) {
+      if (pending?.has(key)) continue;
+      const value = found.get(key);
+      if (value === undefined) {
+        this.#current.delete(key);
+        this.#previous.delete(key);
+      } else if (this.get(key) !== value) {
+        this.#current.set(key, value);
+        if (this.#current.size >= this.#half) this.#rotate();
+      }
+    }
+  }
+
+  /**
+   * The entries whose key starts with `prefix`: those held (the durable server holds all it loaded),
+   * and those the copy kept elsewhere has (the server on Redis; a key held here wins). Reads all.
+   */
+  async entries(prefix: string): Promise<ReadonlyMap<string, string>> {
+    const out = new Map<string, string>();
+    if (this.#scan !== undefined) for (const [key, value] of await this.#scan(prefix)) out.set(key, value);
+    for (const generation of [this.#previous, this.#current]) for (const [key, value] of generation) if (key.startsWith(prefix)) out.set(key, value);
+    return out;
   }
 
   get(key: string): string | undefined {

@@ -28,6 +28,7 @@ import { SmppInbound } from './smpp-inbound.js';
 import { backoffMs, type SmppLink } from './smpp-link.js';
 import { SmppPool, type SmscStats } from './smpp-pool.js';
 import { withSmppTlsFiles, type SmppConnection } from './smpp-connection.js';
+import { SmppReceiptWait } from './smpp-receipt-wait.js';
 import { PartQueue, type DelayedPart, type Job, type Part } from './smpp-queue.js';
 import { resolveSmppOptions, smppOptionProblems, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
 import { loadSmpp, SMPP_STATUS, smppStatusText } from './smpp-package.js';
@@ -89,6 +90,7 @@ class SmppChannelImpl implements SmppChannel {
   readonly #pool: SmppPool;
   #tokenTimer: NodeJS.Timeout | undefined;
   readonly #deliveries: SmppDeliveries;
+  readonly #receiptWait: SmppReceiptWait;
   #sink: ChannelSink | undefined;
   #started = false;
   #closed = false;
@@ -121,6 +123,7 @@ class SmppChannelImpl implements SmppChannel {
       sink: () => this.#sink,
       current: (connection) => this.#pool.isCurrent(connection),
     });
+    this.#receiptWait = new SmppReceiptWait({ options: o, inbound: this.#inbound, deliveries: this.#deliveries, sink: () => this.#sink });
     this.#pool = new SmppPool(
       {
         options: o,
@@ -263,6 +266,7 @@ class SmppChannelImpl implements SmppChannel {
       const accepted = job.sms.parts > 1 && job.remaining < job.sms.parts ? `, ${job.sms.parts - job.remaining} of ${job.sms.parts} parts accepted` : '';
       this.#finish(job, { status: 'failed', reason: `SMPP: not accepted within its validity of ${this.#o.validityMs} ms (last: ${last}${accepted})` });
     }
+    this.#receiptWait.sweep(now);
     this.#pool.check(Date.now());
     if (due) this.#pump();
   }
@@ -390,6 +394,7 @@ class SmppChannelImpl implements SmppChannel {
         }
         if (--job.remaining === 0) {
           this.#inbound.sentTo(job.sms.phone, job.sms.smsId);
+          if (job.tracked) this.#receiptWait.sent(job.tracked);
           this.#finish(job, { status: 'sent' });
         }
       }

@@ -6,7 +6,9 @@
  *
  * Keys: `sr:<SMSC message id>` holds `<parts> <SMS id>` until the part's final receipt;
  * `sn:<SMS id>` the parts of a long SMS delivered so far (`x` once one failed: its status is
- * decided); `so:<phone digits>` the last SMS sent to the phone.
+ * decided); `sw:<SMS id>` holds `<accepted at ms> <message id>…` from its `sent` answer until its
+ * status is decided (the receipt wait, smpp-receipt-wait.ts, expires it); `so:<phone digits>` the
+ * last SMS sent to the phone.
  *
  * A long SMS is delivered when every part's receipt says DELIVRD; the first part that does not
  * deliver decides its status (FAILED or EXPIRED), and later receipts of its parts are ignored.
@@ -30,10 +32,22 @@ export interface TrackedSms {
 interface Tracked extends TrackedSms {
   readonly smsId: string;
   readonly parts: number;
+  /** The SMSC's message ids of its accepted parts. */
+  readonly ids: string[];
+}
+
+/** An SMS whose final receipt is awaited, as `sw:` keeps it. */
+export interface AwaitedReceipts {
+  /** When its last part was accepted (the channel's clock). */
+  readonly at: number;
+  /** The message ids of its parts whose final receipt had not come then. */
+  readonly ids: readonly string[];
 }
 
 const RECEIPT_KEY = 'sr:';
 const PROGRESS_KEY = 'sn:';
+/** Prefix of the keys of SMS whose final receipt is awaited. */
+export const WAIT_KEY = 'sw:';
 const REPLY_KEY = 'so:';
 /** `sn:` of a long SMS whose status is decided. */
 const DECIDED = 'x';
@@ -47,6 +61,13 @@ const MAX_PARTIAL_REPLIES = 10_000;
 function setBounded<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
   if (!map.delete(key) && map.size >= max) map.delete(map.keys().next().value as K);
   map.set(key, value);
+}
+
+/** Reads a `sw:` value (`<accepted at ms> <message id>…`); undefined when it is not one. */
+export function parseAwaited(value: string): AwaitedReceipts | undefined {
+  const [at, ...ids] = value.split(' ');
+  const time = Number(at);
+  return Number.isSafeInteger(time) ? { at: time, ids } : undefined;
 }
 
 /** Digits only: `+55 11 98765-4321` and `5511987654321` are one phone. */
@@ -63,6 +84,8 @@ export class SmppInbound {
   unmatchedReceipts = 0;
   /** Replies from a phone the channel sent nothing to (or forgot). */
   unmatchedReplies = 0;
+  /** Told when a receipt decided an SMS's status (the receipt wait stops waiting for it). */
+  decided: ((smsId: string) => void) | undefined;
 
   constructor(memory: ChannelMemory) {
     this.memory = memory;
@@ -86,13 +109,13 @@ export class SmppInbound {
       if (value === undefined) continue;
       smsIds.push(key.startsWith(REPLY_KEY) ? value : value.slice(value.indexOf(' ') + 1));
     }
-    if (smsIds.length > 0) await memory.recall(smsIds.map((id) => PROGRESS_KEY + id));
+    if (smsIds.length > 0) await memory.recall(smsIds.flatMap((id) => [PROGRESS_KEY + id, WAIT_KEY + id]));
     return smsIds;
   }
 
   /** An SMS about to be sent in `parts` parts: the handle its accepted parts are recorded under. */
   track(smsId: string, parts: number): TrackedSms {
-    const t: Tracked = { smsId, parts };
+    const t: Tracked = { smsId, parts, ids: [] };
     return t;
   }
 
@@ -101,8 +124,9 @@ export class SmppInbound {
    * before this answer now gives, if any.
    */
   accepted(t: TrackedSms, messageId: string): ReceiptUpdate | undefined {
-    const { smsId, parts } = t as Tracked;
+    const { smsId, parts, ids } = t as Tracked;
     this.memory.set(RECEIPT_KEY + messageId, `${parts} ${smsId}`);
+    ids.push(messageId);
     const early = this.#early.get(messageId);
     if (early === undefined) return undefined;
     this.#early.delete(messageId);
@@ -147,12 +171,53 @@ export class SmppInbound {
           return undefined;
         }
         memory.delete(progressKey);
-        return { smsId, status: 'DELIVERED', reason: null };
+        return this.#decide({ smsId, status: 'DELIVERED', reason: null });
       }
       memory.set(progressKey, DECIDED);
-    } else if (delivered) return { smsId, status: 'DELIVERED', reason: null };
+    } else if (delivered) return this.#decide({ smsId, status: 'DELIVERED', reason: null });
     const reason = receiptReason(r);
-    return { smsId, status: r.outcome.status, reason: parts > 1 && reason !== null ? `part of ${parts}: ${reason}` : reason };
+    return this.#decide({ smsId, status: r.outcome.status, reason: parts > 1 && reason !== null ? `part of ${parts}: ${reason}` : reason });
+  }
+
+  /** A receipt decided the SMS's status: no longer awaited. */
+  #decide(update: ReceiptUpdate): ReceiptUpdate {
+    this.memory.delete(WAIT_KEY + update.smsId);
+    this.decided?.(update.smsId);
+    return update;
+  }
+
+  /**
+   * Every part of the SMS was accepted (its `sent` answer) at `at`: its final receipt is awaited
+   * from now on, under `sw:`. Returns false when a receipt read before this answer already decided
+   * its status (or when every part's id was forgotten, which no receipt would match either).
+   */
+  awaitReceipts(t: TrackedSms, at: number): boolean {
+    const { smsId, ids } = t as Tracked;
+    const memory = this.memory;
+    if (memory.get(PROGRESS_KEY + smsId) === DECIDED) return false;
+    const open = ids.filter((id) => memory.get(RECEIPT_KEY + id) !== undefined);
+    // Ids given and every part's final receipt read: decided. No id given (an SMSC that answers
+    // without one): no receipt can match, and it expires like any SMS without a receipt.
+    if (ids.length > 0 && open.length === 0) return false;
+    memory.set(WAIT_KEY + smsId, [String(at), ...open].join(' '));
+    return true;
+  }
+
+  /** What `sw:` holds of an SMS: undefined when its status is decided (or it was forgotten). */
+  awaited(smsId: string): AwaitedReceipts | undefined {
+    const value = this.memory.get(WAIT_KEY + smsId);
+    if (value === undefined) return undefined;
+    return parseAwaited(value);
+  }
+
+  /** The keys expiring the SMS reads and removes (for a memory to recall first). */
+  expiryKeys(smsId: string, awaited: AwaitedReceipts): string[] {
+    return [WAIT_KEY + smsId, PROGRESS_KEY + smsId, ...awaited.ids.map((id) => RECEIPT_KEY + id)];
+  }
+
+  /** The SMS's receipt did not come in time: forgets it, so a receipt after this is ignored. */
+  expire(smsId: string, awaited: AwaitedReceipts): void {
+    for (const key of this.expiryKeys(smsId, awaited)) this.memory.delete(key);
   }
 
   /** An SMS went to `phone` (digits, as the contract gives it): a reply from it belongs to this SMS until another is sent. */

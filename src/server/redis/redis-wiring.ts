@@ -95,6 +95,8 @@ export function redisParts(options: RedisServerOptions, engine: Engine, deps: Re
     statistics,
     /** The channel memory's recall: its keys are kept as `c:` + key. */
     recallChannel: async (keys: readonly string[]) => new Map([...(await memory.read(keys.map((k) => `c:${k}`)))].map(([k, v]) => [k.slice(2), v])),
+    /** The channel memory's entries by key prefix, from both generations (read once, at start). */
+    scanChannel: async (prefix: string) => new Map([...(await memory.scan(`c:${prefix}`))].map(([k, v]) => [k.slice(2), v])),
     /** The notifier's recall of tracked messages and SMS. */
     recallTracked: async (keys: readonly string[]) => new Map([...(await memory.read(keys))].map(([k, v]) => [k, decodeRow(k, v)])),
   };

@@ -61,6 +61,29 @@ return out
 
 const READ = script(MEMORY_READ_SCRIPT);
 
+/**
+ * One HSCAN of a generation. KEYS: [1] the entry counter `<p>mem:n`, [2] the generation prefix
+ * `<p>mem:`; ARGV: [1] the entries a generation holds, [2] the generation (-1: the newest),
+ * [3] the cursor, [4] the MATCH pattern, [5] the COUNT. Returns `{ generation, cursor, fields }`
+ * (fields and values alternating).
+ */
+export const MEMORY_SCAN_SCRIPT = `
+local g = tonumber(ARGV[2])
+if g < 0 then g = math.floor((tonumber(redis.call('GET', KEYS[1])) or 0) / tonumber(ARGV[1])) end
+local r = redis.call('HSCAN', KEYS[2] .. g, ARGV[3], 'MATCH', ARGV[4], 'COUNT', ARGV[5])
+return { g, r[1], r[2] }
+`;
+
+const SCAN = script(MEMORY_SCAN_SCRIPT);
+
+/** Fields an HSCAN step looks at. */
+const SCAN_COUNT = 1000;
+
+/** `text` as a literal in a Redis glob pattern. */
+function globLiteral(text: string): string {
+  return text.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+}
+
 /** Most keys one read carries. */
 const READ_SLICE = 500;
 
@@ -92,6 +115,32 @@ export class SharedMemory {
         if (typeof value === 'string' && value !== '') found.set(key, value);
       });
     }
+    return found;
+  }
+
+  /**
+   * Every entry whose key starts with `prefix`, in the two generations kept (the newer one wins;
+   * a delete hides the older value). Walks both hashes with HSCAN, a thousand fields a call: meant
+   * for once at start. Entries written while it walks may be missed (their writer holds them).
+   */
+  async scan(prefix: string): Promise<Map<string, string>> {
+    const seen = new Map<string, string>();
+    const match = `${globLiteral(prefix)}*`;
+    let newest: number | undefined;
+    for (const back of [0, 1]) {
+      if (newest !== undefined && newest - back < 0) break;
+      let cursor = '0';
+      let generation = newest === undefined ? -1 : newest - back;
+      do {
+        const [g, next, fields] = (await runScript(this.#client, SCAN, [`${this.#root}n`, this.#root], [this.generation, generation, cursor, match, SCAN_COUNT])) as [number, string, string[]];
+        newest ??= g;
+        generation = g;
+        cursor = String(next);
+        for (let i = 0; i + 1 < fields.length; i += 2) if (!seen.has(fields[i]!)) seen.set(fields[i]!, fields[i + 1]!);
+      } while (cursor !== '0');
+    }
+    const found = new Map<string, string>();
+    for (const [key, value] of seen) if (value !== '') found.set(key, value);
     return found;
   }
 }
