@@ -247,6 +247,25 @@ describe('SMPP bad day: the bind pool', () => {
     expect(events).toContainEqual({ type: 'failover', from: 'primary', to: 'backup' });
   });
 
+  it('two SMSCs that give the same message ids: each receipt finds the SMS of its own SMSC', async () => {
+    const { a, b, channel, rec } = await twoSmscs();
+    await waitFor(() => a.binds.some((x) => x.ok) && b.binds.some((x) => x.ok), 'both bound');
+    expect(await channel.sendSms(outgoingSms(0, 'via the primary'))).toEqual({ status: 'sent' });
+    a.down();
+    await waitFor(() => !channel.stats().smscs[0]!.sending, 'the primary gone');
+    expect(await channel.sendSms(outgoingSms(1, 'via the backup'))).toEqual({ status: 'sent' });
+    // Both SMSCs numbered their first message alike.
+    expect(a.accepted[0]!.messageId).toBe(b.accepted[0]!.messageId);
+    b.receipt(b.accepted[0]!.messageId!, 'UNDELIV', '001');
+    await waitFor(() => rec.statuses.length === 1, "the backup's receipt");
+    expect(rec.statuses[0]).toMatchObject({ smsId: 'req-1:1', status: 'FAILED' });
+    a.up();
+    await waitFor(() => channel.stats().smscs[0]!.sending, 'the primary back');
+    a.receipt(a.accepted[0]!.messageId!, 'DELIVRD');
+    await waitFor(() => rec.statuses.length === 2, "the primary's receipt");
+    expect(rec.statuses[1]).toMatchObject({ smsId: 'req-1:0', status: 'DELIVERED' });
+  });
+
   it('receipts that come on another bind of the pool find their SMS', async () => {
     const { smsc, channel, rec } = await smscAndChannel(cleanup, { autoReceipt: () => 'DELIVRD', receiptsOn: 'other' }, { binds: 3 });
     await waitFor(() => smsc.binds.filter((x) => x.ok).length === 3, 'three binds');

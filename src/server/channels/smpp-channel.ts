@@ -131,7 +131,7 @@ class SmppChannelImpl implements SmppChannel {
         bound: () => this.#pump(),
         requeue: (parts, reason) => this.#requeue(parts, reason),
         submitAnswered: (link, part, status, messageId) => this.#onSubmitResp(link, part, status, messageId),
-        deliver: (_link, connection, pdu) => this.#deliveries.deliver(connection, pdu),
+        deliver: (link, connection, pdu) => this.#deliveries.deliver(connection, pdu, link.smsc.idScope),
       },
       (from, to) => o.onEvent?.({ type: 'failover', from, to }),
     );
@@ -389,7 +389,7 @@ class SmppChannelImpl implements SmppChannel {
       this.#throttleLevel = 0;
       if (!job.done) {
         if (job.tracked && messageId.length > 0) {
-          const early = this.#inbound.accepted(job.tracked, messageId);
+          const early = this.#inbound.accepted(job.tracked, messageId, link.smsc.idScope);
           if (early) this.#deliveries.report(early);
         }
         if (--job.remaining === 0) {

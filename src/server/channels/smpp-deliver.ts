@@ -48,8 +48,8 @@ export class SmppDeliveries {
     this.#host = host;
   }
 
-  /** A `deliver_sm` or `data_sm` on `connection`. */
-  deliver(connection: SmppConnection, pdu: InboundSm): void {
+  /** A `deliver_sm` or `data_sm` on `connection`, a bind of the account `scope` names ('' for the first). */
+  deliver(connection: SmppConnection, pdu: InboundSm, scope = ''): void {
     // A server that keeps nothing: answer first (an SMSC resends what it is not answered, matched
     // or not; the answers to the PDUs of one read go out in one write). A durable one: answer once
     // what the PDU did is written, so a crash before that leaves it to the SMSC to deliver again.
@@ -57,10 +57,10 @@ export class SmppDeliveries {
     const durable = sink?.written !== undefined;
     if (!durable) answer(connection, pdu, SMPP_STATUS.ESME_ROK);
     if (this.#host.inbound.memory.recall !== undefined && sink?.recall !== undefined) {
-      void this.#recallThenRead(connection, pdu, durable);
+      void this.#recallThenRead(connection, pdu, durable, scope);
       return;
     }
-    const heldBy = this.#read(pdu);
+    const heldBy = this.#read(pdu, scope);
     if (durable) void this.#answerWhenWritten(connection, pdu, heldBy);
   }
 
@@ -69,16 +69,16 @@ export class SmppDeliveries {
    * what the fleet remembers of it is read first. Not readable (Redis away): answered with a
    * temporary error, so the SMSC delivers it again.
    */
-  async #recallThenRead(connection: SmppConnection, pdu: InboundSm, durable: boolean): Promise<void> {
+  async #recallThenRead(connection: SmppConnection, pdu: InboundSm, durable: boolean, scope: string): Promise<void> {
     try {
       const fromText = parseReceipt(pdu.text, { receiptedMessageId: pdu.receiptedMessageId, messageState: pdu.messageState });
-      const smsIds = await this.#host.inbound.recall({ ...(fromText ? { receiptId: fromText.messageId } : {}), from: pdu.sourceAddr });
+      const smsIds = await this.#host.inbound.recall({ ...(fromText ? { receiptId: fromText.messageId } : {}), from: pdu.sourceAddr, scope });
       if (smsIds.length > 0) await this.#host.sink()?.recall?.({ smsIds });
     } catch {
       if (durable && this.#host.current(connection)) answer(connection, pdu, SMPP_STATUS.ESME_RX_T_APPN);
       return;
     }
-    const heldBy = this.#read(pdu);
+    const heldBy = this.#read(pdu, scope);
     if (durable) void this.#answerWhenWritten(connection, pdu, heldBy);
   }
 
@@ -92,14 +92,14 @@ export class SmppDeliveries {
   }
 
   /** Reads a `deliver_sm` / `data_sm` and reports it; the job its receipt waits for, if any. */
-  #read(pdu: InboundSm): Job | undefined {
+  #read(pdu: InboundSm, scope: string): Job | undefined {
     const type = pdu.esmClass & ESM_TYPE_MASK;
     const text = pdu.text;
     if (type === ESM_TYPE_RECEIPT || type === ESM_TYPE_INTERMEDIATE || (pdu.command === 'data_sm' && pdu.receiptedMessageId !== undefined)) {
       const receipt = parseReceipt(text, { receiptedMessageId: pdu.receiptedMessageId, messageState: pdu.messageState });
       if (!receipt) return undefined;
       this.#host.counters.receipts++;
-      const update = this.#host.inbound.receipt(receipt);
+      const update = this.#host.inbound.receipt(receipt, scope);
       return update ? this.report(update) : undefined;
     }
     if (type !== 0) return undefined; // acknowledgements and other kinds: nothing to report

@@ -70,6 +70,11 @@ export function parseAwaited(value: string): AwaitedReceipts | undefined {
   return Number.isSafeInteger(time) ? { at: time, ids } : undefined;
 }
 
+/** The keys' ids of a message id of the account `scope` names: as written, and its other spellings (hex, decimal). */
+function spellings(messageId: string, scope: string): string[] {
+  return [messageId, ...alternateIds(messageId)].map((id) => scope + id);
+}
+
 /** Digits only: `+55 11 98765-4321` and `5511987654321` are one phone. */
 export function phoneDigits(address: string): string {
   return address.replace(/\D/g, '');
@@ -96,11 +101,11 @@ export class SmppInbound {
    * fleet remembers of it (on the server on Redis another instance may have sent the SMS), and
    * answers the SMS ids it names, for the server to recall too.
    */
-  async recall(about: { readonly receiptId?: string; readonly from?: string }): Promise<string[]> {
+  async recall(about: { readonly receiptId?: string; readonly from?: string; readonly scope?: string }): Promise<string[]> {
     const memory = this.memory;
     if (memory.recall === undefined) return [];
     const keys: string[] = [];
-    if (about.receiptId !== undefined) keys.push(RECEIPT_KEY + about.receiptId, ...alternateIds(about.receiptId).map((id) => RECEIPT_KEY + id));
+    if (about.receiptId !== undefined) keys.push(...spellings(about.receiptId, about.scope ?? '').map((id) => RECEIPT_KEY + id));
     if (about.from !== undefined) keys.push(REPLY_KEY + phoneDigits(about.from));
     await memory.recall(keys);
     const smsIds: string[] = [];
@@ -120,31 +125,35 @@ export class SmppInbound {
   }
 
   /**
-   * The SMSC accepted a part of the SMS under `messageId`. Returns the update a receipt that came
-   * before this answer now gives, if any.
+   * The SMSC accepted a part of the SMS under `messageId` (an id of the account `scope` names, ''
+   * for the first). Returns the update a receipt that came before this answer now gives, if any.
    */
-  accepted(t: TrackedSms, messageId: string): ReceiptUpdate | undefined {
+  accepted(t: TrackedSms, messageId: string, scope = ''): ReceiptUpdate | undefined {
     const { smsId, parts, ids } = t as Tracked;
-    this.memory.set(RECEIPT_KEY + messageId, `${parts} ${smsId}`);
-    ids.push(messageId);
-    const early = this.#early.get(messageId);
+    const id = scope + messageId;
+    this.memory.set(RECEIPT_KEY + id, `${parts} ${smsId}`);
+    ids.push(id);
+    const early = this.#early.get(id);
     if (early === undefined) return undefined;
-    this.#early.delete(messageId);
+    this.#early.delete(id);
     this.unmatchedReceipts--;
-    return this.receipt(early);
+    return this.receipt(early, scope);
   }
 
-  /** A receipt: the SMS status to report, or undefined (not final, unknown id, already decided). */
-  receipt(r: Receipt): ReceiptUpdate | undefined {
+  /**
+   * A receipt from the account `scope` names ('' for the first): the SMS status to report, or
+   * undefined (not final, unknown id, already decided).
+   */
+  receipt(r: Receipt, scope = ''): ReceiptUpdate | undefined {
     if (!r.outcome.final) return undefined;
     const memory = this.memory;
-    let key = RECEIPT_KEY + r.messageId;
+    let key = RECEIPT_KEY + scope + r.messageId;
     let tracked = memory.get(key);
     if (tracked === undefined) {
       for (const alt of alternateIds(r.messageId)) {
-        tracked = memory.get(RECEIPT_KEY + alt);
+        tracked = memory.get(RECEIPT_KEY + scope + alt);
         if (tracked !== undefined) {
-          key = RECEIPT_KEY + alt;
+          key = RECEIPT_KEY + scope + alt;
           break;
         }
       }
@@ -152,7 +161,7 @@ export class SmppInbound {
     const space = tracked === undefined ? -1 : tracked.indexOf(' ');
     if (tracked === undefined || space < 0) {
       this.unmatchedReceipts++;
-      setBounded(this.#early, r.messageId, r, MAX_EARLY_RECEIPTS);
+      setBounded(this.#early, scope + r.messageId, r, MAX_EARLY_RECEIPTS);
       return undefined;
     }
     memory.delete(key);

@@ -137,6 +137,12 @@ function smscName(e: Record<string, unknown>, top: Record<string, unknown>): str
 /** An account with every default filled in. */
 export interface ResolvedSmsc {
   readonly name: string;
+  /**
+   * What the keys of its message ids start with in the channel memory: '' for the first account
+   * (so a single SMSC's keys stay as they were), `<name>/` for the others, whose SMSCs may give the
+   * same ids.
+   */
+  readonly idScope: string;
   readonly host: string;
   readonly port: number;
   readonly tls: boolean;
@@ -155,13 +161,15 @@ export interface ResolvedSmsc {
 /** The accounts of the options (checked): `smscs`, or the top level as the only one. */
 export function resolveSmscs(top: SmscOptions & { readonly smscs?: readonly SmscOptions[] }, defaultWindow: number): ResolvedSmsc[] {
   const entries = top.smscs ?? [{}];
-  return entries.map((e) => {
+  return entries.map((e, index) => {
     const pick = <K extends keyof SmscOptions>(k: K): SmscOptions[K] => e[k] ?? top[k];
     const tls = pick('tls') ?? false;
     const host = pick('host')!;
     const port = pick('port') ?? (tls ? 3550 : 2775);
+    const name = e.name ?? (top.smscs ? undefined : top.name) ?? `${host}:${port}`;
     return {
-      name: e.name ?? (top.smscs ? undefined : top.name) ?? `${host}:${port}`,
+      name,
+      idScope: index === 0 ? '' : `${name}/`,
       host,
       port,
       tls,
