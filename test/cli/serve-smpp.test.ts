@@ -164,7 +164,15 @@ describe('serve --sms-channel: flags and configuration', () => {
           { name: 'backup', host: 'smsc-b.example.net', tls: true, bindMode: 'split', receiverBinds: 1, priority: 1, tps: 20 },
         ],
       },
-      'bad-pool.json': { systemId: 'sendpool', password: PASSWORD, sourceAddr: 'SENDPOOL', smscs: [{ name: 'a', binds: 0 }, { name: 'a', host: 'h', bindMode: 'both', color: 'red' }] },
+      'bad-pool.json': {
+        systemId: 'sendpool',
+        password: PASSWORD,
+        sourceAddr: 'SENDPOOL',
+        smscs: [
+          { name: 'a', binds: 0 },
+          { name: 'a', host: 'h', bindMode: 'both', color: 'red' },
+        ],
+      },
     });
     const ok = settings({ 'sms-channel': 'smpp', 'smpp-config': join(config, 'pool.json') }, {});
     expect(ok.notes).toContain('SMS go over SMPP to smsc-a.example.net:2775, smsc-b.example.net:3550 (TLS)');
