@@ -28,6 +28,8 @@ export interface Submit {
   readonly payload: string | undefined;
   /** Which connection (1, 2, …) it came on. */
   readonly connection: number;
+  /** Milliseconds of validity its `validity_period` gave when read (undefined: none, the SMSC's default). */
+  readonly validityMs: number | undefined;
   /** The message id it was answered with (ESME_ROK only). */
   messageId?: string;
 }
@@ -242,6 +244,7 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
         sar: pdu['sar_msg_ref_num'] === undefined ? undefined : [pdu['sar_msg_ref_num'] as number, pdu['sar_total_segments'] as number, pdu['sar_segment_seqnum'] as number],
         payload: (pdu['message_payload'] as { message: string } | undefined)?.message,
         connection,
+        validityMs: pdu['validity_period'] instanceof Date ? pdu['validity_period'].getTime() - Date.now() : undefined,
       };
       if (record) fake.received.push(submit);
       if (answerBeforeHold !== Infinity && answerBeforeHold-- <= 0) {

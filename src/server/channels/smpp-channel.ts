@@ -198,6 +198,8 @@ class SmppChannelImpl implements SmppChannel {
       };
       this.#jobs.set(sms.smsId, job);
       const o = this.#o;
+      const validityPeriod = smppRelativeTime(validUntil - now);
+      const validityS = Math.floor((validUntil - now) / 1000);
       for (const [i, shortMessage] of built.shortMessages.entries()) {
         const octets = encodeSubmitSm({
           sourceAddrTon: o.sourceAddrTon,
@@ -209,11 +211,11 @@ class SmppChannelImpl implements SmppChannel {
           esmClass: built.esmClass,
           registeredDelivery: o.deliveryReceipts ? 1 : 0,
           dataCoding: built.dataCoding,
-          validityPeriod: smppRelativeTime(validUntil - now),
+          validityPeriod,
           shortMessage,
           tlvs: built.tlvs?.[i],
         });
-        this.#fresh.push({ job, sentAt: 0, octets });
+        this.#fresh.push({ job, sentAt: 0, octets, validityS });
       }
       this.#schedulePump();
     });
@@ -366,8 +368,14 @@ class SmppChannelImpl implements SmppChannel {
     // Numbered by this connection (a part may go again on another).
     const sequence = connection.nextSequence();
     part.octets.writeUInt32BE(sequence, 12);
-    // What is left of its validity, not what was left when it was built.
-    writeValidityPeriod(part.octets, smppRelativeTime(part.job.validUntil - clockNow));
+    // What is left of its validity, not what was left when it was built (rewritten only when the
+    // seconds changed: formatting it for every part cost a microsecond a part).
+    const left = part.job.validUntil - clockNow;
+    const seconds = Math.floor(left / 1000);
+    if (seconds !== part.validityS) {
+      writeValidityPeriod(part.octets, smppRelativeTime(left));
+      part.validityS = seconds;
+    }
     if (!connection.write(part.octets)) {
       // Not writable: the connection is going; the part goes again after the next bind.
       this.#again.unshiftAll([part]);

@@ -31,6 +31,8 @@ export interface Part {
   /** The `submit_sm` encoded once (smpp-codec.ts); its sequence number is written each time it goes. */
   readonly octets: Buffer;
   sentAt: number;
+  /** Whole seconds of validity its `validity_period` says now: rewritten only when that changes. */
+  validityS: number;
 }
 
 /** A part waiting to go again after a transient answer, at clock time `at`. */
