@@ -292,6 +292,10 @@ describe('SMPP bad day: the bind pool', () => {
     const receiverConnection = [...smsc.receiptsBy.keys()];
     expect(receiverConnection).toHaveLength(1);
     expect(smsc.accepted.some((x) => x.connection === receiverConnection[0])).toBe(false);
+    // A reply comes on the receiver too, and finds the SMS sent to its phone on a transmitter.
+    smsc.mo(outgoingSms(3, 'x').phone, 'STOP');
+    await waitFor(() => rec.replies.length === 1, 'the reply');
+    expect(rec.replies[0]).toEqual({ smsId: 'req-1:3', text: 'STOP' });
   });
 });
 
