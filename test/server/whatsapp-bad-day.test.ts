@@ -480,8 +480,12 @@ describe(`a campaign of ${N} contacts over 10 numbers on a bad day of the Cloud 
       expect(row.taken, JSON.stringify(row)).toBeGreaterThanOrEqual(row.sent);
       expect(row.taken, JSON.stringify(row)).toBeLessThanOrEqual(row.sent + row.unknown);
       expect(row.day, JSON.stringify(row)).toBe(row.sent + row.unknown);
-      // The hour window is a token bucket: it drains while the campaign runs, never above the kept charges.
-      expect(row.hour, JSON.stringify(row)).toBeLessThanOrEqual(row.sent + row.unknown);
+      // The hour window is a token bucket: it drains while the campaign runs. A refusal gives back
+      // only the weight its message has not drained yet (memory-store.ts, refund): at 10,000 an
+      // hour a message weighs 360 ms, so a refusal read later than that (a loaded machine) gives
+      // the hour window nothing back. Its bound is every charge made; the exact account of
+      // refusals given back is the day window's, above.
+      expect(row.hour, JSON.stringify(row)).toBeLessThanOrEqual(row.sent + row.unknown + row.refused);
       expect(row.hour, JSON.stringify(row)).toBeGreaterThanOrEqual(row.hourFloor);
     }
   });
