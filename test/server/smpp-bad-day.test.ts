@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { tpsBucket } from '../../src/server/channels/smpp-pool.js';
-import { createSmppChannel, type SmppChannelOptions, type SmppEvent, type SmsSendResult } from '../../src/server/index.js';
+import { createSmppChannel, type SmppEvent, type SmsSendResult } from '../../src/server/index.js';
 import { KEY_1, api, startReceiver, testFleet, waitFor } from './helpers.js';
 import { outgoingSms, recordingSink, smscAndChannel, startFakeSmsc, type Cleanup, type FakeSmsc } from './smpp-smsc.js';
 import { killChild, startChild, type Child } from './whatsapp-smpp-restart.js';
@@ -167,41 +167,17 @@ describe('SMPP bad day: store and forward', () => {
 });
 
 describe('SMPP bad day: the bind pool', () => {
-  async function twoSmscs(first: Partial<Parameters<typeof startFakeSmsc>[0]> = {}, options: Partial<SmppChannelOptions> = {}) {
-    const a = await startFakeSmsc(first);
+  /** A primary and a backup SMSC and a channel over both; `before` runs on the primary before the channel connects. */
+  async function twoSmscs(before: (a: FakeSmsc) => void = () => undefined) {
+    const a = await startFakeSmsc();
     const b = await startFakeSmsc();
     cleanup.push(
       () => a.close(),
       () => b.close(),
     );
+    before(a);
     const events: SmppEvent[] = [];
     const rec = recordingSink();
-    const channel = createSmppChannel({
-      systemId: 'sendpool',
-      password: 'secret1',
-      sourceAddr: 'SENDPOOL',
-      reconnectBackoff: { minMs: 5, maxMs: 50 },
-      onEvent: (e) => events.push(e),
-      smscs: [
-        { name: 'primary', host: '127.0.0.1', port: a.port, priority: 0 },
-        { name: 'backup', host: '127.0.0.1', port: b.port, priority: 1 },
-      ],
-      ...options,
-    });
-    cleanup.push(() => channel.close());
-    channel.attach(rec.sink);
-    return { a, b, channel, events, rec };
-  }
-
-  it('a refused bind on the first SMSC moves traffic to the second, and back once it binds', async () => {
-    const a = await startFakeSmsc();
-    a.refuseBinds = true;
-    const b = await startFakeSmsc();
-    cleanup.push(
-      () => a.close(),
-      () => b.close(),
-    );
-    const events: SmppEvent[] = [];
     const channel = createSmppChannel({
       systemId: 'sendpool',
       password: 'secret1',
@@ -214,7 +190,12 @@ describe('SMPP bad day: the bind pool', () => {
       ],
     });
     cleanup.push(() => channel.close());
-    channel.attach(recordingSink().sink);
+    channel.attach(rec.sink);
+    return { a, b, channel, events, rec };
+  }
+
+  it('a refused bind on the first SMSC moves traffic to the second, and back once it binds', async () => {
+    const { a, b, channel, events } = await twoSmscs((primary) => (primary.refuseBinds = true));
     const first = await Promise.all(Array.from({ length: 20 }, (_, i) => channel.sendSms(outgoingSms(i, `SMS ${i}`))));
     expect(first.every((r) => r.status === 'sent')).toBe(true);
     expect(b.acceptedCount).toBe(20);

@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../../core/clock.js';
 import { problem, type Problem } from '../../core/problems.js';
-import { resolveSmscs, smscListProblems, smscProblems, type ResolvedSmsc, type SmscOptions } from './smpp-smscs.js';
+import { intProblem, resolveSmscs, smscListProblems, smscProblems, stringProblem, type ResolvedSmsc, type SmscOptions } from './smpp-smscs.js';
 import { systemClock } from '../../runtime/system-clock.js';
 
 /** A range of milliseconds for a back-off: the first wait, doubled on each failure up to the last. */
@@ -160,17 +160,6 @@ export const SMPP_DEFAULTS = {
 const HOUR_MS = 3_600_000;
 /** The longest relative SMPP time (smpp-codec.ts): 99 days. */
 const MAX_VALIDITY_MS = 99 * 24 * HOUR_MS;
-
-function intProblem(path: string, value: unknown, min: number, max: number): Problem | undefined {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max) return undefined;
-  return problem(path, `an integer from ${min} to ${max}`, value);
-}
-
-function stringProblem(path: string, value: unknown, min: number, max: number, pattern?: RegExp, patternText?: string): Problem | undefined {
-  const expected = `a string of ${min} to ${max} characters${patternText ? ` ${patternText}` : ''}`;
-  if (typeof value !== 'string' || value.length < min || value.length > max || (pattern && !pattern.test(value))) return problem(path, expected, value);
-  return undefined;
-}
 
 function backoffProblems(path: string, value: unknown): Problem[] {
   if (typeof value !== 'object' || value === null) return [problem(path, 'an object { minMs, maxMs }', value)];

@@ -54,12 +54,14 @@ export const SMSC_KEYS: readonly (keyof SmscOptions)[] = ['name', 'host', 'port'
 /** Most binds an account may keep of each kind. */
 export const MAX_BINDS = 64;
 
-function intProblem(path: string, value: unknown, min: number, max: number): Problem | undefined {
+/** An integer from `min` to `max`, or the problem. */
+export function intProblem(path: string, value: unknown, min: number, max: number): Problem | undefined {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max) return undefined;
   return problem(path, `an integer from ${min} to ${max}`, value);
 }
 
-function stringProblem(path: string, value: unknown, min: number, max: number, pattern?: RegExp, patternText?: string): Problem | undefined {
+/** A string of `min` to `max` characters (matching `pattern`), or the problem. */
+export function stringProblem(path: string, value: unknown, min: number, max: number, pattern?: RegExp, patternText?: string): Problem | undefined {
   const expected = `a string of ${min} to ${max} characters${patternText ? ` ${patternText}` : ''}`;
   if (typeof value !== 'string' || value.length < min || value.length > max || (pattern && !pattern.test(value))) return problem(path, expected, value);
   return undefined;
