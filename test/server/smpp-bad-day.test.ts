@@ -7,16 +7,16 @@
  * TPS cap holds before anything is sent. Each check reads the SMSC's own record of what it
  * accepted, not what the channel says it sent.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { tpsBucket } from '../../src/server/channels/smpp-pool.js';
 import { createSmppChannel, type SmppEvent, type SmsSendResult } from '../../src/server/index.js';
-import { KEY_1, api, startReceiver, testFleet, waitFor } from './helpers.js';
+import { api, waitFor } from './helpers.js';
 import { outgoingSms, recordingSink, smscAndChannel, startFakeSmsc, type Cleanup, type FakeSmsc } from './smpp-smsc.js';
-import { killChild, startChild, type Child } from './whatsapp-smpp-restart.js';
+import { killChild, startChild, startSmppChild, type Child } from './whatsapp-smpp-restart.js';
 
 const cleanup: Cleanup = [];
 afterEach(async () => {
@@ -312,14 +312,10 @@ describe('SMPP bad day: kill -9 of the durable server during an outage', () => {
     const smsc = await startFakeSmsc();
     cleanup.push(() => smsc.close());
     smsc.down();
-    const fleetFile = join(dir, 'fleet.json');
-    writeFileSync(fleetFile, JSON.stringify(testFleet()));
-    const cfg = { fleetFile, dataDir: join(dir, 'data'), key: KEY_1, smppPort: smsc.port };
-    let secret = '';
-    const receiver = await startReceiver(() => secret);
-    let child: Child | undefined = await startChild(cfg);
+    const started = await startSmppChild(dir, smsc.port);
+    const { cfg, receiver } = started;
+    let child: Child = started.child;
     try {
-      secret = (await api(child.url, '/messenger/config/secret/')).json.webhook_secret;
       const items = Array.from({ length: 50 }, (_, i) => ({ message: `SMS ${i}`, phone: `55119876${String(i).padStart(5, '0')}`, reference: `ref-${i}`, url_callback_dlr: `${receiver.url}/dlr` }));
       expect((await api(child.url, '/sms/messages/', { body: items })).status).toBe(202);
       const acceptedBy = Date.now();
@@ -345,7 +341,7 @@ describe('SMPP bad day: kill -9 of the durable server during an outage', () => {
       const leftAtMost = Math.ceil((acceptedBy + 3_600_000 - restartedAt) / 1000);
       for (const a of smsc.accepted) expect(Math.round(a.validityMs! / 1000)).toBeLessThanOrEqual(leftAtMost);
     } finally {
-      if (child) await killChild(child);
+      await killChild(child);
       await receiver.close();
     }
   });

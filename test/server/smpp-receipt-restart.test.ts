@@ -5,14 +5,14 @@
  * already waiting: the memory keeps when they were accepted). An SMS delivered before the kill does
  * not expire.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { smsSize } from '../../src/contract/sms-encoding.js';
-import { KEY_1, api, startReceiver, testFleet, waitFor } from './helpers.js';
+import { api, waitFor } from './helpers.js';
 import { startFakeSmsc } from './smpp-smsc.js';
-import { killChild, startChild, type Child } from './whatsapp-smpp-restart.js';
+import { killChild, startChild, startSmppChild, type Child } from './whatsapp-smpp-restart.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sendpool-smpp-receipt-restart-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,14 +21,10 @@ describe('SMPP receipt timeout across a restart of the durable server', () => {
   it('SMS sent before kill -9 without their final receipt end EXPIRED after the restart; one delivered before does not', async () => {
     // No receipt unless the test sends one.
     const smsc = await startFakeSmsc();
-    const fleetFile = join(dir, 'fleet.json');
-    writeFileSync(fleetFile, JSON.stringify(testFleet()));
-    const cfg = { fleetFile, dataDir: join(dir, 'data'), key: KEY_1, smppPort: smsc.port };
-    let secret = '';
-    const receiver = await startReceiver(() => secret);
-    let child: Child | undefined = await startChild(cfg);
+    const started = await startSmppChild(dir, smsc.port);
+    const { cfg, receiver } = started;
+    let child: Child = started.child;
     try {
-      secret = (await api(child.url, '/messenger/config/secret/')).json.webhook_secret;
       const long = `Promoção: ${'ofertas '.repeat(20)}`;
       const parts = smsSize(long).parts;
       expect(parts).toBeGreaterThan(1);
@@ -69,7 +65,7 @@ describe('SMPP receipt timeout across a restart of the durable server', () => {
       expect(dlr('ref-2').sort()).toEqual(['DELIVERED', 'SENT']);
       expect(receiver.badSignatures).toBe(0);
     } finally {
-      if (child) await killChild(child);
+      await killChild(child);
       await receiver.close();
       await smsc.close();
     }

@@ -1,6 +1,8 @@
 /** Starting and killing the restart tests' child server (whatsapp-smpp-child.ts). */
 import { type ChildProcess, fork } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { KEY_1, api, startReceiver, testFleet, type Receiver } from './helpers.js';
 import type { ChildConfig } from './whatsapp-smpp-child.js';
 
 export interface Child {
@@ -30,4 +32,26 @@ export function killChild(child: Child): Promise<void> {
     p.once('exit', () => resolve());
     p.kill('SIGKILL');
   });
+}
+
+/**
+ * A durable child server on a data directory under `dir` sending SMS to the local SMSC at
+ * `smppPort`, and a webhook receiver that checks the server's signature: what the SMPP restart
+ * tests start from. The caller kills the child and closes the receiver.
+ */
+export async function startSmppChild(dir: string, smppPort: number, extra: Partial<ChildConfig> = {}): Promise<{ cfg: ChildConfig; receiver: Receiver; child: Child }> {
+  const fleetFile = join(dir, 'fleet.json');
+  writeFileSync(fleetFile, JSON.stringify(testFleet()));
+  const cfg: ChildConfig = { fleetFile, dataDir: join(dir, 'data'), key: KEY_1, smppPort, ...extra };
+  let secret = '';
+  const receiver = await startReceiver(() => secret);
+  const child = await startChild(cfg);
+  try {
+    secret = (await api(child.url, '/messenger/config/secret/')).json.webhook_secret;
+  } catch (e) {
+    await killChild(child);
+    await receiver.close();
+    throw e;
+  }
+  return { cfg, receiver, child };
 }
