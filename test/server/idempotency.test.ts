@@ -22,6 +22,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const body = (campaign: number, n = 3, offset = 0) => ({ business_id: 1, template_type_id: 10, campaign_id: campaign, contacts: contacts(n, offset) });
 const post = (url: string, b: unknown, key?: string, apiKey = KEY_1) =>
   api(url, '/messenger/messages/', { body: b, key: apiKey, ...(key === undefined ? {} : { headers: { 'idempotency-key': key } }) });
+const smsBody = (n: number, offset = 0) => Array.from({ length: n }, (_, i) => ({ message: `Code ${offset + i}`, phone: `55119${String(80_000_000 + offset + i)}` }));
+const postSms = (url: string, b: unknown, key?: string) => api(url, '/sms/messages/', { body: b, ...(key === undefined ? {} : { headers: { 'idempotency-key': key } }) });
 
 describe('Idempotency-Key on a server in memory', () => {
   it('replays the first 202, refuses another body, frees the key without a 202, refuses a malformed key', async () => {
@@ -63,6 +65,30 @@ describe('Idempotency-Key on a server in memory', () => {
   });
 });
 
+describe('Idempotency-Key of POST /sms/messages/ on a server in memory', () => {
+  it("replays the first 202 without sending again; another body is refused; the key is apart from a send request's", async () => {
+    const s = await startServer();
+    try {
+      const first = await postSms(s.url, smsBody(3), 'sms-1');
+      expect(first.status).toBe(202);
+      const again = await postSms(s.url, smsBody(3), 'sms-1');
+      expect(again.status).toBe(202);
+      expect(again.json).toEqual(first.json);
+      expect(again.headers.get('idempotent-replayed')).toBe('true');
+      await waitFor(() => s.channel.counts.sms === 3, 'three SMS');
+      expect((await postSms(s.url, smsBody(4), 'sms-1')).json.error.code).toBe('idempotency_key_reused');
+      // The same key on POST /messenger/messages/ names another request.
+      expect((await post(s.url, body(1), 'sms-1')).status).toBe(202);
+      // Without the key the same body is a new request: SMS have no duplicate check of their own.
+      expect((await postSms(s.url, smsBody(3))).status).toBe(202);
+      await waitFor(() => s.channel.counts.sms === 6, 'six SMS');
+      expect((await postSms(s.url, smsBody(1), 'has space')).json.error.code).toBe('invalid_idempotency_key');
+    } finally {
+      await s.server.close();
+    }
+  });
+});
+
 describe('Idempotency-Key on the durable server', () => {
   it('replays the first 202 after a restart on the same directory', async () => {
     const fleetFile = join(dir, 'fleet.json');
@@ -79,10 +105,14 @@ describe('Idempotency-Key on the durable server', () => {
     });
     const first = await runServer(options());
     let answered: unknown;
+    let answeredSms: unknown;
     try {
       const res = await post(first.address, body(1, 5), 'durable-1');
       expect(res.status).toBe(202);
       answered = res.json;
+      const sms = await postSms(first.address, smsBody(2), 'durable-sms-1');
+      expect(sms.status).toBe(202);
+      answeredSms = sms.json;
     } finally {
       await first.close();
     }
@@ -93,6 +123,9 @@ describe('Idempotency-Key on the durable server', () => {
       expect(res.json).toEqual(answered);
       expect(res.headers.get('idempotent-replayed')).toBe('true');
       expect((await post(second.address, body(1, 6), 'durable-1')).json.error.code).toBe('idempotency_key_reused');
+      const sms = await postSms(second.address, smsBody(2), 'durable-sms-1');
+      expect(sms.json).toEqual(answeredSms);
+      expect(sms.headers.get('idempotent-replayed')).toBe('true');
     } finally {
       await second.close();
     }
@@ -111,6 +144,12 @@ describeTargets('Idempotency-Key on Redis', (target) => {
       const first = await post(a.url, body(7, 20), 'redis-1');
       expect(first.status).toBe(202);
       expect(first.json.accepted).toBe(20);
+      const sms = await postSms(a.url, smsBody(4), 'redis-sms-1');
+      expect(sms.status).toBe(202);
+      const smsAgain = await postSms(b.url, smsBody(4), 'redis-sms-1');
+      expect(smsAgain.json).toEqual(sms.json);
+      expect(smsAgain.headers.get('idempotent-replayed')).toBe('true');
+      await waitFor(() => a.channel.counts.sms + b.channel.counts.sms === 4, 'four SMS');
       const again = await post(b.url, body(7, 20), 'redis-1');
       expect(again.status).toBe(202);
       expect(again.json).toEqual(first.json);

@@ -8,8 +8,8 @@ import type { PhoneSet } from '../../contract/rejection.js';
 import type { SentScope } from '../redis/shared-phones.js';
 import type { ServerContext } from '../context.js';
 import { errorResponse } from '../../contract/responses.js';
-import { answer, fail } from '../http-errors.js';
-import { IN_PROGRESS_RETRY_AFTER_S, bodyFingerprint, idempotencyKeyOf } from '../idempotency.js';
+import { answer } from '../http-errors.js';
+import { idempotent } from './idempotent.js';
 import { intakeSend, type IntakeAnswer } from '../intake.js';
 import { parseSendInSlices } from '../intake-parse.js';
 import { intakeRefusal } from '../redis/reset.js';
@@ -31,46 +31,8 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
     // On Redis, nothing is promised that cannot be queued now (a reset being handled, Redis away): 503.
     const refused = intakeRefusal(ctx.redis);
     if (refused && !ctx.closing) return answer(reply, refused.answer, refused.headers);
-    // An Idempotency-Key: a retry of a request answered 202 gets that answer again (idempotency.ts).
-    const header = idempotencyKeyOf(request.headers['idempotency-key']);
-    if (header.problem) {
-      const { expected, actual } = header.problem;
-      return fail(reply, 'invalid_idempotency_key', [{ path: 'headers.idempotency-key', expected, actual, message: `headers.idempotency-key: expected ${expected}, got ${actual}` }]);
-    }
-    const key = ctx.closing ? undefined : header.key;
-    const companyId = request.companyId;
-    if (key !== undefined) {
-      const fingerprint = bodyFingerprint(request.body);
-      const begun = ctx.redis ? await ctx.redis.idempotency.begin(companyId, key, fingerprint, request.id) : ctx.idempotency.begin(companyId, key, fingerprint, request.id, ctx.clock.now());
-      if (begun.kind === 'replay') return answer(reply, begun.answer, { 'idempotent-replayed': 'true' });
-      if (begun.kind === 'mismatch')
-        return fail(
-          reply,
-          'idempotency_key_reused',
-          [],
-          'This Idempotency-Key was used with another body within the last 24 h: send a new key for a new request, or the same body to get the first answer again.',
-        );
-      if (begun.kind === 'in-progress')
-        return answer(reply, errorResponse('request_in_progress', [], 'A request with this Idempotency-Key is still in progress; send it again once it is answered.'), {
-          'retry-after': String(IN_PROGRESS_RETRY_AFTER_S),
-        });
-    }
-    let accepted = false;
-    try {
-      const out = await send(ctx, request, key);
-      accepted = out.answer.status === 202;
-      return answer(reply, out.answer, out.headers);
-    } finally {
-      // No 202: the key is free again (a retry runs anew). Best effort on Redis: a key its dead
-      // holder left is taken over once that request is voided.
-      if (key !== undefined && !accepted) {
-        if (ctx.redis)
-          await ctx.redis.idempotency
-            .end(companyId, key, request.id)
-            .catch((e: unknown) => request.log.warn({ err: e }, 'idempotency key of a request without a 202 not freed: taken over once its request is voided'));
-        else ctx.idempotency.end(companyId, key, request.id);
-      }
-    }
+    // An Idempotency-Key: a retry of a request answered 202 gets that answer again (idempotent.ts).
+    return idempotent(ctx, request, reply, '', (key) => send(ctx, request, key));
   });
 }
 

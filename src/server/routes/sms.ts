@@ -1,14 +1,16 @@
 /** POST /sms/messages/ (spec 4.3): checked, queued, sent; DLR and MO go to the item's URLs. */
 import { intakeRefusal } from '../redis/reset.js';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notWrittenBecause } from './written.js';
-import { toSmsSends } from '../../contract/mapping.js';
+import { toSmsSends, type SmsSend } from '../../contract/mapping.js';
 import { parseSmsBatch } from '../../contract/parse-sms-batch.js';
 import { ErrorBodySchema, SmsResponseSchema } from '../../contract/response-schemas.js';
-import { errorResponse, smsResponse } from '../../contract/responses.js';
+import { errorResponse, smsResponse, type HttpAnswer } from '../../contract/responses.js';
 import { SmsBatchSchema } from '../../contract/sms-schema.js';
 import { webhooksPending, type ServerContext } from '../context.js';
 import { answer } from '../http-errors.js';
+import type { IntakeAnswer } from '../intake.js';
+import { idempotent } from './idempotent.js';
 
 /** Longest SMS `Retry-After`. */
 const MAX_SMS_RETRY_AFTER_S = 3600;
@@ -44,21 +46,40 @@ export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
       reply.header('retry-after', '30');
       return answer(reply, errorResponse('rate_limited', [], `Webhook deliveries are behind (${pending} pending); retry later.`));
     }
-    const requestId = request.id;
-    const acceptedAt = ctx.clock.now();
-    const items = sends.map((s) => ({ ...s, smsId: `${requestId}:${s.index}`, requestId, companyId: request.companyId, acceptedAt }));
-    if (ctx.durability) {
-      // Written before the 202, and before the gateway sees them.
-      ctx.durability.stageSms(items);
-      try {
-        await ctx.durability.commit();
-      } catch (e) {
-        return answer(reply, errorResponse('unavailable', [], `The server could not write the SMS durably${notWrittenBecause(e)}; nothing was accepted. Send them again later.`));
-      }
-    }
-    // On Redis the SMS wait in the shared queue: any instance takes and sends them.
-    if (!ctx.redis) ctx.sms.enqueue(items);
-    ctx.metrics?.contactsAccepted.inc({ kind: 'sms' }, sends.length);
-    return answer(reply, smsResponse(parsed.value, requestId));
+    // An Idempotency-Key: a retry of a request answered 202 gets that answer again (idempotent.ts).
+    return idempotent(ctx, request, reply, 'sms', (key) => accept(ctx, request, sends, smsResponse(parsed.value, request.id), key));
   });
+}
+
+/**
+ * Accepted SMS, whole or not at all: the 202 leaves only once they (and the answer kept under the
+ * request's idempotency key, in the same write) are written, on the durable server and on Redis.
+ */
+async function accept(ctx: ServerContext, request: FastifyRequest, sends: readonly SmsSend[], accepted: HttpAnswer<unknown>, key: string | undefined): Promise<IntakeAnswer> {
+  const { companyId } = request;
+  const requestId = request.id;
+  const acceptedAt = ctx.clock.now();
+  const items = sends.map((s) => ({ ...s, smsId: `${requestId}:${s.index}`, requestId, companyId, acceptedAt }));
+  if (ctx.durability) {
+    // Written before the 202, and before the gateway sees them.
+    ctx.durability.stageSms(items);
+    if (key !== undefined) {
+      if (ctx.redis) ctx.redis.persistence.stageRequest(requestId, { events: [], reports: [] }, { key: ctx.redis.idempotency.recordKey(companyId, key), answer: JSON.stringify(accepted) });
+      else ctx.idempotency.keep(companyId, key, requestId, accepted, acceptedAt);
+    }
+    try {
+      // A request of SMS reserves no phones: none is voided (the fence), but the answer says so if one were.
+      if (ctx.redis && key !== undefined) {
+        if (!(await ctx.redis.persistence.commitRequest(requestId)))
+          return { answer: errorResponse('unavailable', [], 'Another request took this one over before it was written; nothing of this one was accepted.'), headers: { 'retry-after': '1' } };
+      } else await ctx.durability.commit();
+      if (key !== undefined && !ctx.redis) ctx.idempotency.settle(companyId, key, requestId);
+    } catch (e) {
+      return { answer: errorResponse('unavailable', [], `The server could not write the SMS durably${notWrittenBecause(e)}; nothing was accepted. Send them again later.`) };
+    }
+  } else if (key !== undefined) ctx.idempotency.keep(companyId, key, requestId, accepted, acceptedAt);
+  // On Redis the SMS wait in the shared queue: any instance takes and sends them.
+  if (!ctx.redis) ctx.sms.enqueue(items);
+  ctx.metrics?.contactsAccepted.inc({ kind: 'sms' }, sends.length);
+  return { answer: accepted };
 }
