@@ -45,20 +45,24 @@ export async function idempotent(ctx: ServerContext, request: FastifyRequest, re
         'retry-after': String(IN_PROGRESS_RETRY_AFTER_S),
       });
   }
-  let accepted = false;
+  // No 202: the key is free again (a retry runs anew), and freed before the answer leaves, so a
+  // client that sends the retry at once finds it free. Best effort on Redis: a key its dead holder
+  // left is taken over once that request is voided.
+  const free = async (): Promise<void> => {
+    if (key === undefined) return;
+    if (ctx.redis)
+      await ctx.redis.idempotency
+        .end(companyId, key, request.id)
+        .catch((e: unknown) => request.log.warn({ err: e }, 'idempotency key of a request without a 202 not freed: taken over once its request is voided'));
+    else ctx.idempotency.end(companyId, key, request.id);
+  };
+  let out: IntakeAnswer;
   try {
-    const out = await run(key);
-    accepted = out.answer.status === 202;
-    return answer(reply, out.answer, out.headers);
-  } finally {
-    // No 202: the key is free again (a retry runs anew). Best effort on Redis: a key its dead
-    // holder left is taken over once that request is voided.
-    if (key !== undefined && !accepted) {
-      if (ctx.redis)
-        await ctx.redis.idempotency
-          .end(companyId, key, request.id)
-          .catch((e: unknown) => request.log.warn({ err: e }, 'idempotency key of a request without a 202 not freed: taken over once its request is voided'));
-      else ctx.idempotency.end(companyId, key, request.id);
-    }
+    out = await run(key);
+  } catch (e) {
+    await free();
+    throw e;
   }
+  if (out.answer.status !== 202) await free();
+  return answer(reply, out.answer, out.headers);
 }
