@@ -50,6 +50,23 @@ describe('transport failures', () => {
     expect(outcome!.reason).toContain(`after ${MAX_TRANSPORT_ATTEMPTS} tries`);
   });
 
+  it('keep the id of a try whose outcome was unknown through a later failover (a refusal of the repeat on a restricted number)', () => {
+    const { clock, engine } = setup();
+    submit(engine, 1, 3);
+    const first = engine.poll()[0]!;
+    const r = engine.report(first.messageId, { status: 'failed', reason: 'No answer from the provider (unknown outcome): timeout', action: { kind: 'transport', backoffMs: 1_000 } });
+    clock.set((r as { retryAt: number }).retryAt);
+    const repeat = engine.poll()[0]!;
+    expect(repeat.messageId).toBe(first.messageId);
+    // The repeat meets a number taken out (368, the business account restricted): failover.
+    expect(engine.report(repeat.messageId, { status: 'failed', code: 368, refused: true })).toMatchObject({ ok: true, effect: 'failover' });
+    clock.set(clock.now() + 1);
+    const after = engine.poll()[0]!;
+    expect(after.phone).not.toBe(repeat.phone);
+    expect(after.messageId).toBe(first.messageId);
+    expect(engine.report(after.messageId, { status: 'sent' })).toMatchObject({ effect: 'sent' });
+  });
+
   it('rest the number when the action says so, and the contact waits for both', () => {
     const { clock, engine } = setup();
     submit(engine, 1);

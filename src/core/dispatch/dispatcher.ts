@@ -514,6 +514,10 @@ export class Dispatcher {
       this.#end(record, index, EXPIRED, now, handout);
       return EXPIRED_RESULT;
     }
+    // A contact whose outcome was once unknown keeps that id through a failover too: the refusal
+    // speaks of this try, not of the first, which may have gone; a new id would let the provider
+    // take the contact twice under two ids.
+    if (record.attempts !== undefined && (record.attempts[index]! & UNKNOWN_OUTCOME) !== 0) (record.resend ??= new Uint8Array(record.contacts.length))[index] = 1;
     const ended = this.#returnToQueue(record, index, now);
     return ended === undefined ? { ok: true, effect } : FAILED_RESULT;
   }
