@@ -1,8 +1,8 @@
 /** Runs the built `sendpool` bin (dist/cli.js, built by `npm test`'s pretest) as a user would. */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { tempDir } from '../temp-dirs.js';
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const BIN = join(ROOT, 'dist/cli.js');
@@ -29,7 +29,7 @@ export function json<T = any>(...args: string[]): T {
 
 /** A scratch directory with the given files. */
 export function scratch(files: Record<string, string | object>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'sendpool-cli-'));
+  const dir = tempDir('sendpool-cli-');
   for (const [name, content] of Object.entries(files)) writeFileSync(join(dir, name), typeof content === 'string' ? content : JSON.stringify(content, null, 2));
   return dir;
 }

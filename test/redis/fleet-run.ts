@@ -7,13 +7,13 @@
  * runs the same instances.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { NumberLimits } from '../../src/core/limits/store.js';
 import type { ParentMessage, WorkerConfig, WorkerMessage } from './instance-worker.js';
 import { windowViolation } from '../store/window-violation.js';
+import { tempDir } from '../temp-dirs.js';
 
 const WORKER = fileURLToPath(new URL('./instance-worker.ts', import.meta.url));
 
@@ -81,7 +81,7 @@ export async function waitUntil(condition: () => boolean, what: string): Promise
  * ms) is where a worker stops by itself if nobody stopped it (a bound, far beyond the test).
  */
 export async function startInstances(base: Omit<WorkerConfig, 'instance' | 'logFile' | 'firstContact' | 'contacts'>, perInstance: number | readonly number[]): Promise<Fleet> {
-  const dir = mkdtempSync(join(tmpdir(), 'sendpool-fleet-'));
+  const dir = tempDir('sendpool-fleet-');
   const counts = Array.from({ length: base.instances }, (_, i) => (typeof perInstance === 'number' ? perInstance : perInstance[i]!));
   let ready = 0;
   const instances = counts.map((contacts, i): RunningInstance => {

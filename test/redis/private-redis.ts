@@ -3,10 +3,8 @@
  * (Redis down at start, restarted with or without its data). No vitest here.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { tempDir } from '../temp-dirs.js';
 
 /** Bound of the waits here (real ms): only a hang reaches it. */
 const WAIT_BOUND_MS = 60_000;
@@ -35,7 +33,7 @@ export interface PrivateRedis {
  */
 export async function privateRedis(persistence: 'aof' | 'none'): Promise<PrivateRedis> {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'sendpool-redis-'));
+  const dir = tempDir('sendpool-redis-');
   const args = ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', ''];
   args.push(...(persistence === 'aof' ? ['--appendonly', 'yes', '--appendfsync', 'always'] : ['--appendonly', 'no']));
   const ping = (): boolean => {

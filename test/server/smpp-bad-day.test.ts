@@ -8,10 +8,12 @@
  * accepted, not what the channel says it sent.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
+import { CMD } from '../../src/server/channels/smpp-frames.js';
 import { tpsBucket } from '../../src/server/channels/smpp-pool.js';
 import { createSmppChannel, type SmppEvent, type SmsSendResult } from '../../src/server/index.js';
 import { api, waitFor } from './helpers.js';
@@ -166,6 +168,73 @@ describe('SMPP bad day: store and forward', () => {
   });
 });
 
+describe('SMPP bad day: an SMSC that unbinds and never closes', () => {
+  /** PDU octets: a header and a body. */
+  const pdu = (commandId: number, sequence: number, body = Buffer.alloc(0)) => {
+    const b = Buffer.alloc(16 + body.length);
+    b.writeUInt32BE(b.length, 0);
+    b.writeUInt32BE(commandId, 4);
+    b.writeUInt32BE(sequence, 12);
+    body.copy(b, 16);
+    return b;
+  };
+
+  it('is closed after responseTimeoutMs: the parts it held go again on the next bind', async () => {
+    // A raw SMSC: binds anyone; on its first connection it holds the submit_sm and unbinds, keeping
+    // its side open; on the next it answers.
+    let connections = 0;
+    const accepted: number[] = [];
+    const sockets = new Set<Socket>();
+    // allowHalfOpen: the client's end after its unbind_resp does not close this side.
+    const server = createServer({ allowHalfOpen: true }, (socket) => {
+      const n = ++connections;
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      let buffered = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => {
+        buffered = Buffer.concat([buffered, chunk]);
+        while (buffered.length >= 16 && buffered.length >= buffered.readUInt32BE(0)) {
+          const frame = buffered.subarray(0, buffered.readUInt32BE(0));
+          buffered = buffered.subarray(frame.length);
+          const command = frame.readUInt32BE(4);
+          const sequence = frame.readUInt32BE(12);
+          if (command === CMD.BIND_TRANSCEIVER) socket.write(pdu(CMD.BIND_TRANSCEIVER_RESP, sequence, Buffer.from('raw\0')));
+          else if (command === CMD.SUBMIT_SM && n === 1) socket.write(pdu(CMD.UNBIND, 1));
+          else if (command === CMD.SUBMIT_SM) {
+            accepted.push(n);
+            socket.write(pdu(CMD.SUBMIT_SM_RESP, sequence, Buffer.from(`id${sequence}\0`)));
+          } else if (command === CMD.ENQUIRE_LINK) socket.write(pdu(CMD.ENQUIRE_LINK_RESP, sequence));
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+    cleanup.push(
+      () =>
+        new Promise<void>((resolve) => {
+          for (const s of sockets) s.destroy();
+          server.close(() => resolve());
+        }),
+    );
+    const events: SmppEvent[] = [];
+    const channel = createSmppChannel({
+      host: '127.0.0.1',
+      port: (server.address() as AddressInfo).port,
+      systemId: 'sendpool',
+      password: 'secret1',
+      sourceAddr: 'SENDPOOL',
+      responseTimeoutMs: 200,
+      reconnectBackoff: { minMs: 5, maxMs: 20 },
+      deliveryReceipts: false,
+      onEvent: (e) => events.push(e),
+    });
+    cleanup.push(() => channel.close());
+    channel.attach(recordingSink().sink);
+    expect(await channel.sendSms(outgoingSms(0, 'held, then unbound'))).toEqual({ status: 'sent' });
+    expect(accepted).toEqual([2]);
+    expect(events).toContainEqual(expect.objectContaining({ type: 'disconnected', reason: 'unbound by the SMSC, its side never closed', requeued: 1 }));
+  });
+});
+
 describe('SMPP bad day: the bind pool', () => {
   /** A primary and a backup SMSC and a channel over both; `before` runs on the primary before the channel connects. */
   async function twoSmscs(before: (a: FakeSmsc) => void = () => undefined) {
@@ -229,6 +298,15 @@ describe('SMPP bad day: the bind pool', () => {
     expect(new Set([...onA, ...onB]).size).toBe(100);
     expect(onA.size).toBe(30);
     expect(events).toContainEqual({ type: 'failover', from: 'primary', to: 'backup' });
+    // Losing every account, and sending again after it, are told too.
+    b.down();
+    await waitFor(() => (channel.stats(), events.some((e) => e.type === 'failover' && e.to === null)), 'nothing can send');
+    b.up();
+    await waitFor(() => (channel.stats(), events.some((e) => e.type === 'failover' && e.from === null)), 'sending again');
+    expect(events.filter((e) => e.type === 'failover').slice(-2)).toEqual([
+      { type: 'failover', from: 'backup', to: null },
+      { type: 'failover', from: null, to: 'backup' },
+    ]);
   });
 
   it('two SMSCs that give the same message ids: each receipt finds the SMS of its own SMSC', async () => {
@@ -281,12 +359,19 @@ describe('SMPP bad day: the bind pool', () => {
 });
 
 describe('SMPP bad day: the TPS cap', () => {
-  it('a bucket of a tenth of a second, in whole milliseconds', () => {
+  it('a bucket of a tenth of a second, in whole milliseconds, never above the rate', () => {
     expect(tpsBucket(100)).toEqual({ capacity: 10, period: 100 });
     expect(tpsBucket(1_000)).toEqual({ capacity: 100, period: 100 });
-    expect(tpsBucket(7)).toEqual({ capacity: 7, period: 1_000 });
+    expect(tpsBucket(7)).toEqual({ capacity: 1, period: 143 });
     expect(tpsBucket(1)).toEqual({ capacity: 1, period: 1_000 });
     expect(tpsBucket(30)).toEqual({ capacity: 3, period: 100 });
+    expect(tpsBucket(999)).toEqual({ capacity: 100, period: 101 });
+    // Never above the rate asked for, and never a whole second's burst.
+    for (const tps of [1, 7, 13, 99, 101, 333, 999, 1_000, 12_345]) {
+      const { capacity, period } = tpsBucket(tps);
+      expect((capacity * 1000) / period).toBeLessThanOrEqual(tps);
+      expect(capacity).toBeLessThanOrEqual(Math.max(1, Math.ceil(tps / 10)));
+    }
   });
 
   it('no more submit_sm than the account allows, over its binds together, before the SMSC has to throttle', async () => {

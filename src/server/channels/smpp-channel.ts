@@ -188,6 +188,7 @@ class SmppChannelImpl implements SmppChannel {
         validUntil,
         // A receipt per PDU: `parts` of them, or one with `message_payload` (the SMS still counts `parts`).
         tracked: this.#o.deliveryReceipts ? this.#inbound.track(sms.smsId, built.shortMessages.length) : undefined,
+        pdus: built.shortMessages.length,
         remaining: built.shortMessages.length,
         inFlight: 0,
         retries: 0,
@@ -265,7 +266,7 @@ class SmppChannelImpl implements SmppChannel {
     for (const job of this.#jobs.values()) {
       if (job.validUntil > now || job.inFlight > 0) continue;
       const last = job.lastProblem ?? (this.#pool.bound ? 'no answer' : 'not bound');
-      const accepted = job.sms.parts > 1 && job.remaining < job.sms.parts ? `, ${job.sms.parts - job.remaining} of ${job.sms.parts} parts accepted` : '';
+      const accepted = job.pdus > 1 && job.remaining < job.pdus ? `, ${job.pdus - job.remaining} of ${job.pdus} parts accepted` : '';
       this.#finish(job, { status: 'failed', reason: `SMPP: not accepted within its validity of ${this.#o.validityMs} ms (last: ${last}${accepted})` });
     }
     this.#receiptWait.sweep(now);
@@ -422,6 +423,8 @@ class SmppChannelImpl implements SmppChannel {
       this.#again.push(part);
       const connection = link.connection;
       if (connection) link.drop(connection, smppStatusText(status));
+      // Another bind of the pool may take it now.
+      this.#schedulePump();
       return;
     } else if (this.#o.transientStatuses.has(status)) {
       // Not now, not never: the part goes again after a back-off that grows with the SMS's

@@ -56,6 +56,8 @@ export class SmppLink {
   outstanding = new Map<number, Part>();
   #enquireSentAt = 0;
   #lastHeard = 0;
+  /** The SMSC unbound this connection (its close is then no failure to connect). */
+  #unbound = false;
   #reconnectAttempt = 0;
   #reconnectTimer: NodeJS.Timeout | undefined;
   #bindTimer: NodeJS.Timeout | undefined;
@@ -103,6 +105,7 @@ export class SmppLink {
     const o = this.#o;
     this.outstanding = new Map();
     this.#enquireSentAt = 0;
+    this.#unbound = false;
     const smsc = this.smsc;
     // The account's address; the TLS settings (files read once, withSmppTlsFiles) are the channel's.
     const tlsContext = (o as { readonly tlsContext?: SecureContext }).tlsContext;
@@ -143,10 +146,13 @@ export class SmppLink {
         connection.answer(encodeHeaderOnly(CMD.ENQUIRE_LINK_RESP, 0, sequence));
         return;
       case CMD.UNBIND:
-        // Nothing more goes on it; its close (when the SMSC ends it) binds again.
+        // Nothing more goes on it; its close (when the SMSC ends it) binds again. An SMSC that
+        // never closes its side is closed after `responseTimeoutMs`: its unanswered PDUs go again.
         this.#bound = false;
+        this.#unbound = true;
         connection.answer(encodeHeaderOnly(CMD.UNBIND_RESP, 0, sequence));
         connection.end();
+        setTimeout(() => this.drop(connection, 'unbound by the SMSC, its side never closed'), this.#o.responseTimeoutMs).unref();
         return;
       case CMD.GENERIC_NACK:
         // A nack names the PDU it refuses by number; a nack of status 0 still refuses it.
@@ -205,7 +211,7 @@ export class SmppLink {
     // Unanswered PDUs go again, in the order they went, before anything else.
     const requeue: Part[] = [...this.outstanding.values()];
     this.outstanding = new Map();
-    const why = reason || (wasBound ? 'connection closed' : 'could not connect');
+    const why = reason || (this.#unbound ? 'unbound by the SMSC' : wasBound ? 'connection closed' : 'could not connect');
     if (requeue.length > 0) {
       this.#host.requeue(requeue, why);
       this.#host.counters.resent += requeue.length;

@@ -65,17 +65,13 @@ export interface SendPlan {
   readonly tokenAt: number | undefined;
 }
 
-const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
-
 /**
- * A bucket for `tps` a second with whole-millisecond arithmetic: `capacity` tokens refilling over
- * `period` ms, capacity near a tenth of `tps` and a multiple of the smallest count that makes the
- * period whole.
+ * A bucket for `tps` a second with whole-millisecond arithmetic: `capacity` tokens, a tenth of
+ * `tps` (at least one), refilling over `period` ms rounded up, so the rate is never above `tps`.
  */
 export function tpsBucket(tps: number): { capacity: number; period: number } {
-  const unit = tps / gcd(tps, 1000); // the fewest tokens whose refill takes whole milliseconds
-  const capacity = unit * Math.max(1, Math.round(tps / 10 / unit));
-  return { capacity, period: (capacity * 1000) / tps };
+  const capacity = Math.max(1, Math.round(tps / 10));
+  return { capacity, period: Math.ceil((capacity * 1000) / tps) };
 }
 
 export class SmppPool {
@@ -86,10 +82,22 @@ export class SmppPool {
   #turn = 0;
   #sendingAt: number | undefined;
   #sendingNames: string | null = null;
+  /** Some account has sent: from then on, losing all or taking over is a failover. */
+  #hasSent = false;
+  /** Told once a bind that sends is up. */
+  #boundWaiters: (() => void)[] = [];
   readonly #onFailover: (from: string | null, to: string | null) => void;
 
-  constructor(host: SmppLinkHost, onFailover: (from: string | null, to: string | null) => void) {
+  constructor(channel: SmppLinkHost, onFailover: (from: string | null, to: string | null) => void) {
     this.#onFailover = onFailover;
+    // A bind up: the pool's waiters are told before the channel sends.
+    const host: SmppLinkHost = {
+      ...channel,
+      bound: () => {
+        if (this.bound) for (const w of this.#boundWaiters.splice(0)) w();
+        channel.bound();
+      },
+    };
     const links: SmppLink[] = [];
     const accounts: Account[] = [];
     for (const smsc of host.options.smscs) {
@@ -117,7 +125,7 @@ export class SmppPool {
   /** Resolves once a bind that sends is up. */
   whenBound(): Promise<void> {
     if (this.bound) return Promise.resolve();
-    return Promise.race(this.#accounts.flatMap((a) => a.senders.map((l) => l.whenBound())));
+    return new Promise((resolve) => this.#boundWaiters.push(resolve));
   }
 
   /** Whether `connection` is one of the pool's now (an answer goes only on the one a PDU came on). */
@@ -213,8 +221,10 @@ export class SmppPool {
               .join(', ');
       this.#sendingAt = priority;
       this.#sendingNames = to;
-      // The first bind is not a failover; a change of priority is, and so is losing every account.
-      if (from !== null) this.#onFailover(from, to);
+      // The first bind is not a failover; a change of priority is, losing every account, and
+      // sending again after that.
+      if (this.#hasSent) this.#onFailover(from, to);
+      if (to !== null) this.#hasSent = true;
     }
     return priority;
   }

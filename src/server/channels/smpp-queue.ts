@@ -10,7 +10,9 @@ export interface Job {
   /** Clock time its validity ends (`validityMs` after its acceptance): tried until then, never after. */
   readonly validUntil: number;
   readonly tracked: TrackedSms | undefined;
-  /** Parts not accepted yet. */
+  /** Its `submit_sm`: its parts, or one with `message_payload`. */
+  readonly pdus: number;
+  /** PDUs not accepted yet. */
   remaining: number;
   /** Parts written on the connection and not answered yet: the SMS is not failed while one is. */
   inFlight: number;

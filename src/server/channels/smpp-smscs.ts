@@ -140,9 +140,10 @@ function smscName(e: Record<string, unknown>, top: Record<string, unknown>): str
 export interface ResolvedSmsc {
   readonly name: string;
   /**
-   * What the keys of its message ids start with in the channel memory: '' for the first account
-   * (so a single SMSC's keys stay as they were), `<name>/` for the others, whose SMSCs may give the
-   * same ids.
+   * What the keys of its message ids start with in the channel memory: '' for the login of the
+   * first account (so a single SMSC's keys stay as they were), `<systemId>@<host>:<port>/` for
+   * another login, whose SMSC may give the same ids. Accounts of one login share it: the SMSC may
+   * deliver a receipt on any bind of the login.
    */
   readonly idScope: string;
   readonly host: string;
@@ -163,15 +164,18 @@ export interface ResolvedSmsc {
 /** The accounts of the options (checked): `smscs`, or the top level as the only one. */
 export function resolveSmscs(top: SmscOptions & { readonly smscs?: readonly SmscOptions[] }, defaultWindow: number): ResolvedSmsc[] {
   const entries = top.smscs ?? [{}];
-  return entries.map((e, index) => {
+  let firstLogin: string | undefined;
+  return entries.map((e) => {
     const pick = <K extends keyof SmscOptions>(k: K): SmscOptions[K] => e[k] ?? top[k];
     const tls = pick('tls') ?? false;
     const host = pick('host')!;
     const port = pick('port') ?? (tls ? 3550 : 2775);
     const name = e.name ?? (top.smscs ? undefined : top.name) ?? `${host}:${port}`;
+    const login = `${pick('systemId')!}@${host}:${port}`;
+    firstLogin ??= login;
     return {
       name,
-      idScope: index === 0 ? '' : `${name}/`,
+      idScope: login === firstLogin ? '' : `${login}/`,
       host,
       port,
       tls,
