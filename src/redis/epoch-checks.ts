@@ -71,6 +71,7 @@ export class EpochChecks {
         if (this.#batch === created) this.#batch = undefined;
         return this.#run([...created.ask]);
       });
+      // Only the chain of checks: the failure itself reaches every caller of this batch (`done`).
       this.#running = created.done.catch(() => undefined);
       this.#batch = batch = created;
     }

@@ -174,6 +174,8 @@ export class FleetSync {
     this.#unlisten = this.#engine.onStatusChange((change) => {
       if (change.source === SOURCE || change.source === 'timer') return;
       this.#pending.set(this.#keyOf(change), change);
+      // A failed publish is emitted as `lease-failed` by #flush and stays pending: the next change
+      // or reconciliation publishes it again.
       if (this.#state === 'ready') void this.#flush().catch(() => undefined);
     });
     await this.#tick();
@@ -200,6 +202,8 @@ export class FleetSync {
       this.#subscriber.disconnect?.();
       return;
     }
+    // The host's subscriber: an unsubscribe that fails or times out leaves the channel's messages
+    // arriving with no listener of ours (removed above), so they are ignored.
     if (wasSubscribed && usable(this.#subscriber.status)) await withTimeout(this.#subscriber.unsubscribe(this.#channel), this.#callTimeout, 'unsubscribe').catch(() => undefined);
     this.#subscriber.off?.('error', this.#onSubscriberError);
   }

@@ -137,6 +137,8 @@ export class UndiciTransport {
       if (this.#pools.size >= MAX_POOLS) {
         const [origin, oldest] = this.#pools.entries().next().value as [string, Pool];
         this.#pools.delete(origin);
+        // Closing lets its requests finish; one that fails then reports to its own delivery (retried
+        // by the outbox), so the close itself has nothing left to tell.
         void oldest.close().catch(() => {});
       }
       pool = new this.#undici.Pool(target.origin, {
@@ -165,6 +167,8 @@ export class UndiciTransport {
   async close(): Promise<void> {
     const pools = [...this.#pools.values()];
     this.#pools.clear();
+    // At shutdown: a pool that fails to destroy has its sockets closed with the process; the
+    // deliveries it held stay in the outbox and go again after the restart.
     await Promise.all(pools.map((p) => p.destroy().catch(() => {})));
   }
 }
