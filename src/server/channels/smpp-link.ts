@@ -61,7 +61,6 @@ export class SmppLink {
   #reconnectAttempt = 0;
   #reconnectTimer: NodeJS.Timeout | undefined;
   #bindTimer: NodeJS.Timeout | undefined;
-  #boundWaiters: (() => void)[] = [];
 
   constructor(host: SmppLinkHost, smsc: ResolvedSmsc, kind: SmppBindKind, n: number) {
     this.#host = host;
@@ -79,12 +78,6 @@ export class SmppLink {
 
   get bound(): boolean {
     return this.#bound;
-  }
-
-  /** Resolves once bound (the first time, or again after a drop). */
-  whenBound(): Promise<void> {
-    if (this.#bound) return Promise.resolve();
-    return new Promise((resolve) => this.#boundWaiters.push(resolve));
   }
 
   /** Connects, with the `smpp` package loaded (it encodes the bind, `enquire_link` and `unbind`). */
@@ -189,9 +182,6 @@ export class SmppLink {
     this.#lastHeard = Date.now();
     this.#host.counters.binds++;
     this.#o.onEvent?.({ type: 'bound', address: this.#address, bind: this.label });
-    const waiters = this.#boundWaiters;
-    this.#boundWaiters = [];
-    for (const w of waiters) w();
     this.#host.bound();
   }
 
