@@ -241,7 +241,9 @@ export interface RedisServerOptions {
    */
   readonly leaseMs?: number;
   /**
-   * Contacts an instance keeps claimed in its engine; the rest wait in Redis for any instance.
+   * Contacts an instance keeps claimed in its engine at most; the rest wait in Redis for any
+   * instance. An instance holds less when an even part of the fleet's backlog among the live
+   * instances is less (its fair hold, docs/scaling.md "The queue").
    * @default 2_000
    */
   readonly prefetchContacts?: number;

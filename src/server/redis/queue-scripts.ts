@@ -12,6 +12,8 @@
  *                         went to the channel, `e<i>` hand-outs whose attempt ended without a
  *                         final (a retry to come), `f<i>` its final state
  *   <p>outbox             stream of webhook events, written with the step that made them
+ *   <p>instances          sorted set of the live instances (score: when each one's heartbeat
+ *                         lapses), counted for the fair share of the backlog (queue.ts)
  */
 import { CAMPAIGN_LUA } from '../../redis/scripts/campaign.js';
 import { DEAD_LETTER_LUA } from './shared-dead-letters.js';

@@ -35,6 +35,23 @@ const FENCED_RENEW = script(FENCED_RENEW_SCRIPT);
 const QUEUE_EPOCH = script(QUEUE_EPOCH_SCRIPT);
 const REBUILD = script(REBUILD_SCRIPT);
 const RECORD_CHECK = script(RECORD_CHECK_SCRIPT);
+/**
+ * The live instances of the queue: `<p>instances`, each instance's consumer scored with when its
+ * heartbeat lapses (Redis TIME, ms). Adds (or removes, with ARGV[3] '1') this one, drops the
+ * lapsed, answers how many remain. KEYS: [1] the set. ARGV: [1] consumer, [2] lease (ms), [3] stop.
+ */
+const INSTANCES = script(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if ARGV[3] == '1' then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+else
+  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
+end
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZCARD', KEYS[1])
+`);
 
 /** The commands the queue uses (an ioredis `Redis` or `Cluster`). */
 export interface QueueClient extends RedisScriptClient {
@@ -183,6 +200,7 @@ export type WorkKind = 'events' | 'sms';
 export class ContactQueue {
   readonly #client: QueueClient;
   readonly #prefix: string;
+  #instances = 1;
   readonly #consumer: string;
   readonly leaseMs: number;
   readonly #streamsPerClaim: number;
@@ -423,6 +441,14 @@ export class ContactQueue {
     return reply.map((r) => Number(r) === 1);
   }
 
+  /**
+   * The instances whose heartbeat had not lapsed at this one's last (itself included; 1 before
+   * its first): what a fair share of the backlog divides by.
+   */
+  get instances(): number {
+    return this.#instances;
+  }
+
   /** This instance's consumer name. */
   get consumer(): string {
     return this.#consumer;
@@ -435,6 +461,7 @@ export class ContactQueue {
    */
   async heartbeat(stop = false): Promise<void> {
     const key = `${this.#prefix}alive:${this.#consumer}`;
+    this.#instances = Math.max(1, Number(await runScript(this.#client, INSTANCES, [`${this.#prefix}instances`], [this.#consumer, this.leaseMs, stop ? '1' : '0'])));
     if (stop) return void (await this.#client.call('DEL', key));
     // On one Redis the heartbeat says this instance's connection (its CLIENT ID): another instance
     // sees this one dead as soon as that connection is gone (shared-phones.ts, deadInstances). A

@@ -20,7 +20,7 @@ import { storedRun, writtenId, type EnqueuedRun, type WrittenEvent } from '../en
 import type { OutgoingSms } from '../channel.js';
 import type { Persistence } from '../persistence.js';
 import type { ChunkBody, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
-import type { SharedDispatch } from './shared-dispatch.js';
+import { fairHold, type SharedDispatch } from './shared-dispatch.js';
 import type { SharedStatistics } from './shared-statistics.js';
 import { isResetError } from './reset.js';
 
@@ -517,7 +517,9 @@ export class RedisPersistence implements Persistence {
       // is shorter), not once a renewal period: taken over at most that long after its lease lapses.
       const reclaim = now - this.#lastReclaim >= Math.min(1000, queue.leaseMs / 3);
       if (reclaim) this.#lastReclaim = now;
-      if ((await shared.feed(this.#deps.prepare, reclaim)) > 0) this.#deps.onFed();
+      // No more than an even part of the fleet's backlog: the other instances take the rest, and
+      // so ask their share of the numbers for it.
+      if ((await shared.feed(this.#deps.prepare, reclaim, fairHold(this.#backlog, queue.instances))) > 0) this.#deps.onFed();
       for (const kind of ['events', 'sms'] as const) {
         const room = this.#room(kind);
         if (room > 0) await this.#take(kind, await queue.claimWork(kind, room));

@@ -12,6 +12,7 @@
  */
 import type { Engine } from '../../core/engine.js';
 import type { ContactOutcome, OutgoingMessage } from '../../core/dispatch/types.js';
+import { CHUNK_CONTACTS } from './chunks.js';
 import type { ChunkBody, ClaimedChunk, ContactQueue, QueueStep, QueuedContact, RebuiltChunk } from './queue.js';
 
 /** Where a contact of the engine came from. */
@@ -47,11 +48,24 @@ const RECENT_DONE_MS = 120_000;
 export interface SharedDispatchOptions {
   /**
    * Contacts this instance keeps claimed (queued, in flight or waiting for a retry in its engine);
-   * it claims more when it holds fewer. Small keeps work in Redis for any instance; large keeps
-   * the engine fed between claims.
+   * it claims more when it holds fewer (and fewer than its fair hold, {@link fairHold}). Small
+   * keeps work in Redis for any instance; large keeps the engine fed between claims.
    * @default 2_000
    */
   readonly prefetchContacts?: number;
+}
+
+/**
+ * How many contacts an instance holds at most: an even part of the fleet's backlog (the contacts of
+ * chunks not done, held or not) among the live instances, rounded up to whole chunks and never less
+ * than one. An instance that took more than its part would be the only one asking its numbers for
+ * them: the others, holding nothing, would leave their fair share of the numbers' capacity unasked
+ * (an hourly number's opening burst went 149 / 150 / 2 between three instances), and a dead
+ * instance's contacts would wait behind a survivor's whole prefetch.
+ */
+export function fairHold(backlog: number, instances: number): number {
+  const part = Math.ceil(Math.max(0, backlog) / Math.max(1, instances));
+  return Math.max(1, Math.ceil(part / CHUNK_CONTACTS)) * CHUNK_CONTACTS;
 }
 
 export class SharedDispatch {
@@ -100,14 +114,15 @@ export class SharedDispatch {
   /**
    * Takes work into the engine: with `reclaim`, chunks whose holder stopped renewing them first
    * (a scan of every active stream: the caller does it about once a second, not at every feed),
-   * then new chunks (one a flow per round) while fewer than `prefetchContacts` are open. `prepare`
-   * readies what their companies need before they go into the engine. Answers the contacts taken.
+   * then new chunks (one a flow per round) while fewer than `hold` are open (its share of the
+   * fleet's backlog: {@link fairHold}; `prefetchContacts` at most). `prepare` readies what their
+   * companies need before they go into the engine. Answers the contacts taken.
    *
    * Chunks taken over go ahead of the contacts of their flow this instance holds and has not handed
    * out (`Submission.ahead`): they were claimed before them, and a dead instance's contacts would
    * otherwise wait behind the whole of a survivor's prefetch.
    */
-  async feed(prepare?: (companyIds: readonly number[]) => Promise<void>, reclaim = true): Promise<number> {
+  async feed(prepare?: (companyIds: readonly number[]) => Promise<void>, reclaim = true, hold = this.#prefetch): Promise<number> {
     let taken = 0;
     const take = async (chunks: readonly ClaimedChunk[], ahead: boolean) => {
       if (chunks.length > 0) await prepare?.(chunks.map((c) => c.body.companyId));
@@ -115,7 +130,8 @@ export class SharedDispatch {
       for (const c of ahead ? [...chunks].reverse() : chunks) taken += this.#take(c, ahead);
     };
     if (reclaim) await take(await this.#queue.reclaim(), true);
-    while (this.#open < this.#prefetch) {
+    const most = Math.min(hold, this.#prefetch);
+    while (this.#open < most) {
       const chunks = await this.#queue.claim();
       if (chunks.length === 0) break;
       await take(chunks, false);
@@ -124,7 +140,8 @@ export class SharedDispatch {
   }
 
   #take(chunk: ClaimedChunk, ahead: boolean): number {
-    if (this.#held.has(chunk.entryId)) return 0;
+    // Held here, or done here with its step still to be written: taking it again would send it again.
+    if (this.#held.has(chunk.entryId) || this.#awaitingStep().some((c) => c.entryId === chunk.entryId)) return 0;
     const held: Held = { chunk, open: 0, lost: false, handouts: new Map(chunk.handouts), ended: new Map(chunk.ended), finals: new Map(chunk.finals) };
     this.#heldOf.set(chunk, held);
     // Contacts grouped by the retries they used: a submission per group, with what is left of them.
@@ -329,6 +346,11 @@ export class SharedDispatch {
     }
   }
 
+  /** Chunks done here whose step is not written yet (gathered, or in the step being written). */
+  #awaitingStep(): ClaimedChunk[] {
+    return this.#inStep.length + this.#done.length === 0 ? [] : [...this.#inStep, ...this.#done];
+  }
+
   /** Chunks this instance lost to another (it stalled past the lease): they are not sent from here. */
   get lost(): number {
     return this.#lost;
@@ -339,11 +361,12 @@ export class SharedDispatch {
    * `release` (shutdown, after the last sends were answered and written) gives them up to the others.
    */
   async renew(release = false): Promise<number> {
-    if (this.#held.size === 0) return 0;
-    const lost = await this.#queue.renew(
-      [...this.#held.values()].filter((h) => !h.lost).map((h) => h.chunk),
-      release,
-    );
+    // Chunks done whose step is not written yet are renewed too: a step held back past the lease
+    // (Redis away, a reset being handled) would otherwise let another instance, or this one, take
+    // them over without their finals and send them again.
+    const chunks = [...[...this.#held.values()].filter((h) => !h.lost).map((h) => h.chunk), ...this.#awaitingStep()];
+    if (chunks.length === 0) return 0;
+    const lost = await this.#queue.renew(chunks, release);
     this.#lose(lost.map((c) => c.entryId));
     return lost.length;
   }
