@@ -9,7 +9,9 @@
  * opens when the Fastify instance becomes ready (so a port in use fails `listen`), closes with it,
  * and is unref'd: it never keeps a process alive on its own. `runServer` on Redis opens it earlier,
  * before waiting for Redis ({@link openEarlyMetrics}): it answers with what is known then (whether
- * Redis is ready), and the server adopts it, same port, once built.
+ * Redis is ready), and the server adopts it, same port, once built. Without a listener of its own,
+ * the API's port itself opens before that wait ({@link openStartingApi}): /metrics there answers
+ * with the starting metrics and everything else 503, until the server takes the port.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
@@ -232,4 +234,42 @@ async function answerScrape(req: http.IncomingMessage, res: http.ServerResponse,
   } catch {
     send(res, errorResponse('internal_error'));
   }
+}
+
+/** The API's port while the server on Redis waits for Redis at start ({@link openStartingApi}). */
+export interface StartingApi {
+  /** The port it listens on (the one asked for, or the one picked for 0): the server listens there next. */
+  readonly port: number;
+  /** Stops listening (and drops its connections) so the server can take the port. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the API's port before the wait for Redis at start, so that the instance is seen waiting
+ * instead of refusing connections: GET /metrics answers from `metrics.registry` (the starting
+ * metrics, `sendpool_redis_ready 0`), given when /metrics is served on the API's port, with the same
+ * key check; every other request is answered 503 with
+ * `Retry-After` and the contract's error body, nothing accepted. Closed right before the server
+ * listens on the same port (a connection in that gap of a few milliseconds is refused).
+ */
+export async function openStartingApi(
+  host: string,
+  port: number,
+  metrics: (ResolvedMetrics & { readonly registry: Registry }) | undefined,
+  connections: ResolvedConnections,
+  retryAfterS: number,
+): Promise<StartingApi> {
+  const check = metrics?.key === undefined ? undefined : keyCheck(metrics.key);
+  const server = http.createServer(nodeServerOptions(connections), (req, res) => {
+    const path = `${(req.url ?? '/').split('?')[0]!.replace(/\/+$/, '')}/`;
+    if (metrics !== undefined && path === '/metrics/') return void answerScrape(req, res, metrics.registry, check);
+    // The body is not read: nothing is taken while the instance starts.
+    send(res, errorResponse('unavailable', [], 'sendpool is starting: it waits for Redis before it serves; nothing was accepted. Send it again shortly.'), {
+      'retry-after': String(retryAfterS),
+      connection: 'close',
+    });
+  });
+  applyConnectionLimits(server, connections);
+  await listenOn(server, host, port);
+  return { port: (server.address() as AddressInfo).port, close: () => closeListener(server) };
 }

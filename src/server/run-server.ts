@@ -12,7 +12,7 @@ import { openSqliteStorage } from '../storage/sqlite-storage.js';
 import type { StoreRecovery } from '../storage/store-open.js';
 import { buildServer } from './build-server.js';
 import { resolveConnections } from './connections.js';
-import { EARLY_METRICS, openEarlyMetrics, resolveMetrics, type EarlyMetrics } from './metrics-access.js';
+import { EARLY_METRICS, openEarlyMetrics, openStartingApi, resolveMetrics, type EarlyMetrics, type StartingApi } from './metrics-access.js';
 import { startingMetrics } from './metrics.js';
 import type { SendpoolServer } from './server-control.js';
 import type { Channel } from './channel.js';
@@ -23,6 +23,7 @@ import type { BuildServerOptions, RedisServerOptions } from './options.js';
 import type { Problem } from '../core/problems.js';
 import { readSnapshotFile } from './snapshot-file.js';
 import { loadApiKeys, type ApiKeyEntry } from './tenants.js';
+import { REFUSAL_RETRY_AFTER_S } from './redis/reset.js';
 
 /** Options of {@link runServer}. */
 export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'apiKeys' | 'restore' | 'snapshotFile' | 'storage' | 'stored' | 'storeEverything' | 'redis'> {
@@ -118,6 +119,12 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   // sendpool_redis_ready 0 while the instance waits, and the server's metrics once it is built.
   let syncState: (() => string) | undefined;
   const early = redis === undefined ? undefined : await openEarlyMetricsOf(rest, () => syncState?.());
+  // The API's port opens now too (503 until the server takes it; /metrics there when it is served there).
+  const starting = redis === undefined ? undefined : await openStartingApiOf(rest, host, port, () => syncState?.());
+  const closeEarly = async () => {
+    await early?.close();
+    await starting?.close();
+  };
   let shared: Awaited<ReturnType<typeof redisFleet>> | undefined;
   try {
     shared =
@@ -137,7 +144,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
             (state) => (syncState = state),
           );
   } catch (e) {
-    await early?.close();
+    await closeEarly();
     throw e;
   }
   const storage = dataDir === undefined ? undefined : await openSqliteStorage(dataDir, { recover });
@@ -182,13 +189,15 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
     storage?.close();
     await shared?.close();
     await channel?.close?.();
-    await early?.close();
+    await closeEarly();
     throw e;
   }
   const running: SendpoolServer = server;
   logTo = server;
   warn = (details, message) => running.log.warn(details, message);
-  await running.listen({ port, host });
+  // The port the starting listener held (the one it picked for 0): the server takes it over.
+  await starting?.close();
+  await running.listen({ port: starting?.port ?? port, host });
   const addr = running.server.address();
   const actualPort = typeof addr === 'object' && addr !== null ? addr.port : port;
   const address = `http://${host.includes(':') ? `[${host}]` : host}:${actualPort}`;
@@ -247,6 +256,20 @@ async function openEarlyMetricsOf(options: Pick<RunServerOptions, 'metrics' | 'c
   const connections = resolveConnections(options.connections, problems);
   if (problems.length > 0 || access?.listen === undefined) return undefined;
   return openEarlyMetrics({ ...access, listen: access.listen }, connections, startingMetrics(syncState));
+}
+
+/**
+ * The API's port opened before the wait for Redis ({@link openStartingApi}); /metrics is answered
+ * there with the starting metrics when it is served on the API's port. Undefined when the options
+ * are wrong (buildServer says what is wrong).
+ */
+async function openStartingApiOf(options: Pick<RunServerOptions, 'metrics' | 'connections'>, host: string, port: number, syncState: () => string | undefined): Promise<StartingApi | undefined> {
+  const problems: Problem[] = [];
+  const access = resolveMetrics(options.metrics, problems);
+  const connections = resolveConnections(options.connections, problems);
+  if (problems.length > 0) return undefined;
+  const onThisPort = access !== undefined && access.listen === undefined ? { ...access, registry: startingMetrics(syncState) } : undefined;
+  return openStartingApi(host, port, onThisPort, connections, REFUSAL_RETRY_AFTER_S);
 }
 
 async function redisFleet(

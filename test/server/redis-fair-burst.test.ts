@@ -5,6 +5,7 @@
  * fed first claimed the whole campaign and the third held nothing, so it never asked the number
  * for its share: the burst went 149 / 150 / 2. An instance now holds at most an even part of the
  * fleet's backlog (shared-dispatch.ts `fairHold`), so each asks and each sends a third of the burst.
+ * The number sends 80 a second (Cloud API's default throughput), so the burst lasts about 4 s.
  * The record is the channels' own log (every attempt, with its instance). Waits are for conditions.
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -29,7 +30,7 @@ const fleet = {
       id: 1,
       name: 'Acme',
       companyId: 1,
-      numbers: [{ phone: '5511990000001', throughputPerHour: BURST, messagingLimit24h: 1_000_000, messagesPerSecond: 1000, status: 'active' }],
+      numbers: [{ phone: '5511990000001', throughputPerHour: BURST, messagingLimit24h: 1_000_000, messagesPerSecond: 80, status: 'active' }],
       templateTypes: [{ id: 10, name: 'billing', templateIds: [100] }],
     },
   ],

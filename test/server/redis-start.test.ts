@@ -1,6 +1,7 @@
 /**
  * Redis down when the server on Redis starts: the process waits (it does not exit), says so in its
- * log while it waits, and serves once Redis is there, with the status sync's state in /metrics. A
+ * log while it waits, answers on its port meanwhile (/metrics with `sendpool_redis_ready 0`, the API
+ * 503 with Retry-After), and serves once Redis is there, with the status sync's state in /metrics. A
  * separate metrics listener answers while it waits (sendpool_redis_ready 0), and is the server's
  * once Redis is there.
  */
@@ -38,24 +39,36 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis, Redis down at sta
   it('waits, logging the sync state, and serves once Redis is up', { timeout: 120_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sendpool-start-'));
     const port = await freePort();
+    const apiPort = await freePort();
     writeFileSync(join(dir, 'fleet.json'), JSON.stringify(fleet));
     let stderr = '';
     let redis: ChildProcess | undefined;
     const child = fork(join(import.meta.dirname, 'redis-start-child.ts'), [], {
       execArgv: ['--import', 'tsx'],
-      env: { ...process.env, SENDPOOL_START_CHILD: JSON.stringify({ fleetFile: join(dir, 'fleet.json'), redisUrl: `redis://127.0.0.1:${port}`, dir }) },
+      env: { ...process.env, SENDPOOL_START_CHILD: JSON.stringify({ fleetFile: join(dir, 'fleet.json'), redisUrl: `redis://127.0.0.1:${port}`, dir, port: apiPort }) },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const api = `http://127.0.0.1:${apiPort}`;
     try {
-      // It says what it waits for, and does not exit or listen meanwhile.
+      // It says what it waits for, and does not exit meanwhile.
       await waitFor(() => stderr.includes('"state":"connecting"') && stderr.includes('ECONNREFUSED'), 'the wait in the log');
       expect(child.exitCode).toBeNull();
       expect(existsSync(join(dir, 'address'))).toBe(false);
+      // The API's port answers while it waits: /metrics says Redis is not ready, the API 503 with Retry-After.
+      const waiting = await (await fetch(`${api}/metrics`)).text();
+      expect(waiting).toContain('sendpool_redis_ready 0');
+      expect(waiting).toContain('sendpool_redis_sync_state{state="connecting"} 1');
+      const refused = await fetch(`${api}/messenger/messages/`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key-id': 'redis-start-key-0123456789abcdef' }, body: '{}' });
+      expect(refused.status).toBe(503);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(await refused.json()).toMatchObject({ error: { code: 'unavailable' } });
       redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
       await waitFor(() => redisUp(port), 'redis-server up');
       await waitFor(() => existsSync(join(dir, 'address')) && readFileSync(join(dir, 'address'), 'utf8').length > 0, 'the server listening');
       const address = readFileSync(join(dir, 'address'), 'utf8');
+      // The server took the port the starting listener held.
+      expect(address).toBe(api);
       await waitFor(async () => (await (await fetch(`${address}/metrics`)).text()).includes('sendpool_redis_sync_state{state="ready"} 1'), 'the sync ready in /metrics');
     } finally {
       await kill(child);
