@@ -11,7 +11,9 @@
  * send between here and the provider (the event loop, a socket being opened): a send that reaches
  * the provider within `slackMs` of leaving keeps the number inside its window there. Hand-outs
  * that left the engine in pace pass at once (the check costs a map lookup); only sends bunched by
- * the shell wait, in the order they came.
+ * the shell wait, in the order they came. Waiting sends released late (the event loop held, e.g. by
+ * a large request's intake) do not catch up on the time lost: the first goes at once, the next an
+ * interval apart.
  */
 
 /** Options of {@link SendPacer}. */
@@ -30,6 +32,8 @@ export interface SendPacerOptions {
 interface NumberPace {
   /** GCRA's theoretical arrival time of the next send (ms). */
   tat: number;
+  /** When the first waiting send's turn comes (ms): a release later than that by an interval was held. */
+  due: number;
   /** Sends waiting for their turn, oldest first. */
   readonly waiting: (() => void)[];
   /** Index of the first waiting send not gone yet. */
@@ -67,7 +71,7 @@ export class SendPacer {
     const rate = this.#rateOf(phone);
     if (!(rate > 0)) return send();
     let p = this.#numbers.get(phone);
-    if (p === undefined) this.#numbers.set(phone, (p = { tat: Number.NEGATIVE_INFINITY, waiting: [], head: 0 }));
+    if (p === undefined) this.#numbers.set(phone, (p = { tat: Number.NEGATIVE_INFINITY, due: Number.POSITIVE_INFINITY, waiting: [], head: 0 }));
     if (p.head < p.waiting.length) {
       p.waiting.push(send);
       return;
@@ -75,6 +79,7 @@ export class SendPacer {
     const now = this.#now();
     const at = this.#turn(p, rate, now);
     if (at <= now) return send();
+    p.due = at;
     p.waiting.push(send);
     this.#behind.add(phone);
     this.#arm(at);
@@ -83,13 +88,16 @@ export class SendPacer {
   /** When the number may send next, charging the send when that is now. */
   #turn(p: NumberPace, rate: number, now: number): number {
     const interval = 1000 / rate;
-    // The window's burst (one second's worth) less the slack's worth, then one every interval.
-    const burst = Math.max(1, rate - Math.ceil((this.#slackMs * rate) / 1000));
-    const tolerance = (burst - 1) * interval;
-    const at = p.tat - tolerance;
+    const at = p.tat - this.#tolerance(rate);
     if (at > now) return at;
     p.tat = Math.max(p.tat, now) + interval;
     return now;
+  }
+
+  /** GCRA's tolerance: the window's burst (one second's worth) less the slack's worth, then one every interval. */
+  #tolerance(rate: number): number {
+    const burst = Math.max(1, rate - Math.ceil((this.#slackMs * rate) / 1000));
+    return (burst - 1) * (1000 / rate);
   }
 
   #arm(at: number): void {
@@ -110,10 +118,15 @@ export class SendPacer {
     for (const phone of this.#behind) {
       const p = this.#numbers.get(phone)!;
       const rate = this.#rateOf(phone);
+      // Released later than its turn by more than an interval: the event loop was held. The sends
+      // that held back do not catch up: the next goes now and the others an interval apart, so they
+      // do not reach the provider bunched with those the hold kept between here and the provider.
+      if (rate > 0 && now - p.due > 1000 / rate) p.tat = Math.max(p.tat, now + this.#tolerance(rate));
       while (p.head < p.waiting.length) {
         // A number that lost its per-second rate meanwhile: what waits goes now.
         const at = rate > 0 ? this.#turn(p, rate, now) : now;
         if (at > now) {
+          p.due = at;
           next = Math.min(next, at);
           break;
         }

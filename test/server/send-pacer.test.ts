@@ -57,4 +57,30 @@ describe('SendPacer', () => {
     vi.advanceTimersByTime(2000);
     expect(left.filter((x) => x === 'a')).toHaveLength(10);
   });
+
+  it('does not catch up after the event loop was held: the sends held go on one interval apart', () => {
+    const pacer = new SendPacer({ rateOf: () => 25, now: () => Date.now() });
+    const left: number[] = [];
+    for (let i = 0; i < 100; i++) pacer.offer('a', () => left.push(Date.now()));
+    expect(left).toHaveLength(18);
+    vi.advanceTimersByTime(200);
+    expect(left).toHaveLength(23);
+    // The loop is held 400 ms (a large request's intake): the clock moves, no timer runs; then the
+    // timer that was due runs late.
+    const heldUntil = Date.now() + 400;
+    vi.setSystemTime(heldUntil);
+    vi.advanceTimersByTime(40);
+    // One went when the loop was free, not the ten the 400 ms would have let out at once.
+    const after = left.slice(23);
+    expect(after).toHaveLength(1);
+    expect(after[0]).toBeGreaterThanOrEqual(heldUntil);
+    vi.advanceTimersByTime(400);
+    // Then one every 40 ms.
+    const gaps = left.slice(23).map((at, k, all) => (k === 0 ? 40 : at - all[k - 1]!));
+    expect(gaps.length).toBeGreaterThanOrEqual(10);
+    for (const g of gaps) expect(g).toBeGreaterThanOrEqual(40);
+    // Held sends that reach the provider together with those released after the hold stay in the window.
+    const arrivals = left.map((at) => ({ at: Math.max(at, at >= heldUntil - 250 && at < heldUntil ? heldUntil : at), count: 1 }));
+    expect(windowViolation(arrivals, { perHour: 1e9, per24h: 1e9, perSecond: 25 })).toBeUndefined();
+  });
 });
