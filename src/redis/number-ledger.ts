@@ -44,19 +44,33 @@ export class NumberLedger {
   readonly #took: Lease[] = [];
   readonly #tookCount: number[] = [];
   readonly #seen: string[] = [];
+  /** Leases expired with tokens left, not taken yet by {@link takeExpired}. */
+  #expired: Lease[] = [];
 
   /** Unspent tokens of live leases (call {@link expire} first for an answer at a given time). */
   get balance(): number {
     return this.#balance;
   }
 
-  /** Drops the leases expired at `now`; answers the unspent tokens lost with them. */
+  /**
+   * Drops the leases expired at `now`; answers the unspent tokens lost with them. Those with tokens
+   * left wait in {@link takeExpired} (each with its new `returned`, the tokens marked given back):
+   * never spendable again, so the 24 h counter may have them back.
+   */
   expire(now: number): number {
     if (now < this.#nextExpiry) return 0;
     const leases = this.#leases;
     let k = 0;
     let lost = 0;
-    while (k < leases.length && leases[k]!.expiresAt <= now) lost += leases[k++]!.remaining;
+    while (k < leases.length && leases[k]!.expiresAt <= now) {
+      const lease = leases[k++]!;
+      lost += lease.remaining;
+      if (lease.remaining > 0) {
+        lease.returned += lease.remaining;
+        lease.remaining = 0;
+        this.#expired.push(lease);
+      }
+    }
     if (k > 0) leases.splice(0, k);
     this.#nextExpiry = leases[0]?.expiresAt ?? Infinity;
     this.#balance -= lost;
@@ -152,6 +166,14 @@ export class NumberLedger {
     this.#balance += lease.granted;
     this.#nextExpiry = this.#leases[0]!.expiresAt;
     return 'added';
+  }
+
+  /** The leases that expired with tokens left since the last call (their `returned` counts them). */
+  takeExpired(): Lease[] {
+    if (this.#expired.length === 0) return [];
+    const out = this.#expired;
+    this.#expired = [];
+    return out;
   }
 
   /**

@@ -16,12 +16,16 @@ import { NOW_LUA } from './now.js';
  *   ARGV[5]  the fleet's epoch id ('' to skip the check)
  *   ARGV[6]  the caller's instance id: its record of unspent tokens (the lease script's `hd`) is
  *            dropped, since it gives them all back; '' to keep it
+ *   ARGV[7]  '1' when the lease expired at the caller with these tokens unspent (they can never be
+ *            spent): the 24 h counter gets them back even after the lease's lifetime; else ''
  * Returns: tokens given back by this call.
  *
  * Rules (docs/decisions.md (many instances on Redis), "Expiry model"):
- * - an expired lease (now >= grantedAt + ttl) or one whose record is gone gives nothing back: its
- *   unspent tokens were charged and simply stay charged until the windows refill; nor does a lease
- *   of a state that is gone or of another epoch (Redis lost it: nothing to give back to);
+ * - an expired lease (now >= grantedAt + ttl) gives nothing back to the rate windows (they refill
+ *   within the hour); to the 24 h counter only when its holder says the tokens expired unspent
+ *   (ARGV[7]), which would otherwise stay charged for a day; a lease whose record is gone gives
+ *   nothing back, nor does a lease of a state that is gone or of another epoch (Redis lost it:
+ *   nothing to give back to);
  * - the 24 h counter gets the tokens back in the bucket the lease charged;
  * - the rate windows get them back only when this lease is the number's latest charge, where the
  *   give-back is the exact inverse of the charge. After someone else charged, a give-back could
@@ -59,7 +63,8 @@ if ARGV[5] and ARGV[5] ~= '' and f[10] and f[10] ~= ARGV[5] then return 0 end
 local t = now
 local seen = tonumber(f[8]) or 0
 if seen > t then t = seen end
-if t >= a + ttl then return 0 end
+local expired = t >= a + ttl
+if expired and ARGV[7] ~= '1' then return 0 end
 if target > g then target = g end
 local delta = target - r
 if delta <= 0 then return 0 end
@@ -70,7 +75,7 @@ if c then
   redis.call('HINCRBY', sk, 'd' .. b, -dec)
   redis.call('HSET', sk, 'ds', (tonumber(f[7]) or 0) - dec)
 end
-if f[9] == leaseId then
+if f[9] == leaseId and not expired then
   local function back(tat, rem, cap, period, n)
     local numer = rem - n * period
     local whole = math.floor(numer / cap)
