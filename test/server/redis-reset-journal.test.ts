@@ -9,8 +9,11 @@
  * directories and the gate open. Then, from the channel's log (written by each child before it
  * answers) and the webhook receiver in this process: every contact with a 202 is sent exactly once,
  * under its original contact id and its first hand-out (`<id>.0`), with its SENT notification of
- * that id; each instance counted the reset and logged the rebuild; and the journals drain to their
- * header once the chunks are done.
+ * that id; each instance counted the reset and logged the rebuild; and each journal marks every
+ * chunk done once it is.
+ *
+ * And an instance killed with contacts held, started again on the same Redis: its journal is read
+ * back into memory, nothing is written again, the contacts are sent once and seen done.
  *
  * Waits are for conditions, never for times.
  */
@@ -188,6 +191,53 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: every instance re
       for (const i of instances) await kill(i.child);
       redis.shutdown('nosave');
       await receiver.close();
+    }
+  });
+
+  it('an instance restarted on the same Redis keeps its journal in memory: nothing written twice, chunks seen done', { timeout: 300_000 }, async () => {
+    const dir = tempDir('sendpool-journal-same-');
+    const redis = await privateRedis('none');
+    await redis.start();
+    const fleetFile = join(dir, 'fleet.json');
+    writeFileSync(
+      fleetFile,
+      JSON.stringify({
+        businesses: [
+          {
+            id: 1,
+            name: 'Acme',
+            companyId: 1,
+            numbers: [{ phone: '5511990000021', throughputPerHour: 10_000_000, messagingLimit24h: 10_000_000, messagesPerSecond: 100, status: 'active' }],
+            templateTypes: [{ id: 10, name: 'billing', templateIds: [100] }],
+          },
+        ],
+        templates: [{ id: 100, name: 'bill', text: 'Hi {{1}}', businessIds: [1], status: 'active' }],
+      }),
+    );
+    const logFile = join(dir, 'sends.log');
+    const readLog = logReader<Logged>(logFile);
+    const gate = join(dir, 'gate');
+    const cfg: ChildConfig = { fleetFile, redisUrl: redis.url, log: logFile, stateDir: join(dir, 'state-s0'), gate };
+    let instance = await startInstance('s0', cfg);
+    try {
+      const body = { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts('s', 300, 30_000_000) };
+      expect((await api(instance.url, '/messenger/messages/', body)).status).toBe(202);
+      await waitFor(async () => ((await metric(instance.url, 'sendpool_redis_held_contacts')) ?? 0) > 0, 'contacts claimed');
+      expect(journalChunks(cfg.stateDir).size).toBe(3);
+      // Killed with its sends held; Redis keeps the queue; started again with the gate open.
+      await kill(instance.child);
+      writeFileSync(gate, '');
+      instance = await startInstance('s0', cfg);
+      // Its chunks are taken over after their lease and sent once; the journal read back sees them done.
+      await waitFor(() => new Set(readLog().map((l) => l.ref)).size === 300, 'every contact sent');
+      await waitFor(() => journalChunks(cfg.stateDir).size === 0, 'the journal without chunks not done');
+      expect(instance.out).toContain('accepted-journal-read');
+      expect(await metric(instance.url, 'sendpool_redis_resets_total')).toBe(0);
+      expect(instance.out).not.toContain('redis-reset-rebuilt');
+      expect(readLog()).toHaveLength(300);
+    } finally {
+      await kill(instance.child);
+      redis.shutdown('nosave');
     }
   });
 });
