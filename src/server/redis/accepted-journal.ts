@@ -42,6 +42,13 @@ export interface JournalEntry {
   /** The queue's epoch it was written under. */
   readonly epoch: string;
   readonly body: ChunkBody;
+  /** `body`'s JSON when already made (the queue's step wrote it): not made again. @default made here */
+  readonly json?: string;
+}
+
+/** An `add` record's line. */
+function addLine(e: JournalEntry): string {
+  return `{"op":"add","stream":${JSON.stringify(e.stream)},"entry":${JSON.stringify(e.entryId)},"epoch":${JSON.stringify(e.epoch)},"body":${e.json ?? JSON.stringify(e.body)}}\n`;
 }
 
 /** The journal kept beside a state file: `redis-state.json` → `redis-state.accepted.jsonl`. */
@@ -149,8 +156,9 @@ export class AcceptedJournal {
       const key = keyOf(e.stream, e.entryId);
       // The same entry added again (never in practice): the older record is dead.
       if (this.#live.has(key)) this.#dead++;
-      this.#live.set(key, e);
-      text += `${JSON.stringify({ op: 'add', stream: e.stream, entry: e.entryId, epoch: e.epoch, body: e.body })}\n`;
+      // Kept without its JSON (the body is what memory holds anyway); a compaction makes it again.
+      this.#live.set(key, { stream: e.stream, entryId: e.entryId, epoch: e.epoch, body: e.body });
+      text += addLine(e);
     }
     appendFileSync(this.#path, text, { mode: 0o600 });
   }
@@ -172,7 +180,7 @@ export class AcceptedJournal {
   compact(): void {
     mkdirSync(dirname(this.#path), { recursive: true });
     const parts = [HEADER];
-    for (const e of this.#live.values()) parts.push(`${JSON.stringify({ op: 'add', stream: e.stream, entry: e.entryId, epoch: e.epoch, body: e.body })}\n`);
+    for (const e of this.#live.values()) parts.push(addLine(e));
     const tmp = `${this.#path}.tmp`;
     writeFileSync(tmp, parts.join(''), { mode: 0o600 });
     renameSync(tmp, this.#path);

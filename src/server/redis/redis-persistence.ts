@@ -32,8 +32,8 @@ export interface ResetGuard {
   recover(e: unknown): Promise<boolean>;
   /** True while a reset is handled. */
   readonly handling: boolean;
-  /** Chunks accepted here were written, with their entry ids. */
-  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string): void;
+  /** Chunks accepted here were written, with their entry ids (and the JSON they were written as). */
+  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string, json?: readonly string[]): void;
 }
 
 interface Deps {
@@ -394,7 +394,7 @@ export class RedisPersistence implements Persistence {
       }
       const { ids, lost } = result;
       const written = step.base.chunks ?? [];
-      if (written.length > 0) this.#deps.reset?.()?.accepted(written, ids, epoch);
+      if (written.length > 0) this.#deps.reset?.()?.accepted(written, ids, epoch, result.chunkJson);
       this.#deps.shared.settle(lost);
       this.#writes++;
       this.#failures = 0;

@@ -129,8 +129,11 @@ export class QueueReset {
     return this.#recordedContacts;
   }
 
-  /** Chunks accepted here were written (their entry ids, in order) by a step sent under `epoch`. */
-  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string): void {
+  /**
+   * Chunks accepted here were written (their entry ids, in order) by a step sent under `epoch`;
+   * `json`: the JSON each was written as, when the queue says (the journal writes it as it is).
+   */
+  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string, json?: readonly string[]): void {
     const journaled: JournalEntry[] = [];
     chunks.forEach((body, k) => {
       const entryId = ids[k];
@@ -138,7 +141,8 @@ export class QueueReset {
       const stream = this.#d.queue.streamOf(body);
       this.#recorded.set(`${stream} ${entryId}`, { stream, entryId, body, epoch });
       this.#recordedContacts += body.contacts.length;
-      journaled.push({ stream, entryId, epoch, body });
+      const text = json?.[k];
+      journaled.push({ stream, entryId, epoch, body, ...(text === undefined ? {} : { json: text }) });
     });
     // Before the step's 202s are answered (the caller resolves them after this).
     this.#journalWrite(() => this.#journal?.add(journaled));
