@@ -6,11 +6,12 @@
  *
  * Two instances accept 2,400 contacts (202s, ENQUEUED notifications with their contact ids) and
  * claim them; both are SIGKILLed; Redis is emptied (`FLUSHALL`); both restart with the same state
- * directories and the gate open. Then, from the channel's log (written by each child before it
- * answers) and the webhook receiver in this process: every contact with a 202 is sent exactly once,
- * under its original contact id and its first hand-out (`<id>.0`), with its SENT notification of
- * that id; each instance counted the reset and logged the rebuild; and each journal marks every
- * chunk done once it is.
+ * directories and the gate open (j0's journal ending in a line cut mid-append). Then, from the
+ * channel's log (written by each child before it answers) and the webhook receiver in this
+ * process: every contact with a 202 is sent exactly once, under its original contact id and its
+ * first hand-out (`<id>.0`), with its SENT notification of that id; each instance counted the reset
+ * and logged the rebuild, j0 the cut line with its file; and each journal marks every chunk done
+ * once it is.
  *
  * And an instance killed with contacts held, started again on the same Redis: its journal is read
  * back into memory, nothing is written again, the contacts are sent once and seen done.
@@ -18,7 +19,7 @@
  * Waits are for conditions, never for times.
  */
 import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REDIS_URL, SKIP_REASON } from '../redis/helpers.js';
@@ -142,6 +143,9 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: every instance re
       // Both killed, Redis emptied, both started again with the same state directories and the gate open.
       for (const i of instances) await kill(i.child);
       expect(execFileSync('redis-cli', ['-p', String(redis.port), 'FLUSHALL'], { encoding: 'utf8' }).trim()).toBe('OK');
+      // j0's last append cut by the kill (a step whose 202s never left): skipped and said, not thrown.
+      const j0Journal = join(cfgOf('j0').stateDir, 'redis-state.accepted.jsonl');
+      appendFileSync(j0Journal, '{"op":"add","stream":"sendpool:{queue}:c:1:1","entry":"17');
       writeFileSync(gate, '');
       instances = [];
       for (const name of names) instances.push(await startInstance(name, cfgOf(name)));
@@ -153,6 +157,10 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: every instance re
         for (const n of hsm()) if (n.status === 'SENT' && n.data?.ref !== undefined) sentOf.set(n.data.ref, n.id);
         return sentOf.size === accepted.size;
       }, 'a SENT notification for every contact with a 202');
+      const damagedLine = instances[0]!.out.split('\n').find((l) => l.includes('accepted-journal-damaged'));
+      expect(damagedLine).toContain(`"file":"${j0Journal}"`);
+      expect(damagedLine).toContain('"damagedLines":1');
+      expect(instances[1]!.out).not.toContain('accepted-journal-damaged');
       for (const i of instances) {
         expect(i.out).toContain('accepted-journal-read');
         expect(i.out).toContain('redis-reset-rebuilt');
