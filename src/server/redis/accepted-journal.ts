@@ -15,7 +15,8 @@
  *   names its new entry).
  *
  * **Writes.** An `add` is appended (one write for a whole step's chunks) once the step is in Redis,
- * before the step's waiters (its 202s) are resolved; `done` records as the instance forgets chunks.
+ * before the step's waiters (its 202s) are resolved; `done` records as the instance forgets chunks
+ * (acknowledged done by its own step, or seen gone from their streams).
  * Neither is fsynced: the page cache survives a kill of the process, not a power cut of the host.
  * When the `done` records outnumber the chunks not done (and `compactAfter` at least), the file is
  * written again whole with only the `add` records of those not done (a temporary file renamed over

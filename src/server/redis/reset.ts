@@ -149,6 +149,20 @@ export class QueueReset {
   }
 
   /**
+   * Chunks held here were acknowledged done by a step: those accepted here are forgotten at once
+   * (the renewal period's look finds the others), so a kill soon after does not leave them in the
+   * journal to be written again.
+   */
+  finished(chunks: readonly { readonly stream: string; readonly entryId: string }[]): void {
+    const done: Recorded[] = [];
+    for (const c of chunks) {
+      const r = this.#recorded.get(`${c.stream} ${c.entryId}`);
+      if (r !== undefined && this.#forget(r)) done.push(r);
+    }
+    if (done.length > 0) this.#journalWrite(() => this.#journal?.done(done));
+  }
+
+  /**
    * A journal write that failed (a full disk, a permission) is logged, not thrown: the chunks are in
    * Redis and in memory, and a refused 202 would have its client post them again.
    */
