@@ -15,7 +15,8 @@
  * 80 messages/s: the numbers bind, 8,000/s in all).
  *
  * Options (environment): BENCH_SECONDS (10), BENCH_FLEETS ("ample,realistic"), BENCH_INSTANCES
- * ("1,3"), BENCH_TRACE (print the drain rate every second). The machine's load is printed beside the figures; docs/benchmarks.md has the latest.
+ * ("1,3"), BENCH_TRACE (print the drain rate every second), BENCH_STATE_DIR (set: each instance
+ * with a state directory, so its accepted journal is written at intake). The machine's load is printed beside the figures; docs/benchmarks.md has the latest.
  */
 import { type ChildProcess, execFileSync, fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -47,7 +48,7 @@ function fleet(kind: 'ample' | 'realistic') {
 // Child: one instance.
 
 async function child(): Promise<void> {
-  const cfg = JSON.parse(process.env['BENCH_CHILD']!) as { fleetFile: string; url: string; name: string };
+  const cfg = JSON.parse(process.env['BENCH_CHILD']!) as { fleetFile: string; url: string; name: string; stateDir?: string };
   const { runServer } = (await import(join(ROOT, 'dist/server.js'))) as typeof import('../src/server/index.js');
   // Round trips: every command this instance's client sends (a script is one; what it runs inside
   // Redis is not a round trip). Counted where the client sends them.
@@ -63,7 +64,12 @@ async function child(): Promise<void> {
   const running = await runServer({
     fleetFile: cfg.fleetFile,
     port: 0,
-    redis: { url: cfg.url, consumer: cfg.name, ...(process.env['BENCH_PREFETCH'] ? { prefetchContacts: Number(process.env['BENCH_PREFETCH']) } : {}) },
+    redis: {
+      url: cfg.url,
+      consumer: cfg.name,
+      ...(process.env['BENCH_PREFETCH'] ? { prefetchContacts: Number(process.env['BENCH_PREFETCH']) } : {}),
+      ...(cfg.stateDir === undefined ? {} : { stateDir: cfg.stateDir }),
+    },
     apiKeys: [{ key: KEY, companyId: 1 }],
     channel: {
       async send() {
@@ -144,7 +150,9 @@ async function run(port: number, kind: 'ample' | 'realistic', count: number, dir
   const fleetFile = join(dir, `fleet-${kind}.json`);
   writeFileSync(fleetFile, JSON.stringify(fleet(kind)));
   const instances: Instance[] = [];
-  for (let i = 0; i < count; i++) instances.push(await startInstance({ fleetFile, url: `redis://127.0.0.1:${port}`, name: `i${i}` }));
+  // BENCH_STATE_DIR=1: each instance with a state directory of its own (the accepted journal written at intake).
+  const stateDir = (i: number) => (process.env['BENCH_STATE_DIR'] ? { stateDir: join(dir, `state-${kind}-${count}-i${i}`) } : {});
+  for (let i = 0; i < count; i++) instances.push(await startInstance({ fleetFile, url: `redis://127.0.0.1:${port}`, name: `i${i}`, ...stateDir(i) }));
   const accepted = instances.map(() => 0);
   let phone = 0;
   const body = () =>

@@ -264,8 +264,10 @@ export interface RedisServerOptions {
    * A small JSON file of this instance's own, outside Redis (readable by its owner only: it holds
    * webhook signing secrets): the queue's epoch id it saw last and the webhook configurations it
    * knew. With it a Redis that came back empty while every instance restarted is noticed, and the
-   * configurations are written back (docs/scaling.md, "Redis comes back empty"). `runServer` puts
-   * it in `stateDir`.
+   * configurations are written back (docs/scaling.md, "Redis comes back empty"). Beside it
+   * (`redis-state.json` → `redis-state.accepted.jsonl`) the instance journals the chunks it accepted
+   * and has not seen done, written again at start when Redis lost them. `runServer` puts it in
+   * `stateDir`.
    * @default none: a reset is noticed only by instances that lived through it
    */
   readonly stateFile?: string;

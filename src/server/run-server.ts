@@ -62,9 +62,11 @@ export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'a
     /**
      * A directory of this instance's own, outside Redis, where it keeps the epochs of Redis it saw
      * last (the numbers' capacity: `capacity-epoch`; the queue: `redis-state.json`, with the webhook
-     * configurations and secrets, readable by its owner only). With it a Redis that came back empty
-     * while every instance restarted is noticed: the numbers fail closed (no limit is exceeded) and
-     * the configurations are written back (docs/scaling.md, "Redis comes back empty").
+     * configurations and secrets, readable by its owner only; `redis-state.accepted.jsonl`, the
+     * chunks it accepted and has not seen done). With it a Redis that came back empty while every
+     * instance restarted is noticed: the numbers fail closed (no limit is exceeded), the
+     * configurations are written back and the contacts each instance accepted and had not seen done
+     * are written again (docs/scaling.md, "Redis comes back empty").
      * @default none: a reset is noticed only by instances that lived through it
      */
     readonly stateDir?: string;

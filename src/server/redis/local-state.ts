@@ -3,7 +3,8 @@
  * comes back empty is noticed, and what it held is restored, even when every instance restarted
  * with it: the queue's epoch id it saw last, and the webhook configurations and signing secrets of
  * the fleet as it last knew them. One small JSON file, written whole (a temporary file renamed over
- * it), readable by its owner only: it holds signing secrets.
+ * it), readable by its owner only: it holds signing secrets. The chunks this instance accepted and
+ * has not seen done are journaled beside it (`<name>.accepted.jsonl`, accepted-journal.ts).
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -47,6 +48,11 @@ export class LocalStateFile {
       if (s['webhooks'] !== undefined && !Array.isArray(s['webhooks'])) throw new Error(`redis.stateFile ${path}: $.webhooks: expected an array, got ${typeof s['webhooks']}`);
       this.#state = s;
     }
+  }
+
+  /** The file's path (the accepted journal is kept beside it: accepted-journal.ts). */
+  get path(): string {
+    return this.#path;
   }
 
   get state(): RedisLocalState {

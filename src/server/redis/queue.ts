@@ -332,9 +332,10 @@ export class ContactQueue {
   /**
    * Records one step in one script: all of it, or (it throws) nothing. Progress of a chunk this
    * instance no longer holds is not recorded (its new holder finishes it): such chunks are answered
-   * in `lost`, with the new chunks' entry ids.
+   * in `lost`, with the new chunks' entry ids, and `chunkJson`: the JSON each chunk was written as
+   * (the accepted journal writes the same, reset.ts).
    */
-  async step(step: QueueStep): Promise<{ readonly ids: string[]; readonly lost: string[]; readonly voided?: string[] }> {
+  async step(step: QueueStep): Promise<{ readonly ids: string[]; readonly lost: string[]; readonly voided?: string[]; readonly chunkJson?: readonly string[] }> {
     const keys = [this.activeKey, this.outboxKey, this.smsKey];
     const at = new Map<string, number>();
     const key = (k: string) => {
@@ -404,7 +405,8 @@ export class ContactQueue {
     for (const d of dead) args.push(d.companyId, d.id, d.at, d.family, d.json);
     args.push(...events);
     const [ids, lost, voided] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[], string[] | undefined];
-    return voided === undefined ? { ids, lost } : { ids, lost, voided };
+    if (voided !== undefined) return { ids, lost, voided };
+    return { ids, lost, chunkJson: chunks.filter((_, i) => i % 3 === 1) as string[] };
   }
 
   /** Reads the queue's epoch marker, creating it with `candidate` when missing. */

@@ -19,7 +19,7 @@ import { DEFAULT_DEAD_LETTER_AGE_MS, DEFAULT_DEAD_LETTERS_PER_COMPANY, type Dead
 import { storedRun, writtenId, type EnqueuedRun, type WrittenEvent } from '../enqueued-runs.js';
 import type { OutgoingSms } from '../channel.js';
 import type { Persistence } from '../persistence.js';
-import type { ChunkBody, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
+import type { ChunkBody, ClaimedChunk, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
 import { fairHold, type SharedDispatch } from './shared-dispatch.js';
 import type { SharedStatistics } from './shared-statistics.js';
 import { isResetError } from './reset.js';
@@ -32,8 +32,10 @@ export interface ResetGuard {
   recover(e: unknown): Promise<boolean>;
   /** True while a reset is handled. */
   readonly handling: boolean;
-  /** Chunks accepted here were written, with their entry ids. */
-  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string): void;
+  /** Chunks accepted here were written, with their entry ids (and the JSON they were written as). */
+  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string, json?: readonly string[]): void;
+  /** Chunks this instance held were acknowledged done by a written step. */
+  finished(chunks: readonly Pick<ClaimedChunk, 'stream' | 'entryId'>[]): void;
 }
 
 interface Deps {
@@ -394,7 +396,12 @@ export class RedisPersistence implements Persistence {
       }
       const { ids, lost } = result;
       const written = step.base.chunks ?? [];
-      if (written.length > 0) this.#deps.reset?.()?.accepted(written, ids, epoch);
+      if (written.length > 0) this.#deps.reset?.()?.accepted(written, ids, epoch, result.chunkJson);
+      // Done here (not lost to another holder): those accepted here are forgotten now, not at the next look.
+      if ((step.base.done?.length ?? 0) > 0) {
+        const gone = new Set(lost);
+        this.#deps.reset?.()?.finished((step.base.done ?? []).filter((c) => !gone.has(c.entryId)));
+      }
       this.#deps.shared.settle(lost);
       this.#writes++;
       this.#failures = 0;

@@ -17,7 +17,10 @@
  * - **What it accepted is written again.** Each instance keeps, in memory, the chunks it wrote for its
  *   202s until it sees them gone from their streams (done; looked at every renewal period, fenced
  *   by the epoch). One lease after the reset, those no live holder wrote again (`<p>rb:` marks) are
- *   written again for any instance to send.
+ *   written again for any instance to send. With a state file they are also journaled beside it
+ *   (accepted-journal.ts) before the 202 leaves, and read back at start: an instance restarted on
+ *   an empty Redis writes again what it had accepted, after the same lease; one restarted on the
+ *   same Redis keeps them in memory for a later reset.
  * - **Webhook configurations come back.** Those this instance knows (or its state file kept) are
  *   written back where Redis has none, then read again by all.
  * - **Intake refuses** (503, `Retry-After`) while the reset is handled.
@@ -26,6 +29,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { ErrorBody } from '../../contract/response-schemas.js';
 import { errorResponse, type HttpAnswer } from '../../contract/responses.js';
+import { AcceptedJournal, acceptedJournalPath, type JournalEntry } from './accepted-journal.js';
 import type { LocalStateFile } from './local-state.js';
 import type { ChunkBody, ContactQueue } from './queue.js';
 import type { SharedDispatch } from './shared-dispatch.js';
@@ -64,8 +68,10 @@ interface Deps {
   readonly shared: SharedDispatch;
   readonly webhooks: SharedWebhooks;
   readonly log: () => FastifyBaseLogger;
-  /** The instance's state file, when the host keeps one. */
+  /** The instance's state file, when the host keeps one (the accepted journal is kept beside it). */
   readonly state?: LocalStateFile;
+  /** `done` records the accepted journal holds before a compaction is considered. @default 1000 */
+  readonly journalCompactAfter?: number;
   /** Webhook events and SMS held from the old streams: forgotten (they are delivered and sent from memory, nothing to acknowledge). */
   readonly forgetHeldWork: () => void;
   readonly onReset?: (event: RedisResetEvent) => void;
@@ -81,10 +87,31 @@ export class QueueReset {
   #recordedContacts = 0;
   /** When (Date.now()) the chunks accepted here are written again, after a reset. */
   #rebuildAt: number | undefined;
+  /** The recorded chunks, kept outside Redis (with a state file). */
+  readonly #journal: AcceptedJournal | undefined;
 
   constructor(deps: Deps) {
     this.#d = deps;
     this.#known = deps.state?.state.queueEpoch ?? '';
+    if (deps.state === undefined) return;
+    // What the instance had accepted and not seen done before it stopped: recorded again.
+    const { journal, entries, damaged } = AcceptedJournal.open(acceptedJournalPath(deps.state.path), deps.journalCompactAfter);
+    this.#journal = journal;
+    for (const e of entries) {
+      this.#recorded.set(`${e.stream} ${e.entryId}`, { stream: e.stream, entryId: e.entryId, body: e.body, epoch: e.epoch });
+      this.#recordedContacts += e.body.contacts.length;
+    }
+    const log = deps.log();
+    if (damaged > 0)
+      log.error(
+        { event: 'accepted-journal-damaged', file: journal.path, damagedLines: damaged, chunks: entries.length },
+        `accepted journal ${journal.path}: ${damaged} damaged line(s) skipped (a write cut by a kill, or an edit); the chunks of the other lines are kept`,
+      );
+    if (entries.length > 0)
+      log.warn(
+        { event: 'accepted-journal-read', file: journal.path, chunks: entries.length, contacts: this.#recordedContacts },
+        'accepted journal read: chunks accepted before the restart and not seen done are recorded again (written again if Redis lost them)',
+      );
   }
 
   /** Resets noticed by this instance (the metric). */
@@ -102,15 +129,54 @@ export class QueueReset {
     return this.#recordedContacts;
   }
 
-  /** Chunks accepted here were written (their entry ids, in order) by a step sent under `epoch`. */
-  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string): void {
+  /**
+   * Chunks accepted here were written (their entry ids, in order) by a step sent under `epoch`;
+   * `json`: the JSON each was written as, when the queue says (the journal writes it as it is).
+   */
+  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string, json?: readonly string[]): void {
+    const journaled: JournalEntry[] = [];
     chunks.forEach((body, k) => {
       const entryId = ids[k];
       if (entryId === undefined) return;
       const stream = this.#d.queue.streamOf(body);
       this.#recorded.set(`${stream} ${entryId}`, { stream, entryId, body, epoch });
       this.#recordedContacts += body.contacts.length;
+      const text = json?.[k];
+      journaled.push({ stream, entryId, epoch, body, ...(text === undefined ? {} : { json: text }) });
     });
+    // Before the step's 202s are answered (the caller resolves them after this).
+    this.#journalWrite(() => this.#journal?.add(journaled));
+  }
+
+  /**
+   * Chunks held here were acknowledged done by a step: those accepted here are forgotten at once
+   * (the renewal period's look finds the others), so a kill soon after does not leave them in the
+   * journal to be written again.
+   */
+  finished(chunks: readonly { readonly stream: string; readonly entryId: string }[]): void {
+    const done: Recorded[] = [];
+    for (const c of chunks) {
+      const r = this.#recorded.get(`${c.stream} ${c.entryId}`);
+      if (r !== undefined && this.#forget(r)) done.push(r);
+    }
+    if (done.length > 0) this.#journalWrite(() => this.#journal?.done(done));
+  }
+
+  /**
+   * A journal write that failed (a full disk, a permission) is logged, not thrown: the chunks are in
+   * Redis and in memory, and a refused 202 would have its client post them again.
+   */
+  #journalWrite(write: () => void): void {
+    try {
+      write();
+    } catch (e) {
+      this.#d
+        .log()
+        .error(
+          { event: 'accepted-journal-write-failed', file: this.#journal?.path, err: e },
+          'accepted journal not written: chunks accepted here are kept in memory only (lost if every instance restarts on an empty Redis)',
+        );
+    }
   }
 
   /**
@@ -146,6 +212,13 @@ export class QueueReset {
       this.#d.queue.epoch = id;
       this.#known = id;
       this.#d.state?.update({ queueEpoch: id });
+      // Chunks written before this first look (a step is not fenced then) are of this epoch.
+      const adopted = [...this.#recorded.values()].filter((r) => r.epoch === '');
+      for (const r of adopted) r.epoch = id;
+      if (adopted.length > 0) this.#journalWrite(() => this.#journal?.add(adopted.map((r) => ({ stream: r.stream, entryId: r.entryId, epoch: id, body: r.body }))));
+      // Chunks of an epoch Redis no longer has, read from the journal (the instance stopped after a
+      // reset and before writing them again): written again one lease later, as after a reset.
+      if (this.#rebuildAt === undefined && [...this.#recorded.values()].some((r) => r.epoch !== id)) this.#rebuildAt = Date.now() + this.#d.queue.leaseMs;
       return;
     }
     if (this.#handling) return this.#handling;
@@ -201,14 +274,18 @@ export class QueueReset {
       return this.check();
     }
     const epoch = this.#d.queue.epoch;
+    const done: Recorded[] = [];
     list.forEach((r, k) => {
       // Only those of this epoch can be looked up (the others wait for their rebuild).
-      if (still[k] === false && r.epoch === epoch) this.#forget(r);
+      if (still[k] === false && r.epoch === epoch && this.#forget(r)) done.push(r);
     });
+    this.#journalWrite(() => this.#journal?.done(done));
   }
 
-  #forget(r: Recorded): void {
-    if (this.#recorded.delete(`${r.stream} ${r.entryId}`)) this.#recordedContacts -= r.body.contacts.length;
+  #forget(r: Recorded): boolean {
+    if (!this.#recorded.delete(`${r.stream} ${r.entryId}`)) return false;
+    this.#recordedContacts -= r.body.contacts.length;
+    return true;
   }
 
   /** Writes again the chunks accepted here that no holder wrote again (they keep their contact ids). */
@@ -229,6 +306,8 @@ export class QueueReset {
     this.#rebuildAt = undefined;
     let chunks = 0;
     let contacts = 0;
+    const old = list.map((r) => ({ stream: r.stream, entryId: r.entryId }));
+    const rewritten: JournalEntry[] = [];
     list.forEach((r, k) => {
       const id = ids[k] ?? '';
       this.#forget(r);
@@ -238,8 +317,14 @@ export class QueueReset {
       r.epoch = epoch;
       this.#recorded.set(`${r.stream} ${id}`, r);
       this.#recordedContacts += r.body.contacts.length;
+      rewritten.push({ stream: r.stream, entryId: id, epoch, body: r.body });
       chunks++;
       contacts += r.body.contacts.length;
+    });
+    // Their new entries first: a kill between the two writes leaves them twice, never nowhere.
+    this.#journalWrite(() => {
+      this.#journal?.add(rewritten);
+      this.#journal?.done(old);
     });
     this.#d
       .log()
