@@ -1,0 +1,326 @@
+/**
+ * The intake journal of the durable store: segment files beside the database
+ * (`sendpool.db.intake-000001`, …) that say, for each commit holding accepted contacts, what a
+ * FAILED notification of them needs if that commit is later lost (docs/server.md, "A damaged
+ * store"): the submission's number, its campaign and its contacts as the database keeps them (id,
+ * phone, request id, company, cost center, `data`, `document`, `contract`). It also records the
+ * submissions that ended, and the companies' webhook configurations when they change, so a FAILED
+ * notification can be addressed when the database lost them too.
+ *
+ * Written like the seal (store-seal.ts): after the commit, not synced (the commit is). A record is
+ * `[u32 length][8 bytes of its SHA-256][JSON]`; a record whose checksum fails ends the segment (a
+ * cut or torn tail is ignored). Bounded: a new segment starts past `segmentBytes` (with the latest
+ * webhook configurations at its head), and a segment is deleted once every submission it recorded
+ * has ended (all its contacts final) and it is not the one written.
+ */
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+/** A submission the journal recorded. */
+export interface JournalSubmission {
+  readonly seq: number;
+  /** The commit that wrote it. */
+  readonly commit: number;
+  /** Its campaign (0: none). */
+  readonly campaignId: number;
+  /** Its contacts as the database keeps them (JSON text of the array). */
+  readonly contacts: string;
+}
+
+/** Everything a journal's segments say, oldest first. */
+export interface JournalContents {
+  /** Submissions recorded, by number (the latest record of a number wins). */
+  readonly submissions: ReadonlyMap<number, JournalSubmission>;
+  /** Submissions that ended, with the commit that ended them. */
+  readonly ended: ReadonlyMap<number, number>;
+  /** The latest webhook configurations recorded (the `webhooks` value, JSON text), if any. */
+  readonly webhooks?: string;
+  /** The segment files read, in order. */
+  readonly files: readonly string[];
+  /** Segments whose tail failed its checksum or was cut: the file and the bytes ignored. */
+  readonly cut: readonly { readonly file: string; readonly ignored: number }[];
+}
+
+/** What one commit adds to the journal. */
+export interface JournalCommit {
+  readonly commit: number;
+  /** Submissions written with their contacts: number, campaign, contacts' JSON text. */
+  readonly accepted: readonly (readonly [seq: number, campaignId: number, contacts: string])[];
+  /** Submissions that ended. */
+  readonly ended: readonly number[];
+  /** The webhook configurations (JSON text), when the step wrote them. */
+  readonly webhooks?: string;
+}
+
+/** Options of {@link IntakeJournal}. */
+export interface IntakeJournalOptions {
+  /**
+   * A new segment starts once the one written is this large.
+   * @default 8_388_608 (8 MiB)
+   */
+  readonly segmentBytes?: number;
+}
+
+const MAGIC = Buffer.from('SPJRNL1\n', 'latin1');
+const HEAD = 12;
+
+function checksum(body: Buffer): Buffer {
+  return createHash('sha256').update(body).digest().subarray(0, 8);
+}
+
+function frame(json: string): Buffer {
+  const body = Buffer.from(json, 'utf8');
+  const out = Buffer.allocUnsafe(HEAD + body.length);
+  out.writeUInt32LE(body.length, 0);
+  checksum(body).copy(out, 4);
+  body.copy(out, HEAD);
+  return out;
+}
+
+/** The segment files of the journal of `file` (the database), in order. */
+export function journalFiles(file: string): string[] {
+  const dir = dirname(file);
+  const prefix = `${basename(file)}.intake-`;
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((n) => n.startsWith(prefix) && /^\d{6}$/.test(n.slice(prefix.length)))
+    .sort()
+    .map((n) => join(dir, n));
+}
+
+function segmentNumber(file: string): number {
+  return Number(file.slice(-6));
+}
+
+interface Record_ {
+  readonly c: number;
+  readonly a?: [number, number, unknown[]][];
+  readonly e?: number[];
+  readonly w?: unknown;
+}
+
+/** Reads one segment: its records up to the first that is cut or fails its checksum. */
+function readSegment(file: string, onRecord: (r: Record_, json: string) => void): number {
+  const bytes = readFileSync(file);
+  if (bytes.length < MAGIC.length || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return bytes.length;
+  let at = MAGIC.length;
+  while (at + HEAD <= bytes.length) {
+    const length = bytes.readUInt32LE(at);
+    const end = at + HEAD + length;
+    if (end > bytes.length) break;
+    const body = bytes.subarray(at + HEAD, end);
+    if (!checksum(body).equals(bytes.subarray(at + 4, at + HEAD))) break;
+    let r: Record_;
+    const json = body.toString('utf8');
+    try {
+      r = JSON.parse(json) as Record_;
+    } catch {
+      break;
+    }
+    onRecord(r, json);
+    at = end;
+  }
+  return bytes.length - at;
+}
+
+/** Reads every segment of the journal of `file`; `withContacts` keeps the contacts' text (a recovery). */
+export function readJournal(file: string, withContacts = true): JournalContents {
+  const submissions = new Map<number, JournalSubmission>();
+  const ended = new Map<number, number>();
+  let webhooks: string | undefined;
+  const files = journalFiles(file);
+  const cut: { file: string; ignored: number }[] = [];
+  for (const f of files) {
+    const ignored = readSegment(f, (r) => {
+      for (const [seq, campaignId, contacts] of r.a ?? []) {
+        submissions.set(seq, { seq, commit: r.c, campaignId, contacts: withContacts ? JSON.stringify(contacts) : '' });
+        ended.delete(seq);
+      }
+      for (const seq of r.e ?? []) ended.set(seq, r.c);
+      if (r.w !== undefined) webhooks = JSON.stringify(r.w);
+    });
+    if (ignored > 0) cut.push({ file: f, ignored });
+  }
+  return { submissions, ended, ...(webhooks !== undefined ? { webhooks } : {}), files, cut };
+}
+
+/** Appends to the journal of a database, and drops the segments whose submissions all ended. */
+export class IntakeJournal {
+  readonly #file: string;
+  readonly #segmentBytes: number;
+  /** Submissions not ended, by number: the segment that recorded them. */
+  readonly #segmentOf = new Map<number, number>();
+  /** Per segment, its submissions not ended. */
+  readonly #open = new Map<number, Set<number>>();
+  #current = 0;
+  #fd: number | undefined;
+  #size = 0;
+  #webhooks: string | undefined;
+
+  /** Opens the journal of `file` (the database): its segments are read to know what is open. */
+  constructor(file: string, options: IntakeJournalOptions = {}) {
+    this.#file = file;
+    this.#segmentBytes = options.segmentBytes ?? 8 * 1024 * 1024;
+    const files = journalFiles(file);
+    for (const f of files) {
+      const n = segmentNumber(f);
+      this.#open.set(n, new Set());
+      readSegment(f, (r) => {
+        for (const [seq] of r.a ?? []) this.#record(seq, n);
+        for (const seq of r.e ?? []) this.#end(seq);
+        if (r.w !== undefined) this.#webhooks = JSON.stringify(r.w);
+      });
+      this.#current = n;
+    }
+    // Appends go to a new segment: the last one may end in a torn record.
+    this.#start();
+    this.#dropEnded();
+  }
+
+  #record(seq: number, segment: number): void {
+    const before = this.#segmentOf.get(seq);
+    if (before !== undefined) this.#open.get(before)?.delete(seq);
+    this.#segmentOf.set(seq, segment);
+    this.#open.get(segment)?.add(seq);
+  }
+
+  #end(seq: number): void {
+    const segment = this.#segmentOf.get(seq);
+    if (segment === undefined) return;
+    this.#segmentOf.delete(seq);
+    this.#open.get(segment)?.delete(seq);
+  }
+
+  #path(n: number): string {
+    return `${this.#file}.intake-${String(n).padStart(6, '0')}`;
+  }
+
+  #start(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#current++;
+    this.#fd = openSync(this.#path(this.#current), 'w');
+    this.#open.set(this.#current, new Set());
+    writeSync(this.#fd, MAGIC);
+    this.#size = MAGIC.length;
+    // Each segment carries the latest configurations: the older ones may go.
+    if (this.#webhooks !== undefined) this.#append(`{"c":0,"w":${this.#webhooks}}`);
+  }
+
+  #append(json: string): void {
+    const b = frame(json);
+    writeSync(this.#fd!, b, 0, b.length, this.#size);
+    this.#size += b.length;
+  }
+
+  /** Deletes every segment but the current whose submissions all ended. */
+  #dropEnded(): void {
+    for (const [n, open] of this.#open) {
+      if (n === this.#current || open.size > 0) continue;
+      rmSync(this.#path(n), { force: true });
+      this.#open.delete(n);
+    }
+  }
+
+  /** Submissions the journal holds as not ended. */
+  get openSubmissions(): number {
+    return this.#segmentOf.size;
+  }
+
+  /** Segment files kept now. */
+  get segments(): number {
+    return this.#open.size;
+  }
+
+  /** Whether a submission is recorded and not ended. */
+  holds(seq: number): boolean {
+    return this.#segmentOf.has(seq);
+  }
+
+  /** After a commit: what it accepted, what ended, the configurations if they changed. */
+  committed(c: JournalCommit): void {
+    const webhooks = c.webhooks !== undefined && c.webhooks !== this.#webhooks ? c.webhooks : undefined;
+    if (c.accepted.length === 0 && c.ended.length === 0 && webhooks === undefined) return;
+    let json = `{"c":${c.commit}`;
+    if (c.accepted.length > 0) json += `,"a":[${c.accepted.map(([seq, campaignId, contacts]) => `[${seq},${campaignId},${contacts}]`).join(',')}]`;
+    if (c.ended.length > 0) json += `,"e":[${c.ended.join(',')}]`;
+    if (webhooks !== undefined) json += `,"w":${webhooks}`;
+    json += '}';
+    this.#append(json);
+    if (webhooks !== undefined) this.#webhooks = webhooks;
+    for (const [seq] of c.accepted) this.#record(seq, this.#current);
+    for (const seq of c.ended) this.#end(seq);
+    if (this.#size >= this.#segmentBytes) this.#start();
+    if (c.ended.length > 0 || this.#open.size > 2) this.#dropEnded();
+  }
+
+  /**
+   * At load, with the submissions the database holds: those the journal holds that the database
+   * ended are forgotten (their end was not recorded: a stop between the commit and the append),
+   * and those it lacks (a store older than the journal) are recorded.
+   */
+  reconcile(commit: number, live: readonly (readonly [seq: number, campaignId: number, contacts: () => string])[]): void {
+    const liveSeqs = new Set(live.map(([seq]) => seq));
+    const ended = [...this.#segmentOf.keys()].filter((seq) => !liveSeqs.has(seq));
+    const missing = live.filter(([seq]) => !this.#segmentOf.has(seq)).map(([seq, campaignId, contacts]) => [seq, campaignId, contacts()] as const);
+    this.committed({ commit, accepted: missing, ended });
+  }
+
+  close(): void {
+    if (this.#fd !== undefined) closeSync(this.#fd);
+    this.#fd = undefined;
+  }
+}
+
+/** A submission whose contacts the database lost, as the journal recorded it. */
+export interface LostSubmission {
+  readonly seq: number;
+  readonly campaignId: number;
+  /**
+   * `commit`: accepted in a commit the database lacks (its admission in the campaign statistics
+   * was lost with it); `row`: its row was left out of a damaged database file.
+   */
+  readonly lostIn: 'commit' | 'row';
+  /** Its contacts as the database kept them, less those whose statistics show a SENT or a final status. */
+  readonly contacts: readonly object[];
+}
+
+/** What the database still holds, for {@link journalLoss}. */
+export interface HeldByDatabase {
+  /** Commits it holds. */
+  readonly commit: number;
+  /** Submissions it holds (live). */
+  readonly live: ReadonlySet<number>;
+  /** Submissions it holds as finished. */
+  readonly finished: ReadonlySet<number>;
+  /** Contacts (`company:contact id`) whose statistics show a SENT or a final status. */
+  readonly reported: ReadonlySet<string>;
+}
+
+/** What the journal says was lost: submissions to report FAILED, and those whose end was lost. */
+export interface JournalLoss {
+  readonly lost: readonly LostSubmission[];
+  /** Submissions that ended in a lost commit: their outcome (sent or notified) cannot be told. */
+  readonly endedUnknown: number;
+}
+
+/**
+ * The journal's submissions the database does not hold: accepted in a commit past the database's
+ * (`commit`), or at or before it and neither live nor ended in it (a row left out of a damaged file).
+ */
+export function journalLoss(journal: JournalContents, held: HeldByDatabase): JournalLoss {
+  const lost: LostSubmission[] = [];
+  let endedUnknown = 0;
+  for (const s of journal.submissions.values()) {
+    if (held.live.has(s.seq) || held.finished.has(s.seq)) continue;
+    const ended = journal.ended.get(s.seq);
+    if (ended !== undefined && ended <= held.commit) continue;
+    if (ended !== undefined) {
+      endedUnknown++;
+      continue;
+    }
+    const contacts = (JSON.parse(s.contacts) as { id?: unknown; companyId?: unknown }[]).filter((c) => !held.reported.has(`${String(c.companyId)}:${String(c.id)}`));
+    if (contacts.length > 0) lost.push({ seq: s.seq, campaignId: s.campaignId, lostIn: s.commit > held.commit ? 'commit' : 'row', contacts });
+  }
+  return { lost, endedUnknown };
+}
