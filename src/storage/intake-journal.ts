@@ -3,15 +3,17 @@
  * (`sendpool.db.intake-000001`, …) that say, for each commit holding accepted contacts, what a
  * FAILED notification of them needs if that commit is later lost (docs/server.md, "A damaged
  * store"): the submission's number, its campaign and its contacts as the database keeps them (id,
- * phone, request id, company, cost center, `data`, `document`, `contract`). It also records the
- * submissions that ended, and the companies' webhook configurations when they change, so a FAILED
- * notification can be addressed when the database lost them too.
+ * phone, request id, company, cost center, `data`, `document`, `contract`). It also records which of
+ * a submission's contacts became final (sent, failed, expired, rejected: the engine's state digits
+ * 3 to 6) and the submissions that ended, so a contact already sent is not reported FAILED, and the
+ * companies' webhook configurations when they change, so a FAILED notification can be addressed
+ * when the database lost them too.
  *
  * Written like the seal (store-seal.ts): after the commit, not synced (the commit is). A record is
  * `[u32 length][8 bytes of its SHA-256][JSON]`; a record whose checksum fails ends the segment (a
  * cut or torn tail is ignored). Bounded: a new segment starts past `segmentBytes` (with the latest
- * webhook configurations at its head), and a segment is deleted once every submission it recorded
- * has ended (all its contacts final) and it is not the one written.
+ * webhook configurations at its head), and a segment is deleted once every submission it has a
+ * record of has ended (all its contacts final) and it is not the one written.
  */
 import { createHash } from 'node:crypto';
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
@@ -34,6 +36,8 @@ export interface JournalContents {
   readonly submissions: ReadonlyMap<number, JournalSubmission>;
   /** Submissions that ended, with the commit that ended them. */
   readonly ended: ReadonlyMap<number, number>;
+  /** Per submission, the indexes of its contacts recorded final (sent, failed, expired, rejected). */
+  readonly finals: ReadonlyMap<number, ReadonlySet<number>>;
   /** The latest webhook configurations recorded (the `webhooks` value, JSON text), if any. */
   readonly webhooks?: string;
   /** The segment files read, in order. */
@@ -49,6 +53,8 @@ export interface JournalCommit {
   readonly accepted: readonly (readonly [seq: number, campaignId: number, contacts: string])[];
   /** Submissions that ended. */
   readonly ended: readonly number[];
+  /** Submissions that changed: their state digits (one a contact) as the step wrote them. @default none */
+  readonly states?: readonly (readonly [seq: number, state: string])[];
   /** The webhook configurations (JSON text), when the step wrote them. */
   readonly webhooks?: string;
 }
@@ -97,8 +103,12 @@ interface Record_ {
   readonly c: number;
   readonly a?: [number, number, unknown[]][];
   readonly e?: number[];
+  readonly f?: [number, number[]][];
   readonly w?: unknown;
 }
+
+/** State digits of a final contact: 3 sent, 4 failed, 5 expired, 6 rejected (core/dispatch). */
+const isFinal = (digit: string | undefined) => digit !== undefined && digit >= '3' && digit <= '6';
 
 /** Reads one segment: its records up to the first that is cut or fails its checksum. */
 function readSegment(file: string, onRecord: (r: Record_, json: string) => void): number {
@@ -128,6 +138,7 @@ function readSegment(file: string, onRecord: (r: Record_, json: string) => void)
 export function readJournal(file: string, withContacts = true): JournalContents {
   const submissions = new Map<number, JournalSubmission>();
   const ended = new Map<number, number>();
+  const finals = new Map<number, Set<number>>();
   let webhooks: string | undefined;
   const files = journalFiles(file);
   const cut: { file: string; ignored: number }[] = [];
@@ -138,21 +149,28 @@ export function readJournal(file: string, withContacts = true): JournalContents 
         ended.delete(seq);
       }
       for (const seq of r.e ?? []) ended.set(seq, r.c);
+      for (const [seq, indexes] of r.f ?? []) {
+        let set = finals.get(seq);
+        if (set === undefined) finals.set(seq, (set = new Set()));
+        for (const i of indexes) set.add(i);
+      }
       if (r.w !== undefined) webhooks = JSON.stringify(r.w);
     });
     if (ignored > 0) cut.push({ file: f, ignored });
   }
-  return { submissions, ended, ...(webhooks !== undefined ? { webhooks } : {}), files, cut };
+  return { submissions, ended, finals, ...(webhooks !== undefined ? { webhooks } : {}), files, cut };
 }
 
 /** Appends to the journal of a database, and drops the segments whose submissions all ended. */
 export class IntakeJournal {
   readonly #file: string;
   readonly #segmentBytes: number;
-  /** Submissions not ended, by number: the segment that recorded them. */
-  readonly #segmentOf = new Map<number, number>();
-  /** Per segment, its submissions not ended. */
+  /** Submissions not ended, by number: the segments holding records of them. */
+  readonly #segmentsOf = new Map<number, Set<number>>();
+  /** Per segment, the submissions not ended it holds records of. */
   readonly #open = new Map<number, Set<number>>();
+  /** Submissions not ended: their state digits as last seen (to record the contacts that became final). */
+  readonly #states = new Map<number, string>();
   #current = 0;
   #fd: number | undefined;
   #size = 0;
@@ -168,6 +186,7 @@ export class IntakeJournal {
       this.#open.set(n, new Set());
       readSegment(f, (r) => {
         for (const [seq] of r.a ?? []) this.#record(seq, n);
+        for (const [seq] of r.f ?? []) this.#record(seq, n);
         for (const seq of r.e ?? []) this.#end(seq);
         if (r.w !== undefined) this.#webhooks = JSON.stringify(r.w);
       });
@@ -179,17 +198,18 @@ export class IntakeJournal {
   }
 
   #record(seq: number, segment: number): void {
-    const before = this.#segmentOf.get(seq);
-    if (before !== undefined) this.#open.get(before)?.delete(seq);
-    this.#segmentOf.set(seq, segment);
+    let segments = this.#segmentsOf.get(seq);
+    if (segments === undefined) this.#segmentsOf.set(seq, (segments = new Set()));
+    segments.add(segment);
     this.#open.get(segment)?.add(seq);
   }
 
   #end(seq: number): void {
-    const segment = this.#segmentOf.get(seq);
-    if (segment === undefined) return;
-    this.#segmentOf.delete(seq);
-    this.#open.get(segment)?.delete(seq);
+    const segments = this.#segmentsOf.get(seq);
+    this.#states.delete(seq);
+    if (segments === undefined) return;
+    this.#segmentsOf.delete(seq);
+    for (const n of segments) this.#open.get(n)?.delete(seq);
   }
 
   #path(n: number): string {
@@ -224,7 +244,7 @@ export class IntakeJournal {
 
   /** Submissions the journal holds as not ended. */
   get openSubmissions(): number {
-    return this.#segmentOf.size;
+    return this.#segmentsOf.size;
   }
 
   /** Segment files kept now. */
@@ -234,36 +254,55 @@ export class IntakeJournal {
 
   /** Whether a submission is recorded and not ended. */
   holds(seq: number): boolean {
-    return this.#segmentOf.has(seq);
+    return this.#segmentsOf.has(seq);
+  }
+
+  /** The indexes of a submission's contacts that became final since its state seen last. */
+  #finals(seq: number, state: string): number[] {
+    const before = this.#states.get(seq);
+    this.#states.set(seq, state);
+    const out: number[] = [];
+    for (let i = 0; i < state.length; i++) if (isFinal(state[i]) && !isFinal(before?.[i])) out.push(i);
+    return out;
   }
 
   /** After a commit: what it accepted, what ended, the configurations if they changed. */
   committed(c: JournalCommit): void {
     const webhooks = c.webhooks !== undefined && c.webhooks !== this.#webhooks ? c.webhooks : undefined;
-    if (c.accepted.length === 0 && c.ended.length === 0 && webhooks === undefined) return;
+    const ending = new Set(c.ended);
+    const finals: (readonly [number, number[]])[] = [];
+    for (const [seq, state] of c.states ?? []) {
+      if (ending.has(seq)) continue;
+      const indexes = this.#finals(seq, state);
+      if (indexes.length > 0) finals.push([seq, indexes]);
+    }
+    if (c.accepted.length === 0 && c.ended.length === 0 && finals.length === 0 && webhooks === undefined) return;
     let json = `{"c":${c.commit}`;
     if (c.accepted.length > 0) json += `,"a":[${c.accepted.map(([seq, campaignId, contacts]) => `[${seq},${campaignId},${contacts}]`).join(',')}]`;
+    if (finals.length > 0) json += `,"f":[${finals.map(([seq, indexes]) => `[${seq},[${indexes.join(',')}]]`).join(',')}]`;
     if (c.ended.length > 0) json += `,"e":[${c.ended.join(',')}]`;
     if (webhooks !== undefined) json += `,"w":${webhooks}`;
     json += '}';
     this.#append(json);
     if (webhooks !== undefined) this.#webhooks = webhooks;
     for (const [seq] of c.accepted) this.#record(seq, this.#current);
+    for (const [seq] of finals) this.#record(seq, this.#current);
     for (const seq of c.ended) this.#end(seq);
     if (this.#size >= this.#segmentBytes) this.#start();
     if (c.ended.length > 0 || this.#open.size > 2) this.#dropEnded();
   }
 
   /**
-   * At load, with the submissions the database holds: those the journal holds that the database
-   * ended are forgotten (their end was not recorded: a stop between the commit and the append),
-   * and those it lacks (a store older than the journal) are recorded.
+   * At load, with the submissions the database holds (number, campaign, contacts, state digits):
+   * those the journal holds that the database ended are forgotten (their end was not recorded: a
+   * stop between the commit and the append), those it lacks (a store older than the journal) are
+   * recorded, and the contacts the database holds final are recorded final.
    */
-  reconcile(commit: number, live: readonly (readonly [seq: number, campaignId: number, contacts: () => string])[]): void {
+  reconcile(commit: number, live: readonly (readonly [seq: number, campaignId: number, contacts: () => string, state: string])[]): void {
     const liveSeqs = new Set(live.map(([seq]) => seq));
-    const ended = [...this.#segmentOf.keys()].filter((seq) => !liveSeqs.has(seq));
-    const missing = live.filter(([seq]) => !this.#segmentOf.has(seq)).map(([seq, campaignId, contacts]) => [seq, campaignId, contacts()] as const);
-    this.committed({ commit, accepted: missing, ended });
+    const ended = [...this.#segmentsOf.keys()].filter((seq) => !liveSeqs.has(seq));
+    const missing = live.filter(([seq]) => !this.#segmentsOf.has(seq)).map(([seq, campaignId, contacts]) => [seq, campaignId, contacts()] as const);
+    this.committed({ commit, accepted: missing, ended, states: live.map(([seq, , , state]) => [seq, state] as const) });
   }
 
   close(): void {
@@ -281,7 +320,7 @@ export interface LostSubmission {
    * was lost with it); `row`: its row was left out of a damaged database file.
    */
   readonly lostIn: 'commit' | 'row';
-  /** Its contacts as the database kept them, less those whose statistics show a SENT or a final status. */
+  /** Its contacts as the database kept them, less those the journal or the statistics show sent or final. */
   readonly contacts: readonly object[];
 }
 
@@ -319,7 +358,8 @@ export function journalLoss(journal: JournalContents, held: HeldByDatabase): Jou
       endedUnknown++;
       continue;
     }
-    const contacts = (JSON.parse(s.contacts) as { id?: unknown; companyId?: unknown }[]).filter((c) => !held.reported.has(`${String(c.companyId)}:${String(c.id)}`));
+    const final = journal.finals.get(s.seq);
+    const contacts = (JSON.parse(s.contacts) as { id?: unknown; companyId?: unknown }[]).filter((c, i) => final?.has(i) !== true && !held.reported.has(`${String(c.companyId)}:${String(c.id)}`));
     if (contacts.length > 0) lost.push({ seq: s.seq, campaignId: s.campaignId, lostIn: s.commit > held.commit ? 'commit' : 'row', contacts });
   }
   return { lost, endedUnknown };

@@ -359,6 +359,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
   /** What the step being written gives the journal (the texts written to the database, not made twice). */
   let accepted: [seq: number, campaignId: number, contacts: string][] = [];
   let ended: number[] = [];
+  let states: [seq: number, state: string][] = [];
   let webhooks: string | undefined;
   const writeStep = (step: StorageStep): void => {
     const e = step.engine;
@@ -366,13 +367,13 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       q.putMeta.run('engine.totals', JSON.stringify({ nextSeq: e.nextSeq, counts: e.counts, store: e.store }));
       for (const c of e.submissions) {
         const { contacts, ...row } = c;
+        states.push([c.seq, c.state]);
         const text = JSON.stringify(row);
         if (contacts !== undefined) {
           const contactsText = JSON.stringify(contacts);
           q.insertSubmission.run(c.seq, contactsText, text);
           accepted.push([c.seq, c.campaignId ?? 0, contactsText]);
-        }
-        else if ((q.updateSubmission.run(text, c.seq) as { changes?: number }).changes === 0) {
+        } else if ((q.updateSubmission.run(text, c.seq) as { changes?: number }).changes === 0) {
           throw new Error(`storage: submission s${c.seq} changed before its contacts were written`);
         }
       }
@@ -532,11 +533,11 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         rows.counts = t.counts;
         rows.store = t.store;
       }
-      const live: [number, number, () => string][] = [];
+      const live: [number, number, () => string, string][] = [];
       for (const r of db.prepare('SELECT contacts, row FROM submissions ORDER BY seq').all()) {
         const row = JSON.parse(String(r['row'])) as Omit<SubmissionRow, 'contacts'>;
         rows.submissions.set(row.seq, { ...row, contacts: JSON.parse(String(r['contacts'])) as SubmissionRow['contacts'] });
-        live.push([row.seq, row.campaignId ?? 0, () => String(r['contacts'])]);
+        live.push([row.seq, row.campaignId ?? 0, () => String(r['contacts']), row.state]);
       }
       // The journal made to hold every live submission, and only those (a store older than it, a stop before an append).
       journal.reconcile(seal.next - 1, live);
@@ -564,6 +565,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       const commit = seal.next;
       accepted = [];
       ended = [];
+      states = [];
       webhooks = undefined;
       try {
         db.exec('BEGIN');
@@ -587,7 +589,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         throw new StoreWriteError(`${file}.seal`, e);
       }
       try {
-        journal.committed({ commit, accepted, ended, ...(webhooks !== undefined ? { webhooks } : {}) });
+        journal.committed({ commit, accepted, ended, states, ...(webhooks !== undefined ? { webhooks } : {}) });
       } catch (e) {
         throw new StoreWriteError(`${file}.intake`, e);
       }

@@ -173,7 +173,14 @@ function heldByDatabase(Libsql: Libsql, file: string, commit: number): HeldByDat
   try {
     if (table('submissions')) for (const r of db.prepare('SELECT seq FROM submissions').raw().iterate() as IterableIterator<unknown[]>) live.add(Number(r[0]));
     if (table('finished'))
-      for (const r of db.prepare('SELECT CAST(id AS BLOB) FROM finished').raw().iterate() as IterableIterator<unknown[]>) finished.add(Number(Buffer.from(r[0] as ArrayBuffer).toString('latin1').slice(1)));
+      for (const r of db.prepare('SELECT CAST(id AS BLOB) FROM finished').raw().iterate() as IterableIterator<unknown[]>)
+        finished.add(
+          Number(
+            Buffer.from(r[0] as ArrayBuffer)
+              .toString('latin1')
+              .slice(1),
+          ),
+        );
     // A SENT (open with its failure window) or a final stage: the contact was sent or notified.
     if (table('campaign_contacts'))
       for (const r of db.prepare('SELECT company, CAST(contact AS BLOB) FROM campaign_contacts WHERE stage > 0 OR settle_at > 0').raw().iterate() as IterableIterator<unknown[]>)
