@@ -10,8 +10,12 @@
  * when the database lost them too.
  *
  * Written like the seal (store-seal.ts): after the commit, not synced (the commit is). A record is
- * `[u32 length][8 bytes of its SHA-256][JSON]`; a record whose checksum fails ends the segment (a
- * cut or torn tail is ignored). Bounded: a new segment starts past `segmentBytes` (with the latest
+ * `[u32 length][8 bytes of SHA-256][u32 body length][body][head]`: the body is the contacts' JSON
+ * texts one after the other (as the database row holds them: not serialised twice), the head a
+ * small JSON object (the commit, each submission's number, campaign and body bytes, the contacts
+ * that became final, the submissions that ended, the configurations), so opening the journal
+ * parses the heads only. A record whose checksum fails ends the segment (a cut or torn tail is
+ * ignored). Bounded: a new segment starts past `segmentBytes` (with the latest
  * webhook configurations at its head), and a segment is deleted once every submission it has a
  * record of has ended (all its contacts final) and it is not the one written.
  */
@@ -68,20 +72,39 @@ export interface IntakeJournalOptions {
   readonly segmentBytes?: number;
 }
 
-const MAGIC = Buffer.from('SPJRNL1\n', 'latin1');
-const HEAD = 12;
+const MAGIC = Buffer.from('SPJRNL2\n', 'latin1');
+/** Length, checksum, body length. */
+const HEAD = 16;
+/** A scratch buffer of this size at most is kept between records (larger ones are made for the record). */
+const SCRATCH_KEPT = 4 * 1024 * 1024;
+let scratch = Buffer.allocUnsafe(64 * 1024);
 
-function checksum(body: Buffer): Buffer {
-  return createHash('sha256').update(body).digest().subarray(0, 8);
+function checksum(bytes: Buffer): Buffer {
+  return createHash('sha256').update(bytes).digest().subarray(0, 8);
 }
 
-function frame(json: string): Buffer {
-  const body = Buffer.from(json, 'utf8');
-  const out = Buffer.allocUnsafe(HEAD + body.length);
-  out.writeUInt32LE(body.length, 0);
-  checksum(body).copy(out, 4);
-  body.copy(out, HEAD);
-  return out;
+/**
+ * One record: `bodies` (the contacts' texts) one after the other, then the head `head(lengths)`
+ * made with their byte lengths. Encoded into a reused buffer (a new Buffer per record costs more
+ * than the rest of the record); the answer is valid until the next call.
+ */
+function frame(bodies: readonly string[], head: (lengths: readonly number[]) => string): Buffer {
+  const lengths = bodies.map((b) => Buffer.byteLength(b, 'utf8'));
+  const headText = head(lengths);
+  const bodyLength = lengths.reduce((a, b) => a + b, 0);
+  const size = HEAD + bodyLength + Buffer.byteLength(headText, 'utf8');
+  let out = scratch;
+  if (out.length < size) {
+    out = Buffer.allocUnsafe(size);
+    if (size <= SCRATCH_KEPT) scratch = out;
+  }
+  let at = HEAD;
+  for (const b of bodies) at += out.write(b, at, 'utf8');
+  out.write(headText, at, 'utf8');
+  out.writeUInt32LE(size - 4 - 8, 0);
+  out.writeUInt32LE(bodyLength, 12);
+  checksum(out.subarray(12, size)).copy(out, 4);
+  return out.subarray(0, size);
 }
 
 /** The segment files of the journal of `file` (the database), in order. */
@@ -99,9 +122,10 @@ function segmentNumber(file: string): number {
   return Number(file.slice(-6));
 }
 
-interface Record_ {
+/** A record's head: commit, accepted (number, campaign, body bytes), finals, ended, webhooks. */
+interface Head {
   readonly c: number;
-  readonly a?: [number, number, unknown[]][];
+  readonly a?: [number, number, number][];
   readonly e?: number[];
   readonly f?: [number, number[]][];
   readonly w?: unknown;
@@ -110,25 +134,27 @@ interface Record_ {
 /** State digits of a final contact: 3 sent, 4 failed, 5 expired, 6 rejected (core/dispatch). */
 const isFinal = (digit: string | undefined) => digit !== undefined && digit >= '3' && digit <= '6';
 
-/** Reads one segment: its records up to the first that is cut or fails its checksum. */
-function readSegment(file: string, onRecord: (r: Record_, json: string) => void): number {
+/**
+ * Reads one segment: its records up to the first that is cut or fails its checksum, each as its
+ * head and its body; answers the bytes ignored at its end.
+ */
+function readSegment(file: string, onRecord: (head: Head, body: Buffer) => void): number {
   const bytes = readFileSync(file);
   if (bytes.length < MAGIC.length || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) return bytes.length;
   let at = MAGIC.length;
   while (at + HEAD <= bytes.length) {
-    const length = bytes.readUInt32LE(at);
-    const end = at + HEAD + length;
-    if (end > bytes.length) break;
-    const body = bytes.subarray(at + HEAD, end);
-    if (!checksum(body).equals(bytes.subarray(at + 4, at + HEAD))) break;
-    let r: Record_;
-    const json = body.toString('utf8');
+    const end = at + 12 + bytes.readUInt32LE(at);
+    if (end > bytes.length || end < at + HEAD) break;
+    if (!checksum(bytes.subarray(at + 12, end)).equals(bytes.subarray(at + 4, at + 12))) break;
+    const bodyEnd = at + HEAD + bytes.readUInt32LE(at + 12);
+    if (bodyEnd > end) break;
+    let head: Head;
     try {
-      r = JSON.parse(json) as Record_;
+      head = JSON.parse(bytes.toString('utf8', bodyEnd, end)) as Head;
     } catch {
       break;
     }
-    onRecord(r, json);
+    onRecord(head, bytes.subarray(at + HEAD, bodyEnd));
     at = end;
   }
   return bytes.length - at;
@@ -143,9 +169,11 @@ export function readJournal(file: string, withContacts = true): JournalContents 
   const files = journalFiles(file);
   const cut: { file: string; ignored: number }[] = [];
   for (const f of files) {
-    const ignored = readSegment(f, (r) => {
-      for (const [seq, campaignId, contacts] of r.a ?? []) {
-        submissions.set(seq, { seq, commit: r.c, campaignId, contacts: withContacts ? JSON.stringify(contacts) : '' });
+    const ignored = readSegment(f, (r, body) => {
+      let at = 0;
+      for (const [seq, campaignId, length] of r.a ?? []) {
+        submissions.set(seq, { seq, commit: r.c, campaignId, contacts: withContacts ? body.toString('utf8', at, at + length) : '' });
+        at += length;
         ended.delete(seq);
       }
       for (const seq of r.e ?? []) ended.set(seq, r.c);
@@ -224,11 +252,14 @@ export class IntakeJournal {
     writeSync(this.#fd, MAGIC);
     this.#size = MAGIC.length;
     // Each segment carries the latest configurations: the older ones may go.
-    if (this.#webhooks !== undefined) this.#append(`{"c":0,"w":${this.#webhooks}}`);
+    if (this.#webhooks !== undefined) {
+      const w = this.#webhooks;
+      this.#append([], () => `{"c":0,"w":${w}}`);
+    }
   }
 
-  #append(json: string): void {
-    const b = frame(json);
+  #append(bodies: readonly string[], head: (lengths: readonly number[]) => string): void {
+    const b = frame(bodies, head);
     writeSync(this.#fd!, b, 0, b.length, this.#size);
     this.#size += b.length;
   }
@@ -277,13 +308,17 @@ export class IntakeJournal {
       if (indexes.length > 0) finals.push([seq, indexes]);
     }
     if (c.accepted.length === 0 && c.ended.length === 0 && finals.length === 0 && webhooks === undefined) return;
-    let json = `{"c":${c.commit}`;
-    if (c.accepted.length > 0) json += `,"a":[${c.accepted.map(([seq, campaignId, contacts]) => `[${seq},${campaignId},${contacts}]`).join(',')}]`;
-    if (finals.length > 0) json += `,"f":[${finals.map(([seq, indexes]) => `[${seq},[${indexes.join(',')}]]`).join(',')}]`;
-    if (c.ended.length > 0) json += `,"e":[${c.ended.join(',')}]`;
-    if (webhooks !== undefined) json += `,"w":${webhooks}`;
-    json += '}';
-    this.#append(json);
+    this.#append(
+      c.accepted.map(([, , contacts]) => contacts),
+      (lengths) => {
+        let json = `{"c":${c.commit}`;
+        if (c.accepted.length > 0) json += `,"a":[${c.accepted.map(([seq, campaignId], i) => `[${seq},${campaignId},${lengths[i]!}]`).join(',')}]`;
+        if (finals.length > 0) json += `,"f":[${finals.map(([seq, indexes]) => `[${seq},[${indexes.join(',')}]]`).join(',')}]`;
+        if (c.ended.length > 0) json += `,"e":[${c.ended.join(',')}]`;
+        if (webhooks !== undefined) json += `,"w":${webhooks}`;
+        return `${json}}`;
+      },
+    );
     if (webhooks !== undefined) this.#webhooks = webhooks;
     for (const [seq] of c.accepted) this.#record(seq, this.#current);
     for (const [seq] of finals) this.#record(seq, this.#current);
