@@ -203,6 +203,8 @@ export class IntakeJournal {
   #fd: number | undefined;
   #size = 0;
   #webhooks: string | undefined;
+  /** An append failed (a full disk): the journal was deleted and is not written until the next open. */
+  #abandoned = false;
 
   /** Opens the journal of `file` (the database): its segments are read to know what is open. */
   constructor(file: string, options: IntakeJournalOptions = {}) {
@@ -220,8 +222,10 @@ export class IntakeJournal {
       });
       this.#current = n;
     }
-    // Appends go to a new segment: the last one may end in a torn record.
-    this.#start();
+    // Appends go to a new segment (made at the first: opening writes nothing), as the last one may
+    // end in a torn record.
+    this.#current++;
+    this.#open.set(this.#current, new Set());
     this.#dropEnded();
   }
 
@@ -244,11 +248,15 @@ export class IntakeJournal {
     return `${this.#file}.intake-${String(n).padStart(6, '0')}`;
   }
 
-  #start(): void {
+  /** Starts the segment `#current` (`next`: a new one after it). */
+  #start(next: boolean): void {
     if (this.#fd !== undefined) closeSync(this.#fd);
-    this.#current++;
+    this.#fd = undefined;
+    if (next) {
+      this.#current++;
+      this.#open.set(this.#current, new Set());
+    }
     this.#fd = openSync(this.#path(this.#current), 'w');
-    this.#open.set(this.#current, new Set());
     writeSync(this.#fd, MAGIC);
     this.#size = MAGIC.length;
     // Each segment carries the latest configurations: the older ones may go.
@@ -259,6 +267,7 @@ export class IntakeJournal {
   }
 
   #append(bodies: readonly string[], head: (lengths: readonly number[]) => string): void {
+    if (this.#fd === undefined) this.#start(false);
     const b = frame(bodies, head);
     writeSync(this.#fd!, b, 0, b.length, this.#size);
     this.#size += b.length;
@@ -297,8 +306,47 @@ export class IntakeJournal {
     return out;
   }
 
-  /** After a commit: what it accepted, what ended, the configurations if they changed. */
+  /** Whether an append failed and the journal was deleted (until the next open). */
+  get abandoned(): boolean {
+    return this.#abandoned;
+  }
+
+  /**
+   * After a commit: what it accepted, what ended, the configurations if they changed. Never
+   * throws: the commit is written whatever happens here. An append that fails (a full disk)
+   * deletes the journal, so a recovery never reads one with a hole: until the next open (which
+   * makes it again from the database) a recovery has the seal's count and id range only.
+   */
   committed(c: JournalCommit): void {
+    if (this.#abandoned) return;
+    try {
+      this.#committed(c);
+    } catch {
+      this.#abandon();
+    }
+  }
+
+  #abandon(): void {
+    this.#abandoned = true;
+    try {
+      if (this.#fd !== undefined) closeSync(this.#fd);
+    } catch {
+      // closed or not, the files go
+    }
+    this.#fd = undefined;
+    for (const f of journalFiles(this.#file)) {
+      try {
+        rmSync(f, { force: true });
+      } catch {
+        // not a file of ours to remove (a directory in its place): left
+      }
+    }
+    this.#open.clear();
+    this.#segmentsOf.clear();
+    this.#states.clear();
+  }
+
+  #committed(c: JournalCommit): void {
     const webhooks = c.webhooks !== undefined && c.webhooks !== this.#webhooks ? c.webhooks : undefined;
     const ending = new Set(c.ended);
     const finals: (readonly [number, number[]])[] = [];
@@ -323,7 +371,7 @@ export class IntakeJournal {
     for (const [seq] of c.accepted) this.#record(seq, this.#current);
     for (const [seq] of finals) this.#record(seq, this.#current);
     for (const seq of c.ended) this.#end(seq);
-    if (this.#size >= this.#segmentBytes) this.#start();
+    if (this.#size >= this.#segmentBytes) this.#start(true);
     if (c.ended.length > 0 || this.#open.size > 2) this.#dropEnded();
   }
 

@@ -588,11 +588,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       } catch (e) {
         throw new StoreWriteError(`${file}.seal`, e);
       }
-      try {
-        journal.committed({ commit, accepted, ended, states, ...(webhooks !== undefined ? { webhooks } : {}) });
-      } catch (e) {
-        throw new StoreWriteError(`${file}.intake`, e);
-      }
+      // Never throws: a journal that cannot be written (a full disk) is deleted, the commit stands.
+      journal.committed({ commit, accepted, ended, states, ...(webhooks !== undefined ? { webhooks } : {}) });
     },
     close(): void {
       // Everything into the database file: a copy of it alone is then the whole store.

@@ -4,7 +4,7 @@
  * deleted once every submission they recorded has ended, and what the journal says against what a
  * database holds names exactly the submissions it lost.
  */
-import { mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -95,6 +95,26 @@ describe('the intake journal', () => {
     expect(again.holds(40)).toBe(true);
     again.committed({ commit: 42, accepted: [], ended: [40] });
     expect(journalFiles(file).length).toBe(1);
+    again.close();
+  });
+
+  it('writes nothing at open, and deletes itself when an append fails (no journal with a hole), then stays silent', () => {
+    const file = fresh();
+    const j = new IntakeJournal(file);
+    j.committed({ commit: 1, accepted: [[1, 1, contacts(1, 2)]], ended: [] });
+    j.close();
+    const [first] = journalFiles(file);
+    const again = new IntakeJournal(file);
+    expect(journalFiles(file)).toEqual([first]);
+    // The next segment cannot be made (a directory in its place): the append fails.
+    mkdirSync(`${file}.intake-000002`);
+    again.committed({ commit: 2, accepted: [[2, 1, contacts(2, 2)]], ended: [] });
+    expect(again.abandoned).toBe(true);
+    expect(existsSync(first!)).toBe(false);
+    expect(again.openSubmissions).toBe(0);
+    again.committed({ commit: 3, accepted: [[3, 1, contacts(3, 2)]], ended: [] });
+    rmSync(`${file}.intake-000002`, { recursive: true });
+    expect(journalFiles(file)).toEqual([]);
     again.close();
   });
 
