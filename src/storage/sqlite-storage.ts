@@ -203,7 +203,8 @@ export interface SqliteStorageOptions {
    * Start from what is intact when the store is damaged or incomplete (its WAL cut, damaged or
    * deleted, the database file emptied or damaged): the files are copied aside, a damaged file is
    * replaced by a copy of its readable rows, and what was lost is reported (`storage.recovery`, a
-   * report file beside the database). Without it such a store is refused (StoreDamagedError).
+   * report file beside the database; the contacts the intake journal names, `storage.loss`).
+   * Without it such a store is refused (StoreDamagedError).
    * @default false
    */
   readonly recover?: boolean;
