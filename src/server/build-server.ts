@@ -60,6 +60,7 @@ import { serverControl, serverSnapshot, type SendpoolServer } from './server-con
 import { installShutdown } from './shutdown.js';
 import { storageDurability } from './storage-wiring.js';
 import { recoverySummary } from '../storage/store-open.js';
+import { reportLostContacts } from './recovered-contacts.js';
 import { createSimulatedChannel } from './simulated-channel.js';
 import { SmsWorker } from './sms-worker.js';
 import { Tenants } from './tenants.js';
@@ -363,6 +364,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     (ctx as { durability: Persistence | undefined }).durability = durability;
     // A store started with `recover` says what it lost, once, at error level (docs/server.md, "A damaged store").
     if (storage.recovery) app.log.error({ recovery: storage.recovery }, recoverySummary(storage.recovery));
+    // Contacts the intake journal names as lost: reported FAILED, with the first step.
+    if (storage.loss) reportLostContacts(storage.loss, { notifier, clock, storedWebhooks, log: app.log });
   } else if (onRedis) {
     onRedisWired = redisPersistence(options.redis!, onRedis, {
       notifier,

@@ -193,7 +193,7 @@ export function createMetrics(
     // Set once at start: what this process's start with --recover found lost (0s: nothing).
     const lost = new Gauge({
       name: 'sendpool_store_recovery_lost',
-      help: 'What the start with --recover found lost in the durable store, by kind: commits, contacts (answered 202; ids in the log and the report file), rows (of a damaged file, when countable), damaged_stretches.',
+      help: 'What the start with --recover found lost in the durable store, by kind: commits, contacts (answered 202; ids in the log and the report file), rows (of a damaged file, when countable), damaged_stretches, failed_notified (contacts the intake journal named, reported FAILED).',
       labelNames: ['kind'],
       registers,
     });
@@ -204,6 +204,7 @@ export function createMetrics(
       recovery.lostRows.reduce((n, l) => n + (l.rows ?? 0), 0),
     );
     lost.set({ kind: 'damaged_stretches' }, recovery.lostRows.filter((l) => l.rows === null).length);
+    lost.set({ kind: 'failed_notified' }, recovery.journal?.failed ?? 0);
   }
   return metrics;
 }

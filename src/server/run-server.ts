@@ -48,7 +48,9 @@ export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'a
   /**
    * With `dataDir`: start even when the store is damaged or holds less than its seal says, from
    * what is intact, and report what was lost (the log, /metrics `sendpool_store_recovery_lost`, a
-   * report file in `dataDir`; `RunningServer.recovery`). Without it such a store is refused
+   * report file in `dataDir`; `RunningServer.recovery`), and each contact the intake journal names
+   * that was lost and not sent gets a FAILED HSM notification (`Sendpool, 0, lost in a damaged
+   * store`). Without it such a store is refused
    * (StoreDamagedError: docs/server.md, "A damaged store"). @default false
    */
   readonly recover?: boolean;

@@ -19,7 +19,8 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, type Libsql, StoreDamagedError } from './store-check.js';
-import { checkStore, REFUSED_ADVICE, StoreSeal, type StoreRecovery, StoreWriteError } from './store-open.js';
+import { IntakeJournal } from './intake-journal.js';
+import { checkStore, type RecoveredLoss, REFUSED_ADVICE, StoreSeal, type StoreRecovery, StoreWriteError } from './store-open.js';
 import { FINISHED_KEPT } from '../core/dispatch/dispatcher.js';
 import type { EngineChanges } from '../core/engine.js';
 import { type EngineRows, type PortfolioRow, type SubmissionRow, emptyRows } from '../core/rows.js';
@@ -183,6 +184,11 @@ export interface ServerStorage {
   close(): void;
   /** What a start with `recover` found and reported; undefined when the store was intact. */
   readonly recovery?: StoreRecovery;
+  /**
+   * With `recovery`, when the store had an intake journal: the contacts it lost, for their FAILED
+   * notifications, and the webhook configurations the journal recorded. @default none
+   */
+  readonly loss?: RecoveredLoss;
 }
 
 /** Options of {@link openSqliteStorage}. */
@@ -197,7 +203,8 @@ export interface SqliteStorageOptions {
    * Start from what is intact when the store is damaged or incomplete (its WAL cut, damaged or
    * deleted, the database file emptied or damaged): the files are copied aside, a damaged file is
    * replaced by a copy of its readable rows, and what was lost is reported (`storage.recovery`, a
-   * report file beside the database). Without it such a store is refused (StoreDamagedError).
+   * report file beside the database; the contacts the intake journal names, `storage.loss`).
+   * Without it such a store is refused (StoreDamagedError).
    * @default false
    */
   readonly recover?: boolean;
@@ -348,20 +355,33 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
 
   // The seal (store-seal.ts): the store's commit count, written after each commit, checked at open.
   const seal = new StoreSeal(db, file, checked);
+  // The intake journal (intake-journal.ts): what a FAILED notification of contacts lost with a commit needs.
+  const journal = new IntakeJournal(file);
+  /** What the step being written gives the journal (the texts written to the database, not made twice). */
+  let accepted: [seq: number, campaignId: number, contacts: string][] = [];
+  let ended: number[] = [];
+  let states: [seq: number, state: string][] = [];
+  let webhooks: string | undefined;
   const writeStep = (step: StorageStep): void => {
     const e = step.engine;
     if (e) {
       q.putMeta.run('engine.totals', JSON.stringify({ nextSeq: e.nextSeq, counts: e.counts, store: e.store }));
       for (const c of e.submissions) {
         const { contacts, ...row } = c;
+        states.push([c.seq, c.state]);
         const text = JSON.stringify(row);
-        if (contacts !== undefined) q.insertSubmission.run(c.seq, JSON.stringify(contacts), text);
-        else if ((q.updateSubmission.run(text, c.seq) as { changes?: number }).changes === 0) {
+        if (contacts !== undefined) {
+          const contactsText = JSON.stringify(contacts);
+          q.insertSubmission.run(c.seq, contactsText, text);
+          accepted.push([c.seq, c.campaignId ?? 0, contactsText]);
+        } else if ((q.updateSubmission.run(text, c.seq) as { changes?: number }).changes === 0) {
           throw new Error(`storage: submission s${c.seq} changed before its contacts were written`);
         }
       }
       for (const f of e.finished) {
-        q.deleteSubmission.run(Number(f.submissionId.slice(1)));
+        const seq = Number(f.submissionId.slice(1));
+        ended.push(seq);
+        q.deleteSubmission.run(seq);
         q.putFinished.run(f.submissionId, JSON.stringify(f));
       }
       if (e.finished.length > 0) q.pruneFinished.run(FINISHED_KEPT);
@@ -378,7 +398,11 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     }
     for (const [key, value] of Object.entries(step.values ?? {})) {
       if (value === undefined) q.deleteMeta.run(`server.${key}`);
-      else q.putMeta.run(`server.${key}`, JSON.stringify(value));
+      else {
+        const text = JSON.stringify(value);
+        if (key === 'webhooks') webhooks = text;
+        q.putMeta.run(`server.${key}`, text);
+      }
     }
     for (const [id, event] of step.outboxPut ?? []) q.putOutbox.run(id, JSON.stringify(event));
     for (const id of step.outboxDelete ?? []) q.deleteOutbox.run(id);
@@ -510,10 +534,14 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         rows.counts = t.counts;
         rows.store = t.store;
       }
+      const live: [number, number, () => string, string][] = [];
       for (const r of db.prepare('SELECT contacts, row FROM submissions ORDER BY seq').all()) {
         const row = JSON.parse(String(r['row'])) as Omit<SubmissionRow, 'contacts'>;
         rows.submissions.set(row.seq, { ...row, contacts: JSON.parse(String(r['contacts'])) as SubmissionRow['contacts'] });
+        live.push([row.seq, row.campaignId ?? 0, () => String(r['contacts']), row.state]);
       }
+      // The journal made to hold every live submission, and only those (a store older than it, a stop before an append).
+      journal.reconcile(seal.next - 1, live);
       for (const r of db.prepare('SELECT id, row FROM finished ORDER BY n').all()) rows.finished.set(String(r['id']), JSON.parse(String(r['row'])) as RowOf<EngineRows['finished']>);
       for (const r of db.prepare('SELECT row FROM numbers').all()) {
         const n = JSON.parse(String(r['row'])) as RowOf<EngineRows['numbers']>;
@@ -535,6 +563,11 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     write(step: StorageStep): void {
       // One transaction; a failed one is rolled back only if SQLite has not done so already (a full
       // disk ends it: a ROLLBACK then would hide the cause behind "no transaction is active").
+      const commit = seal.next;
+      accepted = [];
+      ended = [];
+      states = [];
+      webhooks = undefined;
       try {
         db.exec('BEGIN');
         writeStep(step);
@@ -556,6 +589,8 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       } catch (e) {
         throw new StoreWriteError(`${file}.seal`, e);
       }
+      // Never throws: a journal that cannot be written (a full disk) is deleted, the commit stands.
+      journal.committed({ commit, accepted, ended, states, ...(webhooks !== undefined ? { webhooks } : {}) });
     },
     close(): void {
       // Everything into the database file: a copy of it alone is then the whole store.
@@ -566,8 +601,10 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       }
       db.close();
       seal.close();
+      journal.close();
     },
     ...(checked.recovery !== undefined ? { recovery: checked.recovery } : {}),
+    ...(checked.loss !== undefined ? { loss: checked.loss } : {}),
   };
   const load = storage.load.bind(storage);
   return {

@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { contactsText, type Database, type DatabaseFacts, inspectDatabase, type Libsql, lostContacts, type LostContacts, sealProblems, StoreDamagedError } from './store-check.js';
+import { type HeldByDatabase, journalFiles, journalLoss, type LostSubmission, readJournal } from './intake-journal.js';
 import { type LostRows, salvage } from './store-salvage.js';
 import { readSeal, type SealFound, type SealState, SealWriter } from './store-seal.js';
 
@@ -31,10 +32,40 @@ export interface StoreRecovery {
   readonly sealUnreadable: boolean;
   /** Rows of a damaged database file that could not be copied, per table. */
   readonly lostRows: readonly LostRows[];
+  /**
+   * What the intake journal (intake-journal.ts) said of the lost contacts, when the store had one:
+   * those reported FAILED (`lost in a damaged store`), by count and id range. Absent for a store
+   * without a journal (made by an older sendpool): then only `lostContacts` counts them.
+   */
+  readonly journal?: JournalReport;
   /** Copies of the files as found (kept for a closer look; delete them when done). */
   readonly keptAs: readonly string[];
   /** This report as a JSON file beside the database. */
   readonly reportFile: string;
+}
+
+/** What the intake journal told of a recovered store's loss. */
+export interface JournalReport {
+  /** Contacts reported FAILED: accepted in lost commits or in rows left out, and not sent or ended before. */
+  readonly failed: number;
+  /** The lowest and highest id among them (absent when none). */
+  readonly firstId?: number;
+  readonly lastId?: number;
+  /** Submissions they were in. */
+  readonly submissions: number;
+  /** Submissions that ended in a lost commit: their contacts were sent or notified then, which the store cannot tell; not reported again. */
+  readonly endedUnknown: number;
+  /** The journal held the companies' webhook configurations (used for companies the database lost). */
+  readonly webhooks: boolean;
+  /** Journal segments whose tail was cut or damaged (ignored from there). */
+  readonly cut: readonly { readonly file: string; readonly ignored: number }[];
+}
+
+/** What a recovered store's journal gives the server: the contacts to report FAILED, the webhook configurations. */
+export interface RecoveredLoss {
+  readonly submissions: readonly LostSubmission[];
+  /** The latest webhook configurations the journal recorded (the server's `webhooks` value). */
+  readonly webhooks?: unknown;
 }
 
 /** What to do about a refused store. */
@@ -46,6 +77,7 @@ export interface Checked {
   readonly seal: SealFound;
   readonly facts: DatabaseFacts;
   readonly recovery?: StoreRecovery;
+  readonly loss?: RecoveredLoss;
 }
 
 /**
@@ -82,6 +114,7 @@ export function checkStore(Libsql: Libsql, file: string, recover: boolean, creat
     renameSync(target, file);
   }
   const lost = seal.kind === 'ok' ? lostContacts(facts, seal.seal) : undefined;
+  const fromJournal = journalFiles(file).length > 0 ? lossFromJournal(Libsql, file, facts.commit, stamp, keptAs) : undefined;
   const recovery: StoreRecovery = {
     at,
     file,
@@ -90,11 +123,74 @@ export function checkStore(Libsql: Libsql, file: string, recover: boolean, creat
     ...(lost !== undefined && lost.count > 0 ? { lostContacts: lost } : {}),
     sealUnreadable: seal.kind === 'damaged',
     lostRows,
+    ...(fromJournal ? { journal: fromJournal.report } : {}),
     keptAs,
     reportFile: `${file}.recovery-${stamp}.json`,
   };
   writeFileSync(recovery.reportFile, `${JSON.stringify(recovery, null, 2)}\n`);
-  return { seal, facts, recovery };
+  return { seal, facts, recovery, ...(fromJournal ? { loss: fromJournal.loss } : {}) };
+}
+
+/**
+ * The journal read against what the (recovered) database holds: the contacts to report FAILED.
+ * Its segments are then moved aside (kept with the damaged files): the journal starts again with
+ * the database's live submissions (recorded at load).
+ */
+function lossFromJournal(Libsql: Libsql, file: string, commit: number, stamp: string, keptAs: string[]): { report: JournalReport; loss: RecoveredLoss } {
+  const journal = readJournal(file);
+  const held = heldByDatabase(Libsql, file, commit);
+  const { lost, endedUnknown } = journalLoss(journal, held);
+  let failed = 0;
+  let firstId = Number.POSITIVE_INFINITY;
+  let lastId = Number.NEGATIVE_INFINITY;
+  for (const s of lost)
+    for (const c of s.contacts) {
+      const id = Number((c as { id?: unknown }).id);
+      failed++;
+      firstId = Math.min(firstId, id);
+      lastId = Math.max(lastId, id);
+    }
+  for (const f of journal.files) {
+    const copy = `${file}.damaged-${stamp}${f.slice(file.length)}`;
+    renameSync(f, copy);
+    keptAs.push(copy);
+  }
+  const webhooks = journal.webhooks === undefined ? undefined : (JSON.parse(journal.webhooks) as unknown);
+  return {
+    report: { failed, ...(failed > 0 ? { firstId, lastId } : {}), submissions: lost.length, endedUnknown, webhooks: webhooks !== undefined, cut: journal.cut },
+    loss: { submissions: lost, ...(webhooks !== undefined ? { webhooks } : {}) },
+  };
+}
+
+/** Reads (read-only) which submissions the database holds, and which contacts its statistics saw sent or ended. */
+function heldByDatabase(Libsql: Libsql, file: string, commit: number): HeldByDatabase {
+  const live = new Set<number>();
+  const finished = new Set<number>();
+  const reported = new Set<string>();
+  if (!existsSync(file) || statSync(file).size === 0) return { commit, live, finished, reported };
+  const db = new Libsql(`file:${file}?mode=ro`);
+  const table = (name: string) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(name) !== undefined;
+  try {
+    if (table('submissions')) for (const r of db.prepare('SELECT seq FROM submissions').raw().iterate() as IterableIterator<unknown[]>) live.add(Number(r[0]));
+    if (table('finished'))
+      for (const r of db.prepare('SELECT CAST(id AS BLOB) FROM finished').raw().iterate() as IterableIterator<unknown[]>)
+        finished.add(
+          Number(
+            Buffer.from(r[0] as ArrayBuffer)
+              .toString('latin1')
+              .slice(1),
+          ),
+        );
+    // A SENT (open with its failure window) or a final stage: the contact was sent or notified.
+    if (table('campaign_contacts'))
+      for (const r of db.prepare('SELECT company, CAST(contact AS BLOB) FROM campaign_contacts WHERE stage > 0 OR settle_at > 0').raw().iterate() as IterableIterator<unknown[]>)
+        reported.add(`${Number(r[0])}:${Buffer.from(r[1] as ArrayBuffer).toString('latin1')}`);
+  } catch {
+    // A stretch the checks let through and this read does not: what was read so far is what is known.
+  } finally {
+    db.close();
+  }
+  return { commit, live, finished, reported };
 }
 
 /** One line of a recovery's loss, for the log and the command line. */
@@ -104,6 +200,15 @@ export function recoverySummary(r: StoreRecovery): string {
   if (r.lostContacts) parts.push(contactsText(r.lostContacts));
   if (r.sealUnreadable) parts.push('the seal was unreadable: what was lost cannot be told');
   for (const l of r.lostRows) parts.push(`table ${l.table}: ${l.detail}`);
+  if (r.journal) {
+    const j = r.journal;
+    parts.push(
+      j.failed > 0
+        ? `${j.failed} contact${j.failed === 1 ? '' : 's'} reported FAILED (lost in a damaged store), ids ${j.firstId} to ${j.lastId}, from the intake journal`
+        : 'the intake journal names no contact to report FAILED',
+    );
+    if (j.endedUnknown > 0) parts.push(`${j.endedUnknown} submission${j.endedUnknown === 1 ? '' : 's'} ended in the lost commits (their outcome was notified then, not again)`);
+  }
   if (parts.length === 0) parts.push('nothing accepted was lost');
   return `${r.file} recovered: ${parts.join('; ')}; report ${r.reportFile}`;
 }

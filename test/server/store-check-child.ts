@@ -36,6 +36,9 @@ try {
     channel,
     logger: { level: 'error' },
     handleSignals: false,
+    // The webhook receiver is the test's, on 127.0.0.1; campaign batches often, to see the counts.
+    allowPrivateWebhookTargets: true,
+    campaignBatchIntervalMs: 100,
   });
 } catch (e) {
   writeFileSync(`${cfg.log}.error`, e instanceof Error ? e.message : String(e));

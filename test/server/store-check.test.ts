@@ -7,7 +7,9 @@
  * - without `recover` it refuses to start, naming the file and what to do, and changes no file;
  * - with `recover` it starts, sends every contact that is intact (the channel's own log), and
  *   reports the rest: their count and the exact range of their ids, in its recovery report and
- *   in /metrics.
+ *   in /metrics, and, from the intake journal, a FAILED notification (`lost in a damaged store`)
+ *   to the webhook receiver (an independent record, in this process) for exactly every contact
+ *   answered 202 that the channel's log does not have, counted in the campaign's statistics.
  * The intact copies (kill -9 and SIGTERM) start normally and lose nothing.
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -16,7 +18,8 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from './helpers.js';
+import { LOST_REASON } from '../../src/server/recovered-contacts.js';
+import { type Receiver, startReceiver, waitFor } from './helpers.js';
 import { keyed, kill, logReader } from './send-log.js';
 
 const KEY = 'store-check-test-key-0123456789ab';
@@ -52,6 +55,17 @@ interface Recovery {
   problems: string[];
   keptAs: string[];
   reportFile: string;
+}
+
+interface Hsm {
+  id: number;
+  status: string;
+  reason: string | null;
+  campaign_id: number;
+  data: { ref?: string } | null;
+}
+interface Recovered {
+  journal?: { failed: number; firstId?: number; lastId?: number; submissions: number; endedUnknown: number; webhooks: boolean };
 }
 
 interface Life {
@@ -99,12 +113,22 @@ const bases: Record<'kill' | 'term', { dir: string; log: string }> = {
   term: { dir: join(root, 'term', 'data'), log: join(root, 'term', 'sends.log') },
 };
 
+/** Each base's webhook receiver (its HSM and campaign webhooks, configured before the first request). */
+const receivers = {} as Record<'kill' | 'term', Receiver>;
+afterAll(async () => {
+  for (const r of Object.values(receivers)) await r.close();
+});
+
 beforeAll(async () => {
   writeFileSync(fleetFile, JSON.stringify(fleet));
   for (const how of ['kill', 'term'] as const) {
     const { dir, log } = bases[how];
     mkdirSync(join(root, how));
     const life = await start(dir, log, { hold: true });
+    let secret = '';
+    const receiver = (receivers[how] = await startReceiver(() => secret));
+    expect((await api(life.url!, '/messenger/config/', { url_hsm_callback: `${receiver.url}/hsm`, url_campaign_webhook: `${receiver.url}/campaign` })).status).toBe(200);
+    secret = ((await (await api(life.url!, '/messenger/config/secret/')).json()) as { webhook_secret: string }).webhook_secret;
     for (let r = 0; r < REQUESTS; r++) {
       const contacts = Array.from({ length: PER_REQUEST }, (_, i) => ({ phone_number: `55219${String(80000000 + r * 1000 + i)}`, template_variables: ['x'], data: { ref: `r${r}c${i}` } }));
       const res = await api(life.url!, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 1, contacts });
@@ -144,30 +168,57 @@ const faults: Record<string, Fault> = {
   },
 };
 
-/**
- * A copy of a base directory, damaged by `fault`, and the channel's log so far (without it when
- * everything is lost: the contacts sent before are among those reported lost, their fate unknown).
- */
+/** A copy of a base directory, damaged by `fault`, and the channel's log so far. */
 function damaged(base: 'kill' | 'term', name: string, fault?: Fault): { dir: string; log: string } {
   const at = join(root, `${base}-${name.replace(/\W+/g, '-')}`);
   const dir = join(at, 'data');
   cpSync(bases[base].dir, dir, { recursive: true });
   const log = join(at, 'sends.log');
-  if (existsSync(bases[base].log) && name !== 'the database file emptied') copyFileSync(bases[base].log, log);
+  if (existsSync(bases[base].log)) copyFileSync(bases[base].log, log);
   else writeFileSync(log, '');
   fault?.(dir);
   return { dir, log };
 }
 
-/** Waits until every accepted contact was sent or reported lost; checks the two add up exactly. */
-async function settles(log: string, lost: { count: number; firstId: number; lastId: number } | undefined): Promise<Set<string>> {
+/** The FAILED notifications of contacts lost in a damaged store the receiver took, by contact ref. */
+function lostNotified(receiver: Receiver): Map<string, Hsm> {
+  const out = new Map<string, Hsm>();
+  for (const n of receiver.all('/hsm') as Hsm[]) if (n.status === 'FAILED' && n.reason === LOST_REASON) out.set(n.data?.ref ?? '?', n);
+  return out;
+}
+
+/** The receiver's records cleared (before a server on a copy starts: ids are told apart from other copies'). */
+function clear(receiver: Receiver): void {
+  receiver.events.clear();
+  receiver.ids.clear();
+}
+
+/**
+ * Waits until every accepted contact is in the channel's log or was reported FAILED as lost (the
+ * receiver), and checks that the two are disjoint and make up every contact answered 202, that a
+ * FAILED came once each, under the contact's id, and that the report counts them. `lost`: the
+ * seal's count and id range, checked too when nothing was sent before the damage (the kill bases).
+ */
+async function settles(log: string, receiver: Receiver, recovery: Recovered | undefined, lost?: { count: number; firstId: number; lastId: number }): Promise<Set<string>> {
   const read = logReader<Sent>(log);
   const sentRefs = () => new Set(read().map((s) => s.ref));
-  await waitFor(() => sentRefs().size + (lost?.count ?? 0) >= TOTAL, 'every intact contact sent');
+  await waitFor(() => sentRefs().size + lostNotified(receiver).size >= TOTAL, 'every contact sent or reported FAILED');
   const sent = sentRefs();
-  expect(sent.size + (lost?.count ?? 0)).toBe(TOTAL);
+  const failed = lostNotified(receiver);
+  expect(sent.size + failed.size).toBe(TOTAL);
+  for (const ref of failed.keys()) expect(sent.has(ref)).toBe(false);
+  for (const [ref, n] of failed) {
+    expect(n.id).toBe(idOf(ref));
+    expect(n.campaign_id).toBe(1);
+  }
+  expect((receiver.all('/hsm') as Hsm[]).filter((n) => n.status === 'FAILED' && n.reason === LOST_REASON).length).toBe(failed.size);
+  expect(recovery?.journal?.failed ?? 0).toBe(failed.size);
+  if (failed.size > 0) {
+    const ids = [...failed.keys()].map(idOf);
+    expect(recovery?.journal).toMatchObject({ firstId: Math.min(...ids), lastId: Math.max(...ids), webhooks: true });
+  }
   for (const s of read()) expect(s.cid).toBe(idOf(s.ref));
-  // Every contact not sent has an id in the reported range, and the range holds nothing else.
+  // Every contact not sent has an id in the seal's range, and the range holds nothing else.
   const unsent: number[] = [];
   for (let r = 0; r < REQUESTS; r++) for (let i = 0; i < PER_REQUEST; i++) if (!sent.has(`r${r}c${i}`)) unsent.push(idOf(`r${r}c${i}`));
   if (lost) {
@@ -175,18 +226,29 @@ async function settles(log: string, lost: { count: number; firstId: number; last
     expect(Math.min(...unsent)).toBe(lost.firstId);
     expect(Math.max(...unsent)).toBe(lost.lastId);
     expect(lost.lastId - lost.firstId + 1).toBe(lost.count);
-  } else expect(unsent).toEqual([]);
-  return sent;
+  }
+  return new Set(failed.keys());
+}
+
+type CampaignEntry = { campaign_id: number; datetime: string } & Record<string, number | string>;
+/** The latest statistics batch of campaign 1 the receiver took. */
+function lastBatch(receiver: Receiver): CampaignEntry | undefined {
+  return (receiver.all('/campaign') as { campaigns: CampaignEntry[] }[])
+    .flatMap((b) => b.campaigns)
+    .filter((c) => c.campaign_id === 1)
+    .sort((a, b) => a.datetime.localeCompare(b.datetime))
+    .at(-1);
 }
 
 describe('a damaged durable store', () => {
   it.each([['kill'], ['term']] as const)('intact after %s: starts normally, reports nothing, loses nothing', { timeout: 60_000 }, async (base) => {
     const { dir, log } = damaged(base, 'intact');
+    clear(receivers[base]);
     const life = await start(dir, log);
     try {
       expect(life.url).toBeDefined();
       expect(existsSync(`${log}.recovery`)).toBe(false);
-      await settles(log, undefined);
+      await settles(log, receivers[base], undefined);
     } finally {
       await kill(life.child);
     }
@@ -231,18 +293,27 @@ describe('a damaged durable store', () => {
     // Refused: not a byte changed (the evidence stays for a closer look or a restore).
     expect(digest(dir)).toEqual(before);
 
+    const receiver = receivers[base];
+    clear(receiver);
     const life = await start(dir, log, { recover: true });
     try {
       expect(life.url).toBeDefined();
-      const recovery = JSON.parse(readFileSync(`${log}.recovery`, 'utf8')) as Recovery;
+      const recovery = JSON.parse(readFileSync(`${log}.recovery`, 'utf8')) as Recovery & Recovered;
       expect(recovery.lostCommits).toBeGreaterThan(0);
       expect(recovery.lostContacts).toBeDefined();
       expect(recovery.lostContacts!.lastId).toBe(TOTAL);
       expect(recovery.problems.join('\n')).toMatch(problem);
       expect(JSON.parse(readFileSync(recovery.reportFile, 'utf8'))).toEqual(recovery);
       for (const kept of recovery.keptAs) expect(existsSync(kept)).toBe(true);
-      await settles(log, recovery.lostContacts);
+      // Nothing was sent before a kill (the channel held every send): what the seal counts lost is what is reported FAILED.
+      const failed = await settles(log, receiver, recovery, base === 'kill' ? recovery.lostContacts : undefined);
+      if (base === 'kill') expect(failed.size).toBe(recovery.lostContacts!.count);
+      // Counted in the campaign's statistics (the lost requests admitted again): every contact in the
+      // total, the lost ones failed (the SENT of the others arrive behind their notifications).
+      await waitFor(() => lastBatch(receiver)?.['count_failed'] === failed.size, 'the campaign statistics counting the FAILED');
+      if (base === 'kill') expect(lastBatch(receiver)).toMatchObject({ count_total: TOTAL, count_failed: failed.size });
       const metrics = await (await fetch(`${life.url!}/metrics`)).text();
+      expect(metrics).toContain(`sendpool_store_recovery_lost{kind="failed_notified"} ${failed.size}`);
       expect(metrics).toContain(`sendpool_store_recovery_lost{kind="contacts"} ${recovery.lostContacts!.count}`);
       expect(metrics).toContain(`sendpool_store_recovery_lost{kind="commits"} ${recovery.lostCommits}`);
       // Ids given out before the loss are not given again: the next request starts after them.
@@ -277,22 +348,22 @@ describe('a damaged durable store', () => {
     expect(error).toMatch(/table submissions: 1 value not UTF-8 \(damaged bytes\)/);
     expect(digest(dir)).toEqual(before);
 
+    const receiver = receivers.term;
+    clear(receiver);
     const life = await start(dir, log, { recover: true });
     try {
-      const recovery = JSON.parse(readFileSync(`${log}.recovery`, 'utf8')) as Recovery;
+      const recovery = JSON.parse(readFileSync(`${log}.recovery`, 'utf8')) as Recovery & Recovered;
       expect(recovery.lostRows).toEqual([{ table: 'submissions', rows: 1, detail: expect.stringMatching(/^1 row with damaged text .* left out, key \d+$/) }]);
       expect(recovery.keptAs.some((f) => /sendpool\.db\.damaged-/.test(f))).toBe(true);
-      // Sent before SIGTERM, or intact: everything but the damaged request's contacts still pending.
-      const read = logReader<Sent>(log);
-      const damagedRequest = (ref: string) => ref.startsWith('r5c');
-      await waitFor(() => {
-        const sent = new Set(read().map((s) => s.ref));
-        for (let r = 0; r < REQUESTS; r++) for (let i = 0; i < PER_REQUEST; i++) if (r !== 5 && !sent.has(`r${r}c${i}`)) return false;
-        return true;
-      }, 'every contact of the intact requests sent');
+      // Every contact is sent (before SIGTERM, or now: intact) or, of the damaged request's not
+      // sent, reported FAILED from the intake journal; nothing else is.
+      const failed = await settles(log, receiver, recovery);
+      expect(failed.size).toBeGreaterThan(0);
+      for (const ref of failed) expect(ref.startsWith('r5c')).toBe(true);
+      expect(recovery.journal).toMatchObject({ submissions: 1 });
       const metrics = await (await fetch(`${life.url!}/metrics`)).text();
       expect(metrics).toContain('sendpool_store_recovery_lost{kind="rows"} 1');
-      expect(read().filter((s) => !damagedRequest(s.ref)).length).toBeGreaterThanOrEqual(TOTAL - PER_REQUEST);
+      expect(metrics).toContain(`sendpool_store_recovery_lost{kind="failed_notified"} ${failed.size}`);
     } finally {
       await terminate(life);
     }
