@@ -31,14 +31,23 @@
  *
  * BENCH_BUILDS compares builds of the server in the same runs (`before=/path/to/a/checkout,after=.`:
  * each server scenario runs on each build in turn, so both see the same machine); default: this
- * checkout's dist/.
+ * checkout's dist/. A build `label=dir@flags` runs with those `node` flags (spaces, or `none`), so
+ * flags compare in the same runs too (`s4=.@--max-semi-space-size=4,s64=.@--max-semi-space-size=64`).
+ *
+ * The server's `node` gets the flags `npm start` gives it (package.json's start script, e.g.
+ * `--max-semi-space-size=…`); BENCH_NODE_FLAGS replaces them (`none` for V8's defaults), e.g.
+ * `--trace-gc` or `--cpu-prof --cpu-prof-dir=DIR` with BENCH_SERVER_OUT=FILE (the servers' output,
+ * appended to FILE; otherwise it is dropped).
+ *
+ * The intake's throughput under the flood is the contacts of the POSTs answered (202 and 429, each
+ * decoded and checked whole) and of those accepted (202), per second of the flood.
  *
  * Options (environment): BENCH_SECONDS, BENCH_RUNS, BENCH_SCENARIOS, BENCH_BUILDS, BENCH_CLIENTS
- * (50), BENCH_CONTACTS (5000), BENCH_JSON (a file for the figures). Method and figures:
+ * (50), BENCH_CONTACTS (5000), BENCH_NODE_FLAGS, BENCH_SERVER_OUT, BENCH_JSON (a file for the figures). Method and figures:
  * docs/benchmarks.md, "A flood of large requests".
  */
 import { type ChildProcess, fork, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -58,10 +67,22 @@ const RUNS = Number(env['BENCH_RUNS'] ?? 1);
 const CLIENTS = Number(env['BENCH_CLIENTS'] ?? 50);
 const CONTACTS = Number(env['BENCH_CONTACTS'] ?? 5000);
 const SCENARIOS = (env['BENCH_SCENARIOS'] ?? 'fastify,rest,flood,durable-rest,durable-flood').split(',');
-/** Builds to compare, `label=dir` (a package root with its dist/). */
+/** `none` for no flags, else flags separated by spaces. */
+const flagList = (given: string): string[] => (given === 'none' ? [] : given.split(/\s+/).filter(Boolean));
+/** The flags `npm start` gives `node` (its script's words between `node` and the script), unless BENCH_NODE_FLAGS says otherwise. */
+const NODE_FLAGS = ((): string[] => {
+  const given = env['BENCH_NODE_FLAGS'];
+  if (given !== undefined) return flagList(given);
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts?.['start'] ?? '';
+  const words = start.split(/\s+/);
+  return words[0] === 'node' ? words.slice(1).filter((w) => w.startsWith('--')) : [];
+})();
+/** Builds to compare, `label=dir` (a package root with its dist/), or `label=dir@flags` to run that one with other `node` flags. */
 const BUILDS = (env['BENCH_BUILDS'] ?? `current=${ROOT}`).split(',').map((b) => {
   const at = b.indexOf('=');
-  return at < 0 ? { label: b, dir: b } : { label: b.slice(0, at), dir: b.slice(at + 1) };
+  const [label, rest] = at < 0 ? [b, b] : [b.slice(0, at), b.slice(at + 1)];
+  const flagsAt = rest.indexOf('@');
+  return flagsAt < 0 ? { label, dir: rest, flags: NODE_FLAGS } : { label, dir: rest.slice(0, flagsAt), flags: flagList(rest.slice(flagsAt + 1)) };
 });
 const GET_RATE = 200;
 const FLOOD_LEAD_MS = 3000;
@@ -139,10 +160,16 @@ async function kill(proc: ChildProcess): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // The flood process: CLIENTS clients, each posting the next request as soon as one is answered
 
-/** A send body of CONTACTS contacts as text, with `#K#` where each request puts its own 4 digits (phones) and `999999999` its campaign. */
+/**
+ * A send body of CONTACTS contacts as text, with `#K#` where each request puts its own 4 digits (phones) and `999999999` its campaign.
+ * Every phone is a valid Brazilian mobile (`55 11 9KKKK IIII`: the ninth digit, then the request's 4 digits and the contact's 4), so
+ * every contact is accepted (the first version of this bench posted `5511KKKKIIIII`, which the contract refuses as
+ * `invalid_phone`: its flood was 5,000 rejections a request, answered 202 with every rejection listed).
+ */
 function bodyTemplate(n: number): string {
+  if (n > 10_000) throw new Error(`intake-flood bench: BENCH_CONTACTS is at most 10,000 (4 digits of a phone number the contact's), got ${n}`);
   const contacts = Array.from({ length: n }, (_, i) => ({
-    phone_number: `5511#K#${String(i).padStart(5, '0')}`,
+    phone_number: `55119#K#${String(i).padStart(4, '0')}`,
     document: '52998224725',
     contract: `CONTRACT-${100_000 + i}`,
     template_variables: [`Client number ${i}`, `R$ ${i},00`],
@@ -183,11 +210,13 @@ async function floodChild(o: { address: string; firstRequest: number }): Promise
   process.on('message', (m: { op: string }) => {
     if (m.op === 'stop') stopping = true;
   });
+  const started = performance.now();
   const clients = Array.from({ length: CLIENTS }, () => client());
   process.send?.({ op: 'started' });
   await Promise.all(clients);
+  const seconds = (performance.now() - started) / 1000;
   agent.destroy();
-  process.send?.({ op: 'done', status }, () => process.exit(0));
+  process.send?.({ op: 'done', status, seconds }, () => process.exit(0));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -221,17 +250,26 @@ interface ScenarioResult {
   getRps: number;
   getNon2xx: number;
   postStatus: Record<string, number>;
+  /** Contacts of the POSTs answered 202 or 429 (decoded and checked whole), per second of the flood. */
+  intakePerS: number | undefined;
+  /** Contacts of the POSTs answered 202, per second of the flood. */
+  acceptedPerS: number | undefined;
   probe: Probe | undefined;
   load: string;
 }
 
 /** A server process as an operator starts it: `sendpool serve` with the fleet, durable or in memory. */
-function startServer(build: string, port: number, durable: boolean): { proc: ChildProcess; cleanup: () => void } {
+function startServer(build: string, flags: readonly string[], port: number, durable: boolean): { proc: ChildProcess; cleanup: () => void } {
   const dir = durable ? mkdtempSync(join(tmpdir(), 'sendpool-flood-')) : undefined;
-  const args = [join(build, 'dist/cli.js'), 'serve', FLEET, '--port', String(port), ...(dir ? ['--data-dir', dir] : ['--memory'])];
+  const args = [...flags, join(build, 'dist/cli.js'), 'serve', FLEET, '--port', String(port), ...(dir ? ['--data-dir', dir] : ['--memory'])];
   const probe = join(tmpdir(), `sendpool-flood-probe-${port}.json`);
   const nodeOptions = `${env['NODE_OPTIONS'] ?? ''} --import=${pathToFileURL(join(ROOT, 'bench/loop-probe.mjs')).href}`.trim();
-  const proc = spawn(process.execPath, args, { env: { ...env, SENDPOOL_API_KEYS: `1:${KEY}`, NODE_OPTIONS: nodeOptions, SENDPOOL_LOOP_PROBE: probe }, stdio: 'ignore' });
+  const out = env['BENCH_SERVER_OUT'] === undefined ? 'ignore' : openSync(env['BENCH_SERVER_OUT'], 'a');
+  const proc = spawn(process.execPath, args, {
+    env: { ...env, SENDPOOL_API_KEYS: `1:${KEY}`, NODE_OPTIONS: nodeOptions, SENDPOOL_LOOP_PROBE: probe },
+    stdio: ['ignore', out, out],
+  });
+  if (typeof out === 'number') closeSync(out);
   return {
     proc,
     cleanup: () => {
@@ -263,7 +301,7 @@ async function readProbe(port: number): Promise<Probe | undefined> {
 let businessesBody: string | undefined;
 let firstRequest = 0;
 
-async function scenario(build: { label: string; dir: string }, name: string, run: number): Promise<ScenarioResult> {
+async function scenario(build: { label: string; dir: string; flags: readonly string[] }, name: string, run: number): Promise<ScenarioResult> {
   const port = await freePort();
   const address = `http://127.0.0.1:${port}`;
   const url = `${address}/messenger/businesses/`;
@@ -275,7 +313,7 @@ async function scenario(build: { label: string; dir: string }, name: string, run
     proc = startChild('fastify', { port, body: businessesBody });
     await next(proc, 'ready');
   } else {
-    ({ proc, cleanup } = startServer(build.dir, port, name.startsWith('durable')));
+    ({ proc, cleanup } = startServer(build.dir, build.flags, port, name.startsWith('durable')));
     businessesBody ??= await waitUp(url, proc);
     await waitUp(url, proc);
   }
@@ -291,10 +329,15 @@ async function scenario(build: { label: string; dir: string }, name: string, run
     const reading = await autocannon({ url, headers, duration: SECONDS, connections: 10, overallRate: GET_RATE });
     const probe = name === 'fastify' ? undefined : await readProbe(port);
     let postStatus: Record<string, number> = {};
+    let intakePerS: number | undefined;
+    let acceptedPerS: number | undefined;
     if (flood) {
-      const done = next<{ status: Record<string, number> }>(flood, 'done');
+      const done = next<{ status: Record<string, number>; seconds: number }>(flood, 'done');
       flood.send({ op: 'stop' });
-      postStatus = (await done).status;
+      const d = await done;
+      postStatus = d.status;
+      intakePerS = (((postStatus['202'] ?? 0) + (postStatus['429'] ?? 0)) * CONTACTS) / d.seconds;
+      acceptedPerS = ((postStatus['202'] ?? 0) * CONTACTS) / d.seconds;
     }
     return {
       build: name === 'fastify' ? '–' : build.label,
@@ -306,6 +349,8 @@ async function scenario(build: { label: string; dir: string }, name: string, run
       getRps: reading.requests.average,
       getNon2xx: reading.non2xx,
       postStatus,
+      intakePerS,
+      acceptedPerS,
       probe,
       load: `${loadBefore}→${load()}`,
     };
@@ -334,18 +379,18 @@ async function main(): Promise<void> {
         const r = await scenario(build, name, run);
         results.push(r);
         process.stderr.write(
-          `  run ${run} ${r.build} ${name}: GET p50 ${r.getP50Ms} / p99 ${r.getP99Ms} / max ${r.getMaxMs} ms at ${fmt(r.getRps)} req/s (non-2xx ${r.getNon2xx}); POST ${JSON.stringify(r.postStatus)}; server: most CPU in one gap ${r.probe ? fmt(r.probe.maxCpuMs, 1) : '–'} ms, gaps over 20 ms of CPU ${r.probe?.cpuOver20Ms ?? '–'}, longest gap ${r.probe ? fmt(r.probe.maxGapMs, 1) : '–'} ms, longest GC ${r.probe ? fmt(r.probe.gcMaxMs, 1) : '–'} ms (${r.probe?.gcOver20Ms ?? '–'} over 20 ms); load ${r.load}\n`,
+          `  run ${run} ${r.build} ${name}: GET p50 ${r.getP50Ms} / p99 ${r.getP99Ms} / max ${r.getMaxMs} ms at ${fmt(r.getRps)} req/s (non-2xx ${r.getNon2xx}); POST ${JSON.stringify(r.postStatus)}${r.intakePerS === undefined ? '' : `, ${fmt(r.intakePerS)} contacts/s answered, ${fmt(r.acceptedPerS ?? 0)} accepted`}; server: most CPU in one gap ${r.probe ? fmt(r.probe.maxCpuMs, 1) : '–'} ms, gaps over 20 ms of CPU ${r.probe?.cpuOver20Ms ?? '–'}, longest gap ${r.probe ? fmt(r.probe.maxGapMs, 1) : '–'} ms, longest GC ${r.probe ? fmt(r.probe.gcMaxMs, 1) : '–'} ms (${r.probe?.gcOver20Ms ?? '–'} over 20 ms); load ${r.load}\n`,
         );
       }
     }
   }
   console.log(
-    `\nGET /messenger/businesses/ at ${GET_RATE} req/s over 10 connections, ${SECONDS} s; flood: ${CLIENTS} clients × ${CONTACTS} contacts, closed loop; ${RUNS} run(s) (median [min..max])\n`,
+    `\nGET /messenger/businesses/ at ${GET_RATE} req/s over 10 connections, ${SECONDS} s; flood: ${CLIENTS} clients × ${CONTACTS} contacts, closed loop; server: ${BUILDS.map((b) => `${b.label}: node ${b.flags.join(' ') || '(V8 defaults)'}`).join(', ')}; ${RUNS} run(s) (median [min..max])\n`,
   );
   console.log(
-    '| build | scenario | GET p50 (ms) | GET p99 (ms) | GET max (ms) | server: most CPU in one gap (ms) | gaps over 20 ms of CPU | longest GC pause (ms) | POSTs answered (by status) | load (1 min) |',
+    '| build | scenario | GET p50 (ms) | GET p99 (ms) | GET max (ms) | server: most CPU in one gap (ms) | gaps over 20 ms of CPU | longest GC pause (ms) | intake (contacts/s answered) | accepted (contacts/s) | POSTs answered (by status) | load (1 min) |',
   );
-  console.log('|---|---|---:|---:|---:|---:|---:|---:|---|---|');
+  console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|');
   for (const name of order) {
     for (const build of name === 'fastify' ? ['–'] : BUILDS.map((b) => b.label)) {
       const rs = results.filter((r) => r.scenario === name && r.build === build);
@@ -369,8 +414,9 @@ async function main(): Promise<void> {
               pick((r) => r.probe?.gcMaxMs),
               1,
             )}`;
+      const rates = name.endsWith('flood') ? `${mr(pick((r) => r.intakePerS))} | ${mr(pick((r) => r.acceptedPerS))}` : '– | –';
       console.log(
-        `| ${build} | ${name} | ${mr(pick((r) => r.getP50Ms))} | ${mr(pick((r) => r.getP99Ms))} | ${mr(pick((r) => r.getMaxMs))} | ${loop} | ${posts} | ${rs.map((r) => r.load).join('; ')} |`,
+        `| ${build} | ${name} | ${mr(pick((r) => r.getP50Ms))} | ${mr(pick((r) => r.getP99Ms))} | ${mr(pick((r) => r.getMaxMs))} | ${loop} | ${rates} | ${posts} | ${rs.map((r) => r.load).join('; ')} |`,
       );
     }
   }

@@ -4,7 +4,16 @@
  * 10 MB body does not hold every other request for the length of one `JSON.parse`; its bytes become
  * text in slices too (UTF-8 decoding of a 1.1 MB body in one piece took 4 ms under load, and 50
  * bodies ending in one turn of the loop took that each).
+ *
+ * Large bodies are decoded and checked one request at a time, in the order they arrived
+ * ({@link BodyGate}): the next starts once the one before has been checked (./intake-parse.ts) or
+ * answered. Round-robin over every large request in progress kept each one's decoded contacts and
+ * checking state alive for seconds under a flood (50 requests of 5,000 contacts), so the garbage
+ * collector's scavenges copied them again and again; one at a time, a request's temporary objects
+ * die within its own few milliseconds of work. Waiting requests hold only their bytes (outside the
+ * JavaScript heap).
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { isJsonContentType, parseJsonBody } from '../contract/json-body.js';
 import { startJsonBody } from '../contract/json-slices.js';
@@ -50,9 +59,73 @@ export function startBodyText(bytes: Buffer, unitBytes = UNIT_BYTES): { step(): 
   };
 }
 
+/**
+ * Places for large requests, taken in the order asked (first come, first served). `enter` resolves
+ * with the function that gives the place back; calling it again does nothing.
+ */
+export class BodyGate {
+  #free: number;
+  readonly #waiting: (() => void)[] = [];
+
+  /** @param width requests in at once */
+  constructor(width: number) {
+    this.#free = width;
+  }
+
+  /** Requests waiting for a place. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  enter(): Promise<() => void> {
+    return new Promise((resolve) => {
+      const admit = () => {
+        let held = true;
+        resolve(() => {
+          if (!held) return;
+          held = false;
+          const next = this.#waiting.shift();
+          if (next) next();
+          else this.#free++;
+        });
+      };
+      if (this.#free > 0) {
+        this.#free--;
+        admit();
+      } else this.#waiting.push(admit);
+    });
+  }
+}
+
+/**
+ * Large requests decoded and checked at once, per process (one event loop): 1, so a request's
+ * temporary objects live for its own work only (see the top of this file).
+ */
+const LARGE_AT_ONCE = 1;
+const gate = new BodyGate(LARGE_AT_ONCE);
+/** The place a decoded large body holds, given back once it is checked ({@link leaveBodyGate}) or answered. */
+const placeOf = new WeakMap<object, () => void>();
+/** Each request's response, so its place is given back when it closes whatever happens (answered, failed, aborted). */
+const responseOf = new WeakMap<IncomingMessage, ServerResponse>();
+
+/**
+ * Gives back the place a large body holds, once it is checked: the next large request starts
+ * decoding. Nothing when the body holds none (a small body, or given back already).
+ */
+export function leaveBodyGate(body: unknown): void {
+  if (typeof body !== 'object' || body === null) return;
+  const release = placeOf.get(body);
+  placeOf.delete(body);
+  release?.();
+}
+
 /** Replaces Fastify's parsers with the contract's JSON decoding, for every route. */
 export function installJsonBodyParser(app: FastifyInstance, maxBodyBytes: number): void {
   app.removeAllContentTypeParsers();
+  app.addHook('onRequest', (request, reply, next) => {
+    responseOf.set(request.raw, reply.raw);
+    next();
+  });
   // Bytes, not text: a large body's UTF-8 decoding is sliced too (startBodyText).
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (request, body, done) => {
     if (!isJsonContentType(request.headers['content-type'])) return done(new ContractHttpError('unsupported_media_type', []), undefined);
@@ -62,19 +135,39 @@ export function installJsonBodyParser(app: FastifyInstance, maxBodyBytes: number
       if (!decoded.ok) return done(new ContractHttpError(decoded.code, decoded.problems), undefined);
       return done(null, decoded.value);
     }
-    const text = startBodyText(bytes);
-    let decoding: ReturnType<typeof startJsonBody> | undefined;
-    runInSlices(() => {
-      if (decoding) return decoding.step(UNIT_CHARS);
-      if (text.step()) decoding = startJsonBody(text.text(), { maxBodyBytes });
-      return false;
-    }).then(
-      () => {
-        const decoded = decoding!.result();
-        if (!decoded.ok) done(new ContractHttpError(decoded.code, decoded.problems), undefined);
-        else done(null, decoded.value);
-      },
-      (e: unknown) => done(e instanceof Error ? e : new Error(String(e)), undefined),
-    );
+    void gate.enter().then((release) => {
+      // Given back at the latest when the response closes (answered, failed, or the client gone).
+      const response = responseOf.get(request.raw);
+      if (response?.closed === true) {
+        release();
+        done(new Error('the request closed before its body was decoded'), undefined);
+        return;
+      }
+      response?.once('close', release);
+      const text = startBodyText(bytes);
+      let decoding: ReturnType<typeof startJsonBody> | undefined;
+      runInSlices(() => {
+        if (decoding) return decoding.step(UNIT_CHARS);
+        if (text.step()) decoding = startJsonBody(text.text(), { maxBodyBytes });
+        return false;
+      }).then(
+        () => {
+          const decoded = decoding!.result();
+          if (!decoded.ok) {
+            release();
+            done(new ContractHttpError(decoded.code, decoded.problems), undefined);
+            return;
+          }
+          // Held until the body is checked (leaveBodyGate) or answered.
+          if (response !== undefined && typeof decoded.value === 'object' && decoded.value !== null) placeOf.set(decoded.value, release);
+          else release();
+          done(null, decoded.value);
+        },
+        (e: unknown) => {
+          release();
+          done(e instanceof Error ? e : new Error(String(e)), undefined);
+        },
+      );
+    });
   });
 }

@@ -8,6 +8,7 @@
 import type { ParseResult } from '../contract/check.js';
 import { type ParsedSendRequest, parseSendRequest, startSendRequest } from '../contract/parse-send-request.js';
 import type { Problem } from '../core/problems.js';
+import { leaveBodyGate } from './body-parser.js';
 import type { ServerContext } from './context.js';
 import { sendRequestOptions } from './intake.js';
 import { runInSlices } from './slices.js';
@@ -21,13 +22,21 @@ export const SLICED_CONTACTS_MIN = 1000;
 /** Contacts checked per unit of a slice: about 0.5 ms of work. */
 const UNIT_CONTACTS = 250;
 
-/** Parses a send body for `intakeSend`: at once when small, in slices when large. */
+/**
+ * Parses a send body for `intakeSend`: at once when small, in slices when large. A large body's
+ * place among the large requests (body-parser.ts) is given back once it is checked: the intake
+ * runs in the same turn, and the next large request starts decoding.
+ */
 export async function parseSendInSlices(ctx: ServerContext, companyId: number, body: unknown): Promise<ParseResult<ParsedSendRequest, Problem>> {
-  const options = sendRequestOptions(ctx, companyId);
-  if (contactCount(body) <= SLICED_CONTACTS_MIN) return parseSendRequest(body, options);
-  const parse = startSendRequest(body, options);
-  await runInSlices(() => parse.step(UNIT_CONTACTS));
-  return parse.result();
+  try {
+    const options = sendRequestOptions(ctx, companyId);
+    if (contactCount(body) <= SLICED_CONTACTS_MIN) return parseSendRequest(body, options);
+    const parse = startSendRequest(body, options);
+    await runInSlices(() => parse.step(UNIT_CONTACTS));
+    return parse.result();
+  } finally {
+    leaveBodyGate(body);
+  }
 }
 
 /** Length of the body's `contacts` when it is an array, else 0 (never throws: the parser says what is wrong). */

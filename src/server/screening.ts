@@ -16,23 +16,27 @@ export interface SentScreen {
   readonly expected: string;
 }
 
+/** JSON path of a contact's phone, built for a rejection only (a string per contact otherwise: garbage under a flood). */
+function phonePath(index: number): string {
+  return `$.contacts[${index}].phone_number`;
+}
+
 /** `sent`: the `already_sent` check. @default none (off) */
 export function screenContacts(parsed: ParsedSendRequest, blocked: PhoneSet, taken: PhoneSet, sent?: SentScreen): ParsedSendRequest {
   let screened: Rejection[] | undefined;
   const accepted: AcceptedContact[] = [];
   for (const a of parsed.accepted) {
     const phone = a.contact.phone_number;
-    const path = `$.contacts[${a.index}].phone_number`;
     if (blocked.has(phone)) {
-      (screened ??= []).push({ index: a.index, reason: 'blocked', problems: [problem(path, "a phone not on the company's blocklist (the recipient opted out)", phone)] });
+      (screened ??= []).push({ index: a.index, reason: 'blocked', problems: [problem(phonePath(a.index), "a phone not on the company's blocklist (the recipient opted out)", phone)] });
     } else if (taken.has(phone)) {
       (screened ??= []).push({
         index: a.index,
         reason: 'duplicated',
-        problems: [problem(path, 'a phone not already in the campaign (sent once, taken by an earlier request)', phone)],
+        problems: [problem(phonePath(a.index), 'a phone not already in the campaign (sent once, taken by an earlier request)', phone)],
       });
     } else if (sent !== undefined && sent.phones.has(phone)) {
-      (screened ??= []).push({ index: a.index, reason: 'already_sent', problems: [problem(path, sent.expected, phone)] });
+      (screened ??= []).push({ index: a.index, reason: 'already_sent', problems: [problem(phonePath(a.index), sent.expected, phone)] });
     } else accepted.push(a);
   }
   if (screened === undefined) return parsed;

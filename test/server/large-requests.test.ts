@@ -145,21 +145,57 @@ describe('large send requests', () => {
     expect(watch.events).toEqual(['check 10 started', 'GET answered 200', 'submitted 10']);
   });
 
-  it('keeps the intake bound with two large requests checked side by side: one 202, one 429', async () => {
+  it('checks two large requests one after the other, first come first served, and keeps the intake bound: one 202, one 429', async () => {
     const engine = pausedEngine();
-    // Each check is held until the other has started, so both are in progress at once.
+    // The first check is held until the second has started, or for MAX_HELD_PASSES passes: the
+    // second cannot start before the first is checked (one large request decoded and checked at a time).
     const watch = watchChecks(engine, { hold: (typeId) => !watch.started(typeId === 10 ? 11 : 10) });
     s = await startServer({ engine, limits: { maxContacts: LARGE }, maxQueuedContacts: 30_000 });
     const [a, b] = await Promise.all([api(s.url, '/messenger/messages/', send(10, contacts(LARGE, 0), 1)), api(s.url, '/messenger/messages/', send(11, contacts(LARGE, LARGE), 2))]);
-    expect([a.status, b.status].sort()).toEqual([202, 429]);
-    const refused = a.status === 429 ? a : b;
+    // Whichever body arrived first was checked to its end (and taken) before the other's check started.
+    const firstType = watch.events[0] === 'check 10 started' ? 10 : 11;
+    const secondType = firstType === 10 ? 11 : 10;
+    expect(watch.events).toEqual([`check ${firstType} started`, `submitted ${firstType}`, `check ${secondType} started`]);
+    const [taken, refused] = firstType === 10 ? [a, b] : [b, a];
+    expect([taken.status, refused.status]).toEqual([202, 429]);
     expect(refused.json.error.code).toBe('rate_limited');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    // Both checks started before either request was submitted.
-    const firstSubmit = watch.events.findIndex((e) => e.startsWith('submitted'));
-    expect(watch.events.slice(0, firstSubmit).sort()).toEqual(['check 10 started', 'check 11 started']);
-    expect(watch.events.filter((e) => e.startsWith('submitted'))).toHaveLength(1);
     expect(engine.stats()).toMatchObject({ submitted: LARGE, queued: LARGE });
     expect(watch.maxWaiting()).toBeLessThanOrEqual(30_000);
+  });
+
+  it('never takes a phone twice in a campaign from two large requests posted together with overlapping phones', async () => {
+    const engine = pausedEngine();
+    const phones: string[] = [];
+    const submit = engine.submit.bind(engine);
+    (engine as { submit: Engine['submit'] }).submit = (submission) => {
+      for (const c of submission.contacts) phones.push(c.phone);
+      return submit(submission);
+    };
+    s = await startServer({ engine, limits: { maxContacts: LARGE } });
+    // Contacts 0..LARGE-1 and LARGE/2..LARGE*3/2-1 of campaign 7: half of each overlaps the other.
+    const [a, b] = await Promise.all([api(s.url, '/messenger/messages/', send(10, contacts(LARGE, 0), 7)), api(s.url, '/messenger/messages/', send(10, contacts(LARGE, LARGE / 2), 7))]);
+    expect([a.status, b.status]).toEqual([202, 202]);
+    expect(a.json.accepted + b.json.accepted).toBe(LARGE * 1.5);
+    expect(a.json.rejection_counts.duplicated + b.json.rejection_counts.duplicated).toBe(LARGE / 2);
+    expect(engine.stats()).toMatchObject({ submitted: LARGE * 1.5, queued: LARGE * 1.5 });
+    // Every phone submitted once.
+    expect(phones).toHaveLength(LARGE * 1.5);
+    expect(new Set(phones).size).toBe(LARGE * 1.5);
+  });
+
+  it('lets the next large request in after one refused while decoding (400) or checking (422)', async () => {
+    const engine = pausedEngine();
+    s = await startServer({ engine, limits: { maxContacts: LARGE } });
+    const text = JSON.stringify(send(10, contacts(LARGE)).body);
+    const bad = contacts(LARGE);
+    bad[5] = { ...bad[5]!, phone_number: 5511980000005 as unknown as string };
+    const [broken, refused, taken] = await Promise.all([
+      api(s.url, '/messenger/messages/', { raw: `${text.slice(0, -2)},]}`, headers: { 'content-type': 'application/json' } }),
+      api(s.url, '/messenger/messages/', send(10, bad, 3)),
+      api(s.url, '/messenger/messages/', send(10, contacts(LARGE, LARGE), 4)),
+    ]);
+    expect([broken.status, refused.status, taken.status]).toEqual([400, 422, 202]);
+    expect(taken.json.accepted).toBe(LARGE);
   });
 });

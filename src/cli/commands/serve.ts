@@ -18,7 +18,7 @@ const HELP = `Usage: sendpool serve FLEET [options]
 
 Runs the reference HTTP server of the service (sendpool/server) on the fleet description FLEET,
 until SIGINT or SIGTERM. It needs the optional package fastify, and prom-client for GET /metrics.
-For throughput give Node a larger young generation: NODE_OPTIONS=--max-semi-space-size=64.
+Run Node with an 8 MB young generation (docs/server.md): NODE_OPTIONS=--max-semi-space-size=8.
 
 Options:
       --port N                 port to listen on (default 3000)
