@@ -18,7 +18,7 @@
  *   (it keeps the platform's ids in memory of its own, as before they were durable): the cost of
  *   keeping them;
  * - `instance-v8-default`: `instance` with V8's default young generation. Every other mode runs as
- *   docs/server.md recommends deploying, `node --max-semi-space-size=64` (BENCH_SEMI_SPACE: another
+ *   docs/server.md says an instance that only sends can take, `node --max-semi-space-size=64` (BENCH_SEMI_SPACE: another
  *   size in MB, or `default`): a send allocates about 15 KB that dies young, and a larger young
  *   generation scavenges less often.
  *
