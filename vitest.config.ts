@@ -32,7 +32,10 @@ class SlowFirst extends BaseSequencer {
       const i = SLOW_FIRST.indexOf(relative(f.project.config.root, f.moduleId).replaceAll('\\', '/'));
       return i < 0 ? SLOW_FIRST.length : i;
     };
-    return sorted.map((spec, i) => ({ spec, i })).sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i).map((x) => x.spec);
+    return sorted
+      .map((spec, i) => ({ spec, i }))
+      .sort((a, b) => rank(a.spec) - rank(b.spec) || a.i - b.i)
+      .map((x) => x.spec);
   }
 }
 
@@ -43,8 +46,8 @@ const common = {
   // tests take ten times what they take on a quiet one (the dispatch model test ~60 s).
   testTimeout: 600_000,
   hookTimeout: 600_000,
-  pool: 'forks',
-} as const;
+  pool: 'forks' as const,
+};
 
 export default defineConfig({
   test: {
