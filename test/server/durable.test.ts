@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { windowViolation } from '../core/window-check.js';
+import { builtChild } from './built-child.js';
 import { startReceiver, waitFor } from './helpers.js';
 import { keyed, kill, logReader } from './send-log.js';
 
@@ -54,10 +55,14 @@ interface Logged {
   sms?: boolean;
 }
 
+/** The child on the built package, plain node (test/server/built-child.ts): started 21 times. */
+let childScript: string | undefined;
+
 async function start(cfg: object, logFile: string): Promise<{ child: ChildProcess; url: string }> {
   rmSync(`${logFile}.address`, { force: true });
-  const child = fork(join(import.meta.dirname, 'durable-child.ts'), [], {
-    execArgv: ['--import', 'tsx'],
+  childScript ??= builtChild(join(import.meta.dirname, 'durable-child.ts'));
+  const child = fork(childScript, [], {
+    execArgv: [],
     env: { ...process.env, SENDPOOL_DURABLE: JSON.stringify(cfg) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { windowViolation } from '../core/window-check.js';
 import { REDIS_CLUSTER, REDIS_URL, SKIP_REASON, cleanup, connect, testPrefix } from '../redis/helpers.js';
+import { builtChild } from './built-child.js';
 import { startReceiver, waitFor } from './helpers.js';
 import { freePort, keyed, kill, logReader } from './send-log.js';
 
@@ -62,6 +63,8 @@ function redisUp(port: number): boolean {
 }
 
 const api = keyed(KEY);
+/** The instances' script, built once for both targets. */
+let childScript: string | undefined;
 
 /**
  * Where the instances run: a redis-server of the test's own with AOF, killed and restarted mid-run;
@@ -88,17 +91,21 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
     const urls: string[] = [];
     const receiver = await startReceiver(() => SECRET);
     try {
+      // The three start together (plain node on the built package, test/server/built-child.ts).
+      childScript ??= builtChild(join(import.meta.dirname, 'redis-child.ts'));
       for (const name of names) {
         // A lease of 5 s: on a loaded machine a live instance may stall for seconds, and one stalled
         // past its lease has its chunks taken over too (re-sends beyond the killed one's in flight).
         const cfg = { fleetFile, redisUrl: cluster ?? `redis://127.0.0.1:${port}`, prefix, log: logFile, key: KEY, name, secret: SECRET, leaseMs: LEASE_MS };
         children.push(
-          fork(join(import.meta.dirname, 'redis-child.ts'), [], {
-            execArgv: ['--import', 'tsx'],
+          fork(childScript, [], {
+            execArgv: [],
             env: { ...process.env, SENDPOOL_REDIS_CHILD: JSON.stringify(cfg) },
             stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
           }),
         );
+      }
+      for (const name of names) {
         const address = `${logFile}.${name}.address`;
         await waitFor(() => existsSync(address) && readFileSync(address, 'utf8').length > 0, `${name} listening`);
         urls.push(readFileSync(address, 'utf8'));
