@@ -35,6 +35,8 @@ interface Deps {
   readonly lazyMs?: number;
   /** Webhook events and runs of a step, once written: they may be delivered now. */
   readonly onWritten: (events: readonly WrittenEvent[]) => void;
+  /** The store's intake journal could not be written (said once; the commits stand). */
+  readonly onJournalLost?: (why: string) => void;
 }
 
 export class Durability implements Persistence {
@@ -42,6 +44,8 @@ export class Durability implements Persistence {
   #waiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   /** A write is due on the next turn (someone waits). */
   #scheduled = false;
+  /** The intake journal's loss was said. */
+  #journalSaid = false;
   /** A lazy write is due when this timer fires. */
   #lazy: NodeJS.Timeout | undefined;
   #failed: unknown;
@@ -172,6 +176,13 @@ export class Durability implements Persistence {
       });
       this.#full = false;
       this.#writes++;
+      if (!this.#journalSaid) {
+        const lost = this.#deps.storage.journalLost?.();
+        if (lost !== undefined) {
+          this.#journalSaid = true;
+          this.#deps.onJournalLost?.(lost);
+        }
+      }
     } catch (e) {
       this.#failed = e;
       this.#deps.onError(e);

@@ -69,6 +69,11 @@ export function storageDurability(storage: ServerStorage, parts: StorageWiringPa
       // The cause in the line itself (a full disk says so: store-open.ts, StoreWriteError).
       parts.log.fatal({ err: e }, `durable write failed: ${e instanceof Error ? e.message : String(e)}; intake and sending stopped; restart once the store is fixed`);
     },
+    onJournalLost: (why) =>
+      parts.log.warn(
+        { event: 'intake-journal-lost', error: why },
+        `the intake journal beside the store could not be written (${why}) and was deleted: a recovery of a damaged store until the next start reports lost contacts as a count and id range, without their FAILED notifications`,
+      ),
     full: parts.full,
   });
 }

@@ -152,6 +152,8 @@ function readSegment(file: string, onRecord: (head: Head, body: Buffer) => void)
     try {
       head = JSON.parse(bytes.toString('utf8', bodyEnd, end)) as Head;
     } catch {
+      // A head its checksum let through and JSON does not read: the journal's end, as a cut tail is
+      // (the caller reports where reading stopped: the recovery's `journal.cut`).
       break;
     }
     onRecord(head, bytes.subarray(at + HEAD, bodyEnd));
@@ -205,6 +207,8 @@ export class IntakeJournal {
   #webhooks: string | undefined;
   /** An append failed (a full disk): the journal was deleted and is not written until the next open. */
   #abandoned = false;
+  /** Why it was abandoned (the append's error), said once by the server's log. */
+  #abandonedBecause: string | undefined;
 
   /** Opens the journal of `file` (the database): its segments are read to know what is open. */
   constructor(file: string, options: IntakeJournalOptions = {}) {
@@ -311,6 +315,11 @@ export class IntakeJournal {
     return this.#abandoned;
   }
 
+  /** The error of the append that failed, when the journal was abandoned. */
+  get abandonedBecause(): string | undefined {
+    return this.#abandonedBecause;
+  }
+
   /**
    * After a commit: what it accepted, what ended, the configurations if they changed. Never
    * throws: the commit is written whatever happens here. An append that fails (a full disk)
@@ -321,7 +330,9 @@ export class IntakeJournal {
     if (this.#abandoned) return;
     try {
       this.#committed(c);
-    } catch {
+    } catch (e) {
+      // Said by the server (ServerStorage.journalLost, logged once), not thrown: the commit stands.
+      this.#abandonedBecause = e instanceof Error ? e.message : String(e);
       this.#abandon();
     }
   }

@@ -182,6 +182,12 @@ export interface ServerStorage {
   /** Writes one step in one transaction, durably; throws (and writes nothing) when it cannot. */
   write(step: StorageStep): void;
   close(): void;
+  /**
+   * Why the intake journal beside the store could not be written and was deleted (until the next
+   * open); undefined while it is kept. A recovery then reports lost contacts as a count and an id
+   * range only. @default none (a store without a journal)
+   */
+  journalLost?(): string | undefined;
   /** What a start with `recover` found and reported; undefined when the store was intact. */
   readonly recovery?: StoreRecovery;
   /**
@@ -592,6 +598,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
       // Never throws: a journal that cannot be written (a full disk) is deleted, the commit stands.
       journal.committed({ commit, accepted, ended, states, ...(webhooks !== undefined ? { webhooks } : {}) });
     },
+    journalLost: () => journal.abandonedBecause,
     close(): void {
       // Everything into the database file: a copy of it alone is then the whole store.
       try {
