@@ -8,14 +8,15 @@
  * The number sends 80 a second (Cloud API's default throughput), so the burst lasts about 4 s.
  * The record is the channels' own log (every attempt, with its instance). Waits are for conditions.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, SKIP_REASON, cleanup, connect, testPrefix } from '../redis/helpers.js';
 import { waitFor } from './helpers.js';
 import { keyed, kill, logReader } from './send-log.js';
+import { startRedisChildren } from './redis-children.js';
 
 const KEY = 'redis-fair-burst-key-0123456789abcdef';
 const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
@@ -53,23 +54,12 @@ describe.skipIf(REDIS_URL === undefined)('server on Redis: an hourly burst betwe
     writeFileSync(fleetFile, JSON.stringify(fleet));
     const readLog = logReader<Logged>(logFile);
     const names = ['i0', 'i1', 'i2'];
-    const children: ChildProcess[] = [];
-    const urls: string[] = [];
+    let children: ChildProcess[] = [];
     const redis = connect(REDIS_URL);
     try {
-      for (const name of names) {
-        const cfg = { fleetFile, redisUrl: REDIS_URL!, prefix, log: logFile, key: KEY, name, secret: SECRET, leaseMs: LEASE_MS, prefetch: 2000 };
-        children.push(
-          fork(join(import.meta.dirname, 'redis-child.ts'), [], {
-            execArgv: ['--import', 'tsx'],
-            env: { ...process.env, SENDPOOL_REDIS_CHILD: JSON.stringify(cfg) },
-            stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-          }),
-        );
-        const address = `${logFile}.${name}.address`;
-        await waitFor(() => existsSync(address) && readFileSync(address, 'utf8').length > 0, `${name} listening`);
-        urls.push(readFileSync(address, 'utf8'));
-      }
+      const started = await startRedisChildren(names, (name) => ({ fleetFile, redisUrl: REDIS_URL!, prefix, log: logFile, key: KEY, name, secret: SECRET, leaseMs: LEASE_MS, prefetch: 2000 }));
+      children = started.children;
+      const urls = started.urls;
       // Every instance has beaten (its heartbeat is in the queue's set of live instances).
       await waitFor(async () => (await redis.zcard(`${prefix}{queue}:instances`)) === 3, 'three live instances');
       // Refs ending in a letter: the child channel sends them all (no failures, no retries).

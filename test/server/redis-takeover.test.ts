@@ -7,14 +7,15 @@
  * them before the survivors' own backlog is through (they go ahead of it, not behind 2,000 each).
  * Waits are for conditions, never for times.
  */
-import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, SKIP_REASON, cleanup, connect, testPrefix } from '../redis/helpers.js';
 import { waitFor } from './helpers.js';
 import { keyed, kill, logReader } from './send-log.js';
+import { startRedisChildren } from './redis-children.js';
 
 const KEY = 'redis-takeover-key-0123456789abcdef';
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
@@ -46,23 +47,12 @@ describe.skipIf(REDIS_URL === undefined)('server on Redis: a dead instance’s w
     writeFileSync(fleetFile, JSON.stringify(fleet));
     const readLog = logReader<Logged>(logFile);
     const names = ['i0', 'i1', 'i2'];
-    const children: ChildProcess[] = [];
-    const urls: string[] = [];
+    let children: ChildProcess[] = [];
     const redis = connect(REDIS_URL);
     try {
-      for (const name of names) {
-        const cfg = { fleetFile, redisUrl: REDIS_URL!, prefix, log: logFile, key: KEY, name, secret: SECRET, leaseMs: LEASE_MS, prefetch: 2000 };
-        children.push(
-          fork(join(import.meta.dirname, 'redis-child.ts'), [], {
-            execArgv: ['--import', 'tsx'],
-            env: { ...process.env, SENDPOOL_REDIS_CHILD: JSON.stringify(cfg) },
-            stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-          }),
-        );
-        const address = `${logFile}.${name}.address`;
-        await waitFor(() => existsSync(address) && readFileSync(address, 'utf8').length > 0, `${name} listening`);
-        urls.push(readFileSync(address, 'utf8'));
-      }
+      const started = await startRedisChildren(names, (name) => ({ fleetFile, redisUrl: REDIS_URL!, prefix, log: logFile, key: KEY, name, secret: SECRET, leaseMs: LEASE_MS, prefetch: 2000 }));
+      children = started.children;
+      const urls = started.urls;
       for (let r = 0; r < 9; r++) {
         const contacts = Array.from({ length: 1000 }, (_, i) => ({ phone_number: `55219${String(80000000 + r * 1000 + i)}`, template_variables: ['x'], data: { ref: `r${r}c${i}` } }));
         const res = await api(urls[r % 3]!, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 1, contacts });
