@@ -4,7 +4,7 @@
  * tests that read the channels' shared send log.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from './helpers.js';
 
@@ -39,4 +39,37 @@ export async function startRedisChildren(names: readonly string[], configOf: (na
     urls.push(readFileSync(address, 'utf8'));
   }
   return { children, urls };
+}
+
+/** A child server process with what it printed on stdout so far (its log at warn and above). */
+export interface LoggedChild {
+  readonly child: ChildProcess;
+  readonly url: string;
+  out: string;
+}
+
+/**
+ * Starts `script` (beside this file) as child `name`, its configuration in the environment
+ * variable `envName`; waits until it listens (`<log>.<name>.address`, removed first so a restart
+ * waits for the new one) and keeps its stdout.
+ */
+export async function startLoggedChild(script: string, envName: string, name: string, cfg: { readonly log: string } & Record<string, unknown>): Promise<LoggedChild> {
+  const address = `${cfg.log}.${name}.address`;
+  rmSync(address, { force: true });
+  const child = fork(join(import.meta.dirname, script), [], {
+    execArgv: ['--import', 'tsx'],
+    env: { ...process.env, [envName]: JSON.stringify({ ...cfg, name }) },
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  const started = { child, url: '', out: '' };
+  child.stdout!.on('data', (d: Buffer) => (started.out += d.toString()));
+  await waitFor(() => existsSync(address) && readFileSync(address, 'utf8').length > 0, `${name} listening`);
+  return Object.assign(started, { url: readFileSync(address, 'utf8') });
+}
+
+/** A metric's value in the instance's /metrics (the first line of that name), or undefined. */
+export async function metric(url: string, name: string): Promise<number | undefined> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
 }

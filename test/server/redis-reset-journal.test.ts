@@ -18,8 +18,8 @@
  *
  * Waits are for conditions, never for times.
  */
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REDIS_URL, SKIP_REASON } from '../redis/helpers.js';
@@ -27,6 +27,7 @@ import { privateRedis } from '../redis/private-redis.js';
 import { tempDir } from '../temp-dirs.js';
 import { startReceiver, waitFor } from './helpers.js';
 import { keyed, kill, logReader } from './send-log.js';
+import { metric, startLoggedChild, type LoggedChild } from './redis-children.js';
 
 const KEY = 'redis-journal-key-0123456789abcdef';
 const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
@@ -40,32 +41,12 @@ interface Logged {
   by: string;
 }
 
-interface Instance {
-  readonly child: ChildProcess;
-  readonly url: string;
-  out: string;
-}
+type Instance = LoggedChild;
 
 type ChildConfig = { fleetFile: string; redisUrl: string; log: string; stateDir: string; gate: string };
 
-async function startInstance(name: string, cfg: ChildConfig): Promise<Instance> {
-  const address = `${cfg.log}.${name}.address`;
-  rmSync(address, { force: true });
-  const child = fork(join(import.meta.dirname, 'redis-journal-child.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, SENDPOOL_JOURNAL_CHILD: JSON.stringify({ ...cfg, key: KEY, name, secret: SECRET, leaseMs: 2000 }) },
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
-  const instance = { child, url: '', out: '' };
-  child.stdout!.on('data', (d: Buffer) => (instance.out += d.toString()));
-  await waitFor(() => existsSync(address) && readFileSync(address, 'utf8').length > 0, `${name} listening`);
-  return Object.assign(instance, { url: readFileSync(address, 'utf8') });
-}
-
-async function metric(url: string, name: string): Promise<number | undefined> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+function startInstance(name: string, cfg: ChildConfig): Promise<Instance> {
+  return startLoggedChild('redis-journal-child.ts', 'SENDPOOL_JOURNAL_CHILD', name, { ...cfg, key: KEY, secret: SECRET, leaseMs: 2000 });
 }
 
 function contacts(prefix: string, n: number, phoneBase: number) {

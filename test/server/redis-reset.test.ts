@@ -16,8 +16,8 @@
  *
  * Waits are for conditions, never for times.
  */
-import { type ChildProcess, execFileSync, fork } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -25,6 +25,7 @@ import { REDIS_URL, SKIP_REASON } from '../redis/helpers.js';
 import { privateRedis, type PrivateRedis } from '../redis/private-redis.js';
 import { startReceiver, waitFor, type Receiver } from './helpers.js';
 import { keyed, kill, logReader } from './send-log.js';
+import { metric, startLoggedChild, type LoggedChild } from './redis-children.js';
 
 const KEY = 'redis-reset-key-0123456789abcdef';
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
@@ -48,30 +49,10 @@ function fleetOf(numbers: readonly { phone: string; throughputPerHour: number; m
 }
 
 /** An instance: its process, its address, and what it logged (warn and above) so far. */
-interface Instance {
-  readonly child: ChildProcess;
-  readonly url: string;
-  out: string;
-}
+type Instance = LoggedChild;
 
-async function startInstance(name: string, cfg: { fleetFile: string; redisUrl: string; log: string; stateDir: string }): Promise<Instance> {
-  const address = `${cfg.log}.${name}.address`;
-  rmSync(address, { force: true });
-  const child = fork(join(import.meta.dirname, 'redis-reset-child.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, SENDPOOL_RESET_CHILD: JSON.stringify({ ...cfg, key: KEY, name, secret: SECRET, leaseMs: 2000 }) },
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
-  const instance = { child, url: '', out: '' };
-  child.stdout!.on('data', (d: Buffer) => (instance.out += d.toString()));
-  await waitFor(() => existsSync(address) && readFileSync(address, 'utf8').length > 0, `${name} listening`);
-  return Object.assign(instance, { url: readFileSync(address, 'utf8') });
-}
-
-async function metric(url: string, name: string): Promise<number | undefined> {
-  const text = await (await fetch(`${url}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
-  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+function startInstance(name: string, cfg: { fleetFile: string; redisUrl: string; log: string; stateDir: string }): Promise<Instance> {
+  return startLoggedChild('redis-reset-child.ts', 'SENDPOOL_RESET_CHILD', name, { ...cfg, key: KEY, secret: SECRET, leaseMs: 2000 });
 }
 
 function contacts(prefix: string, n: number, phoneBase: number) {
