@@ -1,7 +1,7 @@
 /**
  * Every instance restarts on an empty Redis, with contacts accepted and not sent: the accepted
  * journal in each instance's state directory (src/server/redis/accepted-journal.ts) brings them
- * back. Real server processes (redis-journal-child.ts) on a redis-server of the test's own; their
+ * back. Real server processes (redis-reset-child.ts, with a gate) on a redis-server of the test's own; their
  * channel holds every send until the test opens a gate, so nothing is sent before the kill.
  *
  * Two instances accept 2,400 contacts (202s, ENQUEUED notifications with their contact ids) and
@@ -46,7 +46,7 @@ type Instance = LoggedChild;
 type ChildConfig = { fleetFile: string; redisUrl: string; log: string; stateDir: string; gate: string };
 
 function startInstance(name: string, cfg: ChildConfig): Promise<Instance> {
-  return startLoggedChild('redis-journal-child.ts', 'SENDPOOL_JOURNAL_CHILD', name, { ...cfg, key: KEY, secret: SECRET, leaseMs: 2000 });
+  return startLoggedChild('redis-reset-child.ts', 'SENDPOOL_RESET_CHILD', name, { ...cfg, key: KEY, secret: SECRET, leaseMs: 2000 });
 }
 
 function contacts(prefix: string, n: number, phoneBase: number) {
