@@ -52,7 +52,8 @@ const common = {
 export default defineConfig({
   test: {
     // Two files at a time: most of the slow files wait on child processes, Redis or a socket, and
-    // vitest's default on a 2-core machine (cores − 1) ran them one by one.
+    // vitest's default on a 2-core machine (cores − 1) ran them one by one. Three were slower on the
+    // clean-clone CI run (npm test 672 s against 640 s, 2026-11-28): the CPU is the bound then.
     maxWorkers: 2,
     sequence: { sequencer: SlowFirst },
     projects: [
