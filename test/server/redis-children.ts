@@ -1,12 +1,22 @@
 /**
  * Instances of the server on Redis as child processes (test/server/redis-child.ts), started one
  * after the other, each waited for until it listens (its address file), for the multi-instance
- * tests that read the channels' shared send log.
+ * tests that read the channels' shared send log. The children run on the built package with plain
+ * node (test/server/built-child.ts): tsx's hooks cost each start about a second of CPU.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { builtChild } from './built-child.js';
 import { waitFor } from './helpers.js';
+
+/** Each child script (beside this file) as built for plain node, made once per test file. */
+const built = new Map<string, string>();
+function childScript(script: string): string {
+  let path = built.get(script);
+  if (path === undefined) built.set(script, (path = builtChild(join(import.meta.dirname, script))));
+  return path;
+}
 
 /** What redis-child.ts reads from SENDPOOL_REDIS_CHILD. */
 export interface RedisChildConfig {
@@ -28,8 +38,8 @@ export async function startRedisChildren(names: readonly string[], configOf: (na
   for (const name of names) {
     const cfg = configOf(name);
     children.push(
-      fork(join(import.meta.dirname, 'redis-child.ts'), [], {
-        execArgv: ['--import', 'tsx'],
+      fork(childScript('redis-child.ts'), [], {
+        execArgv: [],
         env: { ...process.env, SENDPOOL_REDIS_CHILD: JSON.stringify(cfg) },
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       }),
@@ -56,8 +66,8 @@ export interface LoggedChild {
 export async function startLoggedChild(script: string, envName: string, name: string, cfg: { readonly log: string } & Record<string, unknown>): Promise<LoggedChild> {
   const address = `${cfg.log}.${name}.address`;
   rmSync(address, { force: true });
-  const child = fork(join(import.meta.dirname, script), [], {
-    execArgv: ['--import', 'tsx'],
+  const child = fork(childScript(script), [], {
+    execArgv: [],
     env: { ...process.env, [envName]: JSON.stringify({ ...cfg, name }) },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });

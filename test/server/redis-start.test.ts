@@ -11,9 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REDIS_URL, SKIP_REASON } from '../redis/helpers.js';
+import { builtChild } from './built-child.js';
 import { waitFor } from './helpers.js';
 import { freePort, kill } from './send-log.js';
 
+/** The child on the built package, plain node (test/server/built-child.ts): tsx's hooks cost each start about a second of CPU. */
+let childScript: string | undefined;
 const fleet = {
   businesses: [
     {
@@ -43,8 +46,8 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis, Redis down at sta
     writeFileSync(join(dir, 'fleet.json'), JSON.stringify(fleet));
     let stderr = '';
     let redis: ChildProcess | undefined;
-    const child = fork(join(import.meta.dirname, 'redis-start-child.ts'), [], {
-      execArgv: ['--import', 'tsx'],
+    const child = fork((childScript ??= builtChild(join(import.meta.dirname, 'redis-start-child.ts'))), [], {
+      execArgv: [],
       env: { ...process.env, SENDPOOL_START_CHILD: JSON.stringify({ fleetFile: join(dir, 'fleet.json'), redisUrl: `redis://127.0.0.1:${port}`, dir, port: apiPort }) },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
@@ -86,8 +89,8 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis with a metrics lis
     writeFileSync(join(dir, 'fleet.json'), JSON.stringify(fleet));
     let stderr = '';
     let redis: ChildProcess | undefined;
-    const child = fork(join(import.meta.dirname, 'redis-start-child.ts'), [], {
-      execArgv: ['--import', 'tsx'],
+    const child = fork((childScript ??= builtChild(join(import.meta.dirname, 'redis-start-child.ts'))), [], {
+      execArgv: [],
       env: { ...process.env, SENDPOOL_START_CHILD: JSON.stringify({ fleetFile: join(dir, 'fleet.json'), redisUrl: `redis://127.0.0.1:${port}`, dir, metricsPort }) },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });

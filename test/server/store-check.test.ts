@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LOST_REASON } from '../../src/server/recovered-contacts.js';
+import { builtChild } from './built-child.js';
 import { type Receiver, startReceiver, waitFor } from './helpers.js';
 import { keyed, kill, logReader } from './send-log.js';
 
@@ -41,6 +42,8 @@ const fleet = {
   ],
   templates: [{ id: 100, name: 'bill', text: 'Hi {{1}}', businessIds: [1], status: 'active' }],
 };
+/** The child on the built package, plain node (test/server/built-child.ts): tsx's hooks cost each start about a second of CPU. */
+let childScript: string | undefined;
 const fleetFile = join(root, 'fleet.json');
 const api = keyed(KEY);
 
@@ -77,8 +80,9 @@ interface Life {
 /** Starts a server on `dir` logging to `log`; resolves once it listens or has exited. */
 async function start(dir: string, log: string, options: { hold?: boolean; recover?: boolean } = {}): Promise<Life> {
   for (const f of ['address', 'error', 'recovery']) rmSync(`${log}.${f}`, { force: true });
-  const child = fork(join(import.meta.dirname, 'store-check-child.ts'), [], {
-    execArgv: ['--import', 'tsx'],
+  childScript ??= builtChild(join(import.meta.dirname, 'store-check-child.ts'));
+  const child = fork(childScript, [], {
+    execArgv: [],
     env: { ...process.env, SENDPOOL_STORE_CHECK: JSON.stringify({ fleetFile, dataDir: dir, log, key: KEY, hold: options.hold === true, recover: options.recover === true }) },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });
