@@ -3,10 +3,10 @@
  * with a data directory) sending through the real channels, the WhatsApp Cloud API channel against
  * the test's fake Graph API and/or the SMPP channel against the test's local SMSC. The test kills
  * it with SIGKILL and starts another on the same directory. Tells its address over IPC once
- * listening.
+ * listening. It runs on the built package with plain node (test/server/built-child.ts), so it
+ * imports nothing else of the tests: the fake Graph API's credentials come with its configuration.
  */
 import { runServer, type RunServerOptions } from '../../src/server/index.js';
-import { ACCESS_TOKEN, APP_SECRET, VERIFY_TOKEN } from './whatsapp-fake-graph.js';
 
 export interface ChildConfig {
   readonly fleetFile: string;
@@ -20,7 +20,14 @@ export interface ChildConfig {
   readonly smppReceiptTimeoutMs?: number;
 }
 
-const cfg = JSON.parse(process.env['SENDPOOL_CHANNEL_CHILD']!) as ChildConfig;
+/** The fake Graph API's credentials (whatsapp-fake-graph.ts), added by startChild. */
+export interface ChildCredentials {
+  readonly accessToken: string;
+  readonly appSecret: string;
+  readonly verifyToken: string;
+}
+
+const cfg = JSON.parse(process.env['SENDPOOL_CHANNEL_CHILD']!) as ChildConfig & { readonly credentials: ChildCredentials };
 const options: RunServerOptions = {
   fleetFile: cfg.fleetFile,
   port: 0,
@@ -32,9 +39,7 @@ const options: RunServerOptions = {
   allowPrivateWebhookTargets: true,
   campaignBatchIntervalMs: 100,
   outbox: { initialDelayMs: 20, maxDelayMs: 200, attemptTimeoutMs: 5_000 },
-  ...(cfg.whatsapp
-    ? { whatsapp: { accessToken: ACCESS_TOKEN, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN, graphUrl: cfg.whatsapp.graphUrl, attendanceIdleMs: cfg.whatsapp.attendanceIdleMs } }
-    : {}),
+  ...(cfg.whatsapp ? { whatsapp: { ...cfg.credentials, graphUrl: cfg.whatsapp.graphUrl, attendanceIdleMs: cfg.whatsapp.attendanceIdleMs } } : {}),
   ...(cfg.smppPort !== undefined
     ? {
         smpp: {

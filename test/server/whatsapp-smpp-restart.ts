@@ -3,7 +3,13 @@ import { type ChildProcess, fork } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { KEY_1, api, startReceiver, testFleet, type Receiver } from './helpers.js';
-import type { ChildConfig } from './whatsapp-smpp-child.js';
+import { builtChild } from './built-child.js';
+import { ACCESS_TOKEN, APP_SECRET, VERIFY_TOKEN } from './whatsapp-fake-graph.js';
+import type { ChildConfig, ChildCredentials } from './whatsapp-smpp-child.js';
+
+/** The child on the built package, plain node (test/server/built-child.ts): tsx's hooks cost each start about a second of CPU. */
+let childScript: string | undefined;
+const credentials: ChildCredentials = { accessToken: ACCESS_TOKEN, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN };
 
 export interface Child {
   readonly process: ChildProcess;
@@ -13,9 +19,10 @@ export interface Child {
 
 /** Starts a child server on `cfg` and waits until it listens. */
 export function startChild(cfg: ChildConfig): Promise<Child> {
-  const child = fork(join(import.meta.dirname, 'whatsapp-smpp-child.ts'), [], {
-    execArgv: ['--import', 'tsx'],
-    env: { ...process.env, SENDPOOL_CHANNEL_CHILD: JSON.stringify(cfg) },
+  childScript ??= builtChild(join(import.meta.dirname, 'whatsapp-smpp-child.ts'));
+  const child = fork(childScript, [], {
+    execArgv: [],
+    env: { ...process.env, SENDPOOL_CHANNEL_CHILD: JSON.stringify({ ...cfg, credentials }) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
   return new Promise((resolve, reject) => {
