@@ -3,13 +3,15 @@ import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Test folders whose files only call code in this process (the engine, the HTTP contract, the
- * webhook events): no child processes, servers, ports, mocks or patched globals. They share worker
- * processes and modules (`isolate: false`): importing the sources again in a fresh process took
- * most of each of these files' time (27 files of test/core: 149 s isolated, 46 s shared, the same
- * 269 tests passing).
+ * Test files that share worker processes and modules (`isolate: false`): importing the sources
+ * again in a fresh process took most of the time of a short file (27 files of test/core: 149 s
+ * isolated, 46 s shared, the same 269 tests passing). The engine, the HTTP contract and the
+ * webhook events only call code in this process; the server's tests start servers (in process, or
+ * children on the built package), each closed by its own test, and restore what they patch. Kept
+ * apart: the send pacer's test (vitest's fake timers) and the other folders (Redis clients shared
+ * by helpers, the CLI's processes, Chromium).
  */
-const SHARED = ['test/core/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/events/**/*.test.ts'];
+const SHARED = ['test/core/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/events/**/*.test.ts', 'test/server/!(send-pacer).test.ts'];
 
 /**
  * The slowest files of a CI run, slowest first: started first, so that the two workers end

@@ -7,7 +7,7 @@
  * `npm test` makes first (pretest, as the CLI tests' dist/cli.js); a build older than the sources
  * is refused rather than tested.
  */
-import { readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import ts from 'typescript';
@@ -37,12 +37,18 @@ function newest(dir: string): { at: number; file: string } {
   return best;
 }
 
+/** Scripts made, by source: test files share a worker's modules, so one is made once per worker. */
+const made = new Map<string, string>();
+
 /**
  * The path of a plain ES module that runs `source` (a `.ts` child script beside the tests) against
  * dist/. Throws when the child imports a source module that is not a package entry (dist has no
- * such file), or when dist/ is missing or older than src/ (run `npx tsup --silent`).
+ * such file), or when dist/ is missing or older than src/ (run `npx tsup --silent`). Made once and
+ * kept while its file lives (the temporary directories of a test file go at its end).
  */
 export function builtChild(source: string): string {
+  const known = made.get(source);
+  if (known !== undefined && existsSync(known)) return known;
   const text = readFileSync(source, 'utf8');
   const dir = resolve(source, '..');
   let code = ts.transpileModule(text, {
@@ -71,5 +77,6 @@ export function builtChild(source: string): string {
   }
   const out = join(tempDir('sendpool-child-'), `${basename(source, '.ts')}.mjs`);
   writeFileSync(out, code);
+  made.set(source, out);
   return out;
 }

@@ -55,13 +55,10 @@ interface Logged {
   sms?: boolean;
 }
 
-/** The child on the built package, plain node (test/server/built-child.ts): started 21 times. */
-let childScript: string | undefined;
-
 async function start(cfg: object, logFile: string): Promise<{ child: ChildProcess; url: string }> {
   rmSync(`${logFile}.address`, { force: true });
-  childScript ??= builtChild(join(import.meta.dirname, 'durable-child.ts'));
-  const child = fork(childScript, [], {
+  // The child on the built package, plain node (test/server/built-child.ts): started 21 times.
+  const child = fork(builtChild(join(import.meta.dirname, 'durable-child.ts')), [], {
     execArgv: [],
     env: { ...process.env, SENDPOOL_DURABLE: JSON.stringify(cfg) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

@@ -10,14 +10,6 @@ import { join } from 'node:path';
 import { builtChild } from './built-child.js';
 import { waitFor } from './helpers.js';
 
-/** Each child script (beside this file) as built for plain node, made once per test file. */
-const built = new Map<string, string>();
-function childScript(script: string): string {
-  let path = built.get(script);
-  if (path === undefined) built.set(script, (path = builtChild(join(import.meta.dirname, script))));
-  return path;
-}
-
 /** What redis-child.ts reads from SENDPOOL_REDIS_CHILD. */
 export interface RedisChildConfig {
   readonly fleetFile: string;
@@ -38,7 +30,7 @@ export async function startRedisChildren(names: readonly string[], configOf: (na
   for (const name of names) {
     const cfg = configOf(name);
     children.push(
-      fork(childScript('redis-child.ts'), [], {
+      fork(builtChild(join(import.meta.dirname, 'redis-child.ts')), [], {
         execArgv: [],
         env: { ...process.env, SENDPOOL_REDIS_CHILD: JSON.stringify(cfg) },
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
@@ -66,7 +58,7 @@ export interface LoggedChild {
 export async function startLoggedChild(script: string, envName: string, name: string, cfg: { readonly log: string } & Record<string, unknown>): Promise<LoggedChild> {
   const address = `${cfg.log}.${name}.address`;
   rmSync(address, { force: true });
-  const child = fork(childScript(script), [], {
+  const child = fork(builtChild(join(import.meta.dirname, script)), [], {
     execArgv: [],
     env: { ...process.env, [envName]: JSON.stringify({ ...cfg, name }) },
     stdio: ['ignore', 'pipe', 'inherit', 'ipc'],

@@ -63,8 +63,6 @@ function redisUp(port: number): boolean {
 }
 
 const api = keyed(KEY);
-/** The instances' script, built once for both targets. */
-let childScript: string | undefined;
 
 /**
  * Where the instances run: a redis-server of the test's own with AOF, killed and restarted mid-run;
@@ -92,13 +90,12 @@ describe.skipIf(TARGETS.length === 0).each(TARGETS)('three instances on Redis ($
     const receiver = await startReceiver(() => SECRET);
     try {
       // The three start together (plain node on the built package, test/server/built-child.ts).
-      childScript ??= builtChild(join(import.meta.dirname, 'redis-child.ts'));
       for (const name of names) {
         // A lease of 5 s: on a loaded machine a live instance may stall for seconds, and one stalled
         // past its lease has its chunks taken over too (re-sends beyond the killed one's in flight).
         const cfg = { fleetFile, redisUrl: cluster ?? `redis://127.0.0.1:${port}`, prefix, log: logFile, key: KEY, name, secret: SECRET, leaseMs: LEASE_MS };
         children.push(
-          fork(childScript, [], {
+          fork(builtChild(join(import.meta.dirname, 'redis-child.ts')), [], {
             execArgv: [],
             env: { ...process.env, SENDPOOL_REDIS_CHILD: JSON.stringify(cfg) },
             stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

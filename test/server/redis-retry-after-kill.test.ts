@@ -23,8 +23,6 @@ import { kill, logReader } from './send-log.js';
 
 const KEY = 'retry-after-kill-key-0123456789abcdef';
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-/** The child on the built package, plain node (test/server/built-child.ts): tsx's hooks cost each start about a second of CPU. */
-let childScript: string | undefined;
 const dir = mkdtempSync(join(tmpdir(), 'sendpool-retry-kill-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -64,7 +62,7 @@ describe.skipIf(REDIS_URL === undefined)('a request retried on A after B died mi
     const children: ChildProcess[] = [];
     const start = async (name: string) => {
       const cfg = { fleetFile, redisUrl: REDIS_URL, prefix, log: logFile, key: KEY, name, secret: SECRET, leaseMs: 10_000 };
-      const child = fork((childScript ??= builtChild(join(import.meta.dirname, 'redis-child.ts'))), [], {
+      const child = fork(builtChild(join(import.meta.dirname, 'redis-child.ts')), [], {
         execArgv: [],
         env: { ...process.env, SENDPOOL_REDIS_CHILD: JSON.stringify(cfg) },
         stdio: ['ignore', 'ignore', 'inherit', 'ipc'],

@@ -15,8 +15,6 @@ import { builtChild } from './built-child.js';
 import { waitFor } from './helpers.js';
 import { freePort, kill } from './send-log.js';
 
-/** The child on the built package, plain node (test/server/built-child.ts): tsx's hooks cost each start about a second of CPU. */
-let childScript: string | undefined;
 const fleet = {
   businesses: [
     {
@@ -46,7 +44,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis, Redis down at sta
     writeFileSync(join(dir, 'fleet.json'), JSON.stringify(fleet));
     let stderr = '';
     let redis: ChildProcess | undefined;
-    const child = fork((childScript ??= builtChild(join(import.meta.dirname, 'redis-start-child.ts'))), [], {
+    const child = fork(builtChild(join(import.meta.dirname, 'redis-start-child.ts')), [], {
       execArgv: [],
       env: { ...process.env, SENDPOOL_START_CHILD: JSON.stringify({ fleetFile: join(dir, 'fleet.json'), redisUrl: `redis://127.0.0.1:${port}`, dir, port: apiPort }) },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -89,7 +87,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis with a metrics lis
     writeFileSync(join(dir, 'fleet.json'), JSON.stringify(fleet));
     let stderr = '';
     let redis: ChildProcess | undefined;
-    const child = fork((childScript ??= builtChild(join(import.meta.dirname, 'redis-start-child.ts'))), [], {
+    const child = fork(builtChild(join(import.meta.dirname, 'redis-start-child.ts')), [], {
       execArgv: [],
       env: { ...process.env, SENDPOOL_START_CHILD: JSON.stringify({ fleetFile: join(dir, 'fleet.json'), redisUrl: `redis://127.0.0.1:${port}`, dir, metricsPort }) },
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],

@@ -42,8 +42,6 @@ const fleet = {
   ],
   templates: [{ id: 100, name: 'bill', text: 'Hi {{1}}', businessIds: [1], status: 'active' }],
 };
-/** The child on the built package, plain node (test/server/built-child.ts): tsx's hooks cost each start about a second of CPU. */
-let childScript: string | undefined;
 const fleetFile = join(root, 'fleet.json');
 const api = keyed(KEY);
 
@@ -80,8 +78,8 @@ interface Life {
 /** Starts a server on `dir` logging to `log`; resolves once it listens or has exited. */
 async function start(dir: string, log: string, options: { hold?: boolean; recover?: boolean } = {}): Promise<Life> {
   for (const f of ['address', 'error', 'recovery']) rmSync(`${log}.${f}`, { force: true });
-  childScript ??= builtChild(join(import.meta.dirname, 'store-check-child.ts'));
-  const child = fork(childScript, [], {
+  // On the built package with plain node (test/server/built-child.ts): tsx's hooks cost each start about a second of CPU.
+  const child = fork(builtChild(join(import.meta.dirname, 'store-check-child.ts')), [], {
     execArgv: [],
     env: { ...process.env, SENDPOOL_STORE_CHECK: JSON.stringify({ fleetFile, dataDir: dir, log, key: KEY, hold: options.hold === true, recover: options.recover === true }) },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],

@@ -7,8 +7,6 @@ import { builtChild } from './built-child.js';
 import { ACCESS_TOKEN, APP_SECRET, VERIFY_TOKEN } from './whatsapp-fake-graph.js';
 import type { ChildConfig, ChildCredentials } from './whatsapp-smpp-child.js';
 
-/** The child on the built package, plain node (test/server/built-child.ts): tsx's hooks cost each start about a second of CPU. */
-let childScript: string | undefined;
 const credentials: ChildCredentials = { accessToken: ACCESS_TOKEN, appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN };
 
 export interface Child {
@@ -19,8 +17,8 @@ export interface Child {
 
 /** Starts a child server on `cfg` and waits until it listens. */
 export function startChild(cfg: ChildConfig): Promise<Child> {
-  childScript ??= builtChild(join(import.meta.dirname, 'whatsapp-smpp-child.ts'));
-  const child = fork(childScript, [], {
+  // On the built package with plain node (test/server/built-child.ts): tsx's hooks cost each start about a second of CPU.
+  const child = fork(builtChild(join(import.meta.dirname, 'whatsapp-smpp-child.ts')), [], {
     execArgv: [],
     env: { ...process.env, SENDPOOL_CHANNEL_CHILD: JSON.stringify({ ...cfg, credentials }) },
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
