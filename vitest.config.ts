@@ -7,11 +7,22 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * again in a fresh process took most of the time of a short file (27 files of test/core: 149 s
  * isolated, 46 s shared, the same 269 tests passing). The engine, the HTTP contract and the
  * webhook events only call code in this process; the server's tests start servers (in process, or
- * children on the built package), each closed by its own test, and restore what they patch. Kept
- * apart: the send pacer's test (vitest's fake timers) and the other folders (Redis clients shared
- * by helpers, the CLI's processes, Chromium).
+ * children on the built package), each closed by its own test, and restore what they patch; so do
+ * the Redis stores' tests (each file its own clients and key prefix), the command line's (child
+ * processes) and the storage's. Kept apart: the tests on vitest's fake timers or spies (the send
+ * pacer's, two of the Redis waker's), the dashboard's (Chromium) and the package's (a packed
+ * install).
  */
-const SHARED = ['test/core/**/*.test.ts', 'test/contract/**/*.test.ts', 'test/events/**/*.test.ts', 'test/server/!(send-pacer).test.ts'];
+const SHARED = [
+  'test/core/**/*.test.ts',
+  'test/contract/**/*.test.ts',
+  'test/events/**/*.test.ts',
+  'test/server/!(send-pacer).test.ts',
+  'test/redis/!(capacity-waker|fleet-sync).test.ts',
+  'test/cli/**/*.test.ts',
+  'test/storage/**/*.test.ts',
+  'test/store/**/*.test.ts',
+];
 
 /**
  * The slowest files of a CI run, slowest first: started first, so that the two workers end

@@ -50,21 +50,18 @@ function healthyRecord(receiver: ChaosReceiver): (id: string, payload: any, at: 
   };
 }
 
+/** A receiver that took nothing yet, closed by `close`. */
+function emptyReceiver(close: () => Promise<void>): ChaosReceiver {
+  return { url: '', healthy: new Map(), complete: 0, duplicates: 0, badSignatures: 0, hits: { fail: 0, timeout: 0, reset: 0 }, close };
+}
+
 /** `onTaken` hears each healthy event as it is filed (the thread's report). */
 export async function startChaosReceiver(secret: () => string, onTaken?: (id: string, payload: unknown, at: number) => void): Promise<ChaosReceiver> {
   const sockets = new Set<Socket>();
-  const receiver: ChaosReceiver = {
-    url: '',
-    healthy: new Map(),
-    complete: 0,
-    duplicates: 0,
-    badSignatures: 0,
-    hits: { fail: 0, timeout: 0, reset: 0 },
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((r) => server.close(() => r()));
-    },
-  };
+  const receiver = emptyReceiver(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
   const take = healthyRecord(receiver);
   const server = http.createServer((req, res) => {
     const path = req.url ?? '/';
@@ -122,18 +119,10 @@ export async function startChaosReceiverThread(secret: string): Promise<ChaosRec
   // inherits neither the main thread's hooks nor, on Node 20, an `--import` given to it).
   const entry = JSON.stringify(new URL('./chaos-receiver-thread.ts', import.meta.url).href);
   const worker = new Worker(`import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${entry}); });`, { eval: true, workerData: { secret } });
-  const receiver: ChaosReceiver = {
-    url: '',
-    healthy: new Map(),
-    complete: 0,
-    duplicates: 0,
-    badSignatures: 0,
-    hits: { fail: 0, timeout: 0, reset: 0 },
-    close: async () => {
-      worker.postMessage('close');
-      await new Promise<void>((r) => worker.once('exit', () => r()));
-    },
-  };
+  const receiver = emptyReceiver(async () => {
+    worker.postMessage('close');
+    await new Promise<void>((r) => worker.once('exit', () => r()));
+  });
   const take = healthyRecord(receiver);
   const url = await new Promise<string>((resolve, reject) => {
     worker.once('error', reject);
