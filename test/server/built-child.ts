@@ -4,10 +4,9 @@
  * the sources: tsx hooks every module the child loads, about 1.3 s of CPU per start, and these
  * tests start children tens of times. The child's TypeScript (type-checked with the tests) is
  * transpiled once per worker process (again once the test file whose temporary directory held it
- * has ended); its imports of the package's
- * entries (`../../src/server/index.js`, …) become the built entries. The build is the one
- * `npm test` makes first (pretest, as the CLI tests' dist/cli.js); a build older than the sources
- * is refused rather than tested.
+ * has ended); its imports of the package's entries (`../../src/server/index.js`, …) become the
+ * built entries. The build is the one `npm test` makes first (pretest, as the CLI tests'
+ * dist/cli.js); a build older than the sources is refused rather than tested.
  */
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
