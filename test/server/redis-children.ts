@@ -69,6 +69,36 @@ export async function startLoggedChild(script: string, envName: string, name: st
   return Object.assign(started, { url: readFileSync(address, 'utf8') });
 }
 
+/** A line of redis-reset-child.ts's shared send log: when it was handed out, where, which contact (its ref), the message id and the instance. */
+export interface ResetChildSend {
+  at: number;
+  phone: string;
+  ref: string;
+  id: string;
+  by: string;
+}
+
+/** What redis-reset-child.ts reads from SENDPOOL_RESET_CHILD besides its name (`gate`: sends held until that file exists). */
+export interface ResetChildConfig {
+  readonly fleetFile: string;
+  readonly redisUrl: string;
+  readonly log: string;
+  readonly stateDir: string;
+  readonly key: string;
+  readonly secret: string;
+  readonly gate?: string;
+}
+
+/** Starts redis-reset-child.ts as instance `name`, with leases of 2 s (the reset tests take chunks over quickly). */
+export function startResetChild(name: string, cfg: ResetChildConfig): Promise<LoggedChild> {
+  return startLoggedChild('redis-reset-child.ts', 'SENDPOOL_RESET_CHILD', name, { ...cfg, leaseMs: 2000 });
+}
+
+/** `n` contacts with phones from `phoneBase` on and refs `<prefix>c<i>` (the send log names them by ref). */
+export function refContacts(prefix: string, n: number, phoneBase: number) {
+  return Array.from({ length: n }, (_, i) => ({ phone_number: `55219${String(phoneBase + i)}`, template_variables: ['x'], data: { ref: `${prefix}c${i}` } }));
+}
+
 /** A metric's value in the instance's /metrics (the first line of that name), or undefined. */
 export async function metric(url: string, name: string): Promise<number | undefined> {
   const text = await (await fetch(`${url}/metrics`)).text();

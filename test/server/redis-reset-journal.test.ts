@@ -27,30 +27,18 @@ import { privateRedis } from '../redis/private-redis.js';
 import { tempDir } from '../temp-dirs.js';
 import { startReceiver, waitFor } from './helpers.js';
 import { keyed, kill, logReader } from './send-log.js';
-import { metric, startLoggedChild, type LoggedChild } from './redis-children.js';
+import { metric, refContacts, startResetChild, type LoggedChild, type ResetChildConfig, type ResetChildSend } from './redis-children.js';
 
 const KEY = 'redis-journal-key-0123456789abcdef';
 const SECRET = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
 const api = keyed(KEY);
 
-interface Logged {
-  at: number;
-  phone: string;
-  ref: string;
-  id: string;
-  by: string;
-}
-
 type Instance = LoggedChild;
 
-type ChildConfig = { fleetFile: string; redisUrl: string; log: string; stateDir: string; gate: string };
+type ChildConfig = Omit<ResetChildConfig, 'key' | 'secret'> & { readonly gate: string };
 
 function startInstance(name: string, cfg: ChildConfig): Promise<Instance> {
-  return startLoggedChild('redis-reset-child.ts', 'SENDPOOL_RESET_CHILD', name, { ...cfg, key: KEY, secret: SECRET, leaseMs: 2000 });
-}
-
-function contacts(prefix: string, n: number, phoneBase: number) {
-  return Array.from({ length: n }, (_, i) => ({ phone_number: `55219${String(phoneBase + i)}`, template_variables: ['x'], data: { ref: `${prefix}c${i}` } }));
+  return startResetChild(name, { ...cfg, key: KEY, secret: SECRET });
 }
 
 const journalLines = (stateDir: string): string[] => {
@@ -88,7 +76,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: every instance re
       }),
     );
     const logFile = join(dir, 'sends.log');
-    const readLog = logReader<Logged>(logFile);
+    const readLog = logReader<ResetChildSend>(logFile);
     const gate = join(dir, 'gate');
     const receiver = await startReceiver(() => SECRET);
     const names = ['j0', 'j1'];
@@ -101,7 +89,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: every instance re
       // 2,400 contacts accepted, half by each instance.
       const accepted = new Set<string>();
       for (let r = 0; r < 6; r++) {
-        const body = { business_id: 1, template_type_id: 10, campaign_id: 1 + (r % 2), contacts: contacts(`r${r}`, 400, 10_000_000 + r * 1000) };
+        const body = { business_id: 1, template_type_id: 10, campaign_id: 1 + (r % 2), contacts: refContacts(`r${r}`, 400, 10_000_000 + r * 1000) };
         const res = await api(instances[r % 2]!.url, '/messenger/messages/', body);
         expect(res.status, await res.clone().text()).toBe(202);
         for (const c of body.contacts) accepted.add(c.data.ref);
@@ -149,7 +137,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: every instance re
 
       // The provider's record: each contact sent once, under its contact id and its first hand-out.
       const log = readLog();
-      const byRef = new Map<string, Logged[]>();
+      const byRef = new Map<string, ResetChildSend[]>();
       for (const l of log) byRef.set(l.ref, [...(byRef.get(l.ref) ?? []), l]);
       expect(new Set(byRef.keys())).toEqual(accepted);
       const twice = [...byRef.values()].filter((ls) => ls.length > 1).length;
@@ -204,12 +192,12 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: every instance re
       }),
     );
     const logFile = join(dir, 'sends.log');
-    const readLog = logReader<Logged>(logFile);
+    const readLog = logReader<ResetChildSend>(logFile);
     const gate = join(dir, 'gate');
     const cfg: ChildConfig = { fleetFile, redisUrl: redis.url, log: logFile, stateDir: join(dir, 'state-s0'), gate };
     let instance = await startInstance('s0', cfg);
     try {
-      const body = { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts('s', 300, 30_000_000) };
+      const body = { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: refContacts('s', 300, 30_000_000) };
       expect((await api(instance.url, '/messenger/messages/', body)).status).toBe(202);
       await waitFor(async () => ((await metric(instance.url, 'sendpool_redis_held_contacts')) ?? 0) > 0, 'contacts claimed');
       expect(journalChunks(cfg.stateDir).size).toBe(3);

@@ -25,21 +25,13 @@ import { REDIS_URL, SKIP_REASON } from '../redis/helpers.js';
 import { privateRedis, type PrivateRedis } from '../redis/private-redis.js';
 import { startReceiver, waitFor, type Receiver } from './helpers.js';
 import { keyed, kill, logReader } from './send-log.js';
-import { metric, startLoggedChild, type LoggedChild } from './redis-children.js';
+import { metric, refContacts, startResetChild, type LoggedChild, type ResetChildConfig, type ResetChildSend } from './redis-children.js';
 
 const KEY = 'redis-reset-key-0123456789abcdef';
 const SECRET = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
 const dir = mkdtempSync(join(tmpdir(), 'sendpool-reset-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const api = keyed(KEY);
-
-interface Logged {
-  at: number;
-  phone: string;
-  ref: string;
-  id: string;
-  by: string;
-}
 
 function fleetOf(numbers: readonly { phone: string; throughputPerHour: number; messagingLimit24h: number; messagesPerSecond: number }[]) {
   return {
@@ -51,12 +43,8 @@ function fleetOf(numbers: readonly { phone: string; throughputPerHour: number; m
 /** An instance: its process, its address, and what it logged (warn and above) so far. */
 type Instance = LoggedChild;
 
-function startInstance(name: string, cfg: { fleetFile: string; redisUrl: string; log: string; stateDir: string }): Promise<Instance> {
-  return startLoggedChild('redis-reset-child.ts', 'SENDPOOL_RESET_CHILD', name, { ...cfg, key: KEY, secret: SECRET, leaseMs: 2000 });
-}
-
-function contacts(prefix: string, n: number, phoneBase: number) {
-  return Array.from({ length: n }, (_, i) => ({ phone_number: `55219${String(phoneBase + i)}`, template_variables: ['x'], data: { ref: `${prefix}c${i}` } }));
+function startInstance(name: string, cfg: Omit<ResetChildConfig, 'key' | 'secret'>): Promise<Instance> {
+  return startResetChild(name, { ...cfg, key: KEY, secret: SECRET });
 }
 
 /** Posts until a 202 (a 503 while Redis is away or the reset is handled says to come back); answers the 503s met. */
@@ -87,7 +75,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: Redis comes back 
     ];
     writeFileSync(fleetFile, JSON.stringify(fleetOf(NUMBERS)));
     const logFile = join(dir, 'sends-alive.log');
-    const readLog = logReader<Logged>(logFile);
+    const readLog = logReader<ResetChildSend>(logFile);
     const receiver: Receiver = await startReceiver(() => SECRET);
     const instances: Instance[] = [];
     try {
@@ -97,7 +85,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: Redis comes back 
 
       const before = new Set<string>();
       for (let r = 0; r < 8; r++) {
-        const body = { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(`b${r}`, 500, 10_000_000 + r * 1000) };
+        const body = { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: refContacts(`b${r}`, 500, 10_000_000 + r * 1000) };
         expect((await api(urls[r % 2]!, '/messenger/messages/', body)).status).toBe(202);
         for (const c of body.contacts) before.add(c.data.ref);
       }
@@ -109,7 +97,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: Redis comes back 
       let down: Response | undefined;
       await waitFor(async () => {
         // A kept-alive connection the server closed as it was reused is no answer: ask again.
-        down = await api(urls[0]!, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 3, contacts: contacts('x', 1, 30_000_000) }).catch((e: unknown) => {
+        down = await api(urls[0]!, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 3, contacts: refContacts('x', 1, 30_000_000) }).catch((e: unknown) => {
           if ((e as { cause?: { code?: string } }).cause?.code !== 'UND_ERR_SOCKET') throw e;
           return undefined;
         });
@@ -121,7 +109,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: Redis comes back 
       const after = new Set<string>();
       let refusedAfter = 0;
       for (let r = 0; r < 4; r++) {
-        const body = { business_id: 1, template_type_id: 10, campaign_id: 2, contacts: contacts(`a${r}`, 500, 20_000_000 + r * 1000) };
+        const body = { business_id: 1, template_type_id: 10, campaign_id: 2, contacts: refContacts(`a${r}`, 500, 20_000_000 + r * 1000) };
         refusedAfter += (await postUntilAccepted(urls, body)).refused;
         for (const c of body.contacts) after.add(c.data.ref);
       }
@@ -197,13 +185,13 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: Redis comes back 
     const phone = '5511990000009';
     writeFileSync(fleetFile, JSON.stringify(fleetOf([{ phone, throughputPerHour: 100_000, messagingLimit24h: 500, messagesPerSecond: 100 }])));
     const logFile = join(dir, 'sends-restart.log');
-    const readLog = logReader<Logged>(logFile);
+    const readLog = logReader<ResetChildSend>(logFile);
     const receiver = await startReceiver(() => SECRET);
     const cfg = { fleetFile, redisUrl: redis.url, log: logFile, stateDir: join(dir, 'state-r0') };
     let instance = await startInstance('r0', cfg);
     try {
       expect((await api(instance.url, '/messenger/config/', { url_hsm_callback: `${receiver.url}/hsm` })).status).toBe(200);
-      const first = await api(instance.url, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts('p', 400, 40_000_000) });
+      const first = await api(instance.url, '/messenger/messages/', { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: refContacts('p', 400, 40_000_000) });
       expect(first.status, await first.clone().text()).toBe(202);
       const sentNotified = () => (receiver.all('/hsm') as { status: string }[]).filter((n) => n.status === 'SENT').length;
       await waitFor(() => readLog().length === 400 && sentNotified() === 400, '400 sent and notified');
@@ -222,7 +210,7 @@ describe.skipIf(REDIS_URL === undefined)('the server on Redis: Redis comes back 
 
       // 300 more contacts: accepted and announced (ENQUEUED, to the configuration written back)...
       const enqueued = () => (receiver.all('/hsm') as { status: string; data?: { ref?: string } }[]).filter((n) => n.status === 'ENQUEUED' && n.data?.ref?.startsWith('q') === true).length;
-      await postUntilAccepted([instance.url], { business_id: 1, template_type_id: 10, campaign_id: 2, contacts: contacts('q', 300, 50_000_000) });
+      await postUntilAccepted([instance.url], { business_id: 1, template_type_id: 10, campaign_id: 2, contacts: refContacts('q', 300, 50_000_000) });
       await waitFor(() => enqueued() === 300, 'the ENQUEUED notifications of the new contacts');
       // ...claimed by the engine, which sees no capacity: the number's day was taken as used.
       await waitFor(async () => (await metric(instance.url, 'sendpool_redis_held_contacts')) === 300, 'the new contacts claimed');
