@@ -14,7 +14,7 @@ export { isValidCnpj, isValidCpf, normaliseDocument } from './document.js';
 export { FleetSchema } from './fleet-schema.js';
 export type { DocumentKind } from './document.js';
 export { isJsonContentType, parseJsonBody, utf8Length } from './json-body.js';
-export { startJsonBody } from './json-slices.js';
+export { startJsonBody, startJsonBytes } from './json-slices.js';
 export type { JsonBodySteps } from './json-slices.js';
 export type { JsonBodyOptions, JsonBodyResult } from './json-body.js';
 export { DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONTACTS, DEFAULT_MAX_SMS_ITEMS, MAX_REQUEST_RETRIES, MAX_RETRY_INTERVAL_MINUTES, MAX_SMS_MESSAGE_LENGTH, MAX_URL_LENGTH } from './limits.js';

@@ -19,6 +19,14 @@
  * element), the body is decoded whole by {@link parseJsonBody}: the answer, and the message of a
  * syntax error, are exactly its own (that fallback is one unsliced `JSON.parse`).
  *
+ * The body may be given as text ({@link startJsonBody}) or as its UTF-8 bytes
+ * ({@link startJsonBytes}): the scanner reads bytes as it reads characters, since every character
+ * it looks for is ASCII and a UTF-8 byte below 0x80 is always that character, never part of
+ * another; only the runs and the rest become text (a cut is always at one of those characters, so
+ * decoding the pieces gives the text decoding the whole gives, invalid sequences included). From
+ * bytes no text of the whole body is ever made: a host avoids turning a megabyte body into one
+ * string in one piece.
+ *
  * Pure: no timers. The host calls `step` and yields between calls as it sees fit.
  */
 import { problem } from '../core/problems.js';
@@ -53,15 +61,72 @@ function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
 }
 
+/**
+ * What the scanner reads: characters of a text, or bytes of its UTF-8 encoding. Positions are
+ * indexes of units (UTF-16 code units, or bytes); the scanner only ever compares them with ASCII.
+ */
+interface JsonSource {
+  readonly length: number;
+  /** The unit at `i` (a char code or a byte). */
+  at(i: number): number;
+  /** Index of the next `"` at or after `from`, or -1. */
+  quote(from: number): number;
+  /** The text of units `from` to `to` (cut only at ASCII characters). */
+  slice(from: number, to?: number): string;
+  /** The whole text (the fallback: {@link parseJsonBody}). */
+  text(): string;
+}
+
+class TextSource implements JsonSource {
+  constructor(private readonly t: string) {}
+  get length(): number {
+    return this.t.length;
+  }
+  at(i: number): number {
+    return this.t.charCodeAt(i);
+  }
+  quote(from: number): number {
+    return this.t.indexOf('"', from);
+  }
+  slice(from: number, to?: number): string {
+    return this.t.slice(from, to);
+  }
+  text(): string {
+    return this.t;
+  }
+}
+
+/** Invalid sequences become U+FFFD as `Buffer.toString('utf8')` makes them; a byte order mark stays (JSON.parse refuses it). */
+const UTF8 = new TextDecoder('utf-8', { ignoreBOM: true });
+
+class ByteSource implements JsonSource {
+  constructor(private readonly b: Uint8Array) {}
+  get length(): number {
+    return this.b.length;
+  }
+  at(i: number): number {
+    return this.b[i] as number;
+  }
+  quote(from: number): number {
+    return this.b.indexOf(QUOTE, from);
+  }
+  slice(from: number, to?: number): string {
+    return UTF8.decode(this.b.subarray(from, to));
+  }
+  text(): string {
+    return UTF8.decode(this.b);
+  }
+}
+
 /** Index of the quote closing the string whose content starts at `from`, or -1. */
-function stringEnd(text: string, from: number): number {
+function stringEnd(text: JsonSource, from: number): number {
   let i = from;
   for (;;) {
-    const q = text.indexOf('"', i);
+    const q = text.quote(i);
     if (q < 0) return -1;
     // Escaped when preceded by an odd run of backslashes.
     let b = q - 1;
-    while (b >= from && text.charCodeAt(b) === BACKSLASH) b--;
+    while (b >= from && text.at(b) === BACKSLASH) b--;
     if ((q - 1 - b) % 2 === 0) return q;
     i = q + 1;
   }
@@ -71,10 +136,10 @@ function stringEnd(text: string, from: number): number {
  * End of the value starting at `from` inside a container: the index of the `,` or closing bracket
  * that follows it at the container's level, or -1 at the end of the text.
  */
-function valueEnd(text: string, from: number): number {
+function valueEnd(text: JsonSource, from: number): number {
   let depth = 0;
   for (let i = from; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+    const c = text.at(i);
     if (c === QUOTE) {
       i = stringEnd(text, i + 1);
       if (i < 0) return -1;
@@ -113,12 +178,19 @@ class SlicedJsonBody implements JsonBodySteps {
   private runStart = 0;
   private runCount = 0;
 
+  /** @param byteLength the body's size in bytes when known (given as bytes); counted otherwise */
   constructor(
-    private readonly text: string,
+    private readonly text: JsonSource,
     private readonly maxBytes: number,
+    byteLength?: number,
   ) {
+    if (byteLength !== undefined) {
+      this.bytes = byteLength;
+      if (byteLength > maxBytes) this.tooLarge();
+      else this.phase = 'start';
+    }
     // A string of n UTF-16 units has at most 3n bytes: skip the count for small bodies.
-    if (text.length * 3 <= maxBytes) this.phase = 'start';
+    else if (text.length * 3 <= maxBytes) this.phase = 'start';
   }
 
   step(units: number): boolean {
@@ -146,9 +218,8 @@ class SlicedJsonBody implements JsonBodySteps {
         this.bytes += utf8Length(text.slice(this.pos, end));
         this.pos = end;
         if (end < text.length) return 0;
-        if (this.bytes > this.maxBytes) {
-          this.finish({ ok: false, code: 'body_too_large', problems: [problem('$', `a body of at most ${this.maxBytes} bytes`, `${this.bytes} bytes`)] });
-        } else {
+        if (this.bytes > this.maxBytes) this.tooLarge();
+        else {
           this.pos = 0;
           this.phase = 'start';
         }
@@ -212,7 +283,7 @@ class SlicedJsonBody implements JsonBodySteps {
       }
       case 'after-element': {
         const array = this.arrays[this.arrays.length - 1] as SplitArray;
-        const c = text.charCodeAt(this.pos);
+        const c = text.at(this.pos);
         const closing = c === CLOSE_BRACKET;
         if (!closing && c !== COMMA) return this.whole();
         let decoded = 0;
@@ -240,8 +311,8 @@ class SlicedJsonBody implements JsonBodySteps {
   /** Moves past spaces; answers the character there, or -1 at the end of the text. */
   private skipSpace(): number {
     const text = this.text;
-    while (this.pos < text.length && isSpace(text.charCodeAt(this.pos))) this.pos++;
-    return this.pos < text.length ? text.charCodeAt(this.pos) : -1;
+    while (this.pos < text.length && isSpace(text.at(this.pos))) this.pos++;
+    return this.pos < text.length ? text.at(this.pos) : -1;
   }
 
   private beginArray(key: string | undefined): void {
@@ -305,8 +376,12 @@ class SlicedJsonBody implements JsonBodySteps {
   /** Decodes the whole text at once: the answer (or error) of {@link parseJsonBody} exactly. */
   private whole(): number {
     // The size is known by now (counted, or small enough not to need counting).
-    this.finish(parseJsonBody(this.text, { maxBodyBytes: this.maxBytes }, this.bytes));
+    this.finish(parseJsonBody(this.text.text(), { maxBodyBytes: this.maxBytes }, this.bytes));
     return this.text.length;
+  }
+
+  private tooLarge(): void {
+    this.finish({ ok: false, code: 'body_too_large', problems: [problem('$', `a body of at most ${this.maxBytes} bytes`, `${this.bytes} bytes`)] });
   }
 
   private finish(answer: JsonBodyResult): void {
@@ -326,5 +401,14 @@ class SlicedJsonBody implements JsonBodySteps {
  * const decoded = body.result();
  */
 export function startJsonBody(text: string, options: JsonBodyOptions = {}): JsonBodySteps {
-  return new SlicedJsonBody(text, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+  return new SlicedJsonBody(new TextSource(text), options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES);
+}
+
+/**
+ * {@link startJsonBody} for a body given as its UTF-8 bytes: the same answer as
+ * `parseJsonBody(Buffer.from(bytes).toString('utf8'), options)`, without ever making the text of
+ * the whole body (see the module's comment). The bytes must not change until `step` answers true.
+ */
+export function startJsonBytes(bytes: Uint8Array, options: JsonBodyOptions = {}): JsonBodySteps {
+  return new SlicedJsonBody(new ByteSource(bytes), options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, bytes.length);
 }

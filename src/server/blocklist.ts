@@ -36,6 +36,7 @@ export class Blocklist {
   readonly #companies = new Map<number, Map<number, BlockEntry>>();
   readonly #track: boolean;
   #changes: BlocklistChange[] = [];
+  #version = 0;
 
   /** @param trackChanges remember changes for {@link takeChanges} (a durable server) */
   constructor(trackChanges = false) {
@@ -46,6 +47,11 @@ export class Blocklist {
     let m = this.#companies.get(companyId);
     if (!m) this.#companies.set(companyId, (m = new Map<number, BlockEntry>()));
     return m;
+  }
+
+  /** Changes with every entry added or removed: a screening done at one version holds while it is unchanged (intake-parse.ts). */
+  get version(): number {
+    return this.#version;
   }
 
   /** The company's blocked phones, as the intake reads them. */
@@ -61,6 +67,7 @@ export class Blocklist {
     if (m.has(key)) return false;
     const entry = { phone, addedAt, source };
     m.set(key, entry);
+    this.#version++;
     if (this.#track) this.#changes.push({ companyId, phone, entry });
     return true;
   }
@@ -68,6 +75,7 @@ export class Blocklist {
   /** Removes a phone; false when it was not blocked. */
   remove(companyId: number, phone: string): boolean {
     const removed = this.#companies.get(companyId)?.delete(phoneKey(phone)) === true;
+    if (removed) this.#version++;
     if (removed && this.#track) this.#changes.push({ companyId, phone, entry: null });
     return removed;
   }
@@ -104,17 +112,20 @@ export class Blocklist {
    * tracked as this instance's own.
    */
   replay(change: BlocklistChange): void {
+    this.#version++;
     if (change.entry === null) this.#companies.get(change.companyId)?.delete(phoneKey(change.phone));
     else if (!this.#of(change.companyId).has(phoneKey(change.phone))) this.#of(change.companyId).set(phoneKey(change.phone), change.entry);
   }
 
   /** Replaces a company's entries with those kept elsewhere (not tracked). */
   replaceCompany(companyId: number, entries: readonly BlockEntry[]): void {
+    this.#version++;
     this.#companies.set(companyId, new Map(entries.map((e) => [phoneKey(e.phone), e])));
   }
 
   /** Loads the rows a durable server kept. */
   load(rows: Iterable<BlocklistRow>): void {
+    this.#version++;
     for (const { companyId, entry } of rows) this.#of(companyId).set(phoneKey(entry.phone), entry);
   }
 }

@@ -1,9 +1,10 @@
 /**
  * Request bodies: JSON only (415 otherwise), decoded by the contract (size limit, every problem at
  * `$`). A large body is decoded in slices (src/contract/json-slices.ts through ./slices.ts), so a
- * 10 MB body does not hold every other request for the length of one `JSON.parse`; its bytes become
- * text in slices too (UTF-8 decoding of a 1.1 MB body in one piece took 4 ms under load, and 50
- * bodies ending in one turn of the loop took that each).
+ * 10 MB body does not hold every other request for the length of one `JSON.parse`; it is decoded
+ * from its bytes, which are copied as they arrive (./body-bytes.ts), so neither its bytes nor its
+ * text are ever made whole in one piece (joining a 1.1 MB body's chunks, or its text's pieces, took
+ * 10 to 30 ms each under load, and 50 bodies ending in one turn of the loop took that each).
  *
  * Large bodies are decoded and checked one request at a time, in the order they arrived
  * ({@link BodyGate}): the next starts once the one before has been checked (./intake-parse.ts) or
@@ -16,7 +17,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { isJsonContentType, parseJsonBody } from '../contract/json-body.js';
-import { startJsonBody } from '../contract/json-slices.js';
+import { startJsonBytes } from '../contract/json-slices.js';
+import { readBodyBytes } from './body-bytes.js';
 import { ContractHttpError } from './http-errors.js';
 import { runInSlices } from './slices.js';
 
@@ -27,37 +29,8 @@ import { runInSlices } from './slices.js';
  */
 export const SLICED_BODY_MIN_CHARS = 128 * 1024;
 
-/** Characters of work per unit of a sliced decode (scanned or decoded): about 0.1 ms. */
-const UNIT_CHARS = 32 * 1024;
-
-/** Bytes turned into text per unit of a sliced decode: about 0.1 ms. */
-const UNIT_BYTES = 64 * 1024;
-
-/**
- * The text of a UTF-8 body, `UNIT_BYTES` at a time, each piece cut before a character's first byte
- * (never inside one), so the pieces joined are the text `Buffer.toString('utf8')` gives (invalid
- * sequences become U+FFFD the same way: a cut is never inside a sequence). Exported for tests.
- */
-export function startBodyText(bytes: Buffer, unitBytes = UNIT_BYTES): { step(): boolean; text(): string } {
-  const parts: string[] = [];
-  let at = 0;
-  return {
-    step() {
-      const continues = (i: number) => i < bytes.length && (bytes[i]! & 0xc0) === 0x80;
-      let end = Math.min(bytes.length, at + unitBytes);
-      // Back to the first byte of a character (continuation bytes are 10xxxxxx, at most 3 of them);
-      // a unit shorter than the character ends after it instead.
-      let back = end;
-      for (let k = 0; k < 3 && back > at && continues(back); k++) back--;
-      if (back > at) end = back;
-      else for (let k = 0; k < 3 && continues(end); k++) end++;
-      parts.push(bytes.toString('utf8', at, end));
-      at = end;
-      return at >= bytes.length;
-    },
-    text: () => parts.join(''),
-  };
-}
+/** Bytes of work per unit of a sliced decode (scanned or decoded): about 0.1 ms. */
+const UNIT_BYTES = 32 * 1024;
 
 /**
  * Places for large requests, taken in the order asked (first come, first served). `enter` resolves
@@ -126,48 +99,50 @@ export function installJsonBodyParser(app: FastifyInstance, maxBodyBytes: number
     responseOf.set(request.raw, reply.raw);
     next();
   });
-  // Bytes, not text: a large body's UTF-8 decoding is sliced too (startBodyText).
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: maxBodyBytes }, (request, body, done) => {
+  // Bytes, read by ./body-bytes.ts: a large body is decoded from them in slices, never made one text.
+  app.addContentTypeParser('*', { bodyLimit: maxBodyBytes }, (request, payload, done) => {
     if (!isJsonContentType(request.headers['content-type'])) return done(new ContractHttpError('unsupported_media_type', []), undefined);
-    const bytes = body as Buffer;
-    if (bytes.length <= SLICED_BODY_MIN_CHARS) {
-      const decoded = parseJsonBody(bytes.toString('utf8'), { maxBodyBytes });
-      if (!decoded.ok) return done(new ContractHttpError(decoded.code, decoded.problems), undefined);
-      return done(null, decoded.value);
-    }
-    void gate.enter().then((release) => {
-      // Given back at the latest when the response closes (answered, failed, or the client gone).
-      const response = responseOf.get(request.raw);
-      if (response?.closed === true) {
-        release();
-        done(new Error('the request closed before its body was decoded'), undefined);
-        return;
-      }
-      response?.once('close', release);
-      const text = startBodyText(bytes);
-      let decoding: ReturnType<typeof startJsonBody> | undefined;
-      runInSlices(() => {
-        if (decoding) return decoding.step(UNIT_CHARS);
-        if (text.step()) decoding = startJsonBody(text.text(), { maxBodyBytes });
-        return false;
-      }).then(
-        () => {
-          const decoded = decoding!.result();
-          if (!decoded.ok) {
-            release();
-            done(new ContractHttpError(decoded.code, decoded.problems), undefined);
-            return;
-          }
-          // Held until the body is checked (leaveBodyGate) or answered.
-          if (response !== undefined && typeof decoded.value === 'object' && decoded.value !== null) placeOf.set(decoded.value, release);
-          else release();
-          done(null, decoded.value);
-        },
-        (e: unknown) => {
-          release();
-          done(e instanceof Error ? e : new Error(String(e)), undefined);
-        },
-      );
+    readBodyBytes(payload, maxBodyBytes, (error, bytes) => {
+      if (error !== null || bytes === undefined) done(error ?? new Error('no body'), undefined);
+      else decodeBody(request.raw, bytes, maxBodyBytes, done);
     });
+  });
+}
+
+/** Decodes a JSON body's bytes: at once when small, in slices (one large body at a time) when large. */
+function decodeBody(request: IncomingMessage, bytes: Buffer, maxBodyBytes: number, done: (error: Error | null, body: unknown) => void): void {
+  if (bytes.length <= SLICED_BODY_MIN_CHARS) {
+    const decoded = parseJsonBody(bytes.toString('utf8'), { maxBodyBytes });
+    if (!decoded.ok) return done(new ContractHttpError(decoded.code, decoded.problems), undefined);
+    return done(null, decoded.value);
+  }
+  void gate.enter().then((release) => {
+    // Given back at the latest when the response closes (answered, failed, or the client gone).
+    const response = responseOf.get(request);
+    if (response?.closed === true) {
+      release();
+      done(new Error('the request closed before its body was decoded'), undefined);
+      return;
+    }
+    response?.once('close', release);
+    const decoding = startJsonBytes(bytes, { maxBodyBytes });
+    runInSlices(() => decoding.step(UNIT_BYTES)).then(
+      () => {
+        const decoded = decoding.result();
+        if (!decoded.ok) {
+          release();
+          done(new ContractHttpError(decoded.code, decoded.problems), undefined);
+          return;
+        }
+        // Held until the body is checked (leaveBodyGate) or answered.
+        if (response !== undefined && typeof decoded.value === 'object' && decoded.value !== null) placeOf.set(decoded.value, release);
+        else release();
+        done(null, decoded.value);
+      },
+      (e: unknown) => {
+        release();
+        done(e instanceof Error ? e : new Error(String(e)), undefined);
+      },
+    );
   });
 }

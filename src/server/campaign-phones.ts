@@ -28,10 +28,16 @@ export class CampaignPhones {
   readonly #track: boolean;
   #added: CampaignPhonesRow[] = [];
   #dropped: { companyId: number; campaignId: number }[] = [];
+  #version = 0;
 
   /** @param trackChanges remember changes for {@link takeChanges} (a durable server) */
   constructor(trackChanges = false) {
     this.#track = trackChanges;
+  }
+
+  /** Changes with every phone added and campaign dropped: a screening done at one version holds while it is unchanged (intake-parse.ts). */
+  get version(): number {
+    return this.#version;
   }
 
   /** The phones a campaign took, as the contract's parser reads them. */
@@ -44,6 +50,7 @@ export class CampaignPhones {
   /** Adds the phones a request's accepted contacts took (normalised digits). */
   remember(companyId: number, campaignId: number, phones: readonly string[]): void {
     if (phones.length === 0) return;
+    this.#version++;
     const key = `${companyId}:${campaignId}`;
     let set = this.#sets.get(key);
     if (!set) this.#sets.set(key, (set = new PhoneHashSet(phones.length)));
@@ -57,6 +64,7 @@ export class CampaignPhones {
 
   /** Forgets a campaign's phones (its statistics settled). */
   drop(companyId: number, campaignId: number): void {
+    this.#version++;
     if (this.#sets.delete(`${companyId}:${campaignId}`) && this.#track) {
       this.#added = this.#added.filter((r) => r.companyId !== companyId || r.campaignId !== campaignId);
       this.#dropped.push({ companyId, campaignId });
@@ -96,6 +104,7 @@ export class CampaignPhones {
 
   /** Loads the rows a durable server kept. */
   load(rows: Iterable<CampaignPhonesRow>): void {
+    this.#version++;
     for (const r of rows) {
       const key = `${r.companyId}:${r.campaignId}`;
       let set = this.#sets.get(key);

@@ -14,7 +14,7 @@ import type { Admission } from '../events/campaign-counts.js';
 import { webhooksPending, type ServerContext } from './context.js';
 import type { ServerContact } from './contacts.js';
 import { chunksOf } from './redis/chunks.js';
-import { screenContacts, type SentScreen } from './screening.js';
+import { type Screening, type SentScreen, startScreening } from './screening.js';
 
 /** An answer and its extra headers (Retry-After). */
 export interface IntakeAnswer {
@@ -70,12 +70,42 @@ export function sendRequestOptions(ctx: ServerContext, companyId: number): SendR
   };
 }
 
+/** What a request is screened against: this instance's sets. */
+export type ScreeningSets = Pick<ServerContext, 'blocklist' | 'campaignPhones' | 'sentPhones'>;
+
+/** A request's contacts screened before its one piece (intake-parse.ts), and the version of the sets they were screened against. */
+export interface Prescreen {
+  readonly version: string;
+  readonly screened: ParsedSendRequest;
+}
+
+/**
+ * The version of what a request is screened against at `now` (the blocklist, the campaigns' phones,
+ * the phones already sent): a screening done at one version is the screening of any moment it is
+ * unchanged.
+ */
+export function screeningVersion(ctx: ScreeningSets, now: number): string {
+  return `${ctx.blocklist.version}/${ctx.campaignPhones.version}/${ctx.sentPhones.enabled ? ctx.sentPhones.version(now) : ''}`;
+}
+
+/**
+ * The screening of a parsed request against this instance's sets at `now`; `taken` and `sent`
+ * replace the campaign's phones and those already sent (on Redis, the phones the route reserved).
+ */
+export function startRequestScreening(ctx: ScreeningSets, companyId: number, parsed: ParsedSendRequest, now: number, taken?: PhoneSet, sent?: PhoneSet): Screening {
+  const { business_id: businessId, template_type_id: typeId, campaign_id: campaignId } = parsed.request;
+  const sentScreen = ctx.sentPhones.enabled ? alreadySent(ctx, businessId, typeId, sent ?? ctx.sentPhones.view(businessId, typeId, now)) : undefined;
+  return startScreening(parsed, ctx.blocklist.view(companyId), taken ?? ctx.campaignPhones.known(companyId, campaignId), sentScreen);
+}
+
 /**
  * Takes a send request. `preparsed` is the body already parsed with {@link sendRequestOptions}
  * (a large body is parsed in slices before: intake-parse.ts); without it the body is parsed here.
  * Everything from the intake bound on runs in one piece, so what the bound saw is what is queued.
  * `taken`: the campaign's phones other requests hold, `sent` the phones the business took for the
- * type within `alreadySentWindowMs` (on Redis, both reserved by the route before).
+ * type within `alreadySentWindowMs` (on Redis, both reserved by the route before). `prescreen`: the
+ * contacts screened in slices before (intake-parse.ts), used when nothing screened against changed
+ * since; otherwise they are screened again here.
  */
 export function intakeSend(
   ctx: ServerContext,
@@ -85,6 +115,7 @@ export function intakeSend(
   preparsed?: ParseResult<ParsedSendRequest, Problem>,
   taken?: PhoneSet,
   sent?: PhoneSet,
+  prescreen?: Prescreen,
 ): IntakeAnswer {
   if (ctx.closing) return { answer: errorResponse('unavailable', [], ctx.closedBecause ?? 'The server is shutting down; send again to another instance or later.') };
   const { engine } = ctx;
@@ -93,8 +124,13 @@ export function intakeSend(
   const campaignId = parsed.value.request.campaign_id;
   const now = ctx.clock.now();
   const { business_id: businessId, template_type_id: typeId } = parsed.value.request;
-  const sentScreen = ctx.sentPhones.enabled ? alreadySent(ctx, businessId, typeId, sent ?? ctx.sentPhones.view(businessId, typeId, now)) : undefined;
-  const screened = screenContacts(parsed.value, ctx.blocklist.view(companyId), taken ?? ctx.campaignPhones.known(companyId, campaignId), sentScreen);
+  let screened: ParsedSendRequest;
+  if (prescreen !== undefined && prescreen.version === screeningVersion(ctx, now)) screened = prescreen.screened;
+  else {
+    const screening = startRequestScreening(ctx, companyId, parsed.value, now, taken, sent);
+    screening.step(Infinity);
+    screened = screening.result();
+  }
   const { request, accepted, rejected } = screened;
 
   // The intake bound: contacts waiting in the engine, and webhook events waiting in the outbox.
@@ -165,7 +201,7 @@ export function intakeSend(
 }
 
 /** The `already_sent` check of a request: the phones, and what a refusal says it expected. */
-function alreadySent(ctx: ServerContext, businessId: number, typeId: number, phones: PhoneSet): SentScreen {
+function alreadySent(ctx: ScreeningSets, businessId: number, typeId: number, phones: PhoneSet): SentScreen {
   return { phones, expected: `a phone business ${businessId} has not sent template type ${typeId} within the last ${windowText(ctx.sentPhones.windowMs)} (already sent)` };
 }
 

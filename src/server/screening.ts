@@ -21,26 +21,49 @@ function phonePath(index: number): string {
   return `$.contacts[${index}].phone_number`;
 }
 
-/** `sent`: the `already_sent` check. @default none (off) */
-export function screenContacts(parsed: ParsedSendRequest, blocked: PhoneSet, taken: PhoneSet, sent?: SentScreen): ParsedSendRequest {
+/** A screening done a few contacts at a time ({@link startScreening}). */
+export interface Screening {
+  /** Screens up to `count` more contacts; true once every contact is screened. */
+  step(count: number): boolean;
+  /** The request with the screened contacts moved to its rejections (call once every step is done). */
+  result(): ParsedSendRequest;
+}
+
+/**
+ * Screens a request's accepted contacts in steps, so a large request can be screened in slices
+ * (intake-parse.ts) while other requests are answered; the sets are read as they are at each step.
+ * `sent`: the `already_sent` check. @default none (off)
+ */
+export function startScreening(parsed: ParsedSendRequest, blocked: PhoneSet, taken: PhoneSet, sent?: SentScreen): Screening {
   let screened: Rejection[] | undefined;
   const accepted: AcceptedContact[] = [];
-  for (const a of parsed.accepted) {
-    const phone = a.contact.phone_number;
-    if (blocked.has(phone)) {
-      (screened ??= []).push({ index: a.index, reason: 'blocked', problems: [problem(phonePath(a.index), "a phone not on the company's blocklist (the recipient opted out)", phone)] });
-    } else if (taken.has(phone)) {
-      (screened ??= []).push({
-        index: a.index,
-        reason: 'duplicated',
-        problems: [problem(phonePath(a.index), 'a phone not already in the campaign (sent once, taken by an earlier request)', phone)],
-      });
-    } else if (sent !== undefined && sent.phones.has(phone)) {
-      (screened ??= []).push({ index: a.index, reason: 'already_sent', problems: [problem(phonePath(a.index), sent.expected, phone)] });
-    } else accepted.push(a);
-  }
-  if (screened === undefined) return parsed;
-  // Rejections stay in request order.
-  const rejected = [...parsed.rejected, ...screened].sort((x, y) => x.index - y.index);
-  return { ...parsed, accepted, rejected };
+  const all = parsed.accepted;
+  let next = 0;
+  return {
+    step(count) {
+      const end = Math.min(all.length, next + count);
+      for (; next < end; next++) {
+        const a = all[next]!;
+        const phone = a.contact.phone_number;
+        if (blocked.has(phone)) {
+          (screened ??= []).push({ index: a.index, reason: 'blocked', problems: [problem(phonePath(a.index), "a phone not on the company's blocklist (the recipient opted out)", phone)] });
+        } else if (taken.has(phone)) {
+          (screened ??= []).push({
+            index: a.index,
+            reason: 'duplicated',
+            problems: [problem(phonePath(a.index), 'a phone not already in the campaign (sent once, taken by an earlier request)', phone)],
+          });
+        } else if (sent !== undefined && sent.phones.has(phone)) {
+          (screened ??= []).push({ index: a.index, reason: 'already_sent', problems: [problem(phonePath(a.index), sent.expected, phone)] });
+        } else accepted.push(a);
+      }
+      return next === all.length;
+    },
+    result() {
+      if (screened === undefined) return parsed;
+      // Rejections stay in request order.
+      const rejected = [...parsed.rejected, ...screened].sort((x, y) => x.index - y.index);
+      return { ...parsed, accepted, rejected };
+    },
+  };
 }

@@ -76,6 +76,8 @@ export class SentPhones {
   #ops: { businessId: number; typeId: number; bucket: number; phones: number[]; released?: boolean }[] = [];
   #nextPrune = -Infinity;
   #pruned: number | undefined;
+  /** Bumped by every change of a bucket's phones and every pruning. */
+  #changes = 0;
 
   constructor(options: SentPhonesOptions) {
     this.#windowMs = options.windowMs;
@@ -92,6 +94,16 @@ export class SentPhones {
     return this.#windowMs;
   }
 
+  /**
+   * Changes with every phone remembered or given back and every bucket dropped, and when `now`
+   * leaves the buckets of an earlier `now` behind: a screening whose views were read at one version
+   * holds while it is unchanged (intake-parse.ts).
+   */
+  version(now: number): string {
+    // A bucket is live while start > now - window - width: which are depends on this quotient only.
+    return `${this.#changes}:${Math.floor((now - this.#windowMs) / this.#width)}`;
+  }
+
   /** Whether a bucket may still hold a phone taken within the window. */
   #live(start: number, now: number): boolean {
     return start + this.#width > now - this.#windowMs;
@@ -101,6 +113,7 @@ export class SentPhones {
   #prune(now: number): void {
     if (now < this.#nextPrune) return;
     this.#nextPrune = now + this.#width;
+    this.#changes++;
     for (const [key, list] of this.#buckets) {
       let dead = 0;
       while (dead < list.length && !this.#live(list[dead]!.start, now)) dead++;
@@ -131,6 +144,7 @@ export class SentPhones {
   remember(businessId: number, typeId: number, phones: readonly string[], now: number): void {
     if (!this.enabled || phones.length === 0) return;
     this.#prune(now);
+    this.#changes++;
     const key = `${businessId}:${typeId}`;
     let list = this.#buckets.get(key);
     if (list === undefined) this.#buckets.set(key, (list = []));
@@ -159,6 +173,7 @@ export class SentPhones {
     for (const b of list) {
       if (!this.#live(b.start, now) || !b.set.delete(k)) continue;
       held = true;
+      this.#changes++;
       if (this.#track) this.#op(businessId, typeId, b.start, [k], true);
     }
     return held;
@@ -208,6 +223,7 @@ export class SentPhones {
   /** Loads the rows kept (a durable server's, in the order written, or a snapshot's), then drops what is past the window at `now`. */
   load(rows: Iterable<SentPhonesRow>, now: number): void {
     if (!this.enabled) return;
+    this.#changes++;
     for (const r of rows) {
       const key = `${r.businessId}:${r.typeId}`;
       let list = this.#buckets.get(key);

@@ -46,7 +46,8 @@ async function send(ctx: ServerContext, request: FastifyRequest, key: string | u
   const { companyId } = request;
   // A large body is checked in slices first (other requests are answered meanwhile); the bound
   // and the submission then run in one piece in intakeSend.
-  const parsed = ctx.closing ? undefined : await parseSendInSlices(ctx, companyId, request.body);
+  const prepared = ctx.closing ? undefined : await parseSendInSlices(ctx, companyId, request.body);
+  const parsed = prepared?.parsed;
   let taken: PhoneSet | undefined;
   let sent: PhoneSet | undefined;
   let reserved: string[] = [];
@@ -89,7 +90,7 @@ async function send(ctx: ServerContext, request: FastifyRequest, key: string | u
       }
     }
   } else {
-    result = intakeSend(ctx, companyId, request.body, request.id, parsed, taken, sent);
+    result = intakeSend(ctx, companyId, request.body, request.id, parsed, taken, sent, prepared?.prescreen);
     if (key !== undefined && result.answer.status === 202) ctx.idempotency.keep(companyId, key, request.id, result.answer, ctx.clock.now());
     // A 202 is a promise: it leaves only once the accepted contacts are written (durable server),
     // with the answer kept under its key in the same transaction.
