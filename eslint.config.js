@@ -5,6 +5,11 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/** An import boundary: files matching `files` may not import a specifier matching one of `regexes`. */
+function boundary(files, message, regexes) {
+  return { files, rules: { 'no-restricted-imports': ['error', { patterns: regexes.map((regex) => ({ regex, message })) }] } };
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'bench/.build/', 'node_modules/', '.ci/', 'coverage/'] },
   js.configs.recommended,
@@ -30,6 +35,23 @@ export default tseslint.config(
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
+  // The layers' boundaries (docs/architecture.md): each folder imports only the layers below it, so
+  // the pure core stays pure and an adapter never reaches into the server that uses it.
+  boundary(['src/core/**/*.ts'], 'core imports nothing of sendpool outside src/core, and no Node module (it is pure)', ['(^|/)(contract|events|server|runtime|storage|redis|cli)/', '^node:']),
+  boundary(['src/contract/**/*.ts'], 'contract imports only src/core (and no Node module)', ['(^|/)(events|server|runtime|storage|redis|cli)/', '^node:']),
+  boundary(['src/events/**/*.ts'], 'events imports only src/core', ['(^|/)(contract|server|runtime|storage|redis|cli)/']),
+  boundary(['src/server/ports/**/*.ts', 'src/server/lib/**/*.ts'], "the server's ports and lib import only core, contract, events and each other, never the server that uses them", [
+    '^\\.\\./(?!ports/|lib/|\\.\\./)',
+    '^\\.\\./\\.\\./(?!core/|contract/|events/)',
+  ]),
+  boundary(['src/server/channels/*.ts'], "channels (adapters of the Channel port) import the ports and lib, core, contract, events and runtime, never the server's own files", [
+    '^\\.\\./(?!ports/|lib/|\\.\\./)',
+    '^\\.\\./\\.\\./(?!core/|contract/|events/|runtime/)',
+  ]),
+  boundary(['src/server/channels/*/**/*.ts'], "channels (adapters of the Channel port) import the ports and lib, core, contract, events and runtime, never the server's own files", [
+    '^\\.\\./\\.\\./(?!ports/|lib/|\\.\\./)',
+    '^\\.\\./\\.\\./\\.\\./(?!core/|contract/|events/|runtime/)',
+  ]),
   {
     // Plain JavaScript (this file, the busy-loop script, examples): no type information.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],

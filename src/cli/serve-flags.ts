@@ -5,7 +5,7 @@
  */
 import { DEFAULT_CONNECTIONS } from '../server/connections.js';
 import { MAX_IN_FLIGHT_PER_NUMBER } from '../server/channels/whatsapp/pacing-defaults.js';
-import { hostProblem, MIN_METRICS_KEY_LENGTH, MIN_REPORT_TOKEN_KEY_BYTES, publicBaseUrlProblem, secretProblem } from '../server/option-checks.js';
+import { hostProblem, MIN_METRICS_KEY_LENGTH, MIN_REPORT_TOKEN_KEY_BYTES, publicBaseUrlProblem, secretProblem } from '../server/lib/option-checks.js';
 import type { Options, Parsed } from './args.js';
 import { formatDuration, parseDuration } from './duration.js';
 import { UsageError } from './errors.js';

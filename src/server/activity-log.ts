@@ -14,7 +14,7 @@ import { reasonFor } from '../events/failure-reason.js';
 import type { HsmStatusInput } from '../events/hsm.js';
 import type { HsmStatus } from '../events/schemas/hsm.js';
 import { currentStatus, observe, type MessageProgress } from '../events/status-merge.js';
-import type { AttendanceReport } from './channel.js';
+import type { AttendanceReport } from './ports/channel.js';
 import type { ServerContact } from './contacts.js';
 
 /** One HSM message: a send attempt of a contact (its first try, or a retry) and its statuses. */

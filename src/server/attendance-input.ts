@@ -7,7 +7,7 @@
  * mapping from the channel's words (channel.ts, `AttendanceReport`) to the contract's.
  */
 import type { AttendanceInput, AttendanceMessageInput, SurveyInput } from '../events/attendance.js';
-import type { AttendanceReport } from './channel.js';
+import type { AttendanceReport } from './ports/channel.js';
 import type { TrackedMessage } from './tracked-messages.js';
 
 /** The input of `buildAttendanceNotification` for attendance `r`, opened by a reply to `t`. */

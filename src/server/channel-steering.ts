@@ -12,7 +12,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Engine } from '../core/engine.js';
-import type { AccountNotice, BusinessLimitUpdate, NumberLimitsUpdate, NumberQualityUpdate, NumberStatusUpdate, TemplateStatusUpdate } from './channel.js';
+import type { AccountNotice, BusinessLimitUpdate, NumberLimitsUpdate, NumberQualityUpdate, NumberStatusUpdate, TemplateStatusUpdate } from './ports/channel.js';
 
 export interface Steering {
   templateStatus(update: TemplateStatusUpdate): void;

@@ -11,7 +11,7 @@
 import type { Server } from 'node:http';
 import type { Problem } from '../core/problems.js';
 import { clientErrorHandler } from './client-errors.js';
-import { integerProblem } from './option-checks.js';
+import { integerProblem } from './lib/option-checks.js';
 
 /** Connection limits of {@link BuildServerOptions.connections}. */
 export interface ConnectionOptions {

@@ -10,7 +10,7 @@ import type { Blocklist } from './blocklist.js';
 import type { CampaignPhones } from './campaign-phones.js';
 import type { IdempotencyBook } from './idempotency.js';
 import type { SentPhones } from './sent-phones.js';
-import type { Channel } from './channel.js';
+import type { Channel } from './ports/channel.js';
 import type { DeadLetterStore } from './dead-letter-store.js';
 import type { DispatchWorker } from './dispatch-worker.js';
 import type { ServerMetrics } from './metrics.js';

@@ -8,7 +8,7 @@
 import type { Clock } from '../core/clock.js';
 import type { Engine } from '../core/engine.js';
 import type { ContactOutcome, OutgoingMessage, ReportResult, SendOutcome } from '../core/dispatch/types.js';
-import type { Channel } from './channel.js';
+import type { Channel } from './ports/channel.js';
 import { PassLoop } from './pass-loop.js';
 import { SendPacer } from './send-pacer.js';
 

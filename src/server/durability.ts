@@ -11,7 +11,7 @@
  */
 import type { Engine } from '../core/engine.js';
 import type { OutboxEvent } from '../events/outbox.js';
-import type { OutgoingSms } from './channel.js';
+import type { OutgoingSms } from './ports/channel.js';
 import { storedRun, writtenId, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
 import type { Persistence } from './persistence.js';
 import type { ServerStorage, StorageStep } from '../storage/sqlite-storage.js';

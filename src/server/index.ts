@@ -14,7 +14,7 @@ export type { SharedBlocklistClient } from './redis/shared-blocklist.js';
 export type { RedisResetEvent } from './redis/reset.js';
 export { DEFAULT_CONNECTIONS, type ConnectionOptions, type ResolvedConnections } from './connections.js';
 export type { MetricsOptions, MetricsListen } from './metrics-access.js';
-export { ServerOptionsError, isServerOptionsError } from './options-error.js';
+export { ServerOptionsError, isServerOptionsError } from './ports/errors.js';
 export { runServer, type RunServerOptions, type RunningServer } from './run-server.js';
 
 // The Channel port and the simulated channel
@@ -38,8 +38,8 @@ export type {
   InboundRequest,
   InboundResponse,
   InboundRoute,
-} from './channel.js';
-export { createSimulatedChannel, type SimulatedChannel, type SimulatedChannelOptions, type SimulatedSend, type DelayRange, type WeightedCode } from './simulated-channel.js';
+} from './ports/channel.js';
+export { createSimulatedChannel, type SimulatedChannel, type SimulatedChannelOptions, type SimulatedSend, type DelayRange, type WeightedCode } from './channels/simulated.js';
 export { composeChannels } from './channels/compose.js';
 export type { ComposedChannels } from './channels/compose.js';
 export { createSmppChannel, type SmppChannel, type SmppChannelStats } from './channels/smpp-channel.js';

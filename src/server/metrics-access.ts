@@ -23,7 +23,7 @@ import type { ErrorCode } from '../contract/response-schemas.js';
 import { errorResponse, type HttpAnswer } from '../contract/responses.js';
 import { applyConnectionLimits, nodeServerOptions, type ResolvedConnections } from './connections.js';
 import { fail } from './http-errors.js';
-import { hostProblem, MIN_METRICS_KEY_LENGTH, portProblem, secretProblem } from './option-checks.js';
+import { hostProblem, MIN_METRICS_KEY_LENGTH, portProblem, secretProblem } from './lib/option-checks.js';
 
 /** Where the separate metrics listener listens. */
 export interface MetricsListen {

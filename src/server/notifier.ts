@@ -30,7 +30,7 @@ import { uuidV4 } from '../events/uuid.js';
 import type { ActivitySink } from './activity-log.js';
 import { attendanceInput } from './attendance-input.js';
 import { CampaignStatisticsBook, type StatisticsPort } from './campaign-statistics-book.js';
-import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './channel.js';
+import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './ports/channel.js';
 import { serverContact, type ServerContact } from './contacts.js';
 import { EnqueuedRuns, hsmOrder, isReplay, isRun, runEventId, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
 import { NotifierCompanies, type CompanyWebhooks } from './notifier-companies.js';

@@ -6,7 +6,7 @@ import type { ContractLimits } from '../contract/limits.js';
 import type { DeliveryOutcome, OutboxOptions } from '../events/outbox.js';
 import type { RandomSource } from '../events/random.js';
 import type { ReportType } from '../events/schemas/report.js';
-import type { Channel } from './channel.js';
+import type { Channel } from './ports/channel.js';
 import type { ConnectionOptions } from './connections.js';
 import type { DashboardOptions } from './dashboard/options.js';
 import type { DeadLetterOptions } from './dead-letters.js';

@@ -6,7 +6,7 @@
  * written with the next step.
  */
 import type { OutboxEvent } from '../events/outbox.js';
-import type { OutgoingSms } from './channel.js';
+import type { OutgoingSms } from './ports/channel.js';
 import type { EnqueuedRun } from './enqueued-runs.js';
 
 export interface Persistence {

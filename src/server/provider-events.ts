@@ -10,7 +10,7 @@
  *
  * Separate from buildServer, which only attaches it: this is where each kind of provider event goes.
  */
-import type { ChannelSink } from './channel.js';
+import type { ChannelSink } from './ports/channel.js';
 import type { Steering } from './channel-steering.js';
 import type { DashboardState } from './dashboard/state.js';
 import type { Notifier } from './notifier.js';

@@ -8,9 +8,9 @@ import { resolveConnections, type ResolvedConnections } from './connections.js';
 import { resolveDashboard } from './dashboard/options.js';
 import type { DashboardOptions } from './dashboard/options.js';
 import { resolveMetrics, type ResolvedMetrics } from './metrics-access.js';
-import { integerProblem, publicBaseUrlProblem, reportTokenKeyProblem } from './option-checks.js';
+import { integerProblem, publicBaseUrlProblem, reportTokenKeyProblem } from './lib/option-checks.js';
 import type { BuildServerOptions } from './options.js';
-import { ServerOptionsError } from './options-error.js';
+import { ServerOptionsError } from './ports/errors.js';
 
 /** Options as the server uses them. */
 export interface ServerSettings {

@@ -15,7 +15,7 @@ import { resolveConnections } from './connections.js';
 import { EARLY_METRICS, openEarlyMetrics, openStartingApi, resolveMetrics, type EarlyMetrics, type StartingApi } from './metrics-access.js';
 import { startingMetrics } from './metrics.js';
 import type { SendpoolServer } from './server-control.js';
-import type { Channel } from './channel.js';
+import type { Channel } from './ports/channel.js';
 import type { SmppChannelOptions } from './channels/smpp-options.js';
 import { smppServerChannel } from './channels/smpp-server.js';
 import type { WhatsAppChannelOptions } from './channels/whatsapp/options.js';

@@ -6,7 +6,7 @@
  * Separate from the notifier, which decides whether and when a callback goes: this is its format.
  */
 import { formatUtcMinus3 } from '../events/datetime.js';
-import type { OutgoingSms, SmsStatus } from './channel.js';
+import type { OutgoingSms, SmsStatus } from './ports/channel.js';
 
 /** DLR: the SMS's status, at `at` (epoch milliseconds). */
 export function smsStatusCallback(id: string, sms: OutgoingSms, status: SmsStatus, reason: string | null, at: number) {

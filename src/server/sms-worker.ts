@@ -5,7 +5,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import { systemClock } from '../runtime/system-clock.js';
-import type { Channel, OutgoingSms } from './channel.js';
+import type { Channel, OutgoingSms } from './ports/channel.js';
 import { DrainRate } from './drain-rate.js';
 import type { Notifier } from './notifier.js';
 

@@ -11,7 +11,7 @@ import type { CampaignPhonesRow } from './campaign-phones.js';
 import type { SentPhonesRow } from './sent-phones.js';
 import type { EngineSnapshot } from '../core/snapshot.js';
 import type { OutboxSnapshot } from '../events/outbox.js';
-import type { OutgoingSms } from './channel.js';
+import type { OutgoingSms } from './ports/channel.js';
 import type { NotifierSnapshot } from './notifier.js';
 import type { ReportRecord } from './report-service.js';
 

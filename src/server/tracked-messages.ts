@@ -2,7 +2,7 @@
  * What the notifier remembers of what the channel accepted: each message, whose later statuses
  * (spec 6.3) and the attendance its reply opens (6.2) are built from it, and each SMS, whose DLR
  * and MO callbacks are. Both under a bound: at least the last `maxTracked / 2` of each, at most
- * `maxTracked` (two generations, bounded-map.ts: evicting one key a send from a full Map cost
+ * `maxTracked` (two generations, lib/bounded-map.ts: evicting one key a send from a full Map cost
  * tens of microseconds a send).
  *
  * Separate from the notifier, which only asks and tells, because keeping these rows is its own
@@ -10,8 +10,8 @@
  * the rows of forgotten messages, and, on the server on Redis, the rows another instance wrote.
  * Rows are keyed `m:` + message id and `s:` + SMS id.
  */
-import { BoundedMap } from './bounded-map.js';
-import type { OutgoingSms } from './channel.js';
+import { BoundedMap } from './lib/bounded-map.js';
+import type { OutgoingSms } from './ports/channel.js';
 import type { ServerContact } from './contacts.js';
 
 /** A message the channel accepted, kept to build its later notifications. */

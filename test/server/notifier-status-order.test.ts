@@ -15,7 +15,7 @@ import { EMPTY_WEBHOOK_CONFIG } from '../../src/contract/config-schema.js';
 import { Outbox, type OutboxEvent } from '../../src/events/outbox.js';
 import type { HsmStatus } from '../../src/events/schemas/hsm.js';
 import { statusRank } from '../../src/events/status-merge.js';
-import type { LaterStatus } from '../../src/server/channel.js';
+import type { LaterStatus } from '../../src/server/ports/channel.js';
 import { cryptoRandom } from '../../src/server/crypto-random.js';
 import { Notifier } from '../../src/server/notifier.js';
 

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Channel, ChannelSink } from '../../src/server/channel.js';
+import type { Channel, ChannelSink } from '../../src/server/ports/channel.js';
 import { api, contacts, startServer, waitFor } from './helpers.js';
 
 describe('reports at shutdown', () => {

@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import type { ChannelSink } from '../../src/server/channel.js';
+import type { ChannelSink } from '../../src/server/ports/channel.js';
 import { ChannelMemoryStore } from '../../src/server/channels/memory.js';
 import { SmppInbound, type ReceiptUpdate } from '../../src/server/channels/smpp-inbound.js';
 import { SmppReceiptWait } from '../../src/server/channels/smpp-receipt-wait.js';

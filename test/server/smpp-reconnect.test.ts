@@ -7,7 +7,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { ManualClock } from '../../src/core/clock.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createSmppChannel, type SmppChannelOptions, type SmppEvent } from '../../src/server/index.js';
-import type { SmsSendResult } from '../../src/server/channel.js';
+import type { SmsSendResult } from '../../src/server/ports/channel.js';
 import { waitFor } from './helpers.js';
 import { outgoingSms, recordingSink, smscAndChannel, startFakeSmsc, type Cleanup, type FakeSmsc, type Submit } from './smpp-smsc.js';
 

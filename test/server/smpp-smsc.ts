@@ -353,7 +353,7 @@ export async function startFakeSmsc(options: FakeSmscOptions = {}): Promise<Fake
 export interface RecordedSink {
   readonly statuses: { smsId: string; status: string; reason?: string | null }[];
   readonly replies: { smsId: string; text: string }[];
-  readonly sink: import('../../src/server/channel.js').ChannelSink;
+  readonly sink: import('../../src/server/ports/channel.js').ChannelSink;
 }
 
 export function recordingSink(): RecordedSink {
@@ -372,7 +372,7 @@ export function recordingSink(): RecordedSink {
 }
 
 /** An SMS as the server hands it to the channel, with the contract's encoding and parts. */
-export function outgoingSms(index: number, message: string, phone = `55119${String(70_000_000 + index).padStart(8, '0')}`): import('../../src/server/channel.js').OutgoingSms {
+export function outgoingSms(index: number, message: string, phone = `55119${String(70_000_000 + index).padStart(8, '0')}`): import('../../src/server/ports/channel.js').OutgoingSms {
   const size = smsSize(message);
   return { smsId: `req-1:${index}`, requestId: 'req-1', companyId: 1, index, phone, message, encoding: size.encoding, parts: size.parts, callbacks: {} };
 }

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MAX_MESSAGING_LIMIT_24H } from '../../src/core/fleet.js';
 import type { OutgoingMessage } from '../../src/core/dispatch/types.js';
-import { BoundedMap } from '../../src/server/bounded-map.js';
+import { BoundedMap } from '../../src/server/lib/bounded-map.js';
 import { ChannelMemoryStore, type ChannelMemoryChunk } from '../../src/server/channels/memory.js';
 import { classifyAnswer } from '../../src/server/channels/whatsapp/answer.js';
 import { decodeSent, encodeSent } from '../../src/server/channels/whatsapp/sent-record.js';

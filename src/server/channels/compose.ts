@@ -3,7 +3,7 @@
  * and an SMPP connection, say): sends go to the first, SMS to the second, and both report to the
  * server's sink.
  */
-import type { Channel } from '../channel.js';
+import type { Channel } from '../ports/channel.js';
 
 export interface ComposedChannels {
   /** Sends template messages (its `sendSms` is not used). */

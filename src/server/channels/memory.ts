@@ -3,7 +3,7 @@
  * oldest forgotten first, that the durable server also writes to its database, so the provider's
  * ids a channel keeps (a wamid, an SMSC message id) outlive a restart.
  *
- * Two generations, as in bounded-map.ts: at least the last `max / 2` keys set are remembered, at
+ * Two generations, as in ../lib/bounded-map.ts: at least the last `max / 2` keys set are remembered, at
  * most `max`, and forgetting costs nothing per entry. With `trackChanges` every set and delete is
  * also an entry numbered in order (`seq`; a delete has no value, and a marker entry, an empty key
  * without a value, starts each generation). A step writes its entries as one chunk (one row: a
@@ -13,7 +13,7 @@
  * may be half gone), rotating at the last one: the same operations from the same empty start give
  * the same two generations, so the memory after a restart is the memory before it.
  */
-import type { ChannelMemory } from '../channel.js';
+import type { ChannelMemory } from '../ports/channel.js';
 
 /** Entries of a channel memory numbered from `firstSeq`: a step's changes, or a chunk the database kept. */
 export interface ChannelMemoryChunk {

@@ -19,7 +19,7 @@
  * smpp-link.ts; receipts (DLR) and replies (MO), reported after the `sendSms` answer of their SMS
  * and acknowledged once what they did is written, are smpp-deliver.ts.
  */
-import type { Channel, ChannelMemory, ChannelSink, OutgoingSms, SmsSendResult } from '../channel.js';
+import type { Channel, ChannelMemory, ChannelSink, OutgoingSms, SmsSendResult } from '../ports/channel.js';
 import { ChannelMemoryStore } from './memory.js';
 import { Heap } from 'mnemonist';
 import { encodeSubmitSm, smppRelativeTime, submitParts, writeValidityPeriod } from './smpp-codec.js';
@@ -32,7 +32,7 @@ import { SmppReceiptWait } from './smpp-receipt-wait.js';
 import { PartQueue, type DelayedPart, type Job, type Part } from './smpp-queue.js';
 import { resolveSmppOptions, smppOptionProblems, type ResolvedSmppOptions, type SmppChannelOptions } from './smpp-options.js';
 import { loadSmpp, SMPP_STATUS, smppStatusText } from './smpp-package.js';
-import { ServerOptionsError } from '../options-error.js';
+import { ServerOptionsError } from '../ports/errors.js';
 
 /** Counters of an SMPP channel. */
 export interface SmppChannelStats {

@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { createSecureContext, connect as tlsConnect, type SecureContext } from 'node:tls';
 import type { Problem } from '../../core/problems.js';
-import { ServerOptionsError } from '../options-error.js';
+import { ServerOptionsError } from '../ports/errors.js';
 import { PduFramer, SmppFrameError } from './smpp-frames.js';
 import type { ResolvedSmppOptions } from './smpp-options.js';
 

@@ -12,7 +12,7 @@
  * Separate from the channel (smpp-channel.ts), which sends: receipts and replies come on the same
  * bind but follow their own rules of matching, ordering and acknowledgement.
  */
-import type { ChannelSink } from '../channel.js';
+import type { ChannelSink } from '../ports/channel.js';
 import { concatInfo } from './smpp-codec.js';
 import type { SmppConnection } from './smpp-connection.js';
 import { CMD, encodeInboundResp, type InboundSm } from './smpp-frames.js';

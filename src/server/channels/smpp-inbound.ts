@@ -13,7 +13,7 @@
  * A long SMS is delivered when every part's receipt says DELIVRD; the first part that does not
  * deliver decides its status (FAILED or EXPIRED), and later receipts of its parts are ignored.
  */
-import type { ChannelMemory, SmsStatus } from '../channel.js';
+import type { ChannelMemory, SmsStatus } from '../ports/channel.js';
 import type { ConcatInfo } from './smpp-codec.js';
 import { alternateIds, receiptReason, type Receipt } from './smpp-receipt.js';
 

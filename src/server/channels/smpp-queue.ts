@@ -2,7 +2,7 @@
  * What waits in the SMPP channel: an SMS being sent (a job) and its parts, each a `submit_sm`
  * encoded once, in FIFO queues.
  */
-import type { OutgoingSms, SmsSendResult } from '../channel.js';
+import type { OutgoingSms, SmsSendResult } from '../ports/channel.js';
 import type { ReceiptUpdate, TrackedSms } from './smpp-inbound.js';
 
 export interface Job {

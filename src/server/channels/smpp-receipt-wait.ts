@@ -21,7 +21,7 @@
  * `sw:` entry is read again from Redis (`ChannelMemory.reread`) before it expires, and the SMS is
  * skipped when the fleet no longer awaits it.
  */
-import type { ChannelSink } from '../channel.js';
+import type { ChannelSink } from '../ports/channel.js';
 import type { SmppDeliveries } from './smpp-deliver.js';
 import { parseAwaited, WAIT_KEY, type AwaitedReceipts, type SmppInbound, type TrackedSms } from './smpp-inbound.js';
 import type { ResolvedSmppOptions } from './smpp-options.js';

@@ -7,7 +7,7 @@
  * The TLVs `receipted_message_id` and `message_state`, when the SMSC sends them, win over the text
  * (they are typed; the text's format varies between SMSCs).
  */
-import type { SmsStatus } from '../channel.js';
+import type { SmsStatus } from '../ports/channel.js';
 
 /** `esm_class` bits 2–5 (message type) of a `deliver_sm` (SMPP 3.4, 5.2.12). */
 export const ESM_TYPE_MASK = 0x3c;

@@ -3,8 +3,8 @@
  * smpp`): template messages on the given channel (the simulated one by default), SMS on an SMPP
  * channel whose connection events go to the server's log. Nothing logged carries a credential.
  */
-import type { Channel } from '../channel.js';
-import { createSimulatedChannel } from '../simulated-channel.js';
+import type { Channel } from '../ports/channel.js';
+import { createSimulatedChannel } from './simulated.js';
 import { composeChannels } from './compose.js';
 import { createSmppChannel, type SmppChannel } from './smpp-channel.js';
 import type { SmppChannelOptions, SmppEvent } from './smpp-options.js';

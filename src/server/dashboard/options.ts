@@ -1,6 +1,6 @@
 /** Options of the operator dashboard (`buildServer({ dashboard })`). */
 import { problem, type Problem } from '../../core/problems.js';
-import { integerProblem } from '../option-checks.js';
+import { integerProblem } from '../lib/option-checks.js';
 
 /** The operator dashboard served under /dashboard/. */
 export interface DashboardOptions {

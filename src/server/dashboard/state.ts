@@ -8,7 +8,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Engine } from '../../core/engine.js';
 import type { OutgoingMessage } from '../../core/dispatch/types.js';
 import type { DeliveryOutcome } from '../../events/outbox.js';
-import type { AccountNotice, BusinessLimitUpdate, NumberLimitsUpdate, TemplateStatusUpdate } from '../channel.js';
+import type { AccountNotice, BusinessLimitUpdate, NumberLimitsUpdate, TemplateStatusUpdate } from '../ports/channel.js';
 import { CampaignPoolIndex, poolKey } from './campaign-pools.js';
 import { DeliveryRates } from './delivery-rates.js';
 import { HISTORY_MS, type DashboardOptions } from './options.js';

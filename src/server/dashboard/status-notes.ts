@@ -6,7 +6,7 @@
  * number or template that ever changed.
  */
 import type { StatusChange } from '../../core/engine-types.js';
-import type { AccountNotice, BusinessLimitUpdate, NumberLimitsUpdate, TemplateStatusUpdate } from '../channel.js';
+import type { AccountNotice, BusinessLimitUpdate, NumberLimitsUpdate, TemplateStatusUpdate } from '../ports/channel.js';
 
 /** The last change of a status: its source and time, and the provider's words when it gave some. */
 export interface StatusNote {

@@ -5,7 +5,7 @@
  * They live in a scope of their own, so the JSON-only body parser of the API does not apply.
  */
 import type { FastifyInstance } from 'fastify';
-import type { InboundRoute } from '../channel.js';
+import type { InboundRoute } from '../ports/channel.js';
 
 /** The paths to leave open in the API key check: each path with and without its trailing slash. */
 export function inboundPaths(routes: readonly InboundRoute[]): string[] {

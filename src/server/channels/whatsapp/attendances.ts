@@ -6,7 +6,7 @@
  * attendance system of its own turns this off and reports its attendances itself.
  */
 import { randomUUID } from 'node:crypto';
-import type { AttendanceMessageReport, AttendanceReport } from '../../channel.js';
+import type { AttendanceMessageReport, AttendanceReport } from '../../ports/channel.js';
 
 interface Open {
   readonly messageId: string;

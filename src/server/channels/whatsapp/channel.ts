@@ -28,14 +28,14 @@
  */
 import { Pool } from 'undici';
 import type { OutgoingMessage, SendOutcome } from '../../../core/dispatch/types.js';
-import type { Channel, ChannelMemory, ChannelSink, InboundRequest, InboundResponse, LaterStatus, OutgoingSms, SmsSendResult } from '../../channel.js';
-import { BoundedMap } from '../../bounded-map.js';
+import type { Channel, ChannelMemory, ChannelSink, InboundRequest, InboundResponse, LaterStatus, OutgoingSms, SmsSendResult } from '../../ports/channel.js';
+import { BoundedMap } from '../../lib/bounded-map.js';
 import { ChannelMemoryStore } from '../memory.js';
 import { classifyAnswer, classifyError, parseRetryAfter, restedOutcome } from './answer.js';
 import { Attendances } from './attendances.js';
 import { Gate, InFlightWindow } from './gate.js';
 import { WhatsAppChannelError, resolveWhatsAppOptions, type ResolvedWhatsAppOptions, type WhatsAppChannelOptions } from './options.js';
-import { secretProblem } from '../../option-checks.js';
+import { secretProblem } from '../../lib/option-checks.js';
 import { accountChange, businessLimitOf, flagOf, numberLimitsOf, templateChange } from './platform-changes.js';
 import { templateMessageBody, templatePart, type TemplateForPart, type TemplatePart } from './request.js';
 import { decodeSent, encodeSent, OPTED_OUT, PHONE_KEY, REPLIED, REPLIED_KEY, WAMID_KEY, type SentRecord } from './sent-record.js';

@@ -5,7 +5,7 @@
  */
 import { validateFleet } from '../../../core/fleet-validate.js';
 import { problem, type Problem } from '../../../core/problems.js';
-import { integerProblem, secretProblem } from '../../option-checks.js';
+import { integerProblem, secretProblem } from '../../lib/option-checks.js';
 import { FleetIds } from './fleet-ids.js';
 import { DEFAULT_MESSAGES_PER_SECOND, UPGRADED_MESSAGES_PER_SECOND } from './platform-changes.js';
 import { DEFAULT_MAX_IN_FLIGHT_PER_NUMBER, MAX_IN_FLIGHT_PER_NUMBER } from './pacing-defaults.js';

@@ -1,13 +1,13 @@
 /**
  * The `Channel` port: what the server needs from the host's provider (the chat channel's API and
  * the SMS gateway). The host implements it; the default is the simulated channel
- * (`simulated-channel.ts`). Sending is a promise of what the provider answered at once; everything
+ * (`channels/simulated.ts`). Sending is a promise of what the provider answered at once; everything
  * that happens later (delivery, read, reply, an attendance, an SMS delivery report or reply) is
  * reported to the {@link ChannelSink} the server attaches, under the ids the server handed out.
  */
-import type { NumberDefaults, NumberLimitsChange } from '../core/engine.js';
-import type { OutgoingMessage, SendOutcome } from '../core/dispatch/types.js';
-import type { SmsSend } from '../contract/mapping.js';
+import type { NumberDefaults, NumberLimitsChange } from '../../core/engine.js';
+import type { OutgoingMessage, SendOutcome } from '../../core/dispatch/types.js';
+import type { SmsSend } from '../../contract/mapping.js';
 
 /** Statuses a provider reports after a message was accepted (spec 3, HSM message status). */
 export type LaterStatus = 'SERVER' | 'DEVICE' | 'READ' | 'REPLIED' | 'EXPIRED' | 'FAILED';

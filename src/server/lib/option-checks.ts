@@ -3,7 +3,7 @@
  * `metrics.key`) and `sendpool serve` (which names the flag). Pure and free of fastify, so the
  * command line can use them without loading the server. Each answers a {@link Problem} or nothing.
  */
-import { problem, type Problem } from '../core/problems.js';
+import { problem, type Problem } from '../../core/problems.js';
 
 /** Shortest metrics key: the length of an API key (a secret a scraper sends on every scrape). */
 export const MIN_METRICS_KEY_LENGTH = 16;

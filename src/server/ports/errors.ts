@@ -3,7 +3,7 @@
  * of range, a key too short to be a secret): thrown before anything listens, with every problem at
  * once, each naming the option, the expected and the actual value.
  */
-import type { Problem } from '../core/problems.js';
+import type { Problem } from '../../core/problems.js';
 
 const OPTIONS = Symbol.for('sendpool.ServerOptionsError');
 

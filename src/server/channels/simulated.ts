@@ -10,8 +10,8 @@
  * Randomness is a seeded PRNG (a simulation is not security): the same seed gives the same run
  * when the engine hands out the same messages.
  */
-import type { OutgoingMessage, SendOutcome } from '../core/dispatch/types.js';
-import type { Channel, ChannelSink, OutgoingSms, SmsSendResult } from './channel.js';
+import type { OutgoingMessage, SendOutcome } from '../../core/dispatch/types.js';
+import type { Channel, ChannelSink, OutgoingSms, SmsSendResult } from '../ports/channel.js';
 
 /** A range of milliseconds; a delay is drawn uniformly from it. */
 export interface DelayRange {
