@@ -6,7 +6,7 @@
 import type { Clock } from './core/clock.js';
 import { Engine } from './core/engine.js';
 import type { Store } from './core/limits/store.js';
-import type { PortfolioSource } from './core/portfolio.js';
+import type { PortfolioSource } from './core/portfolio-types.js';
 import { systemClock } from './runtime/system-clock.js';
 
 /** Options of {@link createEngine}. */

@@ -60,7 +60,7 @@ export { SystemClock, systemClock } from './runtime/system-clock.js';
 export type { NumberLimits, NumberWindows, Store, StoreSnapshot, WindowUsage } from './core/limits/store.js';
 export { MemoryStore, type MemoryStoreNumberState, type MemoryStoreOptions, type MemoryStoreSnapshot } from './core/limits/memory-store.js';
 export { RecipientWindow, type RecipientWindowChanges, type RecipientWindowSnapshot } from './core/limits/recipient-window.js';
-export type { PortfolioChange, PortfolioSnapshot, PortfolioSource } from './core/portfolio.js';
+export type { PortfolioChange, PortfolioSnapshot, PortfolioSource } from './core/portfolio-types.js';
 export { SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type EngineSnapshot, type NumberStatusSnapshot, type PoolSnapshot, type TemplateStatusSnapshot } from './core/snapshot.js';
 
 // Capacity forecast

@@ -5,7 +5,7 @@
  */
 import type { FleetTables } from './fleet-tables.js';
 import type { StoreSnapshot } from './limits/store.js';
-import type { PortfolioSnapshot } from './portfolio.js';
+import type { PortfolioSnapshot } from './portfolio-types.js';
 import { type EngineSnapshot, type NumberStatusSnapshot, type PoolSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type TemplateStatusSnapshot } from './snapshot.js';
 
 /** A number's status as a snapshot keeps it. */

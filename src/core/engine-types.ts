@@ -3,7 +3,7 @@ import type { Clock } from './clock.js';
 import type { NumberStatus, TemplateStatus, TemplateVariable } from './fleet.js';
 import type { Store, StoreSnapshot } from './limits/store.js';
 import type { TemplateStatusSnapshot } from './snapshot.js';
-import type { PortfolioChange, PortfolioSource } from './portfolio.js';
+import type { PortfolioChange, PortfolioSource } from './portfolio-types.js';
 import type { DispatchChanges } from './dispatch/dispatcher.js';
 
 /** Why `assign` handed out fewer pairs than asked (`portfolio-limit`: a portfolio its numbers share is full). */

@@ -12,7 +12,7 @@ import type { SubmissionChange, SubmissionSnapshot } from './dispatch/dispatch-s
 import type { DispatchCounts, SubmissionStatus } from './dispatch/types.js';
 import type { EngineChanges, NumberChange } from './engine.js';
 import type { StoreSnapshot } from './limits/store.js';
-import type { PortfolioChange, PortfolioSnapshot } from './portfolio.js';
+import type { PortfolioChange, PortfolioSnapshot } from './portfolio-types.js';
 import { type EngineSnapshot, SNAPSHOT_FORMAT, SNAPSHOT_VERSION, type TemplateStatusSnapshot } from './snapshot.js';
 
 /** A live submission's row: its snapshot and the retry timers of its waiting contacts. */

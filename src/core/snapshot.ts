@@ -6,7 +6,7 @@
 import { SnapshotError } from './errors.js';
 import type { NumberStatus, TemplateStatus } from './fleet.js';
 import type { StoreSnapshot } from './limits/store.js';
-import type { PortfolioSnapshot } from './portfolio.js';
+import type { PortfolioSnapshot } from './portfolio-types.js';
 import { type Problem, problem } from './problems.js';
 
 export const SNAPSHOT_FORMAT = 'sendpool.engine';

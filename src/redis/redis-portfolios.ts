@@ -19,7 +19,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import { ArgumentError } from '../core/errors.js';
-import type { PortfolioSource } from '../core/portfolio.js';
+import type { PortfolioSource } from '../core/portfolio-types.js';
 import { describeValue } from '../core/problems.js';
 import { systemClock } from '../runtime/system-clock.js';
 import type { RedisStoreClient } from './redis-store-options.js';

@@ -8,7 +8,7 @@ import { formatUtcMinus3 } from '../events/datetime.js';
 import { repliedAsBlocklist } from '../events/status-merge.js';
 import { messageStatus, type AttendanceLogEntry } from './activity-log.js';
 import { csv } from './report-csv.js';
-import type { ReportContext, ReportFile, ReportGenerator } from './report-service.js';
+import type { ReportContext, ReportFile, ReportGenerator } from './report-types.js';
 
 /** A report made before periods existed (restored while processing): everything kept. */
 const EVERYTHING = { start: 0, end: Number.POSITIVE_INFINITY };

@@ -43,6 +43,7 @@ import { chunksOf } from './redis/chunks.js';
 import { NumberIncidents } from './number-incidents.js';
 import { EARLY_METRICS, serveMetrics, type EarlyMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { resolveServerOptions } from './resolve-options.js';
+import { optionConflict, ServerOptionsError } from './ports/errors.js';
 import { type CompanyWebhooks, Notifier, type TrackedMessage } from './notifier.js';
 import { DEFAULT_ALREADY_SENT_WINDOW_MS, DEFAULT_FAILURE_WINDOW_MS, type BuildServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
@@ -88,12 +89,18 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   // The key signing download links outlives restarts when the server has a store.
   const reportTokenKey = options.reportTokenKey ?? (typeof storedKey === 'string' ? Buffer.from(storedKey, 'base64') : random.randomBytes(32));
   const storage = options.storage;
-  if (storage && options.redis) throw new Error('buildServer: `storage` and `redis` exclude each other (one keeps state in a file, the other in Redis)');
+  if (storage && options.redis) {
+    throw new ServerOptionsError([optionConflict('$.redis', 'no `storage` beside it (one keeps state in a file, the other in Redis)', 'both given')]);
+  }
   // A portfolio's recipients kept by each engine alone: on Redis every instance would allow the whole limit.
   if (options.redis && engine.portfolios().length > 0 && !engine.sharesPortfolios) {
-    throw new Error(
-      'buildServer: the fleet has portfolios, and the engine keeps their limits alone: on Redis each instance would allow all of it; create the engine with `portfolioSource: new RedisPortfolios({ client, prefix })` (sendpool/redis; the CLI does), or run the server without `redis` (docs/scaling.md, "Portfolios on Redis")',
-    );
+    throw new ServerOptionsError([
+      optionConflict(
+        '$.engine',
+        'an engine whose portfolios are shared when `redis` is given (`portfolioSource: new RedisPortfolios({ client, prefix })`, sendpool/redis; the CLI does), or no `redis` (docs/scaling.md, "Portfolios on Redis")',
+        'the fleet has portfolios, and the engine keeps their limits alone: on Redis each instance would allow all of it',
+      ),
+    ]);
   }
   let durability: Persistence | undefined;
   const maxTracked = options.maxTrackedMessages ?? 1_000_000;

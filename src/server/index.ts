@@ -15,6 +15,7 @@ export type { RedisResetEvent } from './redis/reset.js';
 export { DEFAULT_CONNECTIONS, type ConnectionOptions, type ResolvedConnections } from './connections.js';
 export type { MetricsOptions, MetricsListen } from './metrics-access.js';
 export { ServerOptionsError, isServerOptionsError } from './ports/errors.js';
+export { MissingPeerError, isMissingPeerError, PEER_RANGES, type PeerName } from '../runtime/peers.js';
 export { runServer, type RunServerOptions, type RunningServer } from './run-server.js';
 
 // The Channel port and the simulated channel
@@ -52,7 +53,8 @@ export { RECEIPT_STATES, type ReceiptOutcome } from './channels/smpp-receipt.js'
 export { API_KEYS_ENV, MIN_KEY_LENGTH, ApiKeysError, checkApiKeys, isApiKeysError, loadApiKeys, type ApiKeyEntry, type CompanyApiKey, type OperatorApiKey } from './tenants.js';
 
 // Reports, snapshots, worker options
-export { BUILTIN_REPORTS, type ReportContext, type ReportFile, type ReportGenerator, type ReportRecord } from './report-service.js';
+export { BUILTIN_REPORTS, type ReportRecord } from './report-service.js';
+export type { ReportContext, ReportFile, ReportGenerator } from './report-types.js';
 export type { ReportPeriod } from './report-period.js';
 export type { ActivityLogView, AttendanceLogEntry, MessageLogEntry } from './activity-log.js';
 export {

@@ -4,7 +4,7 @@
  * scrape time. Labels are sending numbers, business and type ids, families and outcomes: never a
  * contact's data, never a key.
  */
-import { createRequire } from 'node:module';
+import { requirePeer } from '../runtime/peers.js';
 import type * as PromClient from 'prom-client';
 import type { Counter, Histogram, Registry } from 'prom-client';
 import type { StoreRecovery } from '../storage/store-open.js';
@@ -16,11 +16,7 @@ import type { Engine } from '../core/engine.js';
  * is synchronous, and prom-client is CommonJS.
  */
 function loadPromClient(): typeof PromClient {
-  try {
-    return createRequire(import.meta.url)('prom-client') as typeof PromClient;
-  } catch (e) {
-    throw new Error(`Server metrics need the optional package "prom-client" (npm i prom-client), or metrics: false: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-  }
+  return requirePeer<typeof PromClient>('prom-client', "The server's metrics", 'or metrics: false');
 }
 
 /** Namespace of every metric of the server, prom-client's process and Node.js metrics included. */

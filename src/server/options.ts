@@ -12,7 +12,7 @@ import type { DashboardOptions } from './dashboard/options.js';
 import type { DeadLetterOptions } from './dead-letters.js';
 import type { MetricsOptions } from './metrics-access.js';
 import type { DispatchOptions } from './dispatch-worker.js';
-import type { ReportGenerator } from './report-service.js';
+import type { ReportGenerator } from './report-types.js';
 import type { ServerStateSnapshot } from './snapshot-file.js';
 import type { ContactIdClient } from './redis/contact-ids.js';
 import type { QueueClient } from './redis/queue.js';

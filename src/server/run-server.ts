@@ -7,6 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createEngine } from '../engine.js';
+import { loadPeer, peerError } from '../runtime/peers.js';
+import { optionConflict, ServerOptionsError } from './ports/errors.js';
 import { snapshotFromRows } from '../core/rows.js';
 import { openSqliteStorage } from '../storage/sqlite-storage.js';
 import type { StoreRecovery } from '../storage/store-open.js';
@@ -107,7 +109,11 @@ export interface RunningServer {
 
 export async function runServer(options: RunServerOptions): Promise<RunningServer> {
   const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, recover = false, env = process.env, handleSignals = true, whatsapp, smpp, redis, ...rest } = options;
-  if (redis !== undefined && (dataDir !== undefined || snapshotFile !== undefined)) throw new Error('runServer: `redis` keeps the state in Redis; give no `dataDir` or `snapshotFile` with it');
+  if (redis !== undefined && (dataDir !== undefined || snapshotFile !== undefined)) {
+    throw new ServerOptionsError([
+      optionConflict('$.redis', 'no `dataDir` or `snapshotFile` beside it (`redis` keeps the state in Redis)', dataDir !== undefined ? '`dataDir` given' : '`snapshotFile` given'),
+    ]);
+  }
   const fleet: unknown = JSON.parse(readFileSync(fleetFile, 'utf8'));
   // The channel's warnings go to the server's log once it exists.
   let warn: ((details: Readonly<Record<string, unknown>>, message: string) => void) | undefined;
@@ -236,8 +242,7 @@ async function whatsAppChannel(fleet: unknown, options: Omit<WhatsAppChannelOpti
   try {
     mod = await import('./channels/whatsapp/index.js');
   } catch (e) {
-    const text = e instanceof Error ? e.message : String(e);
-    throw new Error(/Cannot find (?:package|module) 'undici/.test(text) ? 'the WhatsApp channel needs the optional package undici: npm install undici' : text, { cause: e });
+    throw peerError(e, 'undici', 'The WhatsApp channel');
   }
   return mod.createWhatsAppChannel({ onWarning, ...options, fleet });
 }
@@ -285,13 +290,7 @@ async function redisFleet(
   log: (level: 'info' | 'warn', details: object, message: string) => void,
   onSync: (state: () => string) => void,
 ) {
-  let ioredis: typeof import('ioredis');
-  try {
-    ioredis = await import('ioredis');
-  } catch (e) {
-    const text = e instanceof Error ? e.message : String(e);
-    throw new Error(/Cannot find (?:package|module) 'ioredis/.test(text) ? 'the server on Redis needs the optional package ioredis: npm install ioredis' : text, { cause: e });
-  }
+  const ioredis = await loadPeer<typeof import('ioredis')>('ioredis', 'The server on Redis');
   const { RedisStore, FleetSync, RedisPortfolios } = await import('../redis/index.js');
   // Commands wait for a reconnection rather than fail: a step is written once Redis is back.
   const client = url.startsWith('redis-cluster://') ? new ioredis.Cluster(clusterNodes(url), { redisOptions: { maxRetriesPerRequest: null } }) : new ioredis.Redis(url, { maxRetriesPerRequest: null });

@@ -20,6 +20,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Database, type Libsql, StoreDamagedError } from './store-check.js';
 import { IntakeJournal } from './intake-journal.js';
+import { loadPeer } from '../runtime/peers.js';
 import { checkStore, type RecoveredLoss, REFUSED_ADVICE, StoreSeal, type StoreRecovery, StoreWriteError } from './store-open.js';
 import { FINISHED_KEPT } from '../core/dispatch/dispatcher.js';
 import type { EngineChanges } from '../core/engine.js';
@@ -231,12 +232,7 @@ type RowOf<M> = M extends Map<unknown, infer V> ? V : never;
 
 /** libsql is loaded when a database is opened, so hosts without one do not need the package. */
 async function loadLibsql(): Promise<Libsql> {
-  try {
-    const mod = (await import('libsql')) as unknown as { default: Libsql };
-    return mod.default;
-  } catch (e) {
-    throw new Error(`The durable server needs the optional package "libsql" (npm i libsql): ${e instanceof Error ? e.message : String(e)}`, { cause: e });
-  }
+  return (await loadPeer<{ default: Libsql }>('libsql', 'The durable server')).default;
 }
 
 /**

@@ -171,7 +171,7 @@ const declaringFiles = (name: string) => sources.filter((s) => new RegExp(`(?:cl
 const MAX_RECORD_CHARS = 1_200;
 /** Sections whose records may stand alone: packaging is about the build, which no topical page describes. */
 const SELF_CONTAINED_SECTIONS = new Set(['Packaging']);
-const TOPICAL_PAGES = ['concepts', 'engine', 'dispatch-loop', 'contract', 'events', 'server', 'channels', 'cli', 'scaling', 'capacity-planning', 'dashboard', 'benchmarks'].map((p) => `${p}.md`);
+const TOPICAL_PAGES = ['concepts', 'engine', 'dispatch-loop', 'contract', 'events', 'server', 'channels', 'cli', 'scaling', 'capacity-planning', 'dashboard', 'benchmarks', 'architecture'].map((p) => `${p}.md`);
 
 describe('docs/decisions.md', () => {
   it('is parsed: sections, contents and records are found (so the checks below are not vacuous)', () => {

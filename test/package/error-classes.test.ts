@@ -27,6 +27,7 @@ const CLASSES: readonly [entry: string, name: string, args: readonly unknown[]][
   ['index', 'SnapshotError', ['not a snapshot']],
   ['index', 'SubmissionError', [[]]],
   ['server', 'ServerOptionsError', [[]]],
+  ['server', 'MissingPeerError', ['smpp', 'The SMPP channel']],
   ['server', 'ApiKeysError', [['keys[0].key: too short']]],
   ['server', 'SnapshotFileError', ['state.json', 'not JSON']],
   ['whatsapp', 'WhatsAppChannelError', [[]]],

@@ -212,7 +212,7 @@ describe('the published package', () => {
     expect(() => execFileSync('node', ['-e', "require.resolve('prom-client')"], { cwd, stdio: 'ignore' })).toThrow();
     expect(JSON.parse(execFileSync('node', ['--input-type=module', '-e', load(false)], { cwd, encoding: 'utf8' }))).toEqual({ status: 200, metrics: 404 });
     const on = JSON.parse(execFileSync('node', ['--input-type=module', '-e', load(true)], { cwd, encoding: 'utf8' })) as { error: string };
-    expect(on.error).toContain('Server metrics need the optional package "prom-client"');
+    expect(on.error).toContain(`The server's metrics needs the optional package "prom-client": npm install prom-client@"^15.0.0", or metrics: false`);
     // The command line says what to do, and exits 2 before listening.
     const serve = spawnSync('node', [join(cwd, 'node_modules', 'sendpool', 'dist', 'cli.js'), 'serve', 'fleet.json', '--memory', '--port', '0'], {
       cwd,
@@ -220,7 +220,7 @@ describe('the published package', () => {
       env: { ...process.env, SENDPOOL_API_KEYS: '1:package-test-key-0123' },
     });
     expect(serve.status, serve.stderr).toBe(2);
-    expect(serve.stderr).toContain('sendpool serve: GET /metrics needs the optional package prom-client: npm install prom-client, or give --no-metrics');
+    expect(serve.stderr).toContain('sendpool serve: GET /metrics needs the optional package "prom-client": npm install prom-client@"^15.0.0", or give --no-metrics');
   });
 
   it('serves the operator dashboard’s files from the installed package, loaded either way', () => {

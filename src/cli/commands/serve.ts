@@ -7,6 +7,7 @@
  */
 import { fleetArgument, parse } from '../args.js';
 import { EXIT_OK, EXIT_USAGE, UsageError } from '../errors.js';
+import { isMissingPeerError } from '../../runtime/peers.js';
 import { loadFleet } from '../fleet-file.js';
 import type { Io } from '../io.js';
 import { SERVE_FLAGS, serveSettings } from '../serve-flags.js';
@@ -131,11 +132,8 @@ export const serveCommand: Command = {
       running = await loaded.run({ fleetFile, ...options });
     } catch (e) {
       // Configuration the user must fix (keys, snapshot, address in use) is theirs: exit 2.
-      const text = e instanceof Error ? e.message : String(e);
-      if (/Cannot find (?:package|module) 'prom-client'/.test(text)) {
-        throw new UsageError('GET /metrics needs the optional package prom-client: npm install prom-client, or give --no-metrics');
-      }
-      throw new UsageError(text);
+      if (isMissingPeerError(e) && e.peer === 'prom-client') throw new UsageError(`GET /metrics needs the optional package "prom-client": ${e.install}, or give --no-metrics`);
+      throw new UsageError(e instanceof Error ? e.message : String(e));
     }
     for (const note of notes) io.err(`sendpool serve: note: ${note}\n`);
     if (running.recovery) io.err(`sendpool serve: ${recoverySummary(running.recovery)}\n`);

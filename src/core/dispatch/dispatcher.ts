@@ -43,6 +43,7 @@ import {
   type RetryTimer,
   SENT,
   SUBMITTED,
+  type RecordQueue,
   type SubmissionRecord,
   WAITING,
   countsView,
@@ -377,7 +378,7 @@ export class Dispatcher {
     else this.#block(queue, undefined);
   }
 
-  #block(queue: PoolQueue, s: { reason: Blocker; retryAt?: number } | undefined): void {
+  #block(queue: RecordQueue, s: { reason: Blocker; retryAt?: number } | undefined): void {
     queue.blocked = s?.reason;
     queue.retryAt = s?.retryAt;
     queue.wakeAt = s === undefined ? 0 : (s.retryAt ?? Infinity);
@@ -582,7 +583,7 @@ export class Dispatcher {
   }
 
   /** For a queue that would be polled now: whether its pool can hand out, and if not, what holds it. */
-  #refreshBlock(q: PoolQueue, now: number): void {
+  #refreshBlock(q: RecordQueue, now: number): void {
     if (q.ready === 0 || q.wakeAt > now) return;
     const pool = this.#host.pool(q.businessId, q.typeId);
     this.#block(q, pool ? this.#host.probe(pool, now) : { reason: 'no-template' });

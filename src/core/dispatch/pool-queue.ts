@@ -18,7 +18,7 @@
  * - a record with nothing queued (finished, expired, all in flight) is in no ring.
  */
 import { Ring } from './ring.js';
-import { QUEUED, type SubmissionRecord } from './record.js';
+import { QUEUED, type RecordQueue, type SubmissionRecord } from './record.js';
 import type { Blocker } from './types.js';
 
 export class Flow {
@@ -39,7 +39,7 @@ export class Flow {
 /** Reports a broken invariant found at run time (a bug), instead of throwing inside `poll`. */
 export type AnomalyReporter = (message: string) => void;
 
-export class PoolQueue {
+export class PoolQueue implements RecordQueue {
   readonly businessId: number;
   readonly typeId: number;
   readonly flows = new Map<string, Flow>();

@@ -11,8 +11,7 @@
  * refers to a final contact of this same record, is never queued again, and is skipped.
  */
 import type { ContactList } from './contact-list.js';
-import type { DispatchCounts, TerminalState } from './types.js';
-import type { PoolQueue } from './pool-queue.js';
+import type { Blocker, DispatchCounts, TerminalState } from './types.js';
 
 // Contact states (one byte a contact; the digits of a snapshot's `state` string).
 export const QUEUED = 0;
@@ -54,6 +53,27 @@ export function countsView(c: Counts): DispatchCounts {
   };
 }
 
+/**
+ * The queue a record's queued contacts wait in, as records and the dispatcher use it (PoolQueue,
+ * pool-queue.ts, implements it): declared here so the record and its queue do not import each other.
+ */
+export interface RecordQueue {
+  readonly businessId: number;
+  readonly typeId: number;
+  /** Queued contacts over all flows. */
+  readonly ready: number;
+  /** Contacts of the queue waiting for their retry time. */
+  waiting: number;
+  /** Clock time before which polling the queue cannot hand anything out (0: look now). */
+  wakeAt: number;
+  blocked: Blocker | undefined;
+  retryAt: number | undefined;
+  addFresh(record: SubmissionRecord, count: number, ahead?: boolean): void;
+  addBack(record: SubmissionRecord, index: number): void;
+  removeOne(record: SubmissionRecord, index: number): void;
+  removeAll(record: SubmissionRecord): void;
+}
+
 /** Contacts of a record still to end: queued, waiting for a retry, or in flight. */
 export function unfinished(c: Counts): number {
   return c[QUEUED]! + c[WAITING]! + c[IN_FLIGHT]!;
@@ -88,7 +108,7 @@ export interface SubmissionRecord {
   readonly id: string;
   /** The flow its contacts belong to: its campaign, or the submission alone without one. */
   readonly flowKey: string;
-  readonly queue: PoolQueue;
+  readonly queue: RecordQueue;
   readonly state: Uint8Array;
   readonly retries: Uint8Array;
   readonly handouts: Uint16Array;
@@ -142,7 +162,7 @@ export interface SubmissionRecord {
  * named fields in the object, where the hot loops read them with one load (a spread left most of
  * them in a separate property array, measured 24 to 50 % slower dispatch loops).
  */
-export function createRecord(seq: number, source: RecordSource, contacts: ContactList, queue: PoolQueue): SubmissionRecord {
+export function createRecord(seq: number, source: RecordSource, contacts: ContactList, queue: RecordQueue): SubmissionRecord {
   const n = contacts.length;
   const counts = zeroCounts();
   counts[SUBMITTED] = n;

@@ -13,7 +13,7 @@ import { isIP, connect as netConnect, type Socket } from 'node:net';
 import { createSecureContext, connect as tlsConnect, type SecureContext } from 'node:tls';
 import type { Problem } from '../../core/problems.js';
 import { ServerOptionsError } from '../ports/errors.js';
-import { PduFramer, SmppFrameError } from './smpp-frames.js';
+import { PduFramer, isSmppFrameError } from './smpp-frames.js';
 import type { ResolvedSmppOptions } from './smpp-options.js';
 
 /** Where the connection goes. */
@@ -123,7 +123,7 @@ export class SmppConnection {
       try {
         this.#framer.push(chunk, onFrame);
       } catch (e) {
-        if (!(e instanceof SmppFrameError)) throw e;
+        if (!isSmppFrameError(e)) throw e;
         // A length that cannot be: nothing after it can be cut into PDUs. Start over.
         this.destroy(`unreadable PDU: ${e.message}`);
       }

@@ -56,8 +56,22 @@ export function readHeader(frame: Buffer): PduHeader {
   return { length: frame.readUInt32BE(0), commandId: frame.readUInt32BE(4), status: frame.readUInt32BE(8), sequence: frame.readUInt32BE(12) };
 }
 
+const FRAME_ERROR = Symbol.for('sendpool.SmppFrameError');
+
 /** The stream is out of step: its connection must be dropped. */
-export class SmppFrameError extends Error {}
+export class SmppFrameError extends Error {
+  readonly [FRAME_ERROR] = true;
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'SmppFrameError';
+  }
+}
+
+/** True when `e` is a {@link SmppFrameError}, from this copy of sendpool or another. */
+export function isSmppFrameError(e: unknown): e is SmppFrameError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[FRAME_ERROR] === true;
+}
 
 /**
  * Cuts a byte stream into whole PDUs. Each frame handed out is a view of the octets read; it is

@@ -5,6 +5,7 @@
  */
 import type { EventEmitter } from 'node:events';
 import type { Server as NetServer, Socket } from 'node:net';
+import { loadPeer } from '../../runtime/peers.js';
 
 /** A decoded PDU: the command, its header and its fields (`short_message`, TLVs…) by name. */
 export interface SmppPdu {
@@ -40,13 +41,12 @@ let loaded: Promise<SmppModule> | undefined;
 
 /** Loads the `smpp` package once; a clear error when it is not installed. */
 export function loadSmpp(): Promise<SmppModule> {
-  // `as string`: the package ships no types; its shape is declared above instead.
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- without it tsc looks for the package's types
-  loaded ??= import('smpp' as string).then(
-    (mod: { default?: SmppModule } & SmppModule) => mod.default ?? mod,
+  // The package ships no types; its shape is declared above instead.
+  loaded ??= loadPeer<{ default?: SmppModule } & SmppModule>('smpp', 'The SMPP channel').then(
+    (mod) => mod.default ?? mod,
     (e: unknown) => {
       loaded = undefined;
-      throw new Error(`The SMPP channel needs the optional package "smpp" (npm i smpp@^0.5.1): ${e instanceof Error ? e.message : String(e)}`);
+      throw e;
     },
   );
   return loaded;

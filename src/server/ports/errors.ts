@@ -20,6 +20,11 @@ export class ServerOptionsError extends Error {
   }
 }
 
+/** One option that conflicts with another: the problem, its actual value said in words (`both given`). */
+export function optionConflict(path: string, expected: string, actual: string): Problem {
+  return { path, expected, actual, message: `${path}: expected ${expected}, got ${actual}` };
+}
+
 /** True when `e` is a {@link ServerOptionsError}, from this copy of sendpool or another. */
 export function isServerOptionsError(e: unknown): e is ServerOptionsError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[OPTIONS] === true;

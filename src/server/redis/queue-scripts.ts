@@ -16,7 +16,7 @@
  *                         lapses), counted for the fair share of the backlog (queue.ts)
  */
 import { CAMPAIGN_LUA } from '../../redis/scripts/campaign.js';
-import { DEAD_LETTER_LUA } from './shared-dead-letters.js';
+import { DEAD_LETTER_LUA } from './dead-letter-lua.js';
 import { MEMORY_WRITE_LUA } from './shared-memory.js';
 import { renewLua } from './renew-lua.js';
 import { epochFenceLua } from './reset-scripts.js';

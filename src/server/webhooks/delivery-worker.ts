@@ -15,6 +15,7 @@ import https from 'node:https';
 import type { Clock } from '../../core/clock.js';
 import type { AttemptResult, DeliveryAttempt, DeliveryOutcome, Outbox } from '../../events/outbox.js';
 import { httpAttemptResult } from '../../events/outbox.js';
+import { MissingPeerError } from '../../runtime/peers.js';
 import { signWebhook } from '../../events/signing.js';
 import { PassLoop, settleWithin } from '../pass-loop.js';
 import { ANSWER_BYTES, type Answer, attemptFailure } from './answer.js';
@@ -255,7 +256,7 @@ export class DeliveryWorker {
   #choose(u: Awaited<ReturnType<typeof loadUndici>> | null): UndiciTransport | undefined | null {
     if (u === null) return null;
     if (u === undefined) {
-      if (this.#transport === 'undici') throw new Error("DeliveryWorker: transport 'undici' needs the optional package undici (npm install undici)");
+      if (this.#transport === 'undici') throw new MissingPeerError('undici', "The webhooks' transport 'undici'", { hint: "or transport 'auto' or 'node'" });
       return undefined;
     }
     return new UndiciTransport(u, { perTarget: this.#perTarget, timeoutMs: this.#timeoutMs, userAgent: this.#deps.userAgent, lookup: this.#lookup });
