@@ -321,59 +321,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   // SMS written and not answered by the gateway go (again): at least once.
   const storedSms = (storedState?.sms ?? []).map(([, item]) => item as OutgoingSms);
   const sms = new SmsWorker(channel, notifier, options.sms, [...(restore?.sms ?? []), ...storedSms], storage || onRedis ? (id) => durability!.smsAnswered(id) : undefined);
-  const ctx: ServerContext = {
-    engine,
-    channel,
-    clock,
-    random,
-    tenants,
-    notifier,
-    outbox,
-    deadLetters: undefined as unknown as DeadLetterStore,
-    blocklist,
-    campaignPhones,
-    idempotency,
-    sentPhones,
-    dispatch,
-    sms,
-    reports: undefined as unknown as ReportService,
-    metrics: undefined,
-    limits,
-    urlPolicy: { allowPrivateHosts: allowPrivate },
-    maxQueuedContacts: options.maxQueuedContacts ?? 1_000_000,
-    maxPendingWebhooks: options.maxPendingWebhooks ?? 1_000_000,
-    reportTokenKey,
-    durability: undefined,
-    redis: undefined,
-    refreshOutput: options.redis?.refreshOutput,
-    nextContactId: restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1),
-    closing: false,
-    incidents,
-  };
-
-  if (storage) {
-    durability = storageDurability(storage, {
-      ctx,
-      activity,
-      channelMemory,
-      takeReportsChanged: () => {
-        const changed = reportsChanged;
-        reportsChanged = false;
-        return changed;
-      },
-      // The key the server made outlives restarts (one the host set is the host's to keep).
-      reportTokenKey: options.reportTokenKey === undefined ? Buffer.from(reportTokenKey as Uint8Array).toString('base64') : undefined,
-      deliver,
-      log: app.log,
-      full: options.storeEverything === true,
-      deadLetters: deadLetterBook,
-    });
-    (ctx as { durability: Persistence | undefined }).durability = durability;
-    // A store started with `recover` says what it lost, once, at error level (docs/server.md, "A damaged store").
-    if (storage.recovery) app.log.error({ recovery: storage.recovery }, recoverySummary(storage.recovery));
-    // Contacts the intake journal names as lost: reported FAILED, with the first step.
-    if (storage.loss) reportLostContacts(storage.loss, { notifier, clock, storedWebhooks, log: app.log });
-  } else if (onRedis) {
+  // On Redis: the shared queue's persistence, dead letters and the fleet's shared parts (redis/redis-wiring.ts).
+  if (onRedis) {
     onRedisWired = redisPersistence(options.redis!, onRedis, {
       notifier,
       blocklist,
@@ -389,12 +338,9 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     });
     deadLetters = onRedisWired.deadLetters;
     durability = onRedisWired.persistence;
-    (ctx as { durability: Persistence | undefined }).durability = durability;
-    (ctx as { redis: ServerContext['redis'] }).redis = onRedisWired.context;
   }
-  (ctx as { deadLetters: DeadLetterStore }).deadLetters = deadLetters;
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
-  (ctx as { reports: ReportService }).reports = new ReportService(
+  const reports = new ReportService(
     {
       engine,
       clock,
@@ -437,9 +383,61 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       },
       options.processMetrics ?? true,
     );
-    (ctx as { metrics: typeof metrics }).metrics = metrics;
   }
 
+  const ctx: ServerContext = {
+    engine,
+    channel,
+    clock,
+    random,
+    tenants,
+    notifier,
+    outbox,
+    deadLetters,
+    blocklist,
+    campaignPhones,
+    idempotency,
+    sentPhones,
+    dispatch,
+    sms,
+    reports,
+    metrics,
+    limits,
+    urlPolicy: { allowPrivateHosts: allowPrivate },
+    maxQueuedContacts: options.maxQueuedContacts ?? 1_000_000,
+    maxPendingWebhooks: options.maxPendingWebhooks ?? 1_000_000,
+    reportTokenKey,
+    durability,
+    redis: onRedisWired?.context,
+    refreshOutput: options.redis?.refreshOutput,
+    nextContactId: restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1),
+    closing: false,
+    incidents,
+  };
+
+  if (storage) {
+    durability = storageDurability(storage, {
+      ctx,
+      activity,
+      channelMemory,
+      takeReportsChanged: () => {
+        const changed = reportsChanged;
+        reportsChanged = false;
+        return changed;
+      },
+      // The key the server made outlives restarts (one the host set is the host's to keep).
+      reportTokenKey: options.reportTokenKey === undefined ? Buffer.from(reportTokenKey as Uint8Array).toString('base64') : undefined,
+      deliver,
+      log: app.log,
+      full: options.storeEverything === true,
+      deadLetters: deadLetterBook,
+    });
+    (ctx as { durability: Persistence | undefined }).durability = durability;
+    // A store started with `recover` says what it lost, once, at error level (docs/server.md, "A damaged store").
+    if (storage.recovery) app.log.error({ recovery: storage.recovery }, recoverySummary(storage.recovery));
+    // Contacts the intake journal names as lost: reported FAILED, with the first step.
+    if (storage.loss) reportLostContacts(storage.loss, { notifier, clock, storedWebhooks, log: app.log });
+  }
   // Later events from the provider.
   const steering = channelSteering(engine, () => dispatch.kick(), app.log);
   const provider = providerEvents({ notifier, steering, dashboard, turns, recall: onRedis !== undefined, commit: storage || onRedis ? () => durability!.commit() : undefined });
@@ -497,7 +495,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     metricsAddress: () => metricsEndpoint?.address() ?? null,
   });
   app.decorate('sendpool', control);
-  return app as unknown as SendpoolServer;
+  // Fastify's `decorate` answers the instance's own type: assigning the same value again gives the decorated type.
+  return Object.assign(app, { sendpool: control });
 }
 
 /**

@@ -109,7 +109,12 @@ export function smppConfig(fileText: string | undefined, env: Readonly<Record<st
     const path = where ? `${where}${rest}` : `${fileName}: $.${option}${rest} (or ${envNameOf(option) ?? 'the file'})`;
     problems.push({ ...p, path, message: p.message.replace(p.path, path) });
   }
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, options: merged as unknown as SmppChannelOptions };
+  return checked(merged, problems) ? { ok: true, options: merged } : { ok: false, problems };
+}
+
+/** Options `smppOptionProblems` found nothing wrong with are the channel's options (it checks every field's type and range). */
+function checked(_merged: Record<string, unknown>, problems: readonly Problem[]): _merged is Record<string, unknown> & SmppChannelOptions {
+  return problems.length === 0;
 }
 
 /** A problem whose `actual` is words, not a value. */
