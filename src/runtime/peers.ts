@@ -30,7 +30,12 @@ export class MissingPeerError extends Error {
   /** What to run, e.g. `npm install prom-client@"^15.0.0"`. */
   readonly install: string;
 
-  /** @param hint what else avoids the package (an option that turns the feature off) @default none */
+  /**
+   * @param peer the package
+   * @param feature what needed it
+   * @param options.hint what else avoids the package (an option that turns the feature off); none by default
+   * @param options.cause the loading error
+   */
   constructor(peer: PeerName, feature: string, options: { hint?: string; cause?: unknown } = {}) {
     const install = `npm install ${peer}@"${PEER_RANGES[peer]}"`;
     super(`${feature} needs the optional package "${peer}": ${install}${options.hint === undefined ? '' : `, ${options.hint}`}`, options.cause === undefined ? {} : { cause: options.cause });
