@@ -44,6 +44,7 @@ import { NumberIncidents } from './number-incidents.js';
 import { EARLY_METRICS, serveMetrics, type EarlyMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { resolveServerOptions } from './resolve-options.js';
 import { optionConflict, ServerOptionsError } from './ports/errors.js';
+import { LocalContactIds } from './ports/contact-ids.js';
 import { type CompanyWebhooks, Notifier, type TrackedMessage } from './notifier.js';
 import { DEFAULT_ALREADY_SENT_WINDOW_MS, DEFAULT_FAILURE_WINDOW_MS, type BuildServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
@@ -410,7 +411,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     durability,
     redis: onRedisWired?.context,
     refreshOutput: options.redis?.refreshOutput,
-    nextContactId: restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1),
+    contactIds: onRedis?.ids ?? new LocalContactIds(restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1)),
     closing: false,
     incidents,
   };

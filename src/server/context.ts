@@ -11,13 +11,13 @@ import type { CampaignPhones } from './campaign-phones.js';
 import type { IdempotencyBook } from './idempotency.js';
 import type { SentPhones } from './sent-phones.js';
 import type { Channel } from './ports/channel.js';
+import type { ContactIds } from './ports/contact-ids.js';
 import type { DeadLetterStore } from './dead-letter-store.js';
 import type { DispatchWorker } from './dispatch-worker.js';
 import type { ServerMetrics } from './metrics.js';
 import type { Notifier } from './notifier.js';
 import type { NumberIncidents } from './number-incidents.js';
 import type { Persistence } from './persistence.js';
-import type { ContactIdBlocks } from './redis/contact-ids.js';
 import type { RedisPersistence } from './redis/redis-persistence.js';
 import type { SharedBlocklist } from './redis/shared-blocklist.js';
 import type { SharedIdempotency } from './redis/shared-idempotency.js';
@@ -63,7 +63,6 @@ export interface ServerContext {
   readonly refreshOutput: (() => Promise<void>) | undefined;
   readonly redis:
     | {
-        readonly ids: ContactIdBlocks;
         readonly persistence: RedisPersistence;
         readonly webhooks: SharedWebhooks;
         readonly blocklist: SharedBlocklist;
@@ -71,8 +70,8 @@ export interface ServerContext {
         readonly idempotency: SharedIdempotency;
       }
     | undefined;
-  /** Next contact id (HSM `id`), advanced by each send request (one process; on Redis, `redis.ids`). */
-  nextContactId: number;
+  /** Where each accepted contact's id (HSM `id`) comes from: this process's counter, or on Redis the shared one. */
+  readonly contactIds: ContactIds;
   /** Set when the server is shutting down: intake answers 503. */
   closing: boolean;
   /** Why intake closed when it was not a shutdown (a durable write failed): the 503s say it. @default undefined */

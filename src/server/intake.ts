@@ -154,9 +154,8 @@ export function intakeSend(
   }
 
   const submission = toSubmission(screened);
-  // On Redis the ids come from the counter every instance shares (reserved before: the route's ensure).
-  const base = ctx.redis ? ctx.redis.ids.take(request.contacts.length) : ctx.nextContactId;
-  if (!ctx.redis) ctx.nextContactId += request.contacts.length;
+  // On Redis the ids come from the counter every instance shares (made ready before: the route's ensure).
+  const base = ctx.contactIds.take(request.contacts.length);
   const costCenterId = request.queue_id ?? 0;
   for (let i = 0; i < submission.contacts.length; i++) {
     Object.assign(submission.contacts[i] as object, { id: base + accepted[i]!.index, requestId, companyId, costCenterId });

@@ -56,7 +56,7 @@ export function serverSnapshot(ctx: ServerContext, activity: ActivityLog): Snaps
     engine: ctx.engine.snapshot(),
     server: {
       version: 1,
-      nextContactId: ctx.nextContactId,
+      nextContactId: ctx.contactIds.next ?? 1,
       notifier: ctx.notifier.snapshot(),
       outbox: ctx.outbox.snapshot(),
       reports: ctx.reports.snapshot(),

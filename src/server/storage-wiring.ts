@@ -47,7 +47,7 @@ export function storageDurability(storage: ServerStorage, parts: StorageWiringPa
       const reports = parts.takeReportsChanged() || full ? { reports: ctx.reports.snapshot() } : {};
       const changes = notifier.takeChanges(full);
       return {
-        values: { nextContactId: ctx.nextContactId, webhooks: notifier.webhooks(), ...reports, ...(reportTokenKey !== undefined ? { reportTokenKey } : {}) },
+        values: { nextContactId: ctx.contactIds.next, webhooks: notifier.webhooks(), ...reports, ...(reportTokenKey !== undefined ? { reportTokenKey } : {}) },
         ...(changes.statistics.length > 0 ? { statistics: changes.statistics } : {}),
         ...(changes.trackedPut.length > 0 ? { trackedPut: changes.trackedPut } : {}),
         ...(changes.trackedDelete.length > 0 ? { trackedDelete: changes.trackedDelete } : {}),

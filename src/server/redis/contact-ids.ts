@@ -11,6 +11,7 @@
  * a second were accepted on average since the counter last started (docs/scaling.md).
  */
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
+import type { ContactIds } from '../ports/contact-ids.js';
 
 /** The commands the contact ids use (an ioredis `Redis` or `Cluster`). */
 export type ContactIdClient = RedisScriptClient;
@@ -28,7 +29,10 @@ if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[2]) e
 return redis.call('INCRBY', KEYS[1], by)
 `);
 
-export class ContactIdBlocks {
+export class ContactIdBlocks implements ContactIds {
+  /** Shared: no counter of this process to keep. */
+  readonly next = undefined;
+
   readonly #client: ContactIdClient;
   readonly #key: string;
   readonly #block: number;

@@ -186,7 +186,6 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
   });
   const phones = new SharedPhones(options.client, parts.prefix, parts.queue.consumer, deps.alreadySentWindowMs);
   const context: NonNullable<ServerContext['redis']> = {
-    ids: parts.ids,
     persistence,
     webhooks,
     blocklist: sharedBlocklist,

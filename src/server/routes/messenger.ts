@@ -55,7 +55,7 @@ async function send(ctx: ServerContext, request: FastifyRequest, key: string | u
   let scope: SentScope | undefined;
   // On Redis: enough contact ids reserved from the shared counter before the intake runs.
   if (ctx.redis && parsed?.ok) {
-    await ctx.redis.ids.ensure(parsed.value.request.contacts.length);
+    await ctx.contactIds.ensure(parsed.value.request.contacts.length);
     // Its ENQUEUED notifications go to the company's shared configuration.
     await ctx.redis.webhooks.ensure([companyId]);
     // Contacts are screened against the fleet's blocklist (loaded once at start).
