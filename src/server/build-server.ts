@@ -91,13 +91,13 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const reportTokenKey = options.reportTokenKey ?? (typeof storedKey === 'string' ? Buffer.from(storedKey, 'base64') : random.randomBytes(32));
   const storage = options.storage;
   if (storage && options.redis) {
-    throw new ServerOptionsError([optionConflict('$.redis', 'no `storage` beside it (one keeps state in a file, the other in Redis)', 'both given')]);
+    throw new ServerOptionsError([optionConflict('redis', 'no `storage` beside it (one keeps state in a file, the other in Redis)', 'both given')]);
   }
   // A portfolio's recipients kept by each engine alone: on Redis every instance would allow the whole limit.
   if (options.redis && engine.portfolios().length > 0 && !engine.sharesPortfolios) {
     throw new ServerOptionsError([
       optionConflict(
-        '$.engine',
+        'engine',
         'an engine whose portfolios are shared when `redis` is given (`portfolioSource: new RedisPortfolios({ client, prefix })`, sendpool/redis; the CLI does), or no `redis` (docs/scaling.md, "Portfolios on Redis")',
         'the fleet has portfolios, and the engine keeps their limits alone: on Redis each instance would allow all of it',
       ),

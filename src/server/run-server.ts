@@ -111,7 +111,7 @@ export async function runServer(options: RunServerOptions): Promise<RunningServe
   const { fleetFile, port = 3000, host = '127.0.0.1', keysFile, snapshotFile, dataDir, recover = false, env = process.env, handleSignals = true, whatsapp, smpp, redis, ...rest } = options;
   if (redis !== undefined && (dataDir !== undefined || snapshotFile !== undefined)) {
     throw new ServerOptionsError([
-      optionConflict('$.redis', 'no `dataDir` or `snapshotFile` beside it (`redis` keeps the state in Redis)', dataDir !== undefined ? '`dataDir` given' : '`snapshotFile` given'),
+      optionConflict('redis', 'no `dataDir` or `snapshotFile` beside it (`redis` keeps the state in Redis)', dataDir !== undefined ? '`dataDir` given' : '`snapshotFile` given'),
     ]);
   }
   const fleet: unknown = JSON.parse(readFileSync(fleetFile, 'utf8'));

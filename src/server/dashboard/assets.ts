@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { optionConflict, ServerOptionsError } from '../ports/errors.js';
 
 /**
  * Only the page's own script and style, no inline code, no frames, no forms posting elsewhere; the
@@ -49,7 +50,7 @@ function assetDirectory(): string {
   const candidates = [new URL('./dashboard/', import.meta.url), new URL('./assets/', import.meta.url)].map((u) => fileURLToPath(u));
   const found = candidates.find((dir) => existsSync(`${dir}index.html`));
   if (found === undefined) {
-    throw new Error(`buildServer: the dashboard's files are missing (looked in ${candidates.join(' and ')}); reinstall sendpool, or pass dashboard: false`);
+    throw new ServerOptionsError([optionConflict('dashboard', `the dashboard's files installed (looked in ${candidates.join(' and ')}): reinstall sendpool, or dashboard: false`, 'files missing')]);
   }
   return found;
 }

@@ -27,6 +27,8 @@ import { FENCED_RENEW_SCRIPT, QUEUE_EPOCH_SCRIPT, REBUILD_SCRIPT, RECORD_CHECK_S
 import { IDEMPOTENCY_TTL_MS } from '../idempotency.js';
 import { COMMIT_TTL_MS } from './shared-phones.js';
 import { RETAIN_CONTACTS_MS } from './shared-statistics.js';
+import { ServerOptionsError } from '../ports/errors.js';
+import { problem } from '../../core/problems.js';
 
 const STEP = script(STEP_SCRIPT);
 const RECLAIM = script(RECLAIM_SCRIPT);
@@ -215,7 +217,9 @@ export class ContactQueue {
   constructor(options: ContactQueueOptions) {
     this.#client = options.client;
     this.#prefix = options.prefix ?? 'sendpool:{queue}:';
-    if (!/\{[^}]+\}/.test(this.#prefix)) throw new Error(`ContactQueue: prefix ${JSON.stringify(this.#prefix)} has no hash tag ({…}); every queue key must share one`);
+    if (!/\{[^}]+\}/.test(this.#prefix)) {
+      throw new ServerOptionsError([problem('redis.prefix', 'a prefix with a hash tag ({…}): every queue key must share one Redis Cluster slot', this.#prefix)]);
+    }
     this.#consumer = options.consumer;
     this.leaseMs = options.leaseMs ?? 30_000;
     this.#streamsPerClaim = options.streamsPerClaim ?? 64;
