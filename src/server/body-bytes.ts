@@ -13,11 +13,11 @@ import fastify from 'fastify';
 
 const { FST_ERR_CTP_BODY_TOO_LARGE, FST_ERR_CTP_INVALID_CONTENT_LENGTH } = fastify.errorCodes;
 
-/** Reads `payload` to its end; `done` gets the bytes, or Fastify's error. Called once. */
-export function readBodyBytes(payload: IncomingMessage, limit: number, done: (error: Error | null, bytes?: Buffer) => void): void {
+/** Reads `payload` to its end: `onBytes` gets the bytes, or `onError` Fastify's error; one of them, once. */
+export function readBodyBytes(payload: IncomingMessage, limit: number, onBytes: (bytes: Buffer) => void, onError: (error: Error) => void): void {
   const announced = Number(payload.headers['content-length']);
   if (announced > limit) {
-    done(new FST_ERR_CTP_BODY_TOO_LARGE());
+    onError(new FST_ERR_CTP_BODY_TOO_LARGE());
     return;
   }
   const sized = Number.isSafeInteger(announced) && announced >= 0;
@@ -25,11 +25,12 @@ export function readBodyBytes(payload: IncomingMessage, limit: number, done: (er
   const whole = sized ? Buffer.allocUnsafeSlow(announced) : undefined;
   const chunks: Buffer[] = [];
   let received = 0;
-  const finish = (error: Error | null, bytes?: Buffer) => {
+  const finish = (outcome: Error | Buffer) => {
     payload.removeListener('data', onData);
     payload.removeListener('end', onEnd);
-    payload.removeListener('error', onError);
-    done(error, bytes);
+    payload.removeListener('error', onStreamError);
+    if (Buffer.isBuffer(outcome)) onBytes(outcome);
+    else onError(outcome);
   };
   const onData = (chunk: Buffer | string) => {
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
@@ -40,17 +41,17 @@ export function readBodyBytes(payload: IncomingMessage, limit: number, done: (er
     received += bytes.length;
   };
   const onEnd = () => {
-    if (whole === undefined) finish(null, Buffer.concat(chunks, received));
+    if (whole === undefined) finish(Buffer.concat(chunks, received));
     else if (received !== whole.length) finish(new FST_ERR_CTP_INVALID_CONTENT_LENGTH());
-    else finish(null, whole);
+    else finish(whole);
   };
-  const onError = (e: Error & { statusCode?: number }) => {
+  const onStreamError = (e: Error & { statusCode?: number }) => {
     // As Fastify answers a stream's error: a client error unless it says otherwise.
     if (!(typeof e.statusCode === 'number' && e.statusCode >= 400)) e.statusCode = 400;
     finish(e);
   };
   payload.on('data', onData);
   payload.on('end', onEnd);
-  payload.on('error', onError);
+  payload.on('error', onStreamError);
   payload.resume();
 }

@@ -102,10 +102,12 @@ export function installJsonBodyParser(app: FastifyInstance, maxBodyBytes: number
   // Bytes, read by ./body-bytes.ts: a large body is decoded from them in slices, never made one text.
   app.addContentTypeParser('*', { bodyLimit: maxBodyBytes }, (request, payload, done) => {
     if (!isJsonContentType(request.headers['content-type'])) return done(new ContractHttpError('unsupported_media_type', []), undefined);
-    readBodyBytes(payload, maxBodyBytes, (error, bytes) => {
-      if (error !== null || bytes === undefined) done(error ?? new Error('no body'), undefined);
-      else decodeBody(request.raw, bytes, maxBodyBytes, done);
-    });
+    readBodyBytes(
+      payload,
+      maxBodyBytes,
+      (bytes) => decodeBody(request.raw, bytes, maxBodyBytes, done),
+      (error) => done(error, undefined),
+    );
   });
 }
 

@@ -7,12 +7,10 @@
  * checked side by side are bounded as if they had come one after the other. The screening is kept
  * with the version of the sets it read: `intakeSend` screens again only if they changed meanwhile.
  */
-import type { ParseResult } from '../contract/check.js';
-import { type ParsedSendRequest, parseSendRequest, startSendRequest } from '../contract/parse-send-request.js';
-import type { Problem } from '../core/problems.js';
+import { parseSendRequest, startSendRequest } from '../contract/parse-send-request.js';
 import { leaveBodyGate } from './body-parser.js';
 import type { ServerContext } from './context.js';
-import { type Prescreen, screeningVersion, sendRequestOptions, startRequestScreening } from './intake.js';
+import { type PreparedSend, screeningVersion, sendRequestOptions, startRequestScreening } from './intake.js';
 import { runInSlices } from './slices.js';
 
 /**
@@ -23,12 +21,6 @@ export const SLICED_CONTACTS_MIN = 1000;
 
 /** Contacts checked per unit of a slice: about 0.5 ms of work. */
 const UNIT_CONTACTS = 250;
-
-/** A send body parsed for `intakeSend`, and (a large one, not on Redis) its contacts screened. */
-export interface PreparedSend {
-  readonly parsed: ParseResult<ParsedSendRequest, Problem>;
-  readonly prescreen?: Prescreen;
-}
 
 /**
  * Parses a send body for `intakeSend`: at once when small, in slices when large. A large body's

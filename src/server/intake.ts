@@ -79,6 +79,12 @@ export interface Prescreen {
   readonly screened: ParsedSendRequest;
 }
 
+/** A send body parsed before `intakeSend` (intake-parse.ts), and (a large one, not on Redis) its contacts screened. */
+export interface PreparedSend {
+  readonly parsed: ParseResult<ParsedSendRequest, Problem>;
+  readonly prescreen?: Prescreen;
+}
+
 /**
  * The version of what a request is screened against at `now` (the blocklist, the campaigns' phones,
  * the phones already sent): a screening done at one version is the screening of any moment it is
@@ -99,27 +105,18 @@ export function startRequestScreening(ctx: ScreeningSets, companyId: number, par
 }
 
 /**
- * Takes a send request. `preparsed` is the body already parsed with {@link sendRequestOptions}
+ * Takes a send request. `prepared` is the body already parsed with {@link sendRequestOptions}
  * (a large body is parsed in slices before: intake-parse.ts); without it the body is parsed here.
  * Everything from the intake bound on runs in one piece, so what the bound saw is what is queued.
  * `taken`: the campaign's phones other requests hold, `sent` the phones the business took for the
- * type within `alreadySentWindowMs` (on Redis, both reserved by the route before). `prescreen`: the
- * contacts screened in slices before (intake-parse.ts), used when nothing screened against changed
- * since; otherwise they are screened again here.
+ * type within `alreadySentWindowMs` (on Redis, both reserved by the route before). The prepared
+ * screening is used when nothing screened against changed since; otherwise it is done again here.
  */
-export function intakeSend(
-  ctx: ServerContext,
-  companyId: number,
-  body: unknown,
-  requestId: string,
-  preparsed?: ParseResult<ParsedSendRequest, Problem>,
-  taken?: PhoneSet,
-  sent?: PhoneSet,
-  prescreen?: Prescreen,
-): IntakeAnswer {
+export function intakeSend(ctx: ServerContext, companyId: number, body: unknown, requestId: string, prepared?: PreparedSend, taken?: PhoneSet, sent?: PhoneSet): IntakeAnswer {
   if (ctx.closing) return { answer: errorResponse('unavailable', [], ctx.closedBecause ?? 'The server is shutting down; send again to another instance or later.') };
   const { engine } = ctx;
-  const parsed = preparsed ?? parseSendRequest(body, sendRequestOptions(ctx, companyId));
+  const parsed = prepared?.parsed ?? parseSendRequest(body, sendRequestOptions(ctx, companyId));
+  const prescreen = prepared?.prescreen;
   if (!parsed.ok) return { answer: errorResponse('invalid_body', explainBusiness(ctx, companyId, body, parsed.problems)) };
   const campaignId = parsed.value.request.campaign_id;
   const now = ctx.clock.now();

@@ -78,7 +78,7 @@ async function send(ctx: ServerContext, request: FastifyRequest, key: string | u
     // What the intake stages besides chunks (its ENQUEUED run, its admissions) is the request's
     // part: written with its commit mark, or not at all if it is voided.
     const redis = ctx.redis;
-    const captured = redis.persistence.capture(() => intakeSend(ctx, companyId, request.body, request.id, parsed, taken, sent));
+    const captured = redis.persistence.capture(() => intakeSend(ctx, companyId, request.body, request.id, prepared, taken, sent));
     result = captured.value;
     if (result.answer.status === 202) {
       redis.persistence.stageRequest(request.id, captured, key === undefined ? undefined : { key: redis.idempotency.recordKey(companyId, key), answer: JSON.stringify(result.answer) });
@@ -90,7 +90,7 @@ async function send(ctx: ServerContext, request: FastifyRequest, key: string | u
       }
     }
   } else {
-    result = intakeSend(ctx, companyId, request.body, request.id, parsed, taken, sent, prepared?.prescreen);
+    result = intakeSend(ctx, companyId, request.body, request.id, prepared, taken, sent);
     if (key !== undefined && result.answer.status === 202) ctx.idempotency.keep(companyId, key, request.id, result.answer, ctx.clock.now());
     // A 202 is a promise: it leaves only once the accepted contacts are written (durable server),
     // with the answer kept under its key in the same transaction.
