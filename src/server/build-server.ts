@@ -4,26 +4,24 @@
  * parsers, the dispatch worker over the engine and the channel, the notifier and the delivery
  * worker over the outbox, reports, metrics, and the shutdown that snapshots everything.
  *
- * This file makes the parts and hands each to the next, in the order they need each other. What
- * the parts do lives with them: the HTTP side (http-setup.ts), the notifications of sends and
- * outcomes (dispatch-notifications.ts), the provider's later events (provider-events.ts), the
- * durable state on the embedded database (storage-wiring.ts) or on Redis (redis/redis-wiring.ts),
- * the shutdown (shutdown.ts), and what the host controls (server-control.ts).
+ * This file makes the parts and hands each to the next, in the order they need each other. Where
+ * the state lives is the backend's (backends/choose.ts: memory, sqlite or redis), chosen once;
+ * the parts are made over its hooks and handed back to it (`attach`). What the parts do lives with
+ * them: the HTTP side (http-setup.ts), the notifications of sends and outcomes
+ * (dispatch-notifications.ts), the provider's later events (provider-events.ts), the shutdown
+ * (shutdown.ts), and what the host controls (server-control.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { systemClock } from '../runtime/system-clock.js';
-import type { OutgoingMessage } from '../core/dispatch/types.js';
 import { DEFAULT_MAX_BODY_BYTES } from '../contract/limits.js';
-import { Outbox, type OutboxEvent } from '../events/outbox.js';
-import type { EnqueuedRun, WrittenEvent } from './enqueued-runs.js';
+import { Outbox } from '../events/outbox.js';
+import type { WrittenEvent } from './ports/persistence.js';
 import { ActivityLog } from './activity-log.js';
 import type { OutgoingSms } from './ports/channel.js';
 import type { ServerContext } from './context.js';
 import { cryptoRandom } from './crypto-random.js';
-import { localDeadLetters, type DeadLetterStore } from './dead-letter-store.js';
-import { DeadLetterBook, deadLetterOf, type DeadLetter } from './dead-letters.js';
-import { Durability } from './durability.js';
-import { IdempotencyBook } from './idempotency.js';
+import { DeadLetterBook, deadLetterBounds, deadLetterOf, type DeadLetter } from './dead-letters.js';
+import { chooseBackend } from './backends/choose.js';
 import { Blocklist } from './blocklist.js';
 import { CampaignPhones } from './campaign-phones.js';
 import { SentPhones } from './sent-phones.js';
@@ -32,20 +30,15 @@ import { ChannelMemoryStore } from './channels/memory.js';
 import { dispatchNotifications } from './dispatch-notifications.js';
 import { createTurns } from './turns.js';
 import { DispatchWorker } from './dispatch-worker.js';
-import type { Persistence } from './persistence.js';
-import { redisParts, redisPersistence } from './redis/redis-wiring.js';
 import { createFastify, installHttpHooks } from './http-setup.js';
 import { DashboardState } from './dashboard/state.js';
 import { DASHBOARD_OPEN_PATHS, dashboardRoutes } from './dashboard/routes.js';
 import { createMetrics } from './metrics.js';
 import { lateFailures } from './late-failures.js';
-import { chunksOf } from './redis/chunks.js';
 import { NumberIncidents } from './number-incidents.js';
 import { EARLY_METRICS, serveMetrics, type EarlyMetrics, type MetricsEndpoint } from './metrics-access.js';
 import { resolveServerOptions } from './resolve-options.js';
-import { optionConflict, ServerOptionsError } from './ports/errors.js';
-import { LocalContactIds } from './ports/contact-ids.js';
-import { type CompanyWebhooks, Notifier, type TrackedMessage } from './notifier.js';
+import { type CompanyWebhooks, Notifier } from './notifier.js';
 import { DEFAULT_ALREADY_SENT_WINDOW_MS, DEFAULT_FAILURE_WINDOW_MS, type BuildServerOptions } from './options.js';
 import { ReportService } from './report-service.js';
 import { channelSteering } from './channel-steering.js';
@@ -60,9 +53,6 @@ import { reportRoutes } from './routes/reports.js';
 import { smsRoutes } from './routes/sms.js';
 import { serverControl, serverSnapshot, type SendpoolServer } from './server-control.js';
 import { installShutdown } from './shutdown.js';
-import { storageDurability } from './storage-wiring.js';
-import { recoverySummary } from '../storage/store-open.js';
-import { reportLostContacts } from './recovered-contacts.js';
 import { createSimulatedChannel } from './channels/simulated.js';
 import { SmsWorker } from './sms-worker.js';
 import { Tenants } from './tenants.js';
@@ -89,42 +79,27 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const storedKey = stored?.get('reportTokenKey');
   // The key signing download links outlives restarts when the server has a store.
   const reportTokenKey = options.reportTokenKey ?? (typeof storedKey === 'string' ? Buffer.from(storedKey, 'base64') : random.randomBytes(32));
-  const storage = options.storage;
-  if (storage && options.redis) {
-    throw new ServerOptionsError([optionConflict('redis', 'no `storage` beside it (one keeps state in a file, the other in Redis)', 'both given')]);
-  }
-  // A portfolio's recipients kept by each engine alone: on Redis every instance would allow the whole limit.
-  if (options.redis && engine.portfolios().length > 0 && !engine.sharesPortfolios) {
-    throw new ServerOptionsError([
-      optionConflict(
-        'engine',
-        'an engine whose portfolios are shared when `redis` is given (`portfolioSource: new RedisPortfolios({ client, prefix })`, sendpool/redis; the CLI does), or no `redis` (docs/scaling.md, "Portfolios on Redis")',
-        'the fleet has portfolios, and the engine keeps their limits alone: on Redis each instance would allow all of it',
-      ),
-    ]);
-  }
-  let durability: Persistence | undefined;
   const maxTracked = options.maxTrackedMessages ?? 1_000_000;
-  // The server on Redis: the shared queue and this instance's side of it, what the fleet remembers
-  // of its sends and its campaign statistics (docs/scaling.md).
-  const onRedis = options.redis ? redisParts(options.redis, engine, { maxTracked, batchIntervalMs, failureWindowMs, clock, random, durability: () => durability, log: () => app.log }) : undefined;
-  let onRedisWired: ReturnType<typeof redisPersistence> | undefined;
-  /** Runs the notifier for a contact: on Redis its notifications are written with its chunk. */
-  const about = <T>(contact: object, fn: () => T): T => (onRedisWired ? onRedisWired.persistence.about(contact, fn) : fn());
+  const app = createFastify(options.logger, random, maxBodyBytes, settings.connections);
+  const deadLetterLimits = deadLetterBounds(options.deadLetters);
+  // Where the state lives: memory, the embedded database or Redis (backends/choose.ts), chosen once.
+  const backend = chooseBackend(options, {
+    clock,
+    random,
+    log: app.log,
+    maxTracked,
+    batchIntervalMs,
+    failureWindowMs,
+    // The key the server made outlives restarts (one the host set is the host's to keep).
+    madeReportTokenKey: options.reportTokenKey === undefined ? Buffer.from(reportTokenKey as Uint8Array).toString('base64') : undefined,
+    deadLetters: deadLetterLimits,
+  });
   /**
    * The memory the channel keeps the provider's ids in (docs/channels.md, "What survives a
-   * restart"): two entries a message (its platform id, its recipient), so twice the tracked bound;
-   * on the durable server written with each step and loaded at start; on Redis the fleet's.
+   * restart"): two entries a message (its platform id, its recipient), so twice the tracked bound.
    */
-  const channelMemory = new ChannelMemoryStore(
-    2 * maxTracked,
-    storage || onRedis ? { trackChanges: true, onChange: () => durability?.schedule(), ...(onRedis ? { recall: onRedis.recallChannel, scan: onRedis.scanChannel } : {}) } : {},
-  );
+  const channelMemory = new ChannelMemoryStore(2 * maxTracked, backend.channelMemory);
   channelMemory.load(options.stored?.channelMemory ?? []);
-  /** Reports changed since the last step: written then (with their files), not at every step. */
-  let reportsChanged = false;
-
-  const app = createFastify(options.logger, random, maxBodyBytes, settings.connections);
   // Numbers blocked for every message (credentials refused, provider unreachable): said loudly.
   const incidents = new NumberIncidents(app.log, clock);
 
@@ -134,15 +109,9 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const outbox = restore ? Outbox.restore(restore.outbox, { random, ...options.outbox }) : new Outbox({ random, ...options.outbox });
   const counters = { delivered: 0, deadLettered: 0 };
   // Dead-lettered events, kept for an operator to see and replay (dead-letters.ts): in this process
-  // (written with each durable step), or on Redis the fleet's (set below, once the persistence is).
-  const deadLetterBook = new DeadLetterBook(options.deadLetters, storage !== undefined);
+  // (written with each durable step), or on Redis the fleet's.
+  const deadLetterBook = new DeadLetterBook(options.deadLetters, backend.tracksChanges);
   deadLetterBook.load((restore?.deadLetters ?? storedState?.deadLetters ?? []) as readonly DeadLetter[]);
-  let deadLetters: DeadLetterStore = localDeadLetters({
-    book: deadLetterBook,
-    clock,
-    durability: () => (durability instanceof Durability ? durability : undefined),
-    replayNow: (events) => deliver(events.map((replay) => ({ replay }))),
-  });
   let metrics: ReturnType<typeof createMetrics> | undefined;
 
   const delivery = new DeliveryWorker(
@@ -158,15 +127,15 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       onOutcomes: (outcomes) => {
         // A run's notification has no record of its own: its run's goes when the run ends (onRunDone).
         const ended = outcomes.filter((o) => !notifier.runEventEnded(o.event.id, o.kind === 'dead-lettered'));
-        if (ended.length > 0) durability?.delivered(ended.map((o) => o.event.id));
+        if (ended.length > 0) backend.persistence.delivered(ended.map((o) => o.event.id));
         dashboard?.delivered(outcomes);
         for (const o of outcomes) {
           if (o.kind === 'delivered') counters.delivered++;
           else {
             counters.deadLettered++;
             app.log.warn({ family: o.event.family, eventId: o.event.id, attempts: o.attempts, lastError: o.lastError }, 'webhook dead-lettered');
-            // In the step that ends its delivery (durability.delivered above, or its run's record).
-            deadLetters.deadLettered(deadLetterOf(o));
+            // In the step that ends its delivery (persistence.delivered above, or its run's record).
+            backend.deadLetters.deadLettered(deadLetterOf(o));
             options.onDeadLetter?.(o);
           }
           metrics?.webhookOutcomes.inc({ family: o.event.family, outcome: o.kind });
@@ -175,25 +144,15 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     },
     options.delivery,
   );
-  const blocklist = new Blocklist(storage !== undefined || onRedis !== undefined);
-  const campaignPhones = new CampaignPhones(storage !== undefined);
+  const blocklist = new Blocklist(backend.blocklistTracksChanges);
+  const campaignPhones = new CampaignPhones(backend.tracksChanges);
   blocklist.load(restore?.blocklist ?? storedState?.blocklist ?? []);
   campaignPhones.load(restore?.campaignPhones ?? storedState?.campaignPhones ?? []);
-  // Idempotency keys' first answers (on Redis the fleet's: shared-idempotency.ts).
-  const idempotency = new IdempotencyBook(storage !== undefined);
-  idempotency.load(storedState?.idempotency ?? [], clock.now());
   // The phones each business took per template type (already_sent); on Redis the fleet's (shared-phones.ts).
-  const sentPhones = new SentPhones({ windowMs: options.alreadySentWindowMs ?? DEFAULT_ALREADY_SENT_WINDOW_MS, trackChanges: storage !== undefined });
+  const sentPhones = new SentPhones({ windowMs: options.alreadySentWindowMs ?? DEFAULT_ALREADY_SENT_WINDOW_MS, trackChanges: backend.tracksChanges });
   sentPhones.load(restore?.sentPhones ?? storedState?.sentPhones ?? [], clock.now());
   /** A contact ended FAILED or EXPIRED without reaching its recipient: its phone is the business's to send again. */
-  const releaseSent = (contact: ServerContact, businessId: number, typeId: number) => {
-    if (!sentPhones.enabled) return;
-    if (onRedisWired) {
-      onRedisWired.context.phones
-        .releaseSent(businessId, typeId, contact.requestId, contact.phone, clock.now())
-        .catch((e: unknown) => app.log.warn({ err: e }, 'a phone given back (already_sent) not written to Redis'));
-    } else if (sentPhones.release(businessId, typeId, contact.phone, clock.now())) durability?.schedule();
-  };
+  const releaseSent = (contact: ServerContact, businessId: number, typeId: number) => backend.releaseSent(contact, businessId, typeId);
   // What the period reports read; bounded by age and count (docs/decisions.md, "Report data").
   let businessOfNumber = new Map<string, number>();
   // Read again on a miss: a fleet replaced at run time may bring numbers.
@@ -205,8 +164,8 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     maxMessages: options.maxReportMessages ?? 500_000,
     maxAttendances: options.maxReportAttendances ?? 100_000,
     businessOf,
-    trackChanges: storage !== undefined,
-    onChange: () => durability?.schedule(),
+    trackChanges: backend.tracksChanges,
+    onChange: () => backend.persistence.schedule(),
   });
   activity.load([...(restore?.activity ?? []), ...(storedState?.activity ?? [])]);
   const notifier = new Notifier(
@@ -222,37 +181,11 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       secrets: options.webhookSecrets ?? {},
       onEvent: (family, count) => metrics?.webhookEvents.inc({ family }, count),
       onRunError: (runId, index, error) => app.log.error({ err: error, runId, index }, 'an ENQUEUED notification could not be built; skipped'),
-      ...(storage || onRedis
-        ? {
-            stage: (event: OutboxEvent) => durability!.stage(event),
-            stageRun: (run: EnqueuedRun) => durability!.stageRun(run),
-            onRunDone: (runId: string) => durability!.delivered([runId]),
-            onRunChanged: (run: EnqueuedRun) => durability!.runChanged(run),
-          }
-        : {}),
-      ...(storage ? { trackChanges: true } : {}),
-      ...(onRedis
-        ? {
-            statistics: onRedis.statistics,
-            trackChanges: true,
-            forgetRows: false,
-            // What another instance sent: its company's webhooks are read before its status is
-            // notified (an instance just started has not read them yet, and would build nothing).
-            recall: async (keys: readonly string[]) => {
-              const rows = await onRedis.recallTracked(keys);
-              await onRedisWired?.context.webhooks.ensure(companiesOf(rows));
-              return rows;
-            },
-          }
-        : {}),
+      ...backend.notifier,
       // A failure the provider reports later goes through the error table (late-failures.ts).
       onLateFailure: (t, messageId, code) => late(t, messageId, code),
       onOptOut: (companyId, phone, at) => {
-        if (!blocklist.add(companyId, phone, at, 'reply')) return;
-        durability?.schedule();
-        // On Redis: written for every instance now (and again with the next renewal if Redis is away).
-        // A failure is not lost: the change stays pending and the next sync (every second, logged) writes it.
-        ctx.redis?.blocklist.sync().catch(() => {});
+        if (blocklist.add(companyId, phone, at, 'reply')) backend.blocklistChanged();
       },
       // A campaign's phones are kept for as long as its statistics keep its contacts.
       onCampaignSettled: (companyId, campaignId) => campaignPhones.drop(companyId, campaignId),
@@ -260,7 +193,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     restore?.notifier,
   );
   if (storedState) notifier.loadStored(storedState);
-  const notifications = dispatchNotifications({ notifier, clock, onRedis, about, moreWork: () => onRedisWired?.persistence.kick(), ended: releaseSent });
+  const notifications = dispatchNotifications({ notifier, clock, fleet: backend.fleet, ended: releaseSent });
   // The channel's answers and reports, handled in turns of the event loop (turns.ts).
   // A throw there is a bug: logged, and the provider's event it came with is not acknowledged.
   const turns = createTurns((e) => app.log.error({ err: e }, 'a channel answer or provider report was not handled'));
@@ -270,19 +203,18 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
       engine,
       channel,
       clock,
-      ...(storage || onRedis ? { beforeSend: () => durability!.commit() } : {}),
-      ...(onRedis ? { messageForChannel: (m: OutgoingMessage) => onRedis.shared.forChannel(m) } : {}),
+      ...backend.dispatch,
       rateOf: perSecondRates(engine, clock),
       onHandOut: (messages) => {
         // On Redis, hand-outs are written (with the step `beforeSend` waits for) before any is sent.
-        onRedis?.shared.handedOut(messages);
+        backend.fleet.handedOut(messages);
         dashboard?.handedOut(messages);
         if (!metrics) return;
         for (const m of messages) metrics.assigned(m.phone);
       },
       onResult: (m, outcome, result) => {
         // The result is written in this turn's step (nobody waits for it; a crash before re-sends it).
-        durability?.schedule();
+        backend.persistence.schedule();
         metrics?.sent(m.phone, result.ok ? result.effect : 'ignored');
         incidents.result(m.phone, outcome);
         if (result.ok) notifications.result(m, outcome, result);
@@ -297,15 +229,13 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     log: app.log,
     incidents,
     resubmit: (submission, contact, handout) => {
-      // On Redis a chunk of the shared queue, its hand-outs after the failed one (ids never repeat).
-      if (onRedisWired) onRedisWired.persistence.stageChunks(chunksOf(submission, contact.requestId, contact.companyId, handout + 1));
-      else engine.submit(submission);
+      backend.fleet.resubmit(submission, contact, handout);
       // The contact goes again: its FAILED, recorded next, keeps it remaining in the statistics.
       notifier.sendingAgain();
-      durability?.schedule();
+      backend.persistence.schedule();
       dispatch.kick();
     },
-    retryPending: (contact, campaignId, retryIndex) => about(contact, () => notifier.retryPending(contact, campaignId, retryIndex)),
+    retryPending: (contact, campaignId, retryIndex) => backend.fleet.about(contact, () => notifier.retryPending(contact, campaignId, retryIndex)),
     ...(options.failureWindowMs !== undefined ? { failureWindowMs: options.failureWindowMs } : {}),
     onOutcome: (outcome) => metrics?.lateFailures.inc({ outcome }),
     onEnded: (contact, again) => releaseSent(contact, again.businessId, again.typeId),
@@ -321,25 +251,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   deliver((storedState?.outbox ?? []).map(([, record]) => record as WrittenEvent));
   // SMS written and not answered by the gateway go (again): at least once.
   const storedSms = (storedState?.sms ?? []).map(([, item]) => item as OutgoingSms);
-  const sms = new SmsWorker(channel, notifier, options.sms, [...(restore?.sms ?? []), ...storedSms], storage || onRedis ? (id) => durability!.smsAnswered(id) : undefined);
-  // On Redis: the shared queue's persistence, dead letters and the fleet's shared parts (redis/redis-wiring.ts).
-  if (onRedis) {
-    onRedisWired = redisPersistence(options.redis!, onRedis, {
-      notifier,
-      blocklist,
-      channelMemory,
-      dispatch,
-      sms,
-      secrets: options.webhookSecrets ?? {},
-      deliver,
-      log: app.log,
-      deadLetters: { maxPerCompany: deadLetterBook.maxPerCompany, maxAgeMs: deadLetterBook.maxAgeMs },
-      now: () => clock.now(),
-      alreadySentWindowMs: sentPhones.windowMs,
-    });
-    deadLetters = onRedisWired.deadLetters;
-    durability = onRedisWired.persistence;
-  }
+  const sms = new SmsWorker(channel, notifier, options.sms, [...(restore?.sms ?? []), ...storedSms], backend.smsAnswered);
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
   const reports = new ReportService(
     {
@@ -355,14 +267,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
           .map((b) => b.id)
           .filter((b) => tenants.owns(companyId, b)),
       onEvent: (event) => notifier.report(event),
-      ...(storage
-        ? {
-            onChange: () => {
-              reportsChanged = true;
-              durability?.schedule();
-            },
-          }
-        : {}),
+      ...(backend.reportsChanged ? { onChange: backend.reportsChanged } : {}),
       maxReports: options.maxReports ?? 1000,
       activity,
       maxRows: options.maxReportRows ?? 100_000,
@@ -370,22 +275,6 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     },
     restore?.reports ?? (stored?.get('reports') as ConstructorParameters<typeof ReportService>[1]),
   );
-  if (settings.metrics) {
-    const redisSource = onRedisWired ? { redis: onRedisWired.metrics } : {};
-    metrics = createMetrics(
-      engine,
-      {
-        outboxSize: () => outbox.size + notifier.unbuilt,
-        smsQueued: () => sms.queued,
-        blocked: () => incidents.list(),
-        deadLetters: () => deadLetters.counts(),
-        ...redisSource,
-        ...(storage?.recovery ? { recovery: storage.recovery } : {}),
-      },
-      options.processMetrics ?? true,
-    );
-  }
-
   const ctx: ServerContext = {
     engine,
     channel,
@@ -394,54 +283,64 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     tenants,
     notifier,
     outbox,
-    deadLetters,
+    get deadLetters() {
+      return backend.deadLetters;
+    },
     blocklist,
     campaignPhones,
-    idempotency,
     sentPhones,
     dispatch,
     sms,
     reports,
-    metrics,
+    get metrics() {
+      return metrics;
+    },
     limits,
     urlPolicy: { allowPrivateHosts: allowPrivate },
     maxQueuedContacts: options.maxQueuedContacts ?? 1_000_000,
     maxPendingWebhooks: options.maxPendingWebhooks ?? 1_000_000,
     reportTokenKey,
-    durability,
-    redis: onRedisWired?.context,
+    backend,
     refreshOutput: options.redis?.refreshOutput,
-    contactIds: onRedis?.ids ?? new LocalContactIds(restore?.nextContactId ?? (typeof stored?.get('nextContactId') === 'number' ? (stored.get('nextContactId') as number) : 1)),
     closing: false,
     incidents,
   };
-
-  if (storage) {
-    durability = storageDurability(storage, {
-      ctx,
-      activity,
-      channelMemory,
-      takeReportsChanged: () => {
-        const changed = reportsChanged;
-        reportsChanged = false;
-        return changed;
+  backend.attach({
+    engine,
+    notifier,
+    dispatch,
+    sms,
+    channelMemory,
+    blocklist,
+    campaignPhones,
+    sentPhones,
+    activity,
+    reports,
+    deadLetterBook,
+    deliver,
+    secrets: options.webhookSecrets ?? {},
+    log: app.log,
+    failClosed: (because) => {
+      ctx.closing = true;
+      ctx.closedBecause = because;
+    },
+  });
+  if (settings.metrics) {
+    metrics = createMetrics(
+      engine,
+      {
+        outboxSize: () => outbox.size + notifier.unbuilt,
+        smsQueued: () => sms.queued,
+        blocked: () => incidents.list(),
+        deadLetters: () => backend.deadLetters.counts(),
+        ...backend.metricsSources(),
       },
-      // The key the server made outlives restarts (one the host set is the host's to keep).
-      reportTokenKey: options.reportTokenKey === undefined ? Buffer.from(reportTokenKey as Uint8Array).toString('base64') : undefined,
-      deliver,
-      log: app.log,
-      full: options.storeEverything === true,
-      deadLetters: deadLetterBook,
-    });
-    (ctx as { durability: Persistence | undefined }).durability = durability;
-    // A store started with `recover` says what it lost, once, at error level (docs/server.md, "A damaged store").
-    if (storage.recovery) app.log.error({ recovery: storage.recovery }, recoverySummary(storage.recovery));
-    // Contacts the intake journal names as lost: reported FAILED, with the first step.
-    if (storage.loss) reportLostContacts(storage.loss, { notifier, clock, storedWebhooks, log: app.log });
+      options.processMetrics ?? true,
+    );
   }
   // Later events from the provider.
   const steering = channelSteering(engine, () => dispatch.kick(), app.log);
-  const provider = providerEvents({ notifier, steering, dashboard, turns, recall: onRedis !== undefined, commit: storage || onRedis ? () => durability!.commit() : undefined });
+  const provider = providerEvents({ notifier, steering, dashboard, turns, recall: backend.recallsSends, commit: backend.durableCommit });
   channel.attach(provider.sink, channelMemory);
   installHttpHooks(app, {
     tenants,
@@ -477,24 +376,19 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
     offAnomaly,
     detach: provider.detach,
     settleReports: () => turns.settled(),
-    redis: onRedisWired,
+    backend,
     snapshotFile: options.snapshotFile,
     snapshot,
   });
+  // The backend says what it lost at start, and starts the work waiting in shared state (Redis).
+  backend.start();
   // Restored work starts at once.
   if (restore || storedState !== undefined) {
     dispatch.kick();
     delivery.kick();
   } else if (engine.nextWakeAt() !== null) dispatch.kick();
-  // On Redis: work waiting in the shared queue (and any dead instance's) starts at once.
-  onRedisWired?.persistence.start();
 
-  const control = serverControl(ctx, {
-    snapshot,
-    counters,
-    ...(onRedisWired ? { sharedIdle: onRedisWired.idle } : {}),
-    metricsAddress: () => metricsEndpoint?.address() ?? null,
-  });
+  const control = serverControl(ctx, { snapshot, counters, backendIdle: () => backend.idle(), metricsAddress: () => metricsEndpoint?.address() ?? null });
   app.decorate('sendpool', control);
   // Fastify's `decorate` answers the instance's own type: assigning the same value again gives the decorated type.
   return Object.assign(app, { sendpool: control });
@@ -524,14 +418,4 @@ function listenOrigin(app: FastifyInstance): string {
   if (address === null || typeof address === 'string') return 'http://127.0.0.1';
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
-}
-
-/** The companies of tracked messages (`m:` rows) and SMS (`s:` rows) read back from Redis. */
-function companiesOf(rows: ReadonlyMap<string, unknown>): number[] {
-  const out = new Set<number>();
-  for (const [key, row] of rows) {
-    if (key.startsWith('m:')) out.add((row as TrackedMessage).contact.companyId);
-    else if (key.startsWith('s:')) out.add((row as OutgoingSms).companyId);
-  }
-  return [...out];
 }

@@ -8,21 +8,14 @@ import type { RandomSource } from '../events/random.js';
 import type { SecretKey } from '../events/hmac.js';
 import type { Blocklist } from './blocklist.js';
 import type { CampaignPhones } from './campaign-phones.js';
-import type { IdempotencyBook } from './idempotency.js';
 import type { SentPhones } from './sent-phones.js';
+import type { Backend } from './ports/backend.js';
 import type { Channel } from './ports/channel.js';
-import type { ContactIds } from './ports/contact-ids.js';
 import type { DeadLetterStore } from './dead-letter-store.js';
 import type { DispatchWorker } from './dispatch-worker.js';
 import type { ServerMetrics } from './metrics.js';
 import type { Notifier } from './notifier.js';
 import type { NumberIncidents } from './number-incidents.js';
-import type { Persistence } from './persistence.js';
-import type { RedisPersistence } from './redis/redis-persistence.js';
-import type { SharedBlocklist } from './redis/shared-blocklist.js';
-import type { SharedIdempotency } from './redis/shared-idempotency.js';
-import type { SharedPhones } from './redis/shared-phones.js';
-import type { SharedWebhooks } from './redis/shared-webhooks.js';
 import type { ReportService } from './report-service.js';
 import type { SmsWorker } from './sms-worker.js';
 import type { Tenants } from './tenants.js';
@@ -40,8 +33,6 @@ export interface ServerContext {
   readonly blocklist: Blocklist;
   /** Phones each campaign took (a phone is sent once per campaign). */
   readonly campaignPhones: CampaignPhones;
-  /** Idempotency keys' first answers (one process; on Redis, `redis.idempotency`). */
-  readonly idempotency: IdempotencyBook;
   /** Phones each business took per template type within `alreadySentWindowMs` (refused as `already_sent`). */
   readonly sentPhones: SentPhones;
   readonly outbox: Outbox;
@@ -56,22 +47,10 @@ export interface ServerContext {
   readonly maxQueuedContacts: number;
   readonly maxPendingWebhooks: number;
   readonly reportTokenKey: SecretKey;
-  /** The durable server's group commit (embedded database or Redis); undefined when state is kept in memory only. */
-  readonly durability: Persistence | undefined;
-  /** The server on Redis: the shared contact ids and queue; undefined for one process. */
   /** On Redis: resolves once the store's view of the numbers is fresh (before output is read). */
   readonly refreshOutput: (() => Promise<void>) | undefined;
-  readonly redis:
-    | {
-        readonly persistence: RedisPersistence;
-        readonly webhooks: SharedWebhooks;
-        readonly blocklist: SharedBlocklist;
-        readonly phones: SharedPhones;
-        readonly idempotency: SharedIdempotency;
-      }
-    | undefined;
-  /** Where each accepted contact's id (HSM `id`) comes from: this process's counter, or on Redis the shared one. */
-  readonly contactIds: ContactIds;
+  /** Where the server's state lives (memory, the embedded database, Redis): ports/backend.ts. */
+  readonly backend: Backend;
   /** Set when the server is shutting down: intake answers 503. */
   closing: boolean;
   /** Why intake closed when it was not a shutdown (a durable write failed): the 503s say it. @default undefined */

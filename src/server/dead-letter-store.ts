@@ -11,7 +11,6 @@
 import type { Clock } from '../core/clock.js';
 import type { OutboxEvent, WebhookFamily } from '../events/outbox.js';
 import { type DeadLetter, type DeadLetterBook, type DeadLetterPage, type DeadLetterQuery } from './dead-letters.js';
-import type { Durability } from './durability.js';
 
 /** The server's dead letters (`scope`: a company's, or null for every company's: an operator key). */
 export interface DeadLetterStore {
@@ -32,10 +31,11 @@ export interface DeadLetterStore {
 interface LocalDeps {
   readonly book: DeadLetterBook;
   readonly clock: Clock;
-  /** The durable server's group commit; undefined in memory. */
-  readonly durability: () => Durability | undefined;
-  /** Puts replayed events back into the outbox (in memory: at once). */
-  readonly replayNow: (events: readonly OutboxEvent[]) => void;
+  /**
+   * Puts replayed events back into the outbox: in memory at once; on the durable server written
+   * back to the outbox table and out of the dead letters in one step, which this resolves after.
+   */
+  readonly replay: (events: readonly OutboxEvent[]) => Promise<void>;
 }
 
 /** The dead letters of one process: in memory, or on the durable server written with each step. */
@@ -43,13 +43,7 @@ export function localDeadLetters(deps: LocalDeps): DeadLetterStore {
   const { book, clock } = deps;
   const replay = async (letters: readonly DeadLetter[]) => {
     if (letters.length === 0) return;
-    const events = letters.map((d) => d.event);
-    const durability = deps.durability();
-    if (durability === undefined) return deps.replayNow(events);
-    // Written back to the outbox table, and out of the dead letters (the book's changes), in one
-    // step; the events go into the outbox once it is written (Durability's onWritten).
-    durability.replay(events);
-    await durability.commit();
+    await deps.replay(letters.map((d) => d.event));
   };
   return {
     deadLettered: (d) => book.add(d, clock.now()),

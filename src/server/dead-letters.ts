@@ -112,6 +112,11 @@ export function afterCursor(d: DeadLetter, c: DeadLetterCursor): boolean {
   return d.deadLetteredAt < c.at || (d.deadLetteredAt === c.at && d.event.id < c.id);
 }
 
+/** The bounds the options set (a book's here, or a fleet's on Redis). */
+export function deadLetterBounds(options: DeadLetterOptions = {}): { readonly maxPerCompany: number; readonly maxAgeMs: number } {
+  return { maxPerCompany: options.maxPerCompany ?? DEFAULT_DEAD_LETTERS_PER_COMPANY, maxAgeMs: options.maxAgeMs ?? DEFAULT_DEAD_LETTER_AGE_MS };
+}
+
 export class DeadLetterBook {
   readonly maxPerCompany: number;
   readonly maxAgeMs: number;
@@ -123,8 +128,7 @@ export class DeadLetterBook {
   #size = 0;
 
   constructor(options: DeadLetterOptions = {}, trackChanges = false) {
-    this.maxPerCompany = options.maxPerCompany ?? DEFAULT_DEAD_LETTERS_PER_COMPANY;
-    this.maxAgeMs = options.maxAgeMs ?? DEFAULT_DEAD_LETTER_AGE_MS;
+    ({ maxPerCompany: this.maxPerCompany, maxAgeMs: this.maxAgeMs } = deadLetterBounds(options));
     this.#track = trackChanges;
   }
 

@@ -15,17 +15,13 @@ import type { Clock } from '../core/clock.js';
 import type { ContactOutcome, OutgoingMessage, ReportResult, SendOutcome } from '../core/dispatch/types.js';
 import { serverContact, type ServerContact } from './contacts.js';
 import type { Notifier } from './notifier.js';
-import type { SharedDispatch } from './redis/shared-dispatch.js';
+import type { FleetDispatch } from './backends/server-backend.js';
 
 export interface DispatchNotificationsDeps {
   readonly notifier: Notifier;
   readonly clock: Clock;
-  /** The server on Redis: this instance's side of the shared queue, and the contacts it holds at most. */
-  readonly onRedis: { readonly shared: SharedDispatch; readonly prefetch: number } | undefined;
-  /** Runs the notifier for a contact: on Redis its notifications are written with its chunk. */
-  readonly about: <T>(contact: object, fn: () => T) => T;
-  /** On Redis, room in the engine: more work from the shared queue. */
-  readonly moreWork: () => void;
+  /** The dispatch side of a fleet (the backend's): on Redis, the shared queue's side of each result. */
+  readonly fleet: FleetDispatch;
   /**
    * A send ended its contact FAILED or EXPIRED for good (the recipient never got it): the phone it
    * took for its business and type is given back (`already_sent`). @default none
@@ -42,7 +38,7 @@ export interface DispatchNotifications {
 }
 
 export function dispatchNotifications(deps: DispatchNotificationsDeps): DispatchNotifications {
-  const { notifier, clock, onRedis, about } = deps;
+  const { notifier, clock, fleet } = deps;
 
   /** The notifications of one send's result (the channel's message `m`). */
   function resultNotifications(m: OutgoingMessage, outcome: SendOutcome, result: Extract<ReportResult, { ok: true }>, contact: ServerContact): void {
@@ -86,19 +82,19 @@ export function dispatchNotifications(deps: DispatchNotificationsDeps): Dispatch
   return {
     result: (m, outcome, result) => {
       const contact = serverContact(m.contact);
-      if (onRedis && result.effect !== 'sent' && result.effect !== 'failed' && result.effect !== 'expired') onRedis.shared.ended(m);
-      about(contact, () => resultNotifications(m, outcome, result, contact));
+      if (result.effect !== 'sent' && result.effect !== 'failed' && result.effect !== 'expired') fleet.handOutEnded(m);
+      fleet.about(contact, () => resultNotifications(m, outcome, result, contact));
     },
     outcomes: (outcomes) => {
-      onRedis?.shared.outcomes(outcomes);
+      fleet.outcomes(outcomes);
       const now = clock.now();
       for (const o of outcomes) {
         const contact = serverContact(o.contact);
         if (contact.final === 1 || contact.id === undefined) continue;
         contact.final = 1;
         const campaignId = o.campaignId ?? 0;
-        const retryIndex = onRedis ? onRedis.shared.retryIndexOf(o) : o.retryIndex;
-        about(contact, () => {
+        const retryIndex = fleet.retryIndexOf(o);
+        fleet.about(contact, () => {
           // The attempt that ended: a retry that expired while it waited is the retry's outcome.
           if (o.state === 'expired') notifier.hsm(contact, campaignId, retryIndex, now, { status: 'EXPIRED', from: null, message: null });
           else if (o.state === 'failed') {
@@ -107,8 +103,8 @@ export function dispatchNotifications(deps: DispatchNotificationsDeps): Dispatch
           } else if (o.state === 'rejected') notifier.reject(contact.companyId, campaignId, contact.id, 'invalid-phone');
         });
       }
-      // Room in the engine: more work from the shared queue.
-      if (onRedis && onRedis.shared.open < onRedis.prefetch / 2) deps.moreWork();
+      // Room in the engine: more work from a shared queue.
+      fleet.roomFreed();
     },
   };
 }

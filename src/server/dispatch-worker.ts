@@ -20,7 +20,7 @@ export interface DispatchOptions {
   readonly maxInFlight?: number;
 }
 
-interface Deps {
+export interface DispatchDeps {
   readonly engine: Engine;
   readonly channel: Channel;
   readonly clock: Clock;
@@ -58,7 +58,7 @@ interface Deps {
 const MAX_SLEEP_MS = 1000;
 
 export class DispatchWorker {
-  readonly #deps: Deps;
+  readonly #deps: DispatchDeps;
   readonly #pollLimit: number;
   readonly #maxInFlight: number;
   readonly #later: (work: () => void) => void;
@@ -73,7 +73,7 @@ export class DispatchWorker {
   readonly #loop: PassLoop;
   readonly #pacer: SendPacer | undefined;
 
-  constructor(deps: Deps, options: DispatchOptions = {}) {
+  constructor(deps: DispatchDeps, options: DispatchOptions = {}) {
     this.#deps = deps;
     this.#pollLimit = options.pollLimit ?? 1000;
     this.#maxInFlight = options.maxInFlight ?? 1000;

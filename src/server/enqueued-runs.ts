@@ -15,35 +15,7 @@
  */
 import { originOf, type Outbox, type OutboxEvent } from '../events/outbox.js';
 import { uuidV4At } from '../events/uuid.js';
-import type { ServerContact } from './contacts.js';
-
-/** What a run keeps of a contact: what its ENQUEUED says. */
-export type RunContact = Pick<ServerContact, 'id' | 'phone' | 'data' | 'document' | 'contract'>;
-
-/** A request's ENQUEUED notifications (JSON-safe as written: only the contacts' fields they need). */
-export interface EnqueuedRun {
-  /** A UUID v4 drawn for the run; its notifications' `event_id`s derive from it. */
-  readonly id: string;
-  readonly companyId: number;
-  /** The company's HSM webhook when the request was accepted. */
-  readonly url: string;
-  readonly campaignId: number;
-  readonly requestId: string;
-  readonly costCenterId: number;
-  /** Acceptance time: every notification's `datetime`, and when its delivery's 24 h began. */
-  readonly at: number;
-  /** Accepted contacts, in increasing id. */
-  readonly contacts: readonly RunContact[];
-  /** Places of contacts whose ENQUEUED was dead-lettered: not built again. @default none */
-  readonly dead?: readonly number[];
-  /**
-   * A snapshot's progress: contacts before this place were built (the outbox restored with the
-   * snapshot has those not ended). @default 0
-   */
-  readonly built?: number;
-  /** A snapshot's progress: places at or after `built` built early. @default none */
-  readonly early?: readonly number[];
-}
+import type { EnqueuedRun, RunContact, WrittenEvent } from './ports/persistence.js';
 
 /** A run as written (durable server, Redis): the contacts' fields its notifications need, nothing else. */
 export function storedRun(run: EnqueuedRun): EnqueuedRun {
@@ -58,12 +30,6 @@ export function storedRun(run: EnqueuedRun): EnqueuedRun {
     })),
   };
 }
-
-/**
- * What the durable server and Redis write of the webhooks: single events, runs, and dead letters an
- * operator replayed (an event whose id the outbox may remember as finished: it goes again anyway).
- */
-export type WrittenEvent = OutboxEvent | { readonly run: EnqueuedRun } | { readonly replay: OutboxEvent };
 
 /** Whether a written record is a run. */
 export function isRun(record: WrittenEvent): record is { readonly run: EnqueuedRun } {

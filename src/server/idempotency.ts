@@ -14,6 +14,7 @@
  * Redis (redis/shared-idempotency.ts).
  */
 import { createHash } from 'node:crypto';
+import type { IdempotencyBegin, KeptAnswer } from './ports/backend.js';
 
 /** How long a key's first answer is kept: a retry within it is answered the same. */
 export const IDEMPOTENCY_TTL_MS = 86_400_000;
@@ -23,23 +24,6 @@ export const MAX_IDEMPOTENCY_KEY = 255;
 export const MAX_IDEMPOTENCY_RECORDS = 100_000;
 /** `Retry-After` of a retry while the first request with its key still runs, in seconds. */
 export const IN_PROGRESS_RETRY_AFTER_S = 1;
-
-/** A 202 kept for its key: status and body as answered. */
-export interface KeptAnswer {
-  readonly status: number;
-  readonly body: unknown;
-}
-
-/** What a key finds when a request begins. */
-export type IdempotencyBegin =
-  /** The key is this request's now (no answer kept, nobody running with it). */
-  | { readonly kind: 'new' }
-  /** The first request was answered 202: that answer again. */
-  | { readonly kind: 'replay'; readonly answer: KeptAnswer }
-  /** The key was used with another body. */
-  | { readonly kind: 'mismatch' }
-  /** The first request with the key is still running (an instance alive). */
-  | { readonly kind: 'in-progress' };
 
 /**
  * The `Idempotency-Key` header's value: undefined when absent, a problem text when malformed (it

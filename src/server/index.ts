@@ -76,7 +76,7 @@ export type { DispatchOptions } from './dispatch-worker.js';
 export type { SmsOptions } from './sms-worker.js';
 export type { DeliveryOptions } from './webhooks/delivery-worker.js';
 export type { NotifierSnapshot, SendAgain, TrackedMessage } from './notifier.js';
-export type { EnqueuedRun, RunContact } from './enqueued-runs.js';
+export type { EnqueuedRun, RunContact } from './ports/persistence.js';
 
 // Durable state (the embedded database)
 export {

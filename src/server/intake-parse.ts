@@ -35,7 +35,7 @@ export async function parseSendInSlices(ctx: ServerContext, companyId: number, b
     const parse = startSendRequest(body, options);
     await runInSlices(() => parse.step(UNIT_CONTACTS));
     const parsed = parse.result();
-    if (!parsed.ok || ctx.redis) return { parsed };
+    if (!parsed.ok || !ctx.backend.screensWhileParsing) return { parsed };
     // The version before the first step (after the views are read: reading may drop buckets past
     // the window): a change during the steps makes intakeSend screen again.
     const now = ctx.clock.now();

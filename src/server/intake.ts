@@ -13,7 +13,6 @@ import { errorResponse, sendResponse, type HttpAnswer } from '../contract/respon
 import type { Admission } from '../events/campaign-counts.js';
 import { webhooksPending, type ServerContext } from './context.js';
 import type { ServerContact } from './contacts.js';
-import { chunksOf } from './redis/chunks.js';
 import { type Screening, type SentScreen, startScreening } from './screening.js';
 
 /** An answer and its extra headers (Retry-After). */
@@ -114,13 +113,11 @@ export function startRequestScreening(ctx: ScreeningSets, companyId: number, par
  */
 export function intakeSend(ctx: ServerContext, companyId: number, body: unknown, requestId: string, prepared?: PreparedSend, taken?: PhoneSet, sent?: PhoneSet): IntakeAnswer {
   if (ctx.closing) return { answer: errorResponse('unavailable', [], ctx.closedBecause ?? 'The server is shutting down; send again to another instance or later.') };
-  const { engine } = ctx;
   const parsed = prepared?.parsed ?? parseSendRequest(body, sendRequestOptions(ctx, companyId));
   const prescreen = prepared?.prescreen;
   if (!parsed.ok) return { answer: errorResponse('invalid_body', explainBusiness(ctx, companyId, body, parsed.problems)) };
   const campaignId = parsed.value.request.campaign_id;
   const now = ctx.clock.now();
-  const { business_id: businessId, template_type_id: typeId } = parsed.value.request;
   let screened: ParsedSendRequest;
   if (prescreen !== undefined && prescreen.version === screeningVersion(ctx, now)) screened = prescreen.screened;
   else {
@@ -132,9 +129,7 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
 
   // The intake bound: contacts waiting in the engine, and webhook events waiting in the outbox.
   // On Redis the contacts wait in the shared queue: the bound is the fleet's backlog there.
-  // Contacts of requests still building their notifications count as waiting already.
-  const s = engine.stats();
-  const waiting = ctx.redis ? ctx.redis.persistence.backlog : s.queued + s.waitingRetry + s.inFlight;
+  const waiting = ctx.backend.backlog();
   if (waiting + accepted.length > ctx.maxQueuedContacts) {
     const seconds = retryAfterSeconds(ctx, request.business_id, request.template_type_id, waiting + accepted.length - ctx.maxQueuedContacts);
     return {
@@ -152,35 +147,17 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
 
   const submission = toSubmission(screened);
   // On Redis the ids come from the counter every instance shares (made ready before: the route's ensure).
-  const base = ctx.contactIds.take(request.contacts.length);
+  const base = ctx.backend.contactIds.take(request.contacts.length);
   const costCenterId = request.queue_id ?? 0;
   for (let i = 0; i < submission.contacts.length; i++) {
     Object.assign(submission.contacts[i] as object, { id: base + accepted[i]!.index, requestId, companyId, costCenterId });
   }
   const contacts = submission.contacts as ServerContact[];
 
-  // Everything the request does, in one piece: its contacts queued, its phones remembered, its
+  // Everything the request does, in one piece: its contacts queued (on Redis to the shared queue,
+  // with the step the 202 waits for), its phones remembered (on Redis, held before), its
   // admissions counted, its ENQUEUED notifications recorded (one run: a send never overtakes its ENQUEUED).
-  if (contacts.length > 0) {
-    // On Redis the contacts go to the shared queue (with the step the 202 waits for); any instance sends them.
-    if (ctx.redis) ctx.redis.persistence.stageChunks(chunksOf(submission, requestId, companyId));
-    else engine.submit(submission);
-  }
-  // On Redis the campaign's phones are the fleet's, reserved before (the route's reserve).
-  if (!ctx.redis)
-    ctx.campaignPhones.remember(
-      companyId,
-      campaignId,
-      contacts.map((c) => c.phone),
-    );
-  // The business's phones for the type: a later contact with one is already_sent (on Redis, reserved before).
-  if (!ctx.redis)
-    ctx.sentPhones.remember(
-      businessId,
-      typeId,
-      contacts.map((c) => c.phone),
-      now,
-    );
+  ctx.backend.queue({ submission, requestId, companyId, campaignId, phones: contacts.map((c) => c.phone), now });
   // Statistics: the request's ids as ranges of accepted contacts, the rejections apart.
   ctx.notifier.admit(
     companyId,

@@ -32,7 +32,8 @@ import { attendanceInput } from './attendance-input.js';
 import { CampaignStatisticsBook, type StatisticsPort } from './campaign-statistics-book.js';
 import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './ports/channel.js';
 import { serverContact, type ServerContact } from './contacts.js';
-import { EnqueuedRuns, hsmOrder, isReplay, isRun, runEventId, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
+import { EnqueuedRuns, hsmOrder, isReplay, isRun, runEventId } from './enqueued-runs.js';
+import type { EnqueuedRun, WrittenEvent } from './ports/persistence.js';
 import { NotifierCompanies, type CompanyWebhooks } from './notifier-companies.js';
 import { smsReplyCallback, smsStatusCallback } from './sms-callbacks.js';
 import { TrackedMessages, type SendAgain, type TrackedMessage } from './tracked-messages.js';
@@ -52,7 +53,7 @@ export interface NotifierSnapshot {
   readonly runs?: readonly EnqueuedRun[];
 }
 
-interface Deps {
+export interface NotifierDeps {
   readonly clock: Clock;
   readonly random: RandomSource;
   readonly outbox: Outbox;
@@ -140,7 +141,7 @@ const ENQUEUED: HsmStatusInput = Object.freeze({ status: 'ENQUEUED', from: null,
 const SENT_ONLY: MessageProgress = observe(NO_PROGRESS, { status: 'SENT' });
 
 export class Notifier {
-  readonly #deps: Deps;
+  readonly #deps: NotifierDeps;
   readonly #companies: NotifierCompanies;
   readonly #statistics: CampaignStatisticsBook;
   /** Messages and SMS the channel accepted, for their later notifications. */
@@ -152,7 +153,7 @@ export class Notifier {
   /** Contacts the server decided to send again so far ({@link sendingAgain}): tells a late FAILED's `retrying`. */
   #resends = 0;
 
-  constructor(deps: Deps, snapshot?: NotifierSnapshot) {
+  constructor(deps: NotifierDeps, snapshot?: NotifierSnapshot) {
     this.#deps = deps;
     this.#runs = new EnqueuedRuns({
       outbox: deps.outbox,

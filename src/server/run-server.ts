@@ -25,7 +25,7 @@ import type { BuildServerOptions, RedisServerOptions } from './options.js';
 import type { Problem } from '../core/problems.js';
 import { readSnapshotFile } from './snapshot-file.js';
 import { loadApiKeys, type ApiKeyEntry } from './tenants.js';
-import { REFUSAL_RETRY_AFTER_S } from './redis/reset.js';
+import { REFUSAL_RETRY_AFTER_S } from './intake-refusal.js';
 
 /** Options of {@link runServer}. */
 export interface RunServerOptions extends Omit<BuildServerOptions, 'engine' | 'apiKeys' | 'restore' | 'snapshotFile' | 'storage' | 'stored' | 'storeEverything' | 'redis'> {

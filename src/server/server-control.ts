@@ -56,7 +56,7 @@ export function serverSnapshot(ctx: ServerContext, activity: ActivityLog): Snaps
     engine: ctx.engine.snapshot(),
     server: {
       version: 1,
-      nextContactId: ctx.contactIds.next ?? 1,
+      nextContactId: ctx.backend.contactIds.next ?? 1,
       notifier: ctx.notifier.snapshot(),
       outbox: ctx.outbox.snapshot(),
       reports: ctx.reports.snapshot(),
@@ -74,8 +74,8 @@ export interface ControlParts {
   readonly snapshot: () => SnapshotFile;
   /** Webhook events delivered and dead-lettered so far. */
   readonly counters: { readonly delivered: number; readonly deadLettered: number };
-  /** On Redis: nothing held here waits in the shared queue. @default always */
-  readonly sharedIdle?: () => boolean;
+  /** Nothing held here waits in the backend's shared state (on Redis, its shared queue). */
+  readonly backendIdle: () => boolean;
   readonly metricsAddress: () => string | null;
 }
 
@@ -97,7 +97,7 @@ export function serverControl(ctx: ServerContext, parts: ControlParts): Sendpool
     }),
     idle: () => {
       const s = engine.stats();
-      const shared = parts.sharedIdle === undefined || parts.sharedIdle();
+      const shared = parts.backendIdle();
       return shared && s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && sms.inFlight === 0 && outbox.size === 0 && notifier.unbuilt === 0;
     },
     flushCampaignStatistics: () => notifier.flushCampaigns(),

@@ -9,6 +9,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ServerContext } from './context.js';
+import type { ServerBackend } from './backends/server-backend.js';
 import type { DashboardState } from './dashboard/state.js';
 import { writeSnapshotFile, type SnapshotFile } from './snapshot-file.js';
 import type { DeliveryWorker } from './webhooks/delivery-worker.js';
@@ -24,15 +25,15 @@ export interface ShutdownParts {
   readonly settleReports: () => Promise<unknown>;
   /** The channel is closed: the provider's later events are ignored from now on. */
   readonly detach: () => void;
-  /** On Redis: stops stepping, then gives the work this instance holds back to the fleet. */
-  readonly redis: { stop(): void; release(): Promise<void> } | undefined;
   /** Where the snapshot is written on close. @default none */
   readonly snapshotFile: string | undefined;
   readonly snapshot: () => SnapshotFile;
+  /** Stops stepping before the last flush; on Redis gives the work held here back to the fleet after it. */
+  readonly backend: Pick<ServerBackend, 'stop' | 'release'>;
 }
 
 export function installShutdown(app: FastifyInstance, ctx: ServerContext, parts: ShutdownParts): void {
-  const { drainMs, delivery, dashboard, redis } = parts;
+  const { drainMs, delivery, dashboard, backend } = parts;
   app.addHook('preClose', async () => {
     ctx.closing = true;
   });
@@ -49,9 +50,10 @@ export function installShutdown(app: FastifyInstance, ctx: ServerContext, parts:
     ctx.notifier.flushCampaigns();
     await delivery.stop(Math.min(drainMs, 2000));
     // The results of the drained sends, written before the host closes the store.
-    redis?.stop();
-    await ctx.durability?.flush();
-    await redis?.release();
+    backend.stop();
+    await ctx.backend.persistence.flush();
+    // On Redis the work this instance holds goes back to the fleet.
+    await backend.release();
     if (parts.snapshotFile !== undefined) {
       writeSnapshotFile(parts.snapshotFile, parts.snapshot());
       app.log.info({ file: parts.snapshotFile }, 'snapshot written');

@@ -10,7 +10,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Outbox, type OutboxEvent, type OutboxOptions } from '../../src/events/outbox.js';
 import { uuidV4, uuidV4At, UUID_V4_PATTERN } from '../../src/events/uuid.js';
-import { EnqueuedRuns, hsmOrder, isReplay, isRun, runEventId, storedRun, type EnqueuedRun, type WrittenEvent } from '../../src/server/enqueued-runs.js';
+import { EnqueuedRuns, hsmOrder, isReplay, isRun, runEventId, storedRun } from '../../src/server/enqueued-runs.js';
+import type { EnqueuedRun, WrittenEvent } from '../../src/server/ports/persistence.js';
 import { T0, seededRandom } from '../events/helpers.js';
 
 /** Two receivers: a.test (two URLs, one origin, so they share its room) and b.test. */

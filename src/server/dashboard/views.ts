@@ -234,7 +234,7 @@ export function campaignsView(ctx: ServerContext, state: DashboardState, who: Sc
       },
     ];
   });
-  return { now, scope: scopeView(who), kept: ctx.redis === undefined, total: keys.length, offset: page.offset, limit: page.limit, campaigns };
+  return { now, scope: scopeView(who), kept: ctx.backend.campaignsHere, total: keys.length, offset: page.offset, limit: page.limit, campaigns };
 }
 
 /** A campaign's ETA: when, if it can tell, and on what it stands. */

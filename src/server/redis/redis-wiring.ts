@@ -15,17 +15,15 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import type { Engine } from '../../core/engine.js';
-import type { WrittenEvent } from '../enqueued-runs.js';
+import type { Persistence, WrittenEvent } from '../ports/persistence.js';
 import type { RandomSource } from '../../events/random.js';
 import { uuidV4 } from '../../events/uuid.js';
 import type { Blocklist } from '../blocklist.js';
 import type { ChannelMemoryStore } from '../channels/memory.js';
-import type { ServerContext } from '../context.js';
 import { cryptoRandom } from '../crypto-random.js';
 import type { DispatchWorker } from '../dispatch-worker.js';
 import type { Notifier } from '../notifier.js';
 import type { RedisServerOptions } from '../options.js';
-import type { Persistence } from '../persistence.js';
 import type { SmsWorker } from '../sms-worker.js';
 import { ContactIdBlocks } from './contact-ids.js';
 import { ContactQueue } from './queue.js';
@@ -185,7 +183,7 @@ export function redisPersistence(options: RedisServerOptions, parts: RedisParts,
     kick: () => persistence.kick(),
   });
   const phones = new SharedPhones(options.client, parts.prefix, parts.queue.consumer, deps.alreadySentWindowMs);
-  const context: NonNullable<ServerContext['redis']> = {
+  const context = {
     persistence,
     webhooks,
     blocklist: sharedBlocklist,

@@ -27,8 +27,6 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { ErrorBody } from '../../contract/response-schemas.js';
-import { errorResponse, type HttpAnswer } from '../../contract/responses.js';
 import { AcceptedJournal, acceptedJournalPath, type JournalEntry } from './accepted-journal.js';
 import type { LocalStateFile } from './local-state.js';
 import type { ChunkBody, ContactQueue } from './queue.js';
@@ -330,23 +328,4 @@ export class QueueReset {
       .log()
       .warn({ event: 'redis-reset-rebuilt', chunks, contacts, writtenByHolders: list.length - chunks }, 'redis-reset: chunks accepted here and not done written again (their contacts keep their ids)');
   }
-}
-
-/** `Retry-After` of a request refused while Redis cannot take it (s): about a reset's handling, or a reconnection. */
-export const REFUSAL_RETRY_AFTER_S = 5;
-
-/**
- * On Redis, a request intake cannot queue now: a 503 with `Retry-After` instead of a 202 that would
- * wait for Redis without bound (or be written to a queue Redis just lost). Undefined when it can.
- */
-export function intakeRefusal(
-  redis: { readonly persistence: { readonly refusal: 'reset' | 'down' | undefined } } | undefined,
-): { answer: HttpAnswer<ErrorBody>; headers: Record<string, string> } | undefined {
-  const why = redis?.persistence.refusal;
-  if (why === undefined) return undefined;
-  const message =
-    why === 'reset'
-      ? 'Redis came back without its queue and this instance is writing again what it holds; nothing was accepted. Send it again shortly.'
-      : 'Redis does not answer (a write is waiting to be retried); nothing was accepted. Send it again shortly.';
-  return { answer: errorResponse('unavailable', [], message), headers: { 'retry-after': String(REFUSAL_RETRY_AFTER_S) } };
 }

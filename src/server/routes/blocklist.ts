@@ -11,7 +11,6 @@ import { errorResponse } from '../../contract/responses.js';
 import { formatUtcMinus3 } from '../../events/datetime.js';
 import type { ServerContext } from '../context.js';
 import { answer, fail } from '../http-errors.js';
-import { blocklistWritten } from './written.js';
 
 /** Most phones one POST adds. */
 export const MAX_BLOCKLIST_PHONES = 10_000;
@@ -70,7 +69,7 @@ export function blocklistRoutes(app: FastifyInstance, ctx: ServerContext): void 
     const now = ctx.clock.now();
     let added = 0;
     for (const p of phones) if (ctx.blocklist.add(request.companyId, p, now, 'operator')) added++;
-    if (!(await blocklistWritten(ctx))) return answer(reply, unwritten());
+    if (!(await ctx.backend.blocklistWritten())) return answer(reply, unwritten());
     reply.log.info({ added }, 'operator: blocklist add');
     return { added, already: phones.length - added, total: ctx.blocklist.size(request.companyId) };
   });
@@ -79,7 +78,7 @@ export function blocklistRoutes(app: FastifyInstance, ctx: ServerContext): void 
     const phone = normalisePhone(request.params.phone);
     if (!phone.ok) return answer(reply, errorResponse('invalid_body', [problem('$.params.phone', phone.expected, request.params.phone)]));
     if (!ctx.blocklist.remove(request.companyId, phone.value)) return fail(reply, 'not_found', [], `The phone ${phone.value} is not on your blocklist.`);
-    if (!(await blocklistWritten(ctx))) return answer(reply, unwritten());
+    if (!(await ctx.backend.blocklistWritten())) return answer(reply, unwritten());
     reply.log.info({ phone: phone.value }, 'operator: blocklist remove');
     return { removed: phone.value, total: ctx.blocklist.size(request.companyId) };
   });

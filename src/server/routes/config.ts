@@ -9,39 +9,30 @@ import { ErrorBodySchema } from '../../contract/response-schemas.js';
 import { errorResponse } from '../../contract/responses.js';
 import type { ServerContext } from '../context.js';
 import { answer } from '../http-errors.js';
-import { written } from './written.js';
 
 export function configRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.get('/messenger/config/', { schema: { response: { 200: WebhookConfigSchema } } }, async (request) => {
-    await ctx.redis?.webhooks.ensure([request.companyId], true);
+    await ctx.backend.readConfigs([request.companyId], true);
     return ctx.notifier.config(request.companyId);
   });
 
   app.post('/messenger/config/', { schema: { body: ConfigUpdateSchema, response: { 200: WebhookConfigSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
     const parsed = parseConfig(request.body, { urlPolicy: ctx.urlPolicy });
     if (!parsed.ok) return answer(reply, errorResponse('invalid_body', parsed.problems));
-    // On Redis the configuration is every instance's: changed from the shared one as it is now
-    // (another instance may have changed it since this one last read it), written there.
-    await ctx.redis?.webhooks.ensure([request.companyId], true);
+    // Changed from the configuration as it is now (on Redis another instance may have changed it
+    // since this one last read it), and written before it is answered.
+    await ctx.backend.readConfigs([request.companyId], true);
     const next = mergeConfig(ctx.notifier.config(request.companyId), parsed.value);
     ctx.notifier.setConfig(request.companyId, next);
-    if (ctx.redis) {
-      try {
-        await ctx.redis.webhooks.save(request.companyId);
-      } catch {
-        return answer(reply, errorResponse('unavailable', [], 'The configuration could not be written to Redis; send it again later.'));
-      }
-      return next;
-    }
-    if (!(await written(ctx))) return answer(reply, errorResponse('unavailable', [], 'The server could not write the configuration durably; send it again later.'));
+    if (!(await ctx.backend.writeConfig(request.companyId))) return answer(reply, errorResponse('unavailable', [], 'The server could not write the configuration durably; send it again later.'));
     return next;
   });
 
   app.get('/messenger/config/secret/', async (request, reply) => {
-    await ctx.redis?.webhooks.ensure([request.companyId]);
+    await ctx.backend.readConfigs([request.companyId]);
     const secret = ctx.notifier.secretOf(request.companyId);
     // A secret shown once must be the one that signs after a restart.
-    if (!(await written(ctx))) return answer(reply, errorResponse('unavailable', [], 'The server could not write the secret durably; ask again later.'));
+    if (!(await ctx.backend.written())) return answer(reply, errorResponse('unavailable', [], 'The server could not write the secret durably; ask again later.'));
     return { webhook_secret: secret };
   });
 }

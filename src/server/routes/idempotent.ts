@@ -31,7 +31,7 @@ export async function idempotent(ctx: ServerContext, request: FastifyRequest, re
   const companyId = request.companyId;
   if (key !== undefined) {
     const fingerprint = bodyFingerprint(request.body);
-    const begun = ctx.redis ? await ctx.redis.idempotency.begin(companyId, key, fingerprint, request.id) : ctx.idempotency.begin(companyId, key, fingerprint, request.id, ctx.clock.now());
+    const begun = await ctx.backend.beginKey(companyId, key, fingerprint, request.id, ctx.clock.now());
     if (begun.kind === 'replay') return answer(reply, begun.answer, { 'idempotent-replayed': 'true' });
     if (begun.kind === 'mismatch')
       return fail(
@@ -46,15 +46,9 @@ export async function idempotent(ctx: ServerContext, request: FastifyRequest, re
       });
   }
   // No 202: the key is free again (a retry runs anew), and freed before the answer leaves, so a
-  // client that sends the retry at once finds it free. Best effort on Redis: a key its dead holder
-  // left is taken over once that request is voided.
+  // client that sends the retry at once finds it free (best effort on Redis: backends/redis).
   const free = async (): Promise<void> => {
-    if (key === undefined) return;
-    if (ctx.redis)
-      await ctx.redis.idempotency
-        .end(companyId, key, request.id)
-        .catch((e: unknown) => request.log.warn({ err: e }, 'idempotency key of a request without a 202 not freed: taken over once its request is voided'));
-    else ctx.idempotency.end(companyId, key, request.id);
+    if (key !== undefined) await ctx.backend.endKey(companyId, key, request.id);
   };
   let out: IntakeAnswer;
   try {

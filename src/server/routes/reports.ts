@@ -56,14 +56,8 @@ export function reportRoutes(app: FastifyInstance, ctx: ServerContext, baseUrl: 
     for (const key of Object.keys(rest)) problems.push(problem(`$.${key}`, 'no such field (known: report_type, report_name, start_date, end_date)', rest[key]));
     if (problems.length > 0 || !parsedType.ok || !period.ok) return answer(reply, errorResponse('invalid_body', problems));
     const record = ctx.reports.create(request.companyId, parsedType.value, name as string | undefined, period.period);
-    if (ctx.durability) {
-      // The report's id is a promise too: it is written before it is given.
-      try {
-        await ctx.durability.commit();
-      } catch {
-        return fail(reply, 'unavailable', [], 'The server could not write the report durably; ask for it again later.');
-      }
-    }
+    // The report's id is a promise too: it is written before it is given.
+    if (!(await ctx.backend.written())) return fail(reply, 'unavailable', [], 'The server could not write the report durably; ask for it again later.');
     return reply.code(202).send(view(ctx, record, baseUrl()));
   });
 

@@ -1,5 +1,4 @@
 /** POST /sms/messages/ (spec 4.3): checked, queued, sent; DLR and MO go to the item's URLs. */
-import { intakeRefusal } from '../redis/reset.js';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { notWrittenBecause } from './written.js';
 import { toSmsSends, type SmsSend } from '../../contract/mapping.js';
@@ -11,6 +10,7 @@ import { webhooksPending, type ServerContext } from '../context.js';
 import { answer } from '../http-errors.js';
 import type { IntakeAnswer } from '../intake.js';
 import { idempotent } from './idempotent.js';
+import { intakeRefusal } from '../intake-refusal.js';
 
 /** Longest SMS `Retry-After`. */
 const MAX_SMS_RETRY_AFTER_S = 3600;
@@ -27,7 +27,7 @@ function smsRetryAfterSeconds(ctx: ServerContext, excess: number): number {
 export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
   app.post('/sms/messages/', { schema: { body: SmsBatchSchema, response: { 202: SmsResponseSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
     if (ctx.closing) return answer(reply, errorResponse('unavailable', [], ctx.closedBecause ?? 'The server is shutting down.'));
-    const refused = intakeRefusal(ctx.redis);
+    const refused = intakeRefusal(ctx.backend.refusal());
     if (refused) return answer(reply, refused.answer, refused.headers);
     const parsed = parseSmsBatch(request.body, {
       urlPolicy: ctx.urlPolicy,
@@ -60,26 +60,11 @@ async function accept(ctx: ServerContext, request: FastifyRequest, sends: readon
   const requestId = request.id;
   const acceptedAt = ctx.clock.now();
   const items = sends.map((s) => ({ ...s, smsId: `${requestId}:${s.index}`, requestId, companyId, acceptedAt }));
-  if (ctx.durability) {
-    // Written before the 202, and before the gateway sees them.
-    ctx.durability.stageSms(items);
-    if (key !== undefined) {
-      if (ctx.redis) ctx.redis.persistence.stageRequest(requestId, { events: [], reports: [] }, { key: ctx.redis.idempotency.recordKey(companyId, key), answer: JSON.stringify(accepted) });
-      else ctx.idempotency.keep(companyId, key, requestId, accepted, acceptedAt);
-    }
-    try {
-      // A request of SMS reserves no phones: none is voided (the fence), but the answer says so if one were.
-      if (ctx.redis && key !== undefined) {
-        if (!(await ctx.redis.persistence.commitRequest(requestId)))
-          return { answer: errorResponse('unavailable', [], 'Another request took this one over before it was written; nothing of this one was accepted.'), headers: { 'retry-after': '1' } };
-      } else await ctx.durability.commit();
-      if (key !== undefined && !ctx.redis) ctx.idempotency.settle(companyId, key, requestId);
-    } catch (e) {
-      return { answer: errorResponse('unavailable', [], `The server could not write the SMS durably${notWrittenBecause(e)}; nothing was accepted. Send them again later.`) };
-    }
-  } else if (key !== undefined) ctx.idempotency.keep(companyId, key, requestId, accepted, acceptedAt);
-  // On Redis the SMS wait in the shared queue: any instance takes and sends them.
-  if (!ctx.redis) ctx.sms.enqueue(items);
+  const write = await ctx.backend.writeSms(requestId, items, key === undefined ? undefined : { companyId, key, answer: accepted });
+  if (write.kind === 'voided')
+    return { answer: errorResponse('unavailable', [], 'Another request took this one over before it was written; nothing of this one was accepted.'), headers: { 'retry-after': '1' } };
+  if (write.kind === 'failed')
+    return { answer: errorResponse('unavailable', [], `The server could not write the SMS durably${notWrittenBecause(write.error)}; nothing was accepted. Send them again later.`) };
   ctx.metrics?.contactsAccepted.inc({ kind: 'sms' }, sends.length);
   return { answer: accepted };
 }

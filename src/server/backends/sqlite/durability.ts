@@ -9,12 +9,12 @@
  * sent is lost, because nothing is answered or sent without its write; the operator restarts the
  * server once the disk is fixed, and it resumes from what was written.
  */
-import type { Engine } from '../core/engine.js';
-import type { OutboxEvent } from '../events/outbox.js';
-import type { OutgoingSms } from './ports/channel.js';
-import { storedRun, writtenId, type EnqueuedRun, type WrittenEvent } from './enqueued-runs.js';
-import type { Persistence } from './persistence.js';
-import type { ServerStorage, StorageStep } from '../storage/sqlite-storage.js';
+import type { Engine } from '../../../core/engine.js';
+import type { OutboxEvent } from '../../../events/outbox.js';
+import type { OutgoingSms } from '../../ports/channel.js';
+import { storedRun, writtenId } from '../../enqueued-runs.js';
+import type { EnqueuedRun, Persistence, WrittenEvent } from '../../ports/persistence.js';
+import type { ServerStorage, StorageStep } from '../../../storage/sqlite-storage.js';
 
 interface Deps {
   readonly storage: ServerStorage;
