@@ -13,8 +13,22 @@ import type { ParsedSmsBatch } from './parse-sms-batch.js';
 import type { SmsEncoding } from './sms-encoding.js';
 
 /** The engine's submission for the accepted contacts of a send request. `retry_interval` minutes → ms. */
-export function toSubmission(parsed: ParsedSendRequest): Submission {
+export function toSubmission(parsed: ParsedSendRequest, contacts: readonly SubmissionContact[] = submissionContacts(parsed)): Submission {
   const { request } = parsed;
+  return {
+    businessId: request.business_id,
+    typeId: request.template_type_id,
+    campaignId: request.campaign_id,
+    ...(request.queue_id === undefined ? {} : { queueId: request.queue_id }),
+    ...(request.bot_id === undefined ? {} : { botId: request.bot_id }),
+    maxRetries: request.max_retries ?? 0,
+    retryInterval: (request.retry_interval ?? 0) * MS_PER_MINUTE,
+    contacts,
+  };
+}
+
+/** The accepted contacts as the engine takes them, in order. */
+export function submissionContacts(parsed: ParsedSendRequest): SubmissionContact[] {
   const contacts: SubmissionContact[] = new Array<SubmissionContact>(parsed.accepted.length);
   for (let i = 0; i < parsed.accepted.length; i++) {
     const { contact } = parsed.accepted[i] as ParsedSendRequest['accepted'][number];
@@ -27,16 +41,7 @@ export function toSubmission(parsed: ParsedSendRequest): Submission {
     if (contact.data !== undefined) mapped.data = contact.data;
     contacts[i] = mapped;
   }
-  return {
-    businessId: request.business_id,
-    typeId: request.template_type_id,
-    campaignId: request.campaign_id,
-    ...(request.queue_id === undefined ? {} : { queueId: request.queue_id }),
-    ...(request.bot_id === undefined ? {} : { botId: request.bot_id }),
-    maxRetries: request.max_retries ?? 0,
-    retryInterval: (request.retry_interval ?? 0) * MS_PER_MINUTE,
-    contacts,
-  };
+  return contacts;
 }
 
 /** One SMS to hand to the SMS provider, with where its status and replies go. */

@@ -12,7 +12,7 @@ import type { PhoneSet, Rejection } from '../contract/rejection.js';
 import { errorResponse, sendResponse, type HttpAnswer } from '../contract/responses.js';
 import type { Admission } from '../events/campaign-counts.js';
 import { webhooksPending, type ServerContext } from './context.js';
-import type { ServerContact } from './contacts.js';
+import { serverContacts } from './contacts.js';
 import { type Screening, type SentScreen, startScreening } from './screening.js';
 
 /** An answer and its extra headers (Retry-After). */
@@ -145,14 +145,10 @@ export function intakeSend(ctx: ServerContext, companyId: number, body: unknown,
     };
   }
 
-  const submission = toSubmission(screened);
   // On Redis the ids come from the counter every instance shares (made ready before: the route's ensure).
   const base = ctx.backend.contactIds.take(request.contacts.length);
-  const costCenterId = request.queue_id ?? 0;
-  for (let i = 0; i < submission.contacts.length; i++) {
-    Object.assign(submission.contacts[i] as object, { id: base + accepted[i]!.index, requestId, companyId, costCenterId });
-  }
-  const contacts = submission.contacts as ServerContact[];
+  const contacts = serverContacts(accepted, { firstId: base, requestId, companyId, costCenterId: request.queue_id ?? 0 });
+  const submission = toSubmission(screened, contacts);
 
   // Everything the request does, in one piece: its contacts queued (on Redis to the shared queue,
   // with the step the 202 waits for), its phones remembered (on Redis, held before), its

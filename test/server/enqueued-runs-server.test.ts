@@ -12,7 +12,9 @@ const SIZE = 400;
 
 describe("a request's ENQUEUED notifications, kept as one run", () => {
   it('come first for every contact, once each, and nothing is sent before its ENQUEUED', async () => {
-    const s = await startServer();
+    // Attempts wait as long as a loaded machine needs: a timed-out attempt is delivered again (at
+    // least once), which would count as a duplicate here although nothing was built twice.
+    const s = await startServer({ delivery: { requestTimeoutMs: 60_000 }, outbox: { initialDelayMs: 20, maxDelayMs: 200, attemptTimeoutMs: 60_000 } });
     const receiver = await startReceiver(() => s.server.sendpool.webhookSecret(1));
     try {
       await api(s.url, '/messenger/config/', { body: { url_hsm_callback: `${receiver.url}/hsm` } });
