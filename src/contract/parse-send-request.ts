@@ -135,6 +135,8 @@ class SendRequestParse implements SendRequestSteps {
   private schemaDone = false;
   private contacts: Contact[] = [];
   private accepted: AcceptedContact[] = [];
+  /** The problems of the contact being checked (checkRules). */
+  private readonly problems = new ContactProblems();
   private rejected: Rejection[] = [];
   private firstIndexOf = new Map<string, number>();
 
@@ -222,11 +224,12 @@ class SendRequestParse implements SendRequestSteps {
 
   /** The field rules of one contact that follows the schema: accepted, or rejected with its reason. */
   private checkRules(raw: Contact, index: number, placeholders: number): void {
-    const { contact, reason, problems, count } = checkContact(raw, index, placeholders);
+    const problems = this.problems;
+    const contact = checkContact(raw, index, placeholders, problems);
     this.contacts.push(contact);
-    if (reason !== undefined) {
-      const listed = problems ?? [];
-      this.rejected.push({ index, reason, problems: listed, ...(count !== undefined && count > listed.length ? { problemCount: count } : {}) });
+    if (problems.reason !== undefined) {
+      const listed = problems.found ?? [];
+      this.rejected.push({ index, reason: problems.reason, problems: listed, ...(problems.count > listed.length ? { problemCount: problems.count } : {}) });
       return;
     }
     const earlier = this.firstIndexOf.get(contact.phone_number);
@@ -262,40 +265,56 @@ function contactPath(index: number, key: string): string {
   return pathKey(pathIndex('$.contacts', index), key);
 }
 
-/** The field-rule problems of one contact (the first few, and how many), its reason, and the contact normalised. */
-function checkContact(raw: Contact, index: number, placeholders: number): { contact: Contact; reason?: Rejection['reason']; problems?: Problem[]; count?: number } {
-  const contact: Contact = { ...raw };
-  let found: Problem[] | undefined;
-  let count = 0;
-  // Past the first few, a problem is only counted: its path and text are never built.
-  const add = (path: () => string, expected: string, value: unknown): void => {
-    count++;
-    if ((found ??= []).length < MAX_PROBLEMS_PER_REJECTION) found.push(problem(path(), expected, value));
-  };
-  let reason: Rejection['reason'] | undefined;
-  const phone = normalisePhone(raw.phone_number);
-  if (phone.ok) contact.phone_number = phone.value;
-  else {
-    add(() => contactPath(index, 'phone_number'), phone.expected, raw.phone_number);
-    reason = 'invalid_phone';
+/**
+ * The field-rule problems of the contact being checked: the first few, how many, and its reason.
+ * One per parser, emptied for each contact, so a contact without problems allocates nothing here.
+ */
+class ContactProblems {
+  found: Problem[] | undefined;
+  count = 0;
+  reason: Rejection['reason'] | undefined;
+
+  clear(): void {
+    this.found = undefined;
+    this.count = 0;
+    this.reason = undefined;
   }
+
+  /** Past the first few, a problem is only counted: its path and text are never built. */
+  add(path: () => string, expected: string, value: unknown): void {
+    this.count++;
+    if ((this.found ??= []).length < MAX_PROBLEMS_PER_REJECTION) this.found.push(problem(path(), expected, value));
+  }
+}
+
+/**
+ * The contact normalised (the same object when nothing changed: most phones come as digits
+ * already), its problems written to `problems`.
+ */
+function checkContact(raw: Contact, index: number, placeholders: number, problems: ContactProblems): Contact {
+  problems.clear();
+  let contact = raw;
+  const phone = normalisePhone(raw.phone_number);
+  if (!phone.ok) {
+    problems.add(() => contactPath(index, 'phone_number'), phone.expected, raw.phone_number);
+    problems.reason = 'invalid_phone';
+  } else if (phone.value !== raw.phone_number) contact = { ...contact, phone_number: phone.value };
   if (raw.document !== undefined) {
     const document = normaliseDocument(raw.document);
-    if (document.ok) contact.document = document.value;
-    else {
-      add(() => contactPath(index, 'document'), document.expected, raw.document);
-      reason ??= 'invalid_document';
-    }
+    if (!document.ok) {
+      problems.add(() => contactPath(index, 'document'), document.expected, raw.document);
+      problems.reason ??= 'invalid_document';
+    } else if (document.value !== raw.document) contact = { ...contact, document: document.value };
   }
   const values = raw.template_variables;
   const n = values === undefined ? 0 : values.length;
   const countProblem = checkVariableCount(n, placeholders);
-  if (countProblem !== undefined) add(() => contactPath(index, 'template_variables'), countProblem, values ?? []);
+  if (countProblem !== undefined) problems.add(() => contactPath(index, 'template_variables'), countProblem, values ?? []);
   for (let i = 0; i < n; i++) {
     const value = (values as string[])[i] as string;
     const valueProblem = checkVariableValue(value);
-    if (valueProblem !== undefined) add(() => pathIndex(contactPath(index, 'template_variables'), i), valueProblem, value);
+    if (valueProblem !== undefined) problems.add(() => pathIndex(contactPath(index, 'template_variables'), i), valueProblem, value);
   }
-  if (found === undefined) return { contact };
-  return { contact, reason: reason ?? 'invalid_variables', problems: found, count };
+  if (problems.found !== undefined) problems.reason ??= 'invalid_variables';
+  return contact;
 }
