@@ -29,6 +29,7 @@
  *
  * Pure: no timers. The host calls `step` and yields between calls as it sees fit.
  */
+import { ArgumentError } from '../core/errors.js';
 import { problem } from '../core/problems.js';
 import { type JsonBodyOptions, type JsonBodyResult, parseJsonBody, utf8Length } from './json-body.js';
 import { DEFAULT_MAX_BODY_BYTES } from './limits.js';
@@ -204,7 +205,7 @@ class SlicedJsonBody implements JsonBodySteps {
   }
 
   result(): JsonBodyResult {
-    if (this.answer === undefined) throw new Error('startJsonBody: result() called before step() answered true');
+    if (this.answer === undefined) throw new ArgumentError('startJsonBody(…).result()', 'called once step() answered true', 'a call before');
     return this.answer;
   }
 

@@ -12,6 +12,7 @@
  * Never throws on any input.
  */
 import { type TSchema, Type } from '@sinclair/typebox';
+import { ArgumentError } from '../core/errors.js';
 import { type Problem, pathIndex, pathKey, problem } from '../core/problems.js';
 import type { ParseResult } from './check.js';
 import { normaliseDocument } from './document.js';
@@ -192,7 +193,7 @@ class SendRequestParse implements SendRequestSteps {
   }
 
   result(): ParseResult<ParsedSendRequest, Problem> {
-    if (this.answer === undefined) throw new Error('startSendRequest: result() called before step() answered true');
+    if (this.answer === undefined) throw new ArgumentError('startSendRequest(…).result()', 'called once step() answered true', 'a call before');
     return this.answer;
   }
 

@@ -33,26 +33,26 @@ export class EpochChecks {
    * or older than this instance saw, decides how the next call may create or adopt it.
    */
   async before(numbers: NumberState[]): Promise<void> {
-    const ask = numbers.filter((st) => st.check === 1);
+    const ask = numbers.filter((st) => st.check.kind === 'to-check' && st.check.found === 'no-state');
     const r = await withTimeout(this.#for(ask), this.#d.settings.callTimeout);
     const at = this.#d.settings.clock.now();
     const missing: string[] = [];
     const rolledBack: string[] = [];
     const since = this.#d.guard.epoch?.since ?? Infinity;
     for (const st of numbers) {
-      if (st.check === 1) {
+      if (st.check.kind !== 'to-check') continue;
+      if (st.check.found === 'no-state') {
         // Lost when seen alive in this epoch within a state's lifetime: by any instance (the
         // register), or by this one (a state written after Redis' last snapshot is in no register).
         const lost = r.lost.get(st.phone) === true || (st.seenT >= 0 && st.seenT >= since && r.now - st.seenT < this.#d.guard.life);
         if (lost) missing.push(st.phone);
-        st.confirm = lost ? String(r.now) : '0';
-      } else if (st.check === 2) {
-        st.confirm = '0';
-      } else if (st.check === 3) {
+        st.check = { kind: 'confirmed', confirm: lost ? String(r.now) : '0' };
+      } else if (st.check.found === 'other-epoch') {
+        st.check = { kind: 'confirmed', confirm: '0' };
+      } else {
         rolledBack.push(st.phone);
-        st.confirm = String(r.now);
+        st.check = { kind: 'confirmed', confirm: String(r.now) };
       }
-      st.check = 0;
     }
     if (missing.length > 0) this.#d.onReset({ type: 'redis-reset', at, scope: 'numbers', phones: missing, reason: 'missing', lostAt: r.now });
     if (rolledBack.length > 0) this.#d.onReset({ type: 'redis-reset', at, scope: 'numbers', phones: rolledBack, reason: 'rolled-back', lostAt: r.now });
@@ -84,7 +84,7 @@ export class EpochChecks {
     // The register learns which numbers' states exist, at most twice a bucket for each.
     const alive: NumberState[] = [];
     for (const st of this.#d.states) {
-      if (st.aliveAt > st.registeredAt + this.#d.settings.bucketMs / 2) alive.push(st);
+      if (st.heard !== undefined && st.heard.at > st.registeredAt + this.#d.settings.bucketMs / 2) alive.push(st);
       if (alive.length === 1000) break;
     }
     this.#d.onRoundTrip();
@@ -94,7 +94,7 @@ export class EpochChecks {
       ask.map((st) => st.phone),
       alive.map((st) => [st.phone, st.seenT] as const),
     );
-    for (const st of alive) st.registeredAt = st.aliveAt;
+    for (const st of alive) st.registeredAt = st.heard?.at ?? st.registeredAt;
     return { now: r.now, lost: new Map(ask.map((st, k) => [st.phone, r.lost[k] === true])) };
   }
 }

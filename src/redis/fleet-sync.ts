@@ -21,6 +21,7 @@ import { ArgumentError } from '../core/errors.js';
 import { describeValue } from '../core/problems.js';
 import { systemClock } from '../runtime/system-clock.js';
 import type { FleetSyncClient, FleetSyncEvent, FleetSyncOptions, FleetSyncState, FleetSyncSubscriber } from './fleet-sync-options.js';
+import { RedisUnavailableError } from './errors.js';
 import { errorText } from './health.js';
 import { runScript, script } from './script-runner.js';
 import { HEARTBEAT_SCRIPT, STATUS_SCRIPT } from './scripts/status.js';
@@ -256,7 +257,7 @@ export class FleetSync {
     if (this.#subscribed) return;
     const status = this.#subscriber.status;
     if (this.#subscribing === undefined) {
-      if (!usable(status)) throw new Error(`Redis subscriber connection is ${status ?? 'unknown'}`);
+      if (!usable(status)) throw new RedisUnavailableError('subscriber', status);
       this.#subscribing = this.#subscriber
         .subscribe(this.#channel)
         // ioredis subscribes again by itself after a reconnect; reconciliation covers the gap.
@@ -271,7 +272,7 @@ export class FleetSync {
 
   async #call<T>(what: string, run: () => Promise<T>): Promise<T> {
     const status = this.#client.status;
-    if (!usable(status)) throw new Error(`Redis connection is ${status ?? 'unknown'}`);
+    if (!usable(status)) throw new RedisUnavailableError('client', status);
     return withTimeout(run(), this.#callTimeout, what);
   }
 

@@ -25,11 +25,12 @@ import { EpochChecks } from './epoch-checks.js';
 import { EpochGuard, type RedisEpoch } from './epoch.js';
 import { Health, errorText, type RedisCapacityEvent, type RedisStoreMetrics, type RedisStoreState } from './health.js';
 import { leaseSize } from './lease-sizing.js';
-import { numberState, type NumberState } from './number-state.js';
+import { RedisUnavailableError } from './errors.js';
+import { EXPECTED, afterAnswer, confirmArgument, fellShort, numberState, park, type NumberState } from './number-state.js';
 import { storeSettings, type RedisStoreOptions, type RedisStoreSnapshot, type StoreSettings } from './redis-store-options.js';
 import { runScript, script } from './script-runner.js';
 import { GIVE_BACK_SCRIPT } from './scripts/give-back.js';
-import { LEASE_SCRIPT } from './scripts/lease.js';
+import { decodeLeaseReply, LEASE_SCRIPT } from './scripts/lease.js';
 import { withTimeout } from './with-timeout.js';
 
 const LEASE = script(LEASE_SCRIPT);
@@ -112,8 +113,9 @@ export class RedisStore implements Store {
     this.#expire(st, now);
     // Redis's "left" moves with every instance's sends: asked again once it is older than the view's
     // bound, so every instance's output follows the fleet's (a peek, nothing charged).
-    if (!st.answered || now - st.aliveAt >= this.#s.viewMaxAge) this.#enqueue(st, now);
-    return st.tokens.balance + st.left + st.others;
+    const heard = st.heard;
+    if (heard === undefined || now - heard.at >= this.#s.viewMaxAge) this.#enqueue(st, now);
+    return heard === undefined ? st.tokens.balance : st.tokens.balance + heard.left + heard.others;
   }
 
   reserve(handle: number, want: number, now: number): number {
@@ -121,8 +123,8 @@ export class RedisStore implements Store {
     this.#expire(st, now);
     st.asked += want;
     const g = st.tokens.take(want, now);
-    if (g < want) st.short = true;
-    if (st.short || st.tokens.balance * 2 < st.size) this.#enqueue(st, now);
+    if (g < want) fellShort(st);
+    if (st.need !== 'none' || st.tokens.balance * 2 < st.size) this.#enqueue(st, now);
     else if (g > 0 && this.#tellTimer === undefined) this.#armTell();
     return g;
   }
@@ -153,8 +155,7 @@ export class RedisStore implements Store {
     this.#expire(st, now);
     if (st.tokens.balance >= count) return now;
     if (count > Math.min(st.perHour, st.per24h) || (st.perSecond > 0 && count > st.perSecond)) return Infinity;
-    st.parked = true;
-    st.short = true;
+    park(st);
     if (st.notBefore > now) {
       this.#arm(st.notBefore);
       return st.notBefore + this.#s.refillWait;
@@ -216,9 +217,9 @@ export class RedisStore implements Store {
     const now = this.#s.clock.now();
     let later = false;
     for (const st of this.#states) {
-      if (!st.answered) continue;
+      if (st.heard === undefined) continue;
       this.#expire(st, now);
-      if (st.tokens.balance === st.told) continue;
+      if (st.tokens.balance === st.heard.told) continue;
       // A number Redis asked to wait for is told with its next call; look again then.
       if (st.notBefore > now) later = true;
       else this.#enqueue(st, now);
@@ -243,8 +244,7 @@ export class RedisStore implements Store {
     const h = this.#handles.get(phone);
     if (h === undefined) return 0;
     const st = this.#states[h]!;
-    st.short = false;
-    st.parked = false;
+    st.need = 'none';
     return this.#giveBackNumber(st);
   }
 
@@ -366,7 +366,7 @@ export class RedisStore implements Store {
     const soon = now + this.#s.minRetry / 2;
     let next = Infinity;
     for (const st of this.#states) {
-      if (!st.short && !(st.answered && st.tokens.balance * 2 < st.size && st.asked > 0)) continue;
+      if (st.need === 'none' && !(st.heard !== undefined && st.tokens.balance * 2 < st.size && st.asked > 0)) continue;
       if (st.notBefore <= soon) {
         st.notBefore = 0;
         this.#enqueue(st, now);
@@ -405,7 +405,7 @@ export class RedisStore implements Store {
       const rate = st.asked / elapsed;
       st.demand = st.demand === 0 ? rate : (st.demand + rate) / 2;
       st.lastCallAt = now;
-      const wantsTokens = st.short || (st.asked > 0 && st.tokens.balance * 2 < st.size) || st.parked;
+      const wantsTokens = st.need !== 'none' || (st.asked > 0 && st.tokens.balance * 2 < st.size);
       st.asked = 0;
       const size = leaseSize({
         perHour: st.perHour,
@@ -437,10 +437,10 @@ export class RedisStore implements Store {
   }
 
   /** Checks the epoch when due (or asked for by the last answer), then sends the lease call. */
-  async #send(numbers: NumberState[], ids: string[], wants: number[]): Promise<{ reply: number[]; sentAt: number }> {
+  async #send(numbers: NumberState[], ids: string[], wants: number[]): Promise<{ reply: unknown; sentAt: number }> {
     const status = this.#s.client.status;
-    if (status === 'reconnecting' || status === 'close' || status === 'end') throw new Error(`Redis connection is ${status}`);
-    if (this.#epoch.due(this.#s.clock.now(), this.#s.epochCheck) || numbers.some((st) => st.check !== 0)) await this.#epochChecks.before(numbers);
+    if (status === 'reconnecting' || status === 'close' || status === 'end') throw new RedisUnavailableError('client', status);
+    if (this.#epoch.due(this.#s.clock.now(), this.#s.epochCheck) || numbers.some((st) => st.check.kind === 'to-check')) await this.#epochChecks.before(numbers);
     const now = this.#s.clock.now();
     const keys: string[] = [];
     const fleet = Math.max(1, Math.floor(this.#s.instances()));
@@ -461,10 +461,10 @@ export class RedisStore implements Store {
       // What this instance holds unspent, so the others' output counts it.
       st.telling = st.tokens.balance;
       keys.push(st.stateKey, `${this.prefix}{${st.phone}}:l:${ids[i]!}`);
-      args.push(wants[i]!, st.perHour, st.perSecond, st.per24h, ids[i]!, this.#ttlOf(st), Math.max(0, st.seenT), st.confirm, st.telling, st.tokens.heldUntil());
+      args.push(wants[i]!, st.perHour, st.perSecond, st.per24h, ids[i]!, this.#ttlOf(st), Math.max(0, st.seenT), confirmArgument(st.check), st.telling, st.tokens.heldUntil());
     });
     this.#metrics.roundTrips++;
-    const reply = (await withTimeout(runScript(this.#s.client, LEASE, keys, args), this.#s.callTimeout)) as number[];
+    const reply = await withTimeout(runScript(this.#s.client, LEASE, keys, args), this.#s.callTimeout);
     return { reply, sentAt: now };
   }
 
@@ -473,10 +473,10 @@ export class RedisStore implements Store {
     this.#emit(e);
   }
 
-  #answered(numbers: NumberState[], ids: string[], wants: number[], reply: number[], sentAt: number): void {
+  #answered(numbers: NumberState[], ids: string[], wants: number[], reply: unknown, sentAt: number): void {
+    const { now: redisNow, answers } = decodeLeaseReply(reply, numbers.length);
     const recv = this.#s.clock.now();
     this.#health.succeeded(recv);
-    const redisNow = Number(reply[0]);
     // Map Redis time to the clock: with 'clock' time they are the same; with 'redis' time the
     // answer's moment is known to within the round trip, which is taken off lease lifetimes.
     const rtt = this.#s.clockTime ? 0 : recv - sentAt;
@@ -486,24 +486,18 @@ export class RedisStore implements Store {
     for (let i = 0; i < numbers.length; i++) {
       const st = numbers[i]!;
       const id = ids[i]!;
-      const granted = Number(reply[1 + 6 * i]);
-      const grantedAt = Number(reply[2 + 6 * i]);
-      const retryAt = Number(reply[3 + 6 * i]);
-      const code = Number(reply[5 + 6 * i]);
+      const answer = answers[i]!;
       st.call = 'idle';
-      if (code !== 0) {
+      if (answer.kind === 'refused') {
         // Nothing was read nor written: check the epoch, then ask again (same lease id).
-        st.check = code;
+        st.check = { kind: 'to-check', found: answer.found };
         again.push(st);
         continue;
       }
-      st.left = Number(reply[4 + 6 * i]);
-      st.others = Number(reply[6 + 6 * i]);
-      st.told = st.telling + granted;
+      const { granted, grantedAt, retryAt } = answer;
+      st.heard = { at: recv, left: answer.left, others: answer.others, told: st.telling + granted };
       st.retryId = undefined;
-      st.answered = true;
-      st.confirm = '';
-      st.aliveAt = recv;
+      st.check = EXPECTED;
       if (grantedAt > st.seenT) st.seenT = grantedAt;
       const result = granted > 0 ? st.tokens.grant({ id, granted, expiresAt: toLocal(grantedAt + this.#ttlOf(st)) - rtt, scriptExpiresAt: grantedAt + this.#ttlOf(st) }, recv) : 'known';
       if (result !== 'known') {
@@ -516,20 +510,10 @@ export class RedisStore implements Store {
           this.#giveBackExpired(st, [{ id, returned: granted }]);
         }
       }
-      if (granted < wants[i]!) {
-        st.notBefore = retryAt < 0 ? Infinity : Math.max(toLocal(retryAt), recv + this.#s.minRetry);
-      } else {
-        st.notBefore = 0;
-        st.short = false;
-      }
-      if (st.tokens.balance > 0) {
-        st.short = st.short && granted < wants[i]!;
-        if (st.parked) {
-          st.parked = false;
-          woken.push(st.phone);
-        }
-      }
-      if ((st.short || st.parked) && st.notBefore < Infinity) this.#arm(st.notBefore);
+      const met = granted >= wants[i]!;
+      st.notBefore = met ? 0 : retryAt < 0 ? Infinity : Math.max(toLocal(retryAt), recv + this.#s.minRetry);
+      if (afterAnswer(st, met)) woken.push(st.phone);
+      if (st.need !== 'none' && st.notBefore < Infinity) this.#arm(st.notBefore);
     }
     for (const st of again) {
       st.notBefore = 0;
@@ -547,7 +531,7 @@ export class RedisStore implements Store {
     for (const st of numbers) {
       st.call = 'idle';
       st.notBefore = now + this.#s.downRetry;
-      if (st.short || st.parked) this.#arm(st.notBefore);
+      if (st.need !== 'none') this.#arm(st.notBefore);
     }
   }
 

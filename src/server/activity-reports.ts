@@ -8,6 +8,7 @@ import { formatUtcMinus3 } from '../events/datetime.js';
 import { repliedAsBlocklist } from '../events/status-merge.js';
 import { messageStatus, type AttendanceLogEntry } from './activity-log.js';
 import { csv } from './report-csv.js';
+import { ReportError } from './report-error.js';
 import type { ReportContext, ReportFile, ReportGenerator } from './report-types.js';
 
 /** A report made before periods existed (restored while processing): everything kept. */
@@ -18,7 +19,9 @@ const time = (ms: number | undefined) => (ms === undefined ? '' : formatUtcMinus
 /** Refuses a file of more rows than the server allows (a request cannot buy an unbounded file). */
 function checkRows(what: string, count: number, context: ReportContext): void {
   if (count <= context.maxRows) return;
-  throw new Error(
+  throw new ReportError(
+    context.reportType,
+    'too-many-rows',
     `The period holds ${count.toLocaleString('en-US')} ${what}, more than the ${context.maxRows.toLocaleString('en-US')} rows a report may have (maxReportRows): ask for a shorter period with start_date and end_date.`,
   );
 }

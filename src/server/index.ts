@@ -93,6 +93,7 @@ export {
   type StoredStatistics,
 } from '../storage/sqlite-storage.js';
 export { StoreDamagedError, type LostContacts } from '../storage/store-check.js';
+export { StateFileError, isStateFileError, type StateFileProblem } from '../runtime/state-file-error.js';
 export { StoreWriteError, type JournalReport, type RecoveredLoss, type StoreRecovery } from '../storage/store-open.js';
 export type { LostSubmission } from '../storage/intake-journal.js';
 export type { LostRows } from '../storage/store-salvage.js';

@@ -16,6 +16,7 @@ import { formatUtcMinus3 } from '../events/datetime.js';
 import type { ActivityLogView } from './activity-log.js';
 import { attendanceHistory, attendanceStatistics, officialMessages } from './activity-reports.js';
 import { csv } from './report-csv.js';
+import { ReportError } from './report-error.js';
 import type { ReportFile, ReportGenerator } from './report-types.js';
 import type { ReportPeriod } from './report-period.js';
 
@@ -151,7 +152,7 @@ export class ReportService {
     {
       let result: { ok: true } | { ok: false; errorMessage: string };
       try {
-        if (!generator) throw new Error(noGeneratorMessage(record.reportType));
+        if (!generator) throw new ReportError(record.reportType, 'no-generator', noGeneratorMessage(record.reportType));
         record.file = await generator({
           reportId: record.reportId,
           reportType: record.reportType,

@@ -21,8 +21,10 @@ import { join } from 'node:path';
 import { type Database, type Libsql, StoreDamagedError } from './store-check.js';
 import { IntakeJournal } from './intake-journal.js';
 import { loadPeer } from '../runtime/peers.js';
+import { StateFileError } from '../runtime/state-file-error.js';
 import { checkStore, type RecoveredLoss, REFUSED_ADVICE, StoreSeal, type StoreRecovery, StoreWriteError } from './store-open.js';
 import { FINISHED_KEPT } from '../core/dispatch/dispatcher.js';
+import { ArgumentError } from '../core/errors.js';
 import type { EngineChanges } from '../core/engine.js';
 import { type EngineRows, type PortfolioRow, type SubmissionRow, emptyRows } from '../core/rows.js';
 
@@ -300,7 +302,12 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
   else if (Number(schema['value']) !== SCHEMA_VERSION) {
     db.close();
-    throw new Error(`${join(dir, FILE)}: schema ${String(schema['value'])}, this sendpool reads schema ${SCHEMA_VERSION}`);
+    throw new StateFileError('durable store', join(dir, FILE), {
+      field: 'meta.schema',
+      expected: `a schema from 1 to ${SCHEMA_VERSION}`,
+      actual: JSON.stringify(schema['value']),
+      advice: 'written by another sendpool version: start that version',
+    });
   }
   const q = {
     putMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
@@ -377,7 +384,7 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
           q.insertSubmission.run(c.seq, contactsText, text);
           accepted.push([c.seq, c.campaignId ?? 0, contactsText]);
         } else if ((q.updateSubmission.run(text, c.seq) as { changes?: number }).changes === 0) {
-          throw new Error(`storage: submission s${c.seq} changed before its contacts were written`);
+          throw new ArgumentError('write(step.engine.submissions)', `a change with its contacts (submission s${c.seq} was never written)`, 'a change without contacts');
         }
       }
       for (const f of e.finished) {

@@ -209,6 +209,8 @@ interface Real {
   readonly outcomes: Map<string, ContactOutcome>;
   /** Steps so far: every other one takes its outcomes as rows (`takeOutcomesInto`). */
   steps: number;
+  /** Steps whose changes the host leaves for a later one (a host that writes its rows every few steps). */
+  held: number;
   /** Contacts kept packed from this many queued (0: always). */
   readonly packContactsFrom: number | undefined;
 }
@@ -241,7 +243,8 @@ function checkAll(m: Model, r: Real): void {
     expect(r.outcomes.has(o.contactId), `outcome of ${o.contactId} reported twice`).toBe(false);
     r.outcomes.set(o.contactId, o);
   }
-  applyChanges(r.rows, r.engine.takeChanges());
+  if (r.held > 0) r.held--;
+  else takeChanges(m, r);
   for (const s of m.subs) {
     s.contacts.forEach((c, i) => {
       const o = r.outcomes.get(`${s.id}.${i}`);
@@ -263,6 +266,22 @@ function checkAll(m: Model, r: Real): void {
     expect(wake!).toBeLessThanOrEqual(Math.max(m.now, Math.min(...timers)));
   }
   if (all.every((c) => c.state !== 'queued' && c.state !== 'waiting')) expect(wake).toBeNull();
+}
+
+/**
+ * The host's changes into its rows: every submission with its contacts the first time (or every
+ * time with `full`), and only the unfinished ones; a full take names every unfinished submission.
+ */
+function takeChanges(m: Model, r: Real, full = false): void {
+  const changes = r.engine.takeChanges({ full });
+  const unfinished = m.subs.filter((s) => !finished(s)).map((s) => s.seq);
+  for (const c of changes.submissions) {
+    expect(unfinished).toContain(c.seq);
+    if (full || !r.rows.submissions.has(c.seq)) expect(c.contacts, `the contacts of s${c.seq}`).toBeDefined();
+    else expect(c.contacts, `the contacts of s${c.seq}, given again`).toBeUndefined();
+  }
+  if (full) expect(changes.submissions.map((c) => c.seq).sort((a, b) => a - b)).toEqual(unfinished);
+  applyChanges(r.rows, changes);
 }
 
 // ------------------------------------------------------------------ commands
@@ -484,6 +503,9 @@ class Restart implements Cmd {
   constructor(readonly fromRows: boolean) {}
   check = () => true;
   run(m: Model, r: Real): void {
+    // A host's step ends before it stops: the changes it held are written.
+    takeChanges(m, r);
+    r.held = 0;
     const snapshot = JSON.parse(JSON.stringify(this.fromRows ? snapshotFromRows(r.rows, m.now) : r.engine.snapshot()));
     r.engine = createEngine(fleet(), { clock: r.clock, snapshot, trackChanges: true, packContactsFrom: r.packContactsFrom });
     for (const s of m.subs) {
@@ -501,6 +523,28 @@ class Restart implements Cmd {
     checkAll(m, r);
   }
   toString = () => (this.fromRows ? 'restart from rows' : 'restart');
+}
+
+/** The host writes its rows only every few steps from now: changes pile up in the engine meanwhile. */
+class HoldChanges implements Cmd {
+  constructor(readonly steps: number) {}
+  check = () => true;
+  run(m: Model, r: Real): void {
+    r.held = this.steps;
+    checkAll(m, r);
+  }
+  toString = () => `holdChanges(${this.steps})`;
+}
+
+/** The host takes every live submission with its contacts (one starting to keep rows), then goes on. */
+class TakeFull implements Cmd {
+  check = () => true;
+  run(m: Model, r: Real): void {
+    takeChanges(m, r, true);
+    r.held = 0;
+    checkAll(m, r);
+  }
+  toString = () => 'takeFull';
 }
 
 const CODES = [131000, 131026, 132015, 132016, 131048, 130429, 131049, 131056, 190, 131016, 999];
@@ -538,6 +582,8 @@ const commands = [
     .map(([i, s, f]) => new TemplateStatus(i, s, f)),
   fc.constant(new Restart(false)),
   fc.constant(new Restart(true)),
+  fc.integer({ min: 1, max: 4 }).map((steps) => new HoldChanges(steps)),
+  fc.constant(new TakeFull()),
 ];
 
 describe('dispatch queue against a reference model', () => {
@@ -557,6 +603,7 @@ describe('dispatch queue against a reference model', () => {
             flights: new Map(),
             outcomes: new Map(),
             steps: 0,
+            held: 0,
             packContactsFrom,
           } as Real,
         });

@@ -10,6 +10,8 @@ import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ContractHttpError, isContractHttpError } from '../../src/server/http-errors.js';
 import { UsageError, isUsageError } from '../../src/cli/errors.js';
+import { ReportError, isReportError } from '../../src/server/report-error.js';
+import { SmsEncodingError, isSmsEncodingError } from '../../src/server/channels/smpp-codec.js';
 
 const dist = resolve(import.meta.dirname, '../../dist');
 const require = createRequire(import.meta.url);
@@ -30,6 +32,9 @@ const CLASSES: readonly [entry: string, name: string, args: readonly unknown[]][
   ['server', 'MissingPeerError', ['smpp', 'The SMPP channel']],
   ['server', 'ApiKeysError', [['keys[0].key: too short']]],
   ['server', 'SnapshotFileError', ['state.json', 'not JSON']],
+  ['server', 'StateFileError', ['accepted journal', 'redis-state.accepted.jsonl', { field: '$.version', expected: '1', actual: '2' }]],
+  ['redis', 'RedisStateError', ['lease script', 'an array of 7 numbers', 'OK']],
+  ['redis', 'RedisUnavailableError', ['client', 'reconnecting']],
   ['whatsapp', 'WhatsAppChannelError', [[]]],
 ];
 
@@ -54,7 +59,7 @@ describe('error classes', () => {
     }
   });
 
-  it("the internal ones too: ContractHttpError, the CLI's UsageError", () => {
+  it("the internal ones too: ContractHttpError, the CLI's UsageError, ReportError, SmsEncodingError", () => {
     const http = new ContractHttpError('invalid_json', []);
     expect(http.name).toBe('ContractHttpError');
     expect(isContractHttpError(http)).toBe(true);
@@ -63,5 +68,14 @@ describe('error classes', () => {
     expect(usage.name).toBe('UsageError');
     expect(isUsageError(usage)).toBe(true);
     expect(isUsageError(http)).toBe(false);
+    const report = new ReportError('tickets-summary', 'no-generator', 'No generator');
+    expect(report.name).toBe('ReportError');
+    expect(isReportError(report)).toBe(true);
+    expect(isReportError(usage)).toBe(false);
+    const encoding = new SmsEncodingError('IA5', 'é');
+    expect(encoding.name).toBe('SmsEncodingError');
+    expect(encoding.message).toBe('IA5 (gsm7DataCoding 1): "é" (U+E9) has no ASCII code');
+    expect(isSmsEncodingError(encoding)).toBe(true);
+    expect(isSmsEncodingError(report)).toBe(false);
   });
 });

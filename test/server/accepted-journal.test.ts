@@ -7,6 +7,7 @@
 import { appendFileSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { isStateFileError } from '../../src/runtime/state-file-error.js';
 import { ACCEPTED_JOURNAL_VERSION, AcceptedJournal, acceptedJournalPath, type JournalEntry } from '../../src/server/redis/accepted-journal.js';
 import type { ChunkBody } from '../../src/server/redis/queue.js';
 import { tempDir } from '../temp-dirs.js';
@@ -127,5 +128,14 @@ describe('the accepted journal', () => {
     const path = join(tempDir('sendpool-journal-'), 'redis-state.accepted.jsonl');
     writeFileSync(path, `${JSON.stringify({ journal: 'sendpool-accepted', version: 2 })}\n`);
     expect(() => AcceptedJournal.open(path)).toThrow(`accepted journal ${path}: $.version: expected 1, got 2`);
+    const refused = (() => {
+      try {
+        AcceptedJournal.open(path);
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(isStateFileError(refused)).toBe(true);
+    expect(refused).toMatchObject({ file: path, field: '$.version', expected: '1', actual: '2' });
   });
 });

@@ -13,6 +13,7 @@ describe('GSM-7 and UCS-2 octets', () => {
     for (const c of GSM_SAMPLE) expect(gsm7Octets(c).length, JSON.stringify(c)).toBe(gsm7Septets(c));
     expect([...gsm7Octets('@A€')]).toEqual([0x00, 0x41, 0x1b, 0x65]);
     expect(() => gsm7Octets('ã')).toThrow(/expected a GSM 03.38 character, got "ã" \(U\+E3\)/);
+    expect(() => gsm7Octets('ã')).toThrow(expect.objectContaining({ name: 'SmsEncodingError', alphabet: 'GSM-7', char: 'ã' }));
   });
 
   it('round-trips GSM-7 and UCS-2 texts', () => {

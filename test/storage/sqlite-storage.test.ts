@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock, applyChanges, createEngine, emptyRows, snapshotFromRows, type Engine } from '../../src/index.js';
 import type { ContactRow } from '../../src/events/campaign-stats.js';
+import { isStateFileError } from '../../src/runtime/state-file-error.js';
 import { openSqliteStorage } from '../../src/storage/sqlite-storage.js';
 import { specFleet } from '../core/arbitraries.js';
 
@@ -175,6 +176,23 @@ describe('SQLite storage', () => {
     again.close();
   });
 
+  it('refuses a database of a newer schema, naming the file, the schema found and the schemas it reads', async () => {
+    const dir = freshDir();
+    const storage = await openSqliteStorage(dir);
+    storage.close();
+    const Libsql = ((await import('libsql')) as unknown as { default: new (path: string) => { exec(sql: string): void; close(): void } }).default;
+    const db = new Libsql(join(dir, 'sendpool.db'));
+    db.exec("UPDATE meta SET value = '99' WHERE key = 'schema'");
+    db.close();
+    const refused = await openSqliteStorage(dir).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isStateFileError(refused)).toBe(true);
+    expect(refused).toMatchObject({ name: 'StateFileError', file: join(dir, 'sendpool.db'), field: 'meta.schema', actual: '"99"' });
+    expect((refused as Error).message).toMatch(/^durable store .*sendpool\.db: meta\.schema: expected a schema from 1 to \d+, got "99" \(written by another sendpool version: start that version\)$/);
+  });
+
   it('keeps the channel memory as numbered chunks, forgets them by range, and upgrades a schema 3 database to hold them', async () => {
     const dir = freshDir();
     const storage = await openSqliteStorage(dir);
@@ -308,7 +326,7 @@ describe('SQLite storage', () => {
     };
     // A change without contacts for a submission never written: refused, and the value with it.
     const orphan = { seq: 9, businessId: 1, typeId: 10, maxRetries: 0, retryInterval: 0, weight: 1, state: '0', retries: [0], handouts: [0], fresh: 0, back: [], timers: [] };
-    expect(() => storage.write({ engine: { ...changes, submissions: [orphan] }, values: { x: 1 } })).toThrow(/s9 changed before its contacts/);
+    expect(() => storage.write({ engine: { ...changes, submissions: [orphan] }, values: { x: 1 } })).toThrow(/submission s9 was never written/);
     expect(storage.load()).toBeUndefined();
     storage.close();
   });

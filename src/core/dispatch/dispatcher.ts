@@ -38,19 +38,23 @@ import {
   FAILED,
   FIRST_FINAL,
   IN_FLIGHT,
+  LISTED_NEW,
   QUEUED,
   REJECTED,
   type RetryTimer,
   SENT,
   SUBMITTED,
+  TOLD,
   type RecordQueue,
   type SubmissionRecord,
   WAITING,
   countsView,
   createRecord,
+  listChange,
   parseMessageId,
   retryStands,
   unfinished,
+  unlisted,
   zeroCounts,
 } from './record.js';
 import type { Blocker, ContactOutcome, ContactRejection, DispatchCounts, OutgoingMessage, PollOptions, QueueStatus, ReportResult, SendOutcome, SubmissionStatus, SubmitTicket } from './types.js';
@@ -153,7 +157,7 @@ export class Dispatcher {
   #pollBatch = new MessageBatch(256);
   readonly #source: BatchSource;
   #tracking = false;
-  #dirty: SubmissionRecord[] = [];
+  #listed: SubmissionRecord[] = [];
   #finishedSince: SubmissionStatus[] = [];
 
   readonly #packFrom: number;
@@ -177,24 +181,30 @@ export class Dispatcher {
   takeChanges(full = false): DispatchChanges {
     // Nothing falls due here: an outcome made now would miss the host's step it belongs to.
     const submissions: SubmissionChange[] = [];
-    if (full) for (const r of this.#bySeq.values()) r.announced = false;
-    for (const r of full ? this.#bySeq.values() : this.#dirty) {
-      r.dirty = false;
-      if (!r.live) continue;
-      submissions.push(recordToChange(r, !r.announced));
-      r.announced = true;
+    if (full) {
+      for (const r of this.#listed) r.told = unlisted(r.told);
+      for (const r of this.#bySeq.values()) {
+        if (!r.live) continue;
+        submissions.push(recordToChange(r, true));
+        r.told = TOLD;
+      }
+    } else {
+      for (const r of this.#listed) {
+        if (!r.live) r.told = unlisted(r.told);
+        else {
+          submissions.push(recordToChange(r, r.told === LISTED_NEW));
+          r.told = TOLD;
+        }
+      }
     }
-    if (full) for (const r of this.#dirty) r.dirty = false;
-    this.#dirty = [];
+    this.#listed = [];
     const finished = this.#finishedSince;
     this.#finishedSince = [];
     return { nextSeq: this.#nextSeq, counts: countsView(this.#counts), submissions, finished };
   }
 
   #touch(record: SubmissionRecord): void {
-    if (!this.#tracking || record.dirty) return;
-    record.dirty = true;
-    this.#dirty.push(record);
+    if (this.#tracking && listChange(record)) this.#listed.push(record);
   }
 
   // ---------------------------------------------------------------- submit

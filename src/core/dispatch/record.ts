@@ -26,6 +26,33 @@ export const FIRST_FINAL = SENT;
 
 export const TERMINAL_NAMES: Readonly<Record<number, TerminalState>> = { [SENT]: 'sent', [FAILED]: 'failed', [EXPIRED]: 'expired', [REJECTED]: 'rejected' };
 
+/*
+ * Where a record stands in the host's changes (`takeChanges`, tracking on): its `told`. One code,
+ * not two flags, since what the next changes give of the record (nothing, the record, the record
+ * with its contacts) depends on both whether it is listed and whether the host has its contacts.
+ */
+/** The host has not had the record's contacts, and nothing of it waits for the next changes. */
+export const UNTOLD = 0;
+/** The host has the record as it is now. */
+export const TOLD = 1;
+/** Listed for the next changes, with its contacts (the host has not had them). */
+export const LISTED_NEW = 2;
+/** Listed for the next changes, without its contacts (the host has them). */
+export const LISTED_CHANGED = 3;
+export type Told = typeof UNTOLD | typeof TOLD | typeof LISTED_NEW | typeof LISTED_CHANGED;
+
+/** A change to `record` while tracking: listed for the next changes; answers whether it was not before. */
+export function listChange(record: SubmissionRecord): boolean {
+  if (record.told >= LISTED_NEW) return false;
+  record.told = record.told === TOLD ? LISTED_CHANGED : LISTED_NEW;
+  return true;
+}
+
+/** Taken off the list without being given (it finished meanwhile): the host has what it had. */
+export function unlisted(told: Told): Told {
+  return told === LISTED_CHANGED ? TOLD : told === LISTED_NEW ? UNTOLD : told;
+}
+
 /** Slot of `submitted` in a {@link Counts} array, after the states. */
 export const SUBMITTED = 7;
 
@@ -146,10 +173,8 @@ export interface SubmissionRecord {
    * id, the idempotency key a deduplicating provider sends once (allocated only by a restore).
    */
   resend: Uint8Array | undefined;
-  /** Changed since the host last took changes (tracking on). */
-  dirty: boolean;
-  /** The host has had this record's contacts once (tracking on): later changes omit them. */
-  announced: boolean;
+  /** Where the record stands in the host's changes: {@link UNTOLD}, {@link TOLD}, {@link LISTED_NEW} or {@link LISTED_CHANGED}. */
+  told: Told;
   /** Its deadline is in the dispatcher's heap (taken out while no contact of it waits). */
   deadlineArmed: boolean;
   /** False once every contact has its final outcome: the record is out of every queue. */
@@ -203,8 +228,7 @@ export function createRecord(seq: number, source: RecordSource, contacts: Contac
     inReturning: false,
     retryAt: undefined,
     attempts: undefined,
-    dirty: false,
-    announced: false,
+    told: UNTOLD,
     deadlineArmed: false,
     live: true,
   };

@@ -1,4 +1,5 @@
 import { NOW_LUA } from './now.js';
+import { RedisStateError } from '../errors.js';
 
 /**
  * The lease script: charges a batch of tokens for one or more numbers, every window of a number at
@@ -360,3 +361,30 @@ for i = 1, #KEYS / 2 do
 end
 return out
 `;
+
+/** Why a lease call wrote nothing for a number (the script's codes 1, 2, 3): its epoch is checked before the next call. */
+export type LeaseRefusal = 'no-state' | 'other-epoch' | 'older-copy';
+
+const REFUSALS: readonly (LeaseRefusal | undefined)[] = [undefined, 'no-state', 'other-epoch', 'older-copy'];
+
+/** The lease script's answer for one number (the fields are described with the script). */
+export type LeaseAnswer =
+  | { readonly kind: 'answered'; readonly granted: number; readonly grantedAt: number; readonly retryAt: number; readonly left: number; readonly others: number }
+  | { readonly kind: 'refused'; readonly found: LeaseRefusal };
+
+/** Reads a lease call's reply for `count` numbers; throws {@link RedisStateError} for a reply of another shape. */
+export function decodeLeaseReply(reply: unknown, count: number): { readonly now: number; readonly answers: LeaseAnswer[] } {
+  const values = Array.isArray(reply) && reply.length === 1 + 6 * count ? reply.map(Number) : undefined;
+  if (values === undefined || !values.every(Number.isFinite)) throw new RedisStateError('lease script', `an array of ${1 + 6 * count} numbers (Redis' time, then 6 per number)`, reply);
+  const answers: LeaseAnswer[] = [];
+  for (let i = 0; i < count; i++) {
+    const [granted, grantedAt, retryAt, left, code, others] = values.slice(1 + 6 * i, 7 + 6 * i) as [number, number, number, number, number, number];
+    if (code === 0) answers.push({ kind: 'answered', granted, grantedAt, retryAt, left, others });
+    else {
+      const found = REFUSALS[code];
+      if (found === undefined) throw new RedisStateError('lease script', `a code of 0 to 3 for number ${i + 1}`, reply);
+      answers.push({ kind: 'refused', found });
+    }
+  }
+  return { now: values[0]!, answers };
+}

@@ -1,4 +1,5 @@
 import { NOW_LUA } from './now.js';
+import { RedisStateError } from '../errors.js';
 
 /**
  * The scripts of a portfolio shared by the instances (src/redis/redis-portfolios.ts), with typed
@@ -203,10 +204,10 @@ export function decodePortfolioRecord(reply: unknown): { readonly now: number; r
 }
 
 function numbers(reply: unknown, min: number, what: string): number[] {
-  if (!Array.isArray(reply) || reply.length < min) throw new Error(`${what} script: expected an array of at least ${min} numbers, got ${JSON.stringify(reply)}`);
+  if (!Array.isArray(reply) || reply.length < min) throw new RedisStateError(`${what} script`, `an array of at least ${min} numbers`, reply);
   return reply.map((v) => {
     const n = Number(v);
-    if (!Number.isFinite(n)) throw new Error(`${what} script: expected numbers, got ${JSON.stringify(reply)}`);
+    if (!Number.isFinite(n)) throw new RedisStateError(`${what} script`, 'numbers', reply);
     return n;
   });
 }

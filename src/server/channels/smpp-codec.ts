@@ -52,7 +52,31 @@ export const DATA_CODING_IA5 = 0x01;
 /** `esm_class` with the UDH indicator (5.2.12). */
 export const ESM_CLASS_UDHI = 0x40;
 
-/** GSM-7 text as unpacked septets (one octet each); throws on a character outside GSM 03.38. */
+const ENCODING = Symbol.for('sendpool.SmsEncodingError');
+
+/** A character the SMS's alphabet lacks: the SMS fails (its reason is the message), nothing was sent. */
+export class SmsEncodingError extends Error {
+  readonly [ENCODING] = true;
+  /** The alphabet: GSM 03.38, or IA5 (ASCII) for `gsm7DataCoding: 1`. */
+  readonly alphabet: 'GSM-7' | 'IA5';
+  /** The character. */
+  readonly char: string;
+
+  constructor(alphabet: 'GSM-7' | 'IA5', char: string) {
+    const shown = `${JSON.stringify(char)} (U+${char.codePointAt(0)!.toString(16).toUpperCase()})`;
+    super(alphabet === 'GSM-7' ? `gsm7Octets: expected a GSM 03.38 character, got ${shown}` : `IA5 (gsm7DataCoding 1): ${shown} has no ASCII code`);
+    this.name = 'SmsEncodingError';
+    this.alphabet = alphabet;
+    this.char = char;
+  }
+}
+
+/** True when `e` is a {@link SmsEncodingError}, from this copy of sendpool or another. */
+export function isSmsEncodingError(e: unknown): e is SmsEncodingError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[ENCODING] === true;
+}
+
+/** GSM-7 text as unpacked septets (one octet each); throws {@link SmsEncodingError} on a character outside GSM 03.38. */
 export function gsm7Octets(text: string): Buffer {
   const out: number[] = [];
   for (const char of text) {
@@ -62,7 +86,7 @@ export function gsm7Octets(text: string): Buffer {
       continue;
     }
     const ext = EXTENSION_CODE.get(char);
-    if (ext === undefined) throw new Error(`gsm7Octets: expected a GSM 03.38 character, got ${JSON.stringify(char)} (U+${char.codePointAt(0)!.toString(16).toUpperCase()})`);
+    if (ext === undefined) throw new SmsEncodingError('GSM-7', char);
     out.push(GSM7_ESCAPE, ext);
   }
   return Buffer.from(out);
@@ -81,13 +105,13 @@ export function gsm7Text(octets: Uint8Array): string {
 }
 
 /**
- * IA5 (ASCII) octets of a GSM-7 text, one per character; throws on a character outside ASCII (the
+ * IA5 (ASCII) octets of a GSM-7 text, one per character; throws {@link SmsEncodingError} on a character outside ASCII (the
  * GSM 03.38 letters IA5 lacks: `é`, `£`, `Δ`, `€`…).
  */
 export function ia5Octets(text: string): Buffer {
   for (const char of text) {
     if (!BASIC_CODE.has(char) && !EXTENSION_CODE.has(char)) gsm7Octets(char); // throws: not GSM 03.38
-    if (char.charCodeAt(0) > 0x7f) throw new Error(`IA5 (gsm7DataCoding 1): ${JSON.stringify(char)} (U+${char.codePointAt(0)!.toString(16).toUpperCase()}) has no ASCII code`);
+    if (char.charCodeAt(0) > 0x7f) throw new SmsEncodingError('IA5', char);
   }
   return Buffer.from(text, 'latin1');
 }
@@ -178,7 +202,8 @@ export function submitParts(text: string, encoding: SmsEncoding, parts: number, 
   try {
     octets = texts.map(encode);
   } catch (e) {
-    return { error: e instanceof Error ? e.message : String(e) };
+    if (!isSmsEncodingError(e)) throw e;
+    return { error: e.message };
   }
   if (parts === 1) return { dataCoding, esmClass: 0, shortMessages: octets };
   switch (options.concatenation ?? 'udh') {

@@ -29,6 +29,7 @@
  */
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { StateFileError } from '../../runtime/state-file-error.js';
 import type { ChunkBody } from './queue.js';
 
 /** The journal's format version (the header's `version`). */
@@ -118,9 +119,12 @@ export class AcceptedJournal {
       const r = record as Record<string, unknown>;
       if (n === 0 && r['journal'] === 'sendpool-accepted') {
         if (r['version'] !== ACCEPTED_JOURNAL_VERSION)
-          throw new Error(
-            `accepted journal ${path}: $.version: expected ${ACCEPTED_JOURNAL_VERSION}, got ${JSON.stringify(r['version'])} (written by another sendpool version: start that version, or move the file away to lose its chunks)`,
-          );
+          throw new StateFileError('accepted journal', path, {
+            field: '$.version',
+            expected: String(ACCEPTED_JOURNAL_VERSION),
+            actual: JSON.stringify(r['version']),
+            advice: 'written by another sendpool version: start that version, or move the file away to lose its chunks',
+          });
         return;
       }
       const { op, stream, entry } = r;

@@ -10,6 +10,7 @@
  * instance restarted, ids go on above those handed out before, unless more than a million contacts
  * a second were accepted on average since the counter last started (docs/scaling.md).
  */
+import { ArgumentError } from '../../core/errors.js';
 import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
 import type { ContactIds } from '../ports/contact-ids.js';
 
@@ -81,7 +82,7 @@ export class ContactIdBlocks implements ContactIds {
 
   /** Takes `n` consecutive ids (after `ensure(n)`); answers the first. */
   take(n: number): number {
-    if (this.#end - this.#next < n) throw new Error(`contact ids: ${n} asked, ${this.#end - this.#next} reserved (ensure first)`);
+    if (this.#end - this.#next < n) throw new ArgumentError('ContactIds.take(n)', `at most the ${this.#end - this.#next} ids reserved (await ensure(n) first)`, String(n));
     const first = this.#next;
     this.#next += n;
     return first;

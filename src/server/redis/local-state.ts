@@ -9,6 +9,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { WebhookConfig } from '../../contract/config-schema.js';
+import { StateFileError } from '../../runtime/state-file-error.js';
 
 /** The content of an instance's state file. */
 export interface RedisLocalState {
@@ -39,13 +40,14 @@ export class LocalStateFile {
       try {
         parsed = JSON.parse(text);
       } catch (e) {
-        throw new Error(`redis.stateFile ${path}: expected a JSON object written by sendpool, got text that is not JSON (${e instanceof Error ? e.message : String(e)})`, { cause: e });
+        throw new StateFileError('redis.stateFile', path, { expected: 'a JSON object written by sendpool', actual: `text that is not JSON (${e instanceof Error ? e.message : String(e)})` }, e);
       }
       if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-        throw new Error(`redis.stateFile ${path}: expected a JSON object written by sendpool, got ${Array.isArray(parsed) ? 'an array' : typeof parsed}`);
+        throw new StateFileError('redis.stateFile', path, { expected: 'a JSON object written by sendpool', actual: Array.isArray(parsed) ? 'an array' : typeof parsed });
       const s = parsed as Record<string, unknown>;
-      if (s['queueEpoch'] !== undefined && typeof s['queueEpoch'] !== 'string') throw new Error(`redis.stateFile ${path}: $.queueEpoch: expected a string, got ${typeof s['queueEpoch']}`);
-      if (s['webhooks'] !== undefined && !Array.isArray(s['webhooks'])) throw new Error(`redis.stateFile ${path}: $.webhooks: expected an array, got ${typeof s['webhooks']}`);
+      if (s['queueEpoch'] !== undefined && typeof s['queueEpoch'] !== 'string')
+        throw new StateFileError('redis.stateFile', path, { field: '$.queueEpoch', expected: 'a string', actual: typeof s['queueEpoch'] });
+      if (s['webhooks'] !== undefined && !Array.isArray(s['webhooks'])) throw new StateFileError('redis.stateFile', path, { field: '$.webhooks', expected: 'an array', actual: typeof s['webhooks'] });
       this.#state = s;
     }
   }

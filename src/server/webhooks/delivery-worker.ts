@@ -20,7 +20,7 @@ import { signWebhook } from '../../events/signing.js';
 import { PassLoop, settleWithin } from '../pass-loop.js';
 import { ANSWER_BYTES, type Answer, attemptFailure } from './answer.js';
 import { safeLookup } from './safe-lookup.js';
-import { loadUndici, undiciLoaded, UndiciTransport, type UndiciTarget } from './undici-transport.js';
+import { loadUndici, undiciImport, UndiciTransport, type UndiciImport, type UndiciTarget } from './undici-transport.js';
 
 /** Options of the delivery worker. */
 export interface DeliveryOptions {
@@ -66,6 +66,15 @@ interface Target {
   readonly paths: Map<string, Path>;
 }
 
+/**
+ * How the worker's POSTs go out: Node's `http`/`https` agents; undici's pools; or not decided yet
+ * (transport 'auto' or 'undici' while undici's import is under way: decided at the first POST).
+ */
+type Transport = { readonly kind: 'node' } | { readonly kind: 'undici'; readonly pools: UndiciTransport } | { readonly kind: 'awaiting-undici' };
+
+const NODE: Transport = Object.freeze({ kind: 'node' });
+const AWAITING_UNDICI: Transport = Object.freeze({ kind: 'awaiting-undici' });
+
 /** One URL of a target: what runs, what waits for it, and how its last attempt ended. */
 interface Path {
   inFlight: number;
@@ -84,9 +93,9 @@ export class DeliveryWorker {
   readonly #http: http.Agent;
   readonly #https: https.Agent;
   readonly #lookup: ReturnType<typeof safeLookup>;
-  /** undici's pools, undefined for Node's agents; null until decided ('auto' waits for undici's import at the first POST). */
-  #undici: UndiciTransport | undefined | null;
-  readonly #transport: 'auto' | 'undici' | 'node';
+  #transport: Transport;
+  /** The `transport` option. */
+  readonly #asked: 'auto' | 'undici' | 'node';
   readonly #running = new Set<Promise<void>>();
   readonly #parsed = new Map<string, ParsedTarget>();
   #inFlight = 0;
@@ -101,8 +110,8 @@ export class DeliveryWorker {
     this.#http = new http.Agent({ keepAlive: true, maxSockets: this.#perTarget });
     this.#https = new https.Agent({ keepAlive: true, maxSockets: this.#perTarget });
     this.#lookup = safeLookup(deps.allowPrivateTargets);
-    this.#transport = options.transport ?? 'auto';
-    this.#undici = this.#transport === 'node' ? undefined : this.#choose(undiciLoaded());
+    this.#asked = options.transport ?? 'auto';
+    this.#transport = this.#asked === 'node' ? NODE : this.#choose(undiciImport());
     this.#loop = new PassLoop(
       () => this.#pass(),
       () => deps.clock.now(),
@@ -252,26 +261,30 @@ export class DeliveryWorker {
     return parsed;
   }
 
-  /** The transport for undici as loaded (null while its import is under way). */
-  #choose(u: Awaited<ReturnType<typeof loadUndici>> | null): UndiciTransport | undefined | null {
-    if (u === null) return null;
-    if (u === undefined) {
-      if (this.#transport === 'undici') throw new MissingPeerError('undici', "The webhooks' transport 'undici'", { hint: "or transport 'auto' or 'node'" });
-      return undefined;
+  /** The transport for undici's import as it stands (transport 'auto' or 'undici'). */
+  #choose(undici: UndiciImport): Transport {
+    switch (undici.state) {
+      case 'importing':
+        return AWAITING_UNDICI;
+      case 'missing':
+        if (this.#asked === 'undici') throw new MissingPeerError('undici', "The webhooks' transport 'undici'", { hint: "or transport 'auto' or 'node'" });
+        return NODE;
+      case 'installed':
+        return { kind: 'undici', pools: new UndiciTransport(undici.undici, { perTarget: this.#perTarget, timeoutMs: this.#timeoutMs, userAgent: this.#deps.userAgent, lookup: this.#lookup }) };
     }
-    return new UndiciTransport(u, { perTarget: this.#perTarget, timeoutMs: this.#timeoutMs, userAgent: this.#deps.userAgent, lookup: this.#lookup });
   }
 
   #post(url: string, body: string, signature: Record<string, string>): Promise<Answer> {
-    if (this.#undici === null) {
+    const transport = this.#transport;
+    if (transport.kind === 'awaiting-undici') {
       // undici's import has not settled yet (a worker built as the server's modules load).
-      return loadUndici().then((u) => {
-        if (this.#undici === null) this.#undici = this.#choose(u) ?? undefined;
+      return loadUndici().then((undici) => {
+        if (this.#transport.kind === 'awaiting-undici') this.#transport = this.#choose(undici);
         return this.#post(url, body, signature);
       });
     }
     const target = this.#request(url);
-    if (this.#undici && target.options !== undefined) return this.#undici.post(target.undici, body, signature);
+    if (transport.kind === 'undici' && target.options !== undefined) return transport.pools.post(target.undici, body, signature);
     return new Promise((resolve, reject) => {
       if (target.options === undefined) throw new TypeError(`Invalid URL: ${url}`);
       const secure = target.secure;
@@ -353,7 +366,7 @@ export class DeliveryWorker {
     if (outcomes.length > 0) this.#deps.onOutcomes?.(outcomes);
     this.#http.destroy();
     this.#https.destroy();
-    await this.#undici?.close();
+    if (this.#transport.kind === 'undici') await this.#transport.pools.close();
   }
 }
 

@@ -20,22 +20,26 @@ type Lookup = ReturnType<typeof safeLookup>;
 /** Targets with a pool of their own at most. */
 const MAX_POOLS = 256;
 
-/** undici once its import settled: the module, undefined when it is not installed; null before. */
-let undici: Undici | undefined | null = null;
+/** undici's import once it settled: the module, or not installed. */
+export type UndiciImported = { readonly state: 'installed'; readonly undici: Undici } | { readonly state: 'missing' };
+/** undici's import: under way, or settled. */
+export type UndiciImport = { readonly state: 'importing' } | UndiciImported;
+
+let imported: UndiciImport = { state: 'importing' };
 /** Loaded once, when the server is. */
-const loading: Promise<Undici | undefined> = import('undici').then(
-  (m) => (undici = m),
-  () => (undici = undefined),
+const loading: Promise<UndiciImported> = import('undici').then(
+  (m: Undici) => (imported = { state: 'installed', undici: m }),
+  () => (imported = { state: 'missing' }),
 );
 
-/** undici, if installed, once loaded. */
-export function loadUndici(): Promise<Undici | undefined> {
+/** undici's import, once it settled. */
+export function loadUndici(): Promise<UndiciImported> {
   return loading;
 }
 
-/** undici as loaded by now: undefined when it is not installed, null while its import is under way. */
-export function undiciLoaded(): Undici | undefined | null {
-  return undici;
+/** undici's import as it stands now. */
+export function undiciImport(): UndiciImport {
+  return imported;
 }
 
 /** What one attempt needs of its target (delivery-worker.ts parses it once per URL). */

@@ -172,12 +172,11 @@ export function resolveWhatsAppOptions(o: WhatsAppChannelOptions): ResolvedWhats
   const graphUrl = o.graphUrl ?? 'https://graph.facebook.com';
   let origin = '';
   let basePath = '';
-  try {
-    const url = new URL(graphUrl);
-    if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password || url.search || url.hash) throw new Error('shape');
+  const url = URL.canParse(graphUrl) ? new URL(graphUrl) : undefined;
+  if (url !== undefined && (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password && !url.search && !url.hash) {
     origin = url.origin;
     basePath = url.pathname.replace(/\/+$/, '');
-  } catch {
+  } else {
     problems.push(problem('graphUrl', 'an http or https URL without credentials, query or fragment, such as https://graph.facebook.com', graphUrl));
   }
   const apiVersion = o.apiVersion ?? 'v23.0';
