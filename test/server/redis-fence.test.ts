@@ -1,5 +1,5 @@
 /**
- * The fence of the server on Redis (shared-phones.ts, queue-scripts.ts): a request whose instance
+ * The fence of the server on Redis (shared-phones.ts, scripts/step.ts): a request whose instance
  * looks dead (its heartbeat lapsed, or the connection its heartbeat names is gone) is voided when
  * another request takes over its phones, and the step script then refuses to commit it (nothing of
  * the step is written; the instance writes it again without the request). A request of a live

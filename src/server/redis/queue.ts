@@ -17,43 +17,40 @@
  * of behind it (the engine then serves flows round-robin within the instance).
  *
  * Every key carries the hash tag of the prefix (`{queue}` by default): the scripts are atomic in one
- * Redis Cluster slot. docs/scaling.md ("The server on Redis") has the picture and the failure table.
+ * Redis Cluster slot. Each is a file of scripts/ with its codec; this class names their arguments.
+ * docs/scaling.md ("The server on Redis") has the picture and the failure table.
+ *
+ * Keys (`<p>` is the prefix with its tag, e.g. `sendpool:{queue}:`):
+ *   <p>active             set of the streams that may hold work
+ *   <p>s:<flow>           a stream per flow (a campaign of a company, or a request without one);
+ *                         an entry is a chunk of contacts, field `b` its JSON body
+ *   <p>p:<flow>:<entry>   a chunk's progress hash: `h<i>` hand-outs of contact i written before it
+ *                         went to the channel, `e<i>` hand-outs whose attempt ended without a
+ *                         final (a retry to come), `f<i>` its final state
+ *   <p>outbox, <p>sms     streams of webhook events and of SMS, written with the step that made them
+ *   <p>backlog            the contacts of the chunks not done (the intake bound of every instance)
+ *   <p>instances          sorted set of the live instances (scripts/instances.ts)
+ *   <p>epoch, <p>rb:…     the epoch marker and the rebuilt marks (reset.ts)
  */
 import { randomUUID } from 'node:crypto';
 import type { Submission, SubmissionContact } from '../../core/submission.js';
-import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
-import { RECLAIM_SCRIPT, RENEW_SCRIPT, STEP_SCRIPT } from './queue-scripts.js';
-import { FENCED_RENEW_SCRIPT, QUEUE_EPOCH_SCRIPT, REBUILD_SCRIPT, RECORD_CHECK_SCRIPT } from './reset-scripts.js';
+import type { RedisScriptClient } from '../../redis/script-runner.js';
+import { callScript } from './scripts/codec.js';
+import { INSTANCES } from './scripts/instances.js';
+import { QUEUE_EPOCH } from './scripts/queue-epoch.js';
+import { REBUILD } from './scripts/rebuild.js';
+import { RECLAIM } from './scripts/reclaim.js';
+import { RENEW_CHUNKS } from './scripts/renew-chunks.js';
+import { RENEW_WORK } from './scripts/renew-work.js';
+import { RedisScriptError } from './scripts/errors.js';
+import type { Pair } from './scripts/sections.js';
+import { STEP, type StepArgs } from './scripts/step.js';
+import { STILL_QUEUED } from './scripts/still-queued.js';
 import { IDEMPOTENCY_TTL_MS } from '../idempotency.js';
 import { COMMIT_TTL_MS } from './shared-phones.js';
 import { RETAIN_CONTACTS_MS } from './shared-statistics.js';
 import { ServerOptionsError } from '../ports/errors.js';
 import { problem } from '../../core/problems.js';
-
-const STEP = script(STEP_SCRIPT);
-const RECLAIM = script(RECLAIM_SCRIPT);
-const RENEW = script(RENEW_SCRIPT);
-const FENCED_RENEW = script(FENCED_RENEW_SCRIPT);
-const QUEUE_EPOCH = script(QUEUE_EPOCH_SCRIPT);
-const REBUILD = script(REBUILD_SCRIPT);
-const RECORD_CHECK = script(RECORD_CHECK_SCRIPT);
-/**
- * The live instances of the queue: `<p>instances`, each instance's consumer scored with when its
- * heartbeat lapses (Redis TIME, ms). Adds (or removes, with ARGV[3] '1') this one, drops the
- * lapsed, answers how many remain. KEYS: [1] the set. ARGV: [1] consumer, [2] lease (ms), [3] stop.
- */
-const INSTANCES = script(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if ARGV[3] == '1' then
-  redis.call('ZREM', KEYS[1], ARGV[1])
-else
-  redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 2)
-end
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-return redis.call('ZCARD', KEYS[1])
-`);
 
 /** The commands the queue uses (an ioredis `Redis` or `Cluster`). */
 export interface QueueClient extends RedisScriptClient {
@@ -110,9 +107,12 @@ export interface RebuiltChunk {
   readonly open: number;
   /** Pending under this instance (it keeps sending them), or for any instance to claim. */
   readonly hold: boolean;
-  /** Progress fields to write with it (`h<i>`, `e<i>`, `f<i>` and values, flat). */
-  readonly fields: readonly (string | number)[];
+  /** The progress to write with it (none for a chunk only accepted here). */
+  readonly progress?: ChunkProgress;
 }
+
+/** A chunk's progress as recorded in its hash (`h<i>`, `e<i>`, `f<i>` fields). */
+export type ChunkProgress = Pick<ClaimedChunk, 'handouts' | 'ended' | 'finals'>;
 
 /** A webhook event (or an SMS) an instance holds. */
 export interface ClaimedEvent {
@@ -238,7 +238,7 @@ export class ContactQueue {
     return OUTBOX_GROUP;
   }
 
-  /** The queue's epoch marker (reset-scripts.ts). */
+  /** The queue's epoch marker (reset.ts, scripts/queue-epoch.ts). */
   get epochKey(): string {
     return `${this.#prefix}epoch`;
   }
@@ -262,7 +262,7 @@ export class ContactQueue {
   }
 
   progressKey(chunk: Pick<ClaimedChunk, 'stream' | 'entryId'>): string {
-    return `${this.#prefix}p:${chunk.stream.slice(this.#prefix.length + 2)}:${chunk.entryId}`;
+    return `${this.#prefix}p:${this.#flowOf(chunk.stream)}:${chunk.entryId}`;
   }
 
   /** Writes chunks and their events in one script: all of them, or (it throws) none. */
@@ -303,10 +303,8 @@ export class ContactQueue {
   async reclaim(max = 64): Promise<ClaimedChunk[]> {
     const active = await this.#client.smembers(this.activeKey);
     if (active.length === 0) return [];
-    const flat = (await runScript(this.#client, RECLAIM, active, [GROUP, this.#consumer, this.leaseMs, max, this.#prefix])) as (string | string[])[];
-    const out: ClaimedChunk[] = [];
-    for (let i = 0; i < flat.length; i += 4) out.push(chunkOf(flat[i] as string, flat[i + 1] as string, flat[i + 2] as string, flat[i + 3] as string[]));
-    return out;
+    const entries = await callScript(this.#client, RECLAIM, { streams: active, group: GROUP, consumer: this.#consumer, leaseMs: this.leaseMs, max, progressPrefix: this.#prefix });
+    return entries.map((e) => chunkOf(e.stream, e.entryId, e.body, e.progress));
   }
 
   /**
@@ -324,9 +322,8 @@ export class ContactQueue {
     const lost: ClaimedChunk[] = [];
     await Promise.all(
       [...byStream].map(async ([stream, chunks]) => {
-        const ids = new Set(
-          (await runScript(this.#client, FENCED_RENEW, [stream, this.epochKey], [GROUP, this.#consumer, release ? this.leaseMs : 0, this.epoch, ...chunks.map((c) => c.entryId)])) as string[],
-        );
+        const args = { stream, group: GROUP, consumer: this.#consumer, idleMs: release ? this.leaseMs : 0, epochKey: this.epochKey, epochId: this.epoch, entryIds: chunks.map((c) => c.entryId) };
+        const ids = new Set(await callScript(this.#client, RENEW_CHUNKS, args));
         for (const c of chunks) if (ids.has(c.entryId)) lost.push(c);
       }),
     );
@@ -340,111 +337,122 @@ export class ContactQueue {
    * (the accepted journal writes the same, reset.ts).
    */
   async step(step: QueueStep): Promise<{ readonly ids: string[]; readonly lost: string[]; readonly voided?: string[]; readonly chunkJson?: readonly string[] }> {
-    const keys = [this.activeKey, this.outboxKey, this.smsKey];
-    const at = new Map<string, number>();
-    const key = (k: string) => {
-      let i = at.get(k);
-      if (i === undefined) {
-        i = keys.push(k);
-        at.set(k, i);
-      }
-      return i;
-    };
-    const chunks: (string | number)[] = [];
-    for (const c of step.chunks ?? []) chunks.push(key(this.streamOf(c)), JSON.stringify(c), c.contacts.length);
-    // Progress by chunk: its fields, and whether it is done.
-    const touched = new Map<ClaimedChunk, { fields: (string | number)[]; events: string[] }>();
+    const args = this.#stepArgs(step);
+    const empty = [args.requests, args.chunks, args.progress, args.delivered, args.smsAccepted, args.smsAnswered, args.reports, args.memory, args.deadLetters, args.events];
+    if (empty.every((list) => list.length === 0)) return { ids: [], lost: [] };
+    const result = await callScript(this.#client, STEP, args);
+    if (result.outcome === 'voided') return { ids: [], lost: [], voided: [...result.requests] };
+    const written = result.outcome === 'applied' ? result : { ids: [], lost: [] };
+    return { ids: [...written.ids], lost: [...written.lost], chunkJson: args.chunks.map((c) => c.body) };
+  }
+
+  /** A step's named sections (scripts/step.ts): its progress gathered by chunk, its requests with those of its chunks. */
+  #stepArgs(step: QueueStep): StepArgs {
+    const touched = new Map<ClaimedChunk, { fields: Pair[]; events: string[] }>();
     const of = (c: ClaimedChunk) => {
       let t = touched.get(c);
       if (!t) touched.set(c, (t = { fields: [], events: [] }));
       return t;
     };
-    const fields = (c: ClaimedChunk) => of(c).fields;
-    for (const h of step.handouts ?? []) fields(h.chunk).push(`h${h.index}`, h.count);
-    for (const e of step.ended ?? []) fields(e.chunk).push(`e${e.index}`, e.count);
-    for (const f of step.finals ?? []) fields(f.chunk).push(`f${f.index}`, f.state);
+    for (const h of step.handouts ?? []) of(h.chunk).fields.push([`h${h.index}`, String(h.count)]);
+    for (const e of step.ended ?? []) of(e.chunk).fields.push([`e${e.index}`, String(e.count)]);
+    for (const f of step.finals ?? []) of(f.chunk).fields.push([`f${f.index}`, f.state]);
     const done = new Set(step.done ?? []);
-    for (const c of done) fields(c);
+    for (const c of done) of(c);
     for (const e of step.chunkEvents ?? []) of(e.chunk).events.push(e.json);
-    const progress: (string | number)[] = [];
-    for (const [c, t] of touched)
-      progress.push(key(c.stream), c.entryId, key(this.progressKey(c)), done.has(c) ? 1 : 0, c.body.contacts.length, t.fields.length / 2, ...t.fields, t.events.length, ...t.events);
-    const delivered = step.delivered ?? [];
-    const events = step.events ?? [];
-    const sms = step.sms ?? [];
-    const answered = step.smsAnswered ?? [];
-    const reports = step.statistics?.reports ?? [];
-    const memory = step.memory?.pairs ?? [];
-    const dead = step.deadLetters?.letters ?? [];
     // The requests the step commits: those listed, and those whose chunks it writes (shared-phones.ts).
     const requests = new Map<string, { key?: string; answer?: string }>();
     for (const r of step.requests ?? []) requests.set(r.id, r);
     for (const c of step.chunks ?? []) if (!requests.has(c.requestId)) requests.set(c.requestId, {});
-    if (requests.size + chunks.length + touched.size + delivered.length + events.length + sms.length + answered.length + reports.length + memory.length + dead.length === 0)
-      return { ids: [], lost: [] };
-    const args = [
-      GROUP,
-      OUTBOX_GROUP,
-      this.#consumer,
-      step.id ?? randomUUID(),
-      this.epoch,
-      requests.size,
-      COMMIT_TTL_MS,
-      IDEMPOTENCY_TTL_MS,
-      ...[...requests].flatMap(([id, r]) => [id, r.key ?? '', r.answer ?? '']),
-      chunks.length / 3,
-      ...chunks,
-      touched.size,
-      ...progress,
-      delivered.length,
-      ...delivered,
-      sms.length,
-      ...sms,
-      answered.length,
-      ...answered,
-    ];
-    args.push(reports.length / 6, RETAIN_CONTACTS_MS, step.statistics?.at ?? 0, ...reports);
-    args.push(memory.length / 2, step.memory?.generation ?? 1, ...memory);
-    args.push(dead.length, step.deadLetters?.keep ?? 0, step.deadLetters?.oldest ?? 0);
-    for (const d of dead) args.push(d.companyId, d.id, d.at, d.family, d.json);
-    args.push(...events);
-    const [ids, lost, voided] = (await runScript(this.#client, STEP, keys, args)) as [string[], string[], string[] | undefined];
-    if (voided !== undefined) return { ids, lost, voided };
-    return { ids, lost, chunkJson: chunks.filter((_, i) => i % 3 === 1) as string[] };
+    return {
+      prefix: this.#prefix,
+      active: this.activeKey,
+      outbox: this.outboxKey,
+      sms: this.smsKey,
+      epoch: this.epochKey,
+      epochId: this.epoch,
+      dispatchGroup: GROUP,
+      outboxGroup: OUTBOX_GROUP,
+      smsGroup: SMS_GROUP,
+      consumer: this.#consumer,
+      stepId: step.id ?? randomUUID(),
+      commitTtlMs: COMMIT_TTL_MS,
+      idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
+      requests: [...requests].map(([id, r]) => ({ id, idempotencyKey: r.key ?? '', answer: r.answer ?? '' })),
+      chunks: (step.chunks ?? []).map((c) => ({ stream: this.streamOf(c), body: JSON.stringify(c), contacts: c.contacts.length })),
+      progress: [...touched].map(([c, t]) => ({
+        stream: c.stream,
+        entryId: c.entryId,
+        progress: this.progressKey(c),
+        done: done.has(c),
+        contacts: c.body.contacts.length,
+        fields: t.fields,
+        events: t.events,
+      })),
+      delivered: step.delivered ?? [],
+      smsAccepted: step.sms ?? [],
+      smsAnswered: step.smsAnswered ?? [],
+      retainContactsMs: RETAIN_CONTACTS_MS,
+      reportedAt: step.statistics?.at ?? 0,
+      reports: statisticsReports(step.statistics?.reports ?? []),
+      memoryGeneration: step.memory?.generation ?? 1,
+      memory: memoryPairs(step.memory?.pairs ?? []),
+      deadLetterKeep: step.deadLetters?.keep ?? 0,
+      deadLetterOldest: step.deadLetters?.oldest ?? 0,
+      deadLetters: (step.deadLetters?.letters ?? []).map((d) => ({ company: String(d.companyId), id: d.id, at: d.at, family: d.family, json: d.json })),
+      events: step.events ?? [],
+    };
   }
 
   /** Reads the queue's epoch marker, creating it with `candidate` when missing. */
   async readEpoch(candidate: string): Promise<{ readonly id: string; readonly created: boolean }> {
-    const [id, created] = (await runScript(this.#client, QUEUE_EPOCH, [this.epochKey], [candidate])) as [string, number];
-    return { id, created: Number(created) === 1 };
+    return callScript(this.#client, QUEUE_EPOCH, { key: this.epochKey, candidate });
   }
 
   /**
-   * Writes chunks again after a reset (REBUILD_SCRIPT), each once fleet-wide: `hold` ones stay
+   * Writes chunks again after a reset (scripts/rebuild.ts), each once fleet-wide: `hold` ones stay
    * pending under this instance (it keeps sending them), the others wait for any instance. `marks`:
    * chunks that need no writing (done here) but must not be written by their acceptor either.
-   * Answers the new entry id of each chunk, '' when another instance wrote it already. `epoch`: the
+   * Answers the new entry id of each chunk, null when another instance wrote it already. `epoch`: the
    * new marker's id (the queue's `epoch` is set only once the chunks held here carry their new ids,
    * so no step names an old entry under the new epoch).
    */
-  async rebuild(epoch: string, chunks: readonly RebuiltChunk[], marks: readonly Pick<ClaimedChunk, 'stream' | 'entryId'>[] = []): Promise<string[]> {
-    const args: (string | number)[] = [GROUP, this.#consumer, epoch, this.leaseMs, this.#prefix, chunks.length];
-    for (const c of chunks) {
-      args.push(c.stream, this.#markOf(c), `p:${c.stream.slice(this.#prefix.length + 2)}:`, c.hold ? 1 : 0, c.open, JSON.stringify(c.body), c.fields.length / 2, ...c.fields);
-    }
-    args.push(marks.length, ...marks.map((m) => this.#markOf(m)));
-    return (await runScript(this.#client, REBUILD, [this.activeKey, this.epochKey], args)) as string[];
+  async rebuild(epoch: string, chunks: readonly RebuiltChunk[], marks: readonly Pick<ClaimedChunk, 'stream' | 'entryId'>[] = []): Promise<(string | null)[]> {
+    const ids = await callScript(this.#client, REBUILD, {
+      prefix: this.#prefix,
+      active: this.activeKey,
+      epoch: this.epochKey,
+      epochId: epoch,
+      group: GROUP,
+      consumer: this.#consumer,
+      leaseMs: this.leaseMs,
+      chunks: chunks.map((c) => ({
+        stream: c.stream,
+        mark: this.#markOf(c),
+        progressHead: `p:${this.#flowOf(c.stream)}:`,
+        hold: c.hold,
+        open: c.open,
+        body: JSON.stringify(c.body),
+        fields: c.progress === undefined ? [] : progressFields(c.progress),
+      })),
+      marks: marks.map((m) => this.#markOf(m)),
+    });
+    return [...ids];
   }
 
   #markOf(c: Pick<ClaimedChunk, 'stream' | 'entryId'>): string {
-    return `rb:${c.stream.slice(this.#prefix.length + 2)}:${c.entryId}`;
+    return `rb:${this.#flowOf(c.stream)}:${c.entryId}`;
+  }
+
+  /** A stream's flow: its key after `<p>s:`. */
+  #flowOf(stream: string): string {
+    return stream.slice(this.#prefix.length + 2);
   }
 
   /** Which of these entries are still in their streams (fenced by the epoch: `RESET` when Redis lost them). */
   async stillQueued(entries: readonly Pick<ClaimedChunk, 'stream' | 'entryId'>[]): Promise<boolean[]> {
     if (entries.length === 0) return [];
-    const reply = (await runScript(this.#client, RECORD_CHECK, [this.epochKey], [this.epoch, ...entries.flatMap((e) => [e.stream, e.entryId])])) as number[];
-    return reply.map((r) => Number(r) === 1);
+    return callScript(this.#client, STILL_QUEUED, { epochKey: this.epochKey, epochId: this.epoch, entries });
   }
 
   /**
@@ -467,7 +475,7 @@ export class ContactQueue {
    */
   async heartbeat(stop = false): Promise<void> {
     const key = `${this.#prefix}alive:${this.#consumer}`;
-    this.#instances = Math.max(1, Number(await runScript(this.#client, INSTANCES, [`${this.#prefix}instances`], [this.#consumer, this.leaseMs, stop ? '1' : '0'])));
+    this.#instances = Math.max(1, await callScript(this.#client, INSTANCES, { key: `${this.#prefix}instances`, consumer: this.#consumer, leaseMs: this.leaseMs, stop }));
     if (stop) return void (await this.#client.call('DEL', key));
     // On one Redis the heartbeat says this instance's connection (its CLIENT ID): another instance
     // sees this one dead as soon as that connection is gone (shared-phones.ts, deadInstances). A
@@ -501,17 +509,15 @@ export class ContactQueue {
   async reclaimWork(kind: WorkKind, max = 1000): Promise<ClaimedEvent[]> {
     if (max <= 0) return [];
     const { key, group } = this.#work(kind);
-    const flat = (await runScript(this.#client, RECLAIM, [key], [group, this.#consumer, this.leaseMs, max, ''])) as (string | string[])[];
-    const out: ClaimedEvent[] = [];
-    for (let i = 0; i < flat.length; i += 4) out.push({ entryId: flat[i + 1] as string, json: flat[i + 2] as string });
-    return out;
+    const entries = await callScript(this.#client, RECLAIM, { streams: [key], group, consumer: this.#consumer, leaseMs: this.leaseMs, max });
+    return entries.map((e) => ({ entryId: e.entryId, json: e.body }));
   }
 
   /** Renews (or, with `release`, gives up) the events or SMS held; answers the entry ids another instance took over meanwhile. */
   async renewWork(kind: WorkKind, entryIds: readonly string[], release = false): Promise<string[]> {
     if (entryIds.length === 0) return [];
     const { key, group } = this.#work(kind);
-    return (await runScript(this.#client, RENEW, [key], [group, this.#consumer, release ? this.leaseMs : 0, ...entryIds])) as string[];
+    return callScript(this.#client, RENEW_WORK, { stream: key, group, consumer: this.#consumer, idleMs: release ? this.leaseMs : 0, entryIds });
   }
 }
 
@@ -526,16 +532,43 @@ export function streamsOf(reply: unknown): StreamEntries[] {
   return out;
 }
 
-function chunkOf(stream: string, entryId: string, body: string, progress: readonly string[]): ClaimedChunk {
+function chunkOf(stream: string, entryId: string, body: string, progress: readonly Pair[]): ClaimedChunk {
   const handouts = new Map<number, number>();
   const ended = new Map<number, number>();
   const finals = new Map<number, string>();
-  for (let i = 0; i + 1 < progress.length; i += 2) {
-    const field = progress[i]!;
+  for (const [field, value] of progress) {
     const index = Number(field.slice(1));
-    if (field[0] === 'h') handouts.set(index, Number(progress[i + 1]));
-    else if (field[0] === 'e') ended.set(index, Number(progress[i + 1]));
-    else if (field[0] === 'f') finals.set(index, progress[i + 1]!);
+    if (field[0] === 'h') handouts.set(index, Number(value));
+    else if (field[0] === 'e') ended.set(index, Number(value));
+    else if (field[0] === 'f') finals.set(index, value);
   }
   return { stream, entryId, body: JSON.parse(body) as ChunkBody, handouts, ended, finals };
+}
+
+/** A chunk's progress as its hash's fields (the inverse of `chunkOf`'s reading). */
+export function progressFields(p: ChunkProgress): Pair[] {
+  const fields: Pair[] = [];
+  for (const [i, n] of p.handouts) fields.push([`h${i}`, String(n)]);
+  for (const [i, n] of p.ended) fields.push([`e${i}`, String(n)]);
+  for (const [i, f] of p.finals) fields.push([`f${i}`, f]);
+  return fields;
+}
+
+/** The statistics' reports (six strings each, shared-statistics.ts) as the step's named records. */
+function statisticsReports(flat: readonly string[]): StepArgs['reports'] {
+  if (flat.length % 6 !== 0) throw new RedisScriptError('step', `statistics reports: ${flat.length} strings, expected six per report`);
+  const out: StepArgs['reports'][number][] = [];
+  for (let i = 0; i < flat.length; i += 6) {
+    const [company, campaign, contact, op, a3, a4] = flat.slice(i, i + 6) as [string, string, string, string, string, string];
+    out.push({ company, campaign, contact, op, a3, a4 });
+  }
+  return out;
+}
+
+/** The shared memory's entries (key, value, … from shared-memory.ts) as pairs. */
+function memoryPairs(flat: readonly string[]): Pair[] {
+  if (flat.length % 2 !== 0) throw new RedisScriptError('step', `memory: ${flat.length} strings, expected key and value pairs`);
+  const out: Pair[] = [];
+  for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
+  return out;
 }

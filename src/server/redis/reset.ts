@@ -291,11 +291,11 @@ export class QueueReset {
     // Those written under an epoch Redis lost, not those accepted since (they are in Redis).
     const epoch = this.#d.queue.epoch;
     const list = [...this.#recorded.values()].filter((r) => r.epoch !== epoch);
-    let ids: string[];
+    let ids: (string | null)[];
     try {
       ids = await this.#d.queue.rebuild(
         epoch,
-        list.map((r) => ({ stream: r.stream, entryId: r.entryId, body: r.body, open: r.body.contacts.length, hold: false, fields: [] })),
+        list.map((r) => ({ stream: r.stream, entryId: r.entryId, body: r.body, open: r.body.contacts.length, hold: false })),
       );
     } catch (e) {
       if (!isResetError(e)) throw e;
@@ -307,9 +307,9 @@ export class QueueReset {
     const old = list.map((r) => ({ stream: r.stream, entryId: r.entryId }));
     const rewritten: JournalEntry[] = [];
     list.forEach((r, k) => {
-      const id = ids[k] ?? '';
+      const id = ids[k] ?? null;
       this.#forget(r);
-      if (id === '') return;
+      if (id === null) return;
       // Kept under its new entry: Redis may lose it again.
       r.entryId = id;
       r.epoch = epoch;

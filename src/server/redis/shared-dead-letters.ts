@@ -1,10 +1,10 @@
 /**
  * The dead letters of the server on Redis, shared by every instance: the instance whose delivery
  * dead-letters an event writes it with the step that acknowledges the event in the shared outbox
- * (queue.ts, STEP_SCRIPT); any instance lists them and replays them. A replay is one script: the
- * dead letter goes, and the event goes back into the shared outbox as a replay (`{ replay: event }`:
- * the instance that claims it puts it into its outbox with `Outbox.replay`, even if that instance
- * remembers the id as finished).
+ * (queue.ts, scripts/step.ts); any instance lists them and replays them. A replay is one script
+ * (scripts/dead-letter-replay.ts): the dead letter goes, and the event goes back into the shared
+ * outbox as a replay (`{ replay: event }`: the instance that claims it puts it into its outbox with
+ * `Outbox.replay`, even if that instance remembers the id as finished).
  *
  * Keys (`<p>` the queue's prefix with its hash tag, so the scripts run in one Cluster slot):
  *   <p>dl:h             hash: event id -> the dead letter (JSON, dead-letters.ts's DeadLetter)
@@ -16,58 +16,13 @@
  * Bounds as in the book of one process: per company the newest `maxPerCompany`, none older than
  * `maxAgeMs` (dropped when one is added, and before a list).
  */
-import { runScript, script } from '../../redis/script-runner.js';
 import type { WebhookFamily } from '../../events/outbox.js';
 import { afterCursor, formatCursor, type DeadLetter, type DeadLetterPage } from '../dead-letters.js';
 import type { DeadLetterStore } from '../dead-letter-store.js';
 import type { QueueClient } from './queue.js';
-import { DEAD_LETTER_LUA } from './dead-letter-lua.js';
-
-/**
- * Replays dead letters: each leaves the dead letters and goes back into the shared outbox as
- * `{"replay": event}`, in one script.
- * KEYS: [1] the outbox stream, [2] `<p>dl:t` (the slot; the rest derive from it).
- * ARGV: [1] the outbox's group, [2] the scope: a company id, or '' for every company,
- *       [3] 'one' or 'all', [4] the event id ('one') or a family ('all'; '' for every family).
- * Returns the dead letters replayed (JSON).
- */
-const REPLAY_SCRIPT = `
-${DEAD_LETTER_LUA}
-local root = string.sub(KEYS[2], 1, string.len(KEYS[2]) - 1)
-local scope = ARGV[2]
-local ids
-if ARGV[3] == 'one' then
-  ids = { ARGV[4] }
-elseif scope == '' then
-  ids = redis.call('ZRANGE', root .. 'q', 0, -1)
-else
-  ids = redis.call('ZRANGE', root .. 'q:' .. scope, 0, -1)
-end
-local out = {}
-for _, id in ipairs(ids) do
-  local json = redis.call('HGET', root .. 'h', id)
-  if json then
-    local d = cjson.decode(json)
-    if (scope == '' or tostring(d.event.companyId) == scope) and (ARGV[3] == 'one' or ARGV[4] == '' or d.event.family == ARGV[4]) then
-      dl_drop(root, id)
-      if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM') end
-      redis.call('XADD', KEYS[1], '*', 'e', cjson.encode({ replay = d.event }))
-      out[#out + 1] = json
-    end
-  end
-end
-return out
-`;
-
-/** Drops the dead letters older than ARGV[1] (epoch ms). KEYS: [1] `<p>dl:t`. */
-const PRUNE_SCRIPT = `
-${DEAD_LETTER_LUA}
-dl_prune(string.sub(KEYS[1], 1, string.len(KEYS[1]) - 1), ARGV[1])
-return 0
-`;
-
-const REPLAY = script(REPLAY_SCRIPT);
-const PRUNE = script(PRUNE_SCRIPT);
+import { callScript } from './scripts/codec.js';
+import { DEAD_LETTER_PRUNE } from './scripts/dead-letter-prune.js';
+import { DEAD_LETTER_REPLAY, type DeadLetterReplayArgs } from './scripts/dead-letter-replay.js';
 
 /** Ids read from the sorted set per round of a list. */
 const LIST_BATCH = 200;
@@ -92,15 +47,15 @@ export interface SharedDeadLettersDeps {
 export function sharedDeadLetters(deps: SharedDeadLettersDeps): DeadLetterStore {
   const { client, prefix } = deps;
   const root = `${prefix}dl:`;
-  const replay = async (scope: number | null, mode: 'one' | 'all', what: string): Promise<DeadLetter[]> => {
-    const replayed = (await runScript(client, REPLAY, [deps.outboxKey, `${root}t`], [deps.outboxGroup, scope === null ? '' : String(scope), mode, what])) as string[];
+  const replay = async (companyId: number | null, which: DeadLetterReplayArgs['which']): Promise<DeadLetter[]> => {
+    const replayed = await callScript(client, DEAD_LETTER_REPLAY, { outbox: deps.outboxKey, outboxGroup: deps.outboxGroup, byTime: `${root}t`, companyId, which });
     if (replayed.length > 0) deps.kick();
     return replayed.map((json) => JSON.parse(json) as DeadLetter);
   };
   return {
     deadLettered: (d) => deps.stage(d),
     list: async (scope, query) => {
-      await runScript(client, PRUNE, [`${root}t`], [deps.now() - deps.maxAgeMs]);
+      await callScript(client, DEAD_LETTER_PRUNE, { byTime: `${root}t`, oldest: deps.now() - deps.maxAgeMs });
       const key = scope === null ? `${root}t` : `${root}t:${scope}`;
       const items: DeadLetter[] = [];
       const before = query.before;
@@ -129,8 +84,8 @@ export function sharedDeadLetters(deps: SharedDeadLettersDeps): DeadLetterStore 
       const answer: DeadLetterPage = { items, next: more && last ? formatCursor({ at: last.deadLetteredAt, id: last.event.id }) : null };
       return answer;
     },
-    replay: async (scope, eventId) => (await replay(scope, 'one', eventId))[0],
-    replayAll: async (scope, family) => (await replay(scope, 'all', family ?? '')).length,
+    replay: async (scope, eventId) => (await replay(scope, { one: eventId }))[0],
+    replayAll: async (scope, family) => (await replay(scope, { family: family ?? null })).length,
     counts: async () => {
       const flat = (await client.call('HGETALL', `${root}n`)) as string[] | Record<string, string>;
       const pairs = Array.isArray(flat) ? flat : Object.entries(flat).flat();

@@ -299,11 +299,7 @@ export class SharedDispatch {
     const list = [...chunks];
     const rebuilt: RebuiltChunk[] = list.map((chunk) => {
       const held = this.#heldOf.get(chunk);
-      const fields: (string | number)[] = [];
-      for (const [i, n] of held?.handouts ?? chunk.handouts) fields.push(`h${i}`, n);
-      for (const [i, n] of held?.ended ?? chunk.ended) fields.push(`e${i}`, n);
-      for (const [i, f] of held?.finals ?? chunk.finals) fields.push(`f${i}`, f);
-      return { stream: chunk.stream, entryId: chunk.entryId, body: chunk.body, open: held?.open ?? 0, hold: true, fields };
+      return { stream: chunk.stream, entryId: chunk.entryId, body: chunk.body, open: held?.open ?? 0, hold: true, progress: held ?? chunk };
     });
     const ids = await this.#queue.rebuild(
       epoch,
@@ -312,9 +308,9 @@ export class SharedDispatch {
     );
     let written = 0;
     list.forEach((chunk, k) => {
-      const id = ids[k] ?? '';
+      const id = ids[k] ?? null;
       const held = this.#held.get(chunk.entryId);
-      if (id === '') {
+      if (id === null) {
         if (held && held.chunk === chunk) this.#lose([chunk.entryId]);
         return;
       }
