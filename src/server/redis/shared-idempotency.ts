@@ -4,7 +4,7 @@
  *
  * A key's record is a hash under the queue's hash tag, `<p>idem:c<company>:<SHA-256 of the key>`:
  * `fp` the body's fingerprint, `req` the request that holds it, `inst` its instance, `ans` the 202
- * (JSON), written by the step script with the request's chunks and commit mark (queue-scripts.ts),
+ * (JSON), written by the step script with the request's chunks and commit mark (scripts/step.ts),
  * so a crash after the commit still replays it. Kept {@link IDEMPOTENCY_TTL_MS}.
  *
  * A record without an answer belongs to a request still running, or to one whose instance died:
