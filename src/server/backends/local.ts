@@ -5,6 +5,7 @@
  * (backends/memory), or a group commit to the database (backends/sqlite), and in whether the
  * books remember their changes for it (`durable`).
  */
+import { succeeded } from '../lib/succeeded.js';
 import type { Clock } from '../../core/clock.js';
 import type { Engine } from '../../core/engine.js';
 import { localDeadLetters, type DeadLetterStore } from '../dead-letter-store.js';
@@ -183,13 +184,8 @@ export class LocalBackend implements ServerBackend {
     return this.written();
   }
 
-  async written(): Promise<boolean> {
-    try {
-      await this.persistence.commit();
-      return true;
-    } catch {
-      return false;
-    }
+  written(): Promise<boolean> {
+    return succeeded(this.persistence.commit());
   }
 
   releaseSent(contact: ServerContact, businessId: number, typeId: number): void {

@@ -8,6 +8,7 @@
  * server's parts are built over, then, once they exist (`attach`), the persistence that writes
  * their changes and feeds the engine.
  */
+import { succeeded } from '../../lib/succeeded.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../../core/clock.js';
 import type { Engine } from '../../../core/engine.js';
@@ -241,13 +242,8 @@ export class RedisBackend implements ServerBackend {
     return this.#wired.get().context.webhooks.ensure(companyIds, fresh);
   }
 
-  async writeConfig(companyId: number): Promise<boolean> {
-    try {
-      await this.#wired.get().context.webhooks.save(companyId);
-      return true;
-    } catch {
-      return false;
-    }
+  writeConfig(companyId: number): Promise<boolean> {
+    return succeeded(this.#wired.get().context.webhooks.save(companyId));
   }
 
   blocklistReady(): Promise<void> {
@@ -263,22 +259,12 @@ export class RedisBackend implements ServerBackend {
       .catch(() => {});
   }
 
-  async blocklistWritten(): Promise<boolean> {
-    try {
-      await this.#wired.get().context.blocklist.sync();
-      return true;
-    } catch {
-      return false;
-    }
+  blocklistWritten(): Promise<boolean> {
+    return succeeded(this.#wired.get().context.blocklist.sync());
   }
 
-  async written(): Promise<boolean> {
-    try {
-      await this.persistence.commit();
-      return true;
-    } catch {
-      return false;
-    }
+  written(): Promise<boolean> {
+    return succeeded(this.persistence.commit());
   }
 
   releaseSent(contact: ServerContact, businessId: number, typeId: number): void {
