@@ -7,7 +7,7 @@
 import { ObjectContacts } from './contact-list.js';
 import type { DispatchSnapshot } from './dispatch-snapshot.js';
 import type { PoolQueue } from './pool-queue.js';
-import { EXPIRED, FAILED, IN_FLIGHT, QUEUED, REJECTED, type RetryTimer, SENT, SUBMITTED, type SubmissionRecord, TOLD, WAITING, type Counts, createRecord } from './record.js';
+import { EXPIRED, FAILED, IN_FLIGHT, QUEUED, REJECTED, type RetryTimer, SENT, SUBMITTED, type SubmissionRecord, WAITING, type Counts, contactsTold, createRecord } from './record.js';
 import type { SubmissionStatus } from './types.js';
 
 /** What restoring writes into: the dispatcher's state and its state moves. */
@@ -63,7 +63,7 @@ export function restoreDispatch(snap: DispatchSnapshot, now: number, target: Res
   placeQueued(snap, target.records, inFlight, savedBack);
   restoreRetries(snap, now, target);
   // Whoever restores has the contacts (from the file or its rows); `takeChanges(true)` gives them again.
-  for (const record of target.records.values()) record.told = TOLD;
+  for (const record of target.records.values()) record.told = contactsTold(record.told);
   for (const status of snap.finished ?? []) target.remember({ ...status, finished: true });
 }
 

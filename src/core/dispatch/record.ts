@@ -48,6 +48,11 @@ export function listChange(record: SubmissionRecord): boolean {
   return true;
 }
 
+/** The host has the record's contacts (it restored them): listed or not as before. */
+export function contactsTold(told: Told): Told {
+  return told === UNTOLD ? TOLD : told === LISTED_NEW ? LISTED_CHANGED : told;
+}
+
 /** Taken off the list without being given (it finished meanwhile): the host has what it had. */
 export function unlisted(told: Told): Told {
   return told === LISTED_CHANGED ? TOLD : told === LISTED_NEW ? UNTOLD : told;
