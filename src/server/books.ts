@@ -62,7 +62,10 @@ export function openBooks({ env, options, backend }: BuildKit): ServerBooks {
   return { channelMemory, blocklist, campaignPhones, sentPhones, deadLetterBook, activity };
 }
 
-/** Webhook events the store kept, written and not known delivered: they go out again (at least once, deduplicable by id). */
+/**
+ * Webhook events the store kept, written and not known delivered: they go out again (at least
+ * once, deduplicable by id).
+ */
 export function storedEvents(options: BuildServerOptions): WrittenEvent[] {
   return (options.stored?.outbox ?? []).map(([, record]) => record as WrittenEvent);
 }

@@ -61,6 +61,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const delivery = createDelivery(kit, { outbox, notifier });
   const side = createDispatchSide(kit, { notifier, incidents });
   const { dispatch, provider } = side;
+  // What a snapshot or the store kept unfinished goes again: webhook events, SMS (books.ts).
   delivery.deliver(storedEvents(options));
   const sms = new SmsWorker(channel, notifier, options.sms, pendingSms(options), backend.smsAnswered);
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);

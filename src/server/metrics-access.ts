@@ -94,7 +94,10 @@ export type KeyCheck = (authorization: string | undefined) => Refusal | undefine
 export const METRICS_CHALLENGE = 'Bearer realm="sendpool-metrics"';
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
-/** The check of the Authorization header against the key, in constant time (digests of equal length); none without a key. */
+/**
+ * The check of the Authorization header against the key, in constant time (digests of equal
+ * length); none without a key.
+ */
 export function metricsKeyCheck(key: string | undefined): KeyCheck | undefined {
   return key === undefined ? undefined : keyCheck(key);
 }

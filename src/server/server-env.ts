@@ -60,7 +60,10 @@ export function serverEnv(options: BuildServerOptions): ServerEnv {
   };
 }
 
-/** The host's key, else the one the store kept, else a new one (the two last made by the server, so kept by a store). */
+/**
+ * The host's key, else the one the store kept, else a new one: the two last are the server's
+ * own, kept by a durable backend.
+ */
 function reportTokenKeyOf(options: BuildServerOptions, random: RandomSource): { key: SecretKey; made: string | undefined } {
   if (options.reportTokenKey !== undefined) return { key: options.reportTokenKey, made: undefined };
   // The key signing download links outlives restarts when the server has a store.

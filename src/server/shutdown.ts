@@ -27,7 +27,10 @@ export interface ShutdownOptions {
    */
   readonly kit: Pick<BuildKit, 'backend' | 'dashboard' | 'options'>;
   readonly delivery: DeliveryWorker;
-  /** The channel's answers and reports received so far are handled (its turns), then its later events are ignored (its provider's `detach`). */
+  /**
+   * The channel's answers and reports received so far are handled (its turns), then its later
+   * events are ignored (its provider's `detach`).
+   */
   readonly side: Pick<DispatchSide, 'turns' | 'provider'>;
   /** Stops listening to the engine's anomalies. */
   readonly offAnomaly: () => void;

@@ -37,7 +37,8 @@ export interface ApiOptions {
 
 const api: FastifyPluginAsync<ApiOptions> = async (app, { ctx, baseUrl, maxBodyBytes, dashboard, metrics }) => {
   const inbound = ctx.channel.inbound ?? [];
-  // Open without an API key: /metrics (its own key, if any), the provider's webhooks (their own proof), the dashboard's page.
+  // Open without an API key: /metrics (its own key, if any), the provider's webhooks (their own
+  // proof), the dashboard's page.
   const openPaths = new Set([...METRICS_OPEN_PATHS, ...inboundPaths(inbound), ...(dashboard ? DASHBOARD_OPEN_PATHS : [])]);
   void app.register(httpHooks, { tenants: ctx.tenants, maxBodyBytes, openPaths, metrics: ctx.metrics });
   void app.register(messengerFeature, { ctx });
