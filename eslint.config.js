@@ -52,6 +52,11 @@ export default tseslint.config(
     '^\\.\\./\\.\\./(?!ports/|lib/|\\.\\./)',
     '^\\.\\./\\.\\./\\.\\./(?!core/|contract/|events/|runtime/)',
   ]),
+  boundary(
+    ['src/server/features/*.ts'],
+    "features (the HTTP API's plugins) import the ports, lib, the server's services and its context, never the insides of a backend or a channel (they ask the Backend port, ctx.backend), nor the files that compose the server",
+    ['^\\.\\./(backends|redis|channels)/', '^\\.\\./(build-server|run-server)\\.js$', '^\\.\\./\\.\\./(storage|redis|cli)/'],
+  ),
   {
     // Plain JavaScript (this file, the busy-loop script, examples): no type information.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],

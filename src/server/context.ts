@@ -1,4 +1,4 @@
-/** What every route needs: the server's parts, resolved once by buildServer. */
+/** What every feature needs: the server's parts, made once (server-context.ts) when buildServer has made them all. */
 import type { Clock } from '../core/clock.js';
 import type { Engine } from '../core/engine.js';
 import type { ContractLimits } from '../contract/limits.js';

@@ -1,7 +1,7 @@
 /**
  * Where the server keeps its dead letters, whatever keeps its state: the book in this process
  * (memory, and on the durable server written with each step), or Redis (shared by every instance:
- * redis/shared-dead-letters.ts). The routes (routes/dead-letters.ts) and the delivery worker's
+ * redis/shared-dead-letters.ts). The routes (features/dead-letters.ts) and the delivery worker's
  * outcomes go through this interface only.
  *
  * A replay puts the event back into the outbox under its event id (`Outbox.replay`: due at once,

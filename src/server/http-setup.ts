@@ -1,7 +1,8 @@
 /**
  * The server's HTTP side before any route: the Fastify instance (a logger that never writes keys
- * or download tokens, request ids, connection limits) and the hooks every route goes through
- * (bodies, errors, authentication, the request id header, the request duration metric).
+ * or download tokens, request ids, connection limits, the answers of errors, unknown paths and
+ * methods not allowed) and the hooks every route goes through (bodies, authentication, the request
+ * id header, the request duration metric), a plugin registered before the features.
  *
  * Route schemas are the contract's JSON Schemas (TypeBox). Request bodies are validated by the
  * contract's own parsers, which use those same schemas but list every problem with its path and
@@ -11,7 +12,8 @@
  *
  * Separate from buildServer, which wires the service's parts: this is the web server's.
  */
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
 import type { RandomSource } from '../events/random.js';
 import { uuidV4 } from '../events/uuid.js';
 import { installAuth } from './auth.js';
@@ -37,9 +39,13 @@ function loggerOptions(option: BuildServerOptions['logger']): FastifyServerOptio
   };
 }
 
-/** The Fastify instance of the server. */
+/**
+ * The Fastify instance of the server, with its answers to errors and to paths it has no route for
+ * (405 for a known path's other methods). Those are set here, at once, not in a plugin: a route a
+ * host adds right after `buildServer` (before the plugins load) is seen and answered the same.
+ */
 export function createFastify(logger: BuildServerOptions['logger'], random: RandomSource, maxBodyBytes: number, connections: ResolvedConnections): FastifyInstance {
-  return Fastify({
+  const app = Fastify({
     logger: loggerOptions(logger ?? true),
     bodyLimit: maxBodyBytes,
     genReqId: () => uuidV4(random),
@@ -48,22 +54,6 @@ export function createFastify(logger: BuildServerOptions['logger'], random: Rand
     return503OnClosing: true,
     ...fastifyConnectionOptions(connections),
   } as FastifyServerOptions);
-}
-
-export interface HttpHooksParts {
-  readonly tenants: Tenants;
-  readonly maxBodyBytes: number;
-  /** Paths open without a key (metrics, the provider's webhooks, the dashboard's page). */
-  readonly openPaths: ReadonlySet<string>;
-  readonly metrics: ServerMetrics | undefined;
-}
-
-/** The hooks every route goes through; installed before the routes (`onRoute` sees each). */
-export function installHttpHooks(app: FastifyInstance, parts: HttpHooksParts): void {
-  // Bodies: JSON only, decoded by the contract (size limit, every problem at `$`), large ones in slices.
-  installJsonBodyParser(app, parts.maxBodyBytes);
-  app.setValidatorCompiler(() => () => true);
-
   const knownPaths = new Map<string, string[]>();
   app.addHook('onRoute', (route) => {
     const path = route.url.endsWith('/') ? route.url : `${route.url}/`;
@@ -72,6 +62,25 @@ export function installHttpHooks(app: FastifyInstance, parts: HttpHooksParts): v
     knownPaths.set(path, methods);
   });
   installErrorHandlers(app, () => knownPaths);
+  return app;
+}
+
+export interface HttpHooksOptions {
+  readonly tenants: Tenants;
+  readonly maxBodyBytes: number;
+  /** Paths open without a key (metrics, the provider's webhooks, the dashboard's page). */
+  readonly openPaths: ReadonlySet<string>;
+  readonly metrics: ServerMetrics | undefined;
+}
+
+/**
+ * The hooks every route goes through. They are the root's (`fastify-plugin`), so every feature
+ * registered after this plugin, and every route of the host, goes through them.
+ */
+const httpHooksPlugin: FastifyPluginAsync<HttpHooksOptions> = async (app, parts) => {
+  // Bodies: JSON only, decoded by the contract (size limit, every problem at `$`), large ones in slices.
+  installJsonBodyParser(app, parts.maxBodyBytes);
+  app.setValidatorCompiler(() => () => true);
   installAuth(app, parts.tenants, parts.openPaths);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
@@ -82,4 +91,14 @@ export function installHttpHooks(app: FastifyInstance, parts: HttpHooksParts): v
       m.requestDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
     });
   }
+};
+
+export const httpHooks = fp(httpHooksPlugin, { name: 'sendpool-http', fastify: '5.x' });
+
+/** `http://host:port` of the listening socket (IPv6 in brackets), or a placeholder before listen. */
+export function listenOrigin(app: FastifyInstance): string {
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') return 'http://127.0.0.1';
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
 }

@@ -26,7 +26,7 @@ const UNIT_CONTACTS = 250;
  * Parses a send body for `intakeSend`: at once when small, in slices when large. A large body's
  * place among the large requests (body-parser.ts) is given back once it is checked: the intake
  * runs in the same turn, and the next large request starts decoding. On Redis the phones are
- * reserved after this (routes/messenger.ts), so the screening waits for `intakeSend`.
+ * reserved after this (features/messenger.ts), so the screening waits for `intakeSend`.
  */
 export async function parseSendInSlices(ctx: ServerContext, companyId: number, body: unknown): Promise<PreparedSend> {
   try {

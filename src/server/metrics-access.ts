@@ -5,8 +5,9 @@
  * a listen address moves /metrics to a listener of its own, typically on an internal interface,
  * and the API's port then answers 404 there. Both may be combined.
  *
- * The separate listener is a plain Node server with the same connection limits as the API's. It
- * opens when the Fastify instance becomes ready (so a port in use fails `listen`), closes with it,
+ * The separate listener is a plain Node server with the same connection limits as the API's. The
+ * metrics feature (features/metrics.ts, which also serves the route on the API's port) opens it
+ * when the Fastify instance becomes ready (so a port in use fails `listen`), closes it with it,
  * and is unref'd: it never keeps a process alive on its own. `runServer` on Redis opens it earlier,
  * before waiting for Redis ({@link openEarlyMetrics}): it answers with what is known then (whether
  * Redis is ready), and the server adopts it, same port, once built. Without a listener of its own,
@@ -16,13 +17,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
 import type { Registry } from 'prom-client';
 import { problem, type Problem } from '../core/problems.js';
 import type { ErrorCode } from '../contract/response-schemas.js';
 import { errorResponse, type HttpAnswer } from '../contract/responses.js';
 import { applyConnectionLimits, nodeServerOptions, type ResolvedConnections } from './connections.js';
-import { fail } from './http-errors.js';
 import { hostProblem, MIN_METRICS_KEY_LENGTH, portProblem, secretProblem } from './lib/option-checks.js';
 
 /** Where the separate metrics listener listens. */
@@ -83,16 +82,27 @@ export function resolveMetrics(option: boolean | MetricsOptions | undefined, pro
 }
 
 /** What a refused scrape is answered. */
-interface Refusal {
+export interface Refusal {
   readonly code: ErrorCode;
   readonly message: string;
 }
 
-const CHALLENGE = 'Bearer realm="sendpool-metrics"';
+/** The check of a scrape's Authorization header: what it is refused with, or undefined. */
+export type KeyCheck = (authorization: string | undefined) => Refusal | undefined;
+
+/** The `WWW-Authenticate` header of a refused scrape. */
+export const METRICS_CHALLENGE = 'Bearer realm="sendpool-metrics"';
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
-/** The check of the Authorization header against the key, in constant time (digests of equal length). */
-function keyCheck(key: string): (authorization: string | undefined) => Refusal | undefined {
+/**
+ * The check of the Authorization header against the key, in constant time (digests of equal
+ * length); none without a key.
+ */
+export function metricsKeyCheck(key: string | undefined): KeyCheck | undefined {
+  return key === undefined ? undefined : keyCheck(key);
+}
+
+function keyCheck(key: string): KeyCheck {
   const expected = digest(key);
   return (authorization) => {
     if (authorization === undefined || authorization.trim() === '') {
@@ -104,12 +114,6 @@ function keyCheck(key: string): (authorization: string | undefined) => Refusal |
     }
     return undefined;
   };
-}
-
-/** The metrics endpoint as served: its separate address, when it has one. */
-export interface MetricsEndpoint {
-  /** `http://host:port` of the separate listener while it listens; null on the API's port. */
-  address(): string | null;
 }
 
 /**
@@ -137,7 +141,7 @@ export async function openEarlyMetrics(
   connections: ResolvedConnections,
   registry: Registry,
 ): Promise<EarlyMetrics> {
-  const check = access.key === undefined ? undefined : keyCheck(access.key);
+  const check = metricsKeyCheck(access.key);
   let current = registry;
   const server = http.createServer(nodeServerOptions(connections), (req, res) => void answerScrape(req, res, current, check));
   applyConnectionLimits(server, connections);
@@ -170,46 +174,58 @@ function closeListener(server: http.Server): Promise<void> {
   });
 }
 
-/** Serves /metrics as `access` says: a route of `app`, or a listener of its own (`early`: one already open, adopted). */
-export function serveMetrics(app: FastifyInstance, registry: Registry, access: ResolvedMetrics, connections: ResolvedConnections, early?: EarlyMetrics): MetricsEndpoint {
-  const check = access.key === undefined ? undefined : keyCheck(access.key);
-  if (access.listen === undefined) {
-    app.get('/metrics', async (request, reply) => {
-      const refused = check?.(request.headers.authorization);
-      if (refused) {
-        request.log.info({ reason: refused.code }, 'refused: metrics key');
-        reply.header('www-authenticate', CHALLENGE);
-        return fail(reply, refused.code, [], refused.message);
-      }
-      reply.header('content-type', registry.contentType);
-      return registry.metrics();
-    });
-    return { address: () => null };
-  }
-  const { host, port } = access.listen;
+/** The server's own metrics listener (`metrics.listen`): opened when the server is ready, closed with it. */
+export interface MetricsListener {
+  /** `http://host:port` while it listens; null before and after. */
+  address(): string | null;
+  /** Listens, or adopts the early listener (which already listens): answers true when it opened one now. */
+  open(): Promise<boolean>;
+  /** Stops listening and drops its connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * The listener of `access.listen`, answering from `registry` with the key check and connection
+ * limits of `access` and `connections`; `early`: one already open (`runServer`), adopted.
+ */
+export function metricsListener(
+  access: ResolvedMetrics & { readonly listen: NonNullable<ResolvedMetrics['listen']> },
+  registry: Registry,
+  connections: ResolvedConnections,
+  early: EarlyMetrics | undefined,
+): MetricsListener {
+  const check = metricsKeyCheck(access.key);
   let listener: http.Server | undefined;
   let address: string | null = null;
-  app.addHook('onReady', async () => {
-    if (early) {
-      // Open since before the server existed: from now on it answers with the server's metrics.
-      early.answerFrom(registry);
-      listener = early.server;
-      address = early.address;
-      return;
-    }
-    const server = http.createServer(nodeServerOptions(connections), (req, res) => void answerScrape(req, res, registry, check));
-    applyConnectionLimits(server, connections);
-    address = await listenOn(server, host, port);
-    listener = server;
-    app.log.info({ address }, 'metrics listening');
-  });
-  app.addHook('onClose', async () => {
-    const server = listener ?? early?.server;
-    listener = undefined;
-    address = null;
-    if (server) await closeListener(server);
-  });
-  return { address: () => address };
+  return {
+    address: () => address,
+    open: async () => {
+      if (early) {
+        // Open since before the server existed: from now on it answers with the server's metrics.
+        early.answerFrom(registry);
+        listener = early.server;
+        address = early.address;
+        return false;
+      }
+      const server = http.createServer(nodeServerOptions(connections), (req, res) => void answerScrape(req, res, registry, check));
+      applyConnectionLimits(server, connections);
+      address = await listenOn(server, access.listen.host, access.listen.port);
+      listener = server;
+      return true;
+    },
+    close: async () => {
+      const server = listener ?? early?.server;
+      listener = undefined;
+      address = null;
+      if (server) await closeListener(server);
+    },
+  };
+}
+
+/** The request's path with one trailing slash, without its query. */
+function pathOf(req: http.IncomingMessage): string {
+  const [path = '/'] = (req.url ?? '/').split('?');
+  return `${path.replace(/\/+$/, '')}/`;
 }
 
 function send(res: http.ServerResponse, a: HttpAnswer<unknown>, headers: Record<string, string> = {}): void {
@@ -219,14 +235,14 @@ function send(res: http.ServerResponse, a: HttpAnswer<unknown>, headers: Record<
 }
 
 /** One request to the separate listener: GET or HEAD /metrics (with or without the trailing slash). */
-async function answerScrape(req: http.IncomingMessage, res: http.ServerResponse, registry: Registry, check: ((authorization: string | undefined) => Refusal | undefined) | undefined): Promise<void> {
-  const path = `${(req.url ?? '/').split('?')[0]!.replace(/\/+$/, '')}/`;
+async function answerScrape(req: http.IncomingMessage, res: http.ServerResponse, registry: Registry, check: KeyCheck | undefined): Promise<void> {
+  const path = pathOf(req);
   if (path !== '/metrics/') return send(res, errorResponse('not_found', [], `No endpoint ${req.method ?? 'GET'} ${path}; this listener serves GET /metrics only.`));
   if (req.method !== 'GET' && req.method !== 'HEAD') {
     return send(res, errorResponse('method_not_allowed', [], `Method ${req.method ?? ''} is not allowed on /metrics/; allowed: GET, HEAD.`), { allow: 'GET, HEAD' });
   }
   const refused = check?.(req.headers.authorization);
-  if (refused) return send(res, errorResponse(refused.code, [], refused.message), { 'www-authenticate': CHALLENGE });
+  if (refused) return send(res, errorResponse(refused.code, [], refused.message), { 'www-authenticate': METRICS_CHALLENGE });
   try {
     const text = await registry.metrics();
     res.writeHead(200, { 'content-type': registry.contentType, 'content-length': Buffer.byteLength(text) });
@@ -259,10 +275,9 @@ export async function openStartingApi(
   connections: ResolvedConnections,
   retryAfterS: number,
 ): Promise<StartingApi> {
-  const check = metrics?.key === undefined ? undefined : keyCheck(metrics.key);
+  const check = metricsKeyCheck(metrics?.key);
   const server = http.createServer(nodeServerOptions(connections), (req, res) => {
-    const path = `${(req.url ?? '/').split('?')[0]!.replace(/\/+$/, '')}/`;
-    if (metrics !== undefined && path === '/metrics/') return void answerScrape(req, res, metrics.registry, check);
+    if (metrics !== undefined && pathOf(req) === '/metrics/') return void answerScrape(req, res, metrics.registry, check);
     // The body is not read: nothing is taken while the instance starts.
     send(res, errorResponse('unavailable', [], 'sendpool is starting: it waits for Redis before it serves; nothing was accepted. Send it again shortly.'), {
       'retry-after': String(retryAfterS),

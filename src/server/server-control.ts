@@ -10,6 +10,7 @@ import type { Engine } from '../core/engine.js';
 import type { DispatchCounts } from '../core/dispatch/types.js';
 import type { ActivityLog } from './activity-log.js';
 import type { Channel } from './ports/channel.js';
+import type { ServerBackend } from './backends/server-backend.js';
 import { webhooksPending, type ServerContext } from './context.js';
 import { SERVER_SNAPSHOT_FORMAT, SERVER_SNAPSHOT_VERSION, type SnapshotFile } from './snapshot-file.js';
 
@@ -49,6 +50,7 @@ export type SendpoolServer = FastifyInstance & { readonly sendpool: SendpoolCont
 
 /** Engine and server state as the snapshot file holds it (`snapshotFile`, `sendpool.snapshot()`). */
 export function serverSnapshot(ctx: ServerContext, activity: ActivityLog): SnapshotFile {
+  const deadLetters = ctx.deadLetters.rows();
   return {
     format: SERVER_SNAPSHOT_FORMAT,
     version: SERVER_SNAPSHOT_VERSION,
@@ -65,7 +67,7 @@ export function serverSnapshot(ctx: ServerContext, activity: ActivityLog): Snaps
       campaignPhones: ctx.campaignPhones.rows(),
       sentPhones: ctx.sentPhones.rows(),
       activity: activity.rows(),
-      ...(ctx.deadLetters.rows() === undefined ? {} : { deadLetters: ctx.deadLetters.rows()! }),
+      ...(deadLetters === undefined ? {} : { deadLetters }),
     },
   };
 }
@@ -74,8 +76,8 @@ export interface ControlParts {
   readonly snapshot: () => SnapshotFile;
   /** Webhook events delivered and dead-lettered so far. */
   readonly counters: { readonly delivered: number; readonly deadLettered: number };
-  /** Nothing held here waits in the backend's shared state (on Redis, its shared queue). */
-  readonly backendIdle: () => boolean;
+  /** Whether nothing held here waits in its shared state (on Redis, its shared queue). */
+  readonly backend: Pick<ServerBackend, 'idle'>;
   readonly metricsAddress: () => string | null;
 }
 
@@ -97,7 +99,7 @@ export function serverControl(ctx: ServerContext, parts: ControlParts): Sendpool
     }),
     idle: () => {
       const s = engine.stats();
-      const shared = parts.backendIdle();
+      const shared = parts.backend.idle();
       return shared && s.queued + s.waitingRetry + s.inFlight === 0 && dispatch.inFlight === 0 && sms.queued === 0 && sms.inFlight === 0 && outbox.size === 0 && notifier.unbuilt === 0;
     },
     flushCampaignStatistics: () => notifier.flushCampaigns(),

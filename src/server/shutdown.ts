@@ -5,35 +5,43 @@
  * the last durable step; snapshot engine, outbox and the rest; then Fastify closes.
  *
  * Separate from buildServer, which makes the parts: the order they stop in is the point here, and
- * it reads best in one place.
+ * it reads best in one place. A plugin of the root's (`fastify-plugin`), registered after the
+ * features: Fastify runs `onClose` hooks last registered first, so this drain runs before a
+ * feature lets go of what it holds (the metrics listener stays up while the server drains).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
+import fp from 'fastify-plugin';
 import type { ServerContext } from './context.js';
-import type { ServerBackend } from './backends/server-backend.js';
-import type { DashboardState } from './dashboard/state.js';
+import type { DispatchSide } from './dispatch-side.js';
+import type { BuildKit } from './server-env.js';
 import { writeSnapshotFile, type SnapshotFile } from './snapshot-file.js';
 import type { DeliveryWorker } from './webhooks/delivery-worker.js';
 
-export interface ShutdownParts {
-  /** How long sends in flight may take to finish, in ms. */
-  readonly drainMs: number;
+export interface ShutdownOptions {
+  /** The context whose intake closes (`closing`) and whose workers stop. */
+  readonly ctx: ServerContext;
+  /**
+   * The backend (it stops stepping before the last flush, and on Redis gives the work held here
+   * back to the fleet after it), the dashboard (its sampling stops), and the options' drain timeout
+   * and snapshot file.
+   */
+  readonly kit: Pick<BuildKit, 'backend' | 'dashboard' | 'options'>;
   readonly delivery: DeliveryWorker;
-  readonly dashboard: DashboardState | undefined;
+  /**
+   * The channel's answers and reports received so far are handled (its turns), then its later
+   * events are ignored (its provider's `detach`).
+   */
+  readonly side: Pick<DispatchSide, 'turns' | 'provider'>;
   /** Stops listening to the engine's anomalies. */
   readonly offAnomaly: () => void;
-  /** Resolves once the channel's answers and reports received so far are handled (turns.ts). */
-  readonly settleReports: () => Promise<unknown>;
-  /** The channel is closed: the provider's later events are ignored from now on. */
-  readonly detach: () => void;
-  /** Where the snapshot is written on close. @default none */
-  readonly snapshotFile: string | undefined;
   readonly snapshot: () => SnapshotFile;
-  /** Stops stepping before the last flush; on Redis gives the work held here back to the fleet after it. */
-  readonly backend: Pick<ServerBackend, 'stop' | 'release'>;
 }
 
-export function installShutdown(app: FastifyInstance, ctx: ServerContext, parts: ShutdownParts): void {
-  const { drainMs, delivery, dashboard, backend } = parts;
+const shutdownPlugin: FastifyPluginAsync<ShutdownOptions> = async (app, parts) => {
+  const { ctx, delivery, side } = parts;
+  const { backend, dashboard, options } = parts.kit;
+  // How long sends in flight may take to finish, in ms.
+  const drainMs = options.drainTimeoutMs ?? 10_000;
   app.addHook('preClose', async () => {
     ctx.closing = true;
   });
@@ -44,19 +52,21 @@ export function installShutdown(app: FastifyInstance, ctx: ServerContext, parts:
     await ctx.sms.stop(drainMs);
     await ctx.channel.close?.();
     // What the provider reported before the channel closed is handled (and written) before the rest goes.
-    await parts.settleReports();
-    parts.detach();
+    await side.turns.settled();
+    side.provider.detach();
     ctx.notifier.stop();
     ctx.notifier.flushCampaigns();
     await delivery.stop(Math.min(drainMs, 2000));
     // The results of the drained sends, written before the host closes the store.
     backend.stop();
-    await ctx.backend.persistence.flush();
+    await backend.persistence.flush();
     // On Redis the work this instance holds goes back to the fleet.
     await backend.release();
-    if (parts.snapshotFile !== undefined) {
-      writeSnapshotFile(parts.snapshotFile, parts.snapshot());
-      app.log.info({ file: parts.snapshotFile }, 'snapshot written');
+    if (options.snapshotFile !== undefined) {
+      writeSnapshotFile(options.snapshotFile, parts.snapshot());
+      app.log.info({ file: options.snapshotFile }, 'snapshot written');
     }
   });
-}
+};
+
+export const shutdown = fp(shutdownPlugin, { name: 'sendpool-shutdown', fastify: '5.x' });

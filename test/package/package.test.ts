@@ -1,8 +1,9 @@
 /**
  * The package as users receive it: `npm pack`, checked by publint and are-the-types-wrong, then
  * installed into a scratch project and loaded with both `import` and `require`. The scratch
- * project has TypeBox and fastify but neither mnemonist (the build carries the one heap it uses)
- * nor prom-client (the server loads it only for metrics).
+ * project has TypeBox, fastify and fastify-plugin (the server's features are plugins) but neither
+ * mnemonist (the build carries the one heap it uses) nor prom-client (the server loads it only for
+ * metrics).
  * Needs the build (`npm test` runs it first).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -27,7 +28,7 @@ beforeAll(() => {
   const pkgDir = join(project, 'node_modules', 'sendpool');
   mkdirSync(pkgDir, { recursive: true });
   execFileSync('tar', ['-xzf', tarball, '-C', pkgDir, '--strip-components=1']);
-  for (const dep of ['@sinclair', 'fastify']) {
+  for (const dep of ['@sinclair', 'fastify', 'fastify-plugin']) {
     const from = join(root, 'node_modules', dep);
     if (existsSync(from)) symlinkSync(from, join(project, 'node_modules', dep), 'dir');
   }

@@ -14,7 +14,7 @@ import type { ChannelMemoryChanges, ChannelMemoryStore } from '../../channels/me
 import type { IdempotencyBook } from '../../idempotency.js';
 import type { Late } from '../../lib/late.js';
 import type { LocalContactIds } from '../../ports/contact-ids.js';
-import { notWrittenBecause } from '../../routes/written.js';
+import { notWrittenBecause } from '../../lib/not-written.js';
 import type { BackendParts } from '../server-backend.js';
 import { Durability } from './durability.js';
 

@@ -1,6 +1,9 @@
-/** GET /messenger/businesses/ and POST /messenger/messages/ (spec 4.1, 4.2). */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { notWrittenBecause } from './written.js';
+/**
+ * The messenger feature: GET /messenger/businesses/ and POST /messenger/messages/ (spec 4.1, 4.2),
+ * as a Fastify plugin (encapsulated: it adds routes, no hooks).
+ */
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { notWrittenBecause } from '../lib/not-written.js';
 import { BusinessesResponseSchema } from '../../contract/business-schema.js';
 import { ErrorBodySchema, SendResponseSchema } from '../../contract/response-schemas.js';
 import { SendRequestSchema } from '../../contract/send-request-schema.js';
@@ -14,7 +17,12 @@ import { intakeSend, type IntakeAnswer } from '../intake.js';
 import { parseSendInSlices } from '../intake-parse.js';
 import { intakeRefusal } from '../intake-refusal.js';
 
-export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void {
+export interface MessengerOptions {
+  /** The intake reads and writes most of the server: the whole context. */
+  readonly ctx: ServerContext;
+}
+
+export const messengerFeature: FastifyPluginAsync<MessengerOptions> = async (app, { ctx }) => {
   app.get('/messenger/businesses/', { schema: { response: { 200: BusinessesResponseSchema } } }, async (request) => {
     // On Redis the numbers' windows are the fleet's: reading output asks Redis again for views older
     // than a second; wait for those answers, then read it.
@@ -34,7 +42,7 @@ export function messengerRoutes(app: FastifyInstance, ctx: ServerContext): void 
     // An Idempotency-Key: a retry of a request answered 202 gets that answer again (idempotent.ts).
     return idempotent(ctx, request, reply, '', (key) => send(ctx, request, key));
   });
-}
+};
 
 /**
  * A send request, whole or not at all with respect to this instance: a 202 leaves only once its

@@ -1,10 +1,10 @@
 /**
- * Reports under /reports/ (spec 4.5): POST /reports/ `{ report_type, report_name?, start_date?,
- * end_date? }` starts one (202); GET /reports/:id/ shows it; GET /reports/:id/download/?token=…
- * serves the file with the 24 h token of the `report.ready` event. A report of another company is
- * "not found".
+ * The reports feature, under /reports/ (spec 4.5): POST /reports/ `{ report_type, report_name?,
+ * start_date?, end_date? }` starts one (202); GET /reports/:id/ shows it; GET
+ * /reports/:id/download/?token=… serves the file with the 24 h token of the `report.ready` event.
+ * A report of another company is "not found". A Fastify plugin (encapsulated: it adds routes).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { problem } from '../../core/problems.js';
 import { errorResponse } from '../../contract/responses.js';
 import { formatUtcMinus3 } from '../../events/datetime.js';
@@ -17,7 +17,16 @@ import type { ReportRecord } from '../report-service.js';
 
 const REPORT_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
-function view(ctx: ServerContext, r: ReportRecord, baseUrl: string) {
+/** What the reports' routes read and write of the server. */
+type ReportsContext = Pick<ServerContext, 'backend' | 'clock' | 'reports' | 'reportTokenKey'>;
+
+export interface ReportsFeatureOptions {
+  readonly ctx: ReportsContext;
+  /** The origin download links start with (`publicBaseUrl`, or the listening address). */
+  readonly baseUrl: () => string;
+}
+
+function view(ctx: ReportsContext, r: ReportRecord, baseUrl: string) {
   const fileUrl =
     r.status === 'ready' ? reportDownloadUrl(baseUrl, r.reportId, issueReportToken({ reportId: r.reportId, companyId: r.companyId, now: ctx.clock.now(), key: ctx.reportTokenKey })) : null;
   return {
@@ -38,7 +47,7 @@ function reportId(text: string): number | undefined {
   return /^[1-9]\d{0,15}$/.test(text) ? Number(text) : undefined;
 }
 
-export function reportRoutes(app: FastifyInstance, ctx: ServerContext, baseUrl: () => string): void {
+export const reportsFeature: FastifyPluginAsync<ReportsFeatureOptions> = async (app, { ctx, baseUrl }) => {
   app.post('/reports/', async (request, reply) => {
     const body = request.body;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
@@ -83,4 +92,4 @@ export function reportRoutes(app: FastifyInstance, ctx: ServerContext, baseUrl: 
     reply.header('content-disposition', `attachment; filename="${record.reportName}"`);
     return reply.send(typeof record.file.body === 'string' ? record.file.body : Buffer.from(record.file.body));
   });
-}
+};

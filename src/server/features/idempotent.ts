@@ -20,7 +20,13 @@ import type { IntakeAnswer } from '../intake.js';
  * another's ('' for POST /messenger/messages/, whose keys are stored as given); `run` gets the key
  * (scoped) to keep its 202 under, or undefined without one (or while the server closes).
  */
-export async function idempotent(ctx: ServerContext, request: FastifyRequest, reply: FastifyReply, scope: string, run: (key: string | undefined) => Promise<IntakeAnswer>): Promise<FastifyReply> {
+export async function idempotent(
+  ctx: Pick<ServerContext, 'closing' | 'backend' | 'clock'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  scope: string,
+  run: (key: string | undefined) => Promise<IntakeAnswer>,
+): Promise<FastifyReply> {
   const header = idempotencyKeyOf(request.headers['idempotency-key']);
   if (header.problem) {
     const { expected, actual } = header.problem;

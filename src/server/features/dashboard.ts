@@ -1,19 +1,28 @@
 /**
- * The operator dashboard's routes: the page and its two files under /dashboard/ (no key: they hold
- * no data and no secret), and its data under /dashboard/api/ (the API's key, the API's scope: a
- * company's key sees its businesses, an operator key every business). Actions go through the
- * operator endpoints (/operator/numbers/…/pause/ and the rest), except the replay of dead letters,
- * which is under /dashboard/api/dead-letters/ (an operator key opens no /messenger/ route).
+ * The dashboard feature, the operator dashboard's routes: the page and its two files under
+ * /dashboard/ (no key: they hold no data and no secret), and its data under /dashboard/api/ (the
+ * API's key, the API's scope: a company's key sees its businesses, an operator key every
+ * business). Actions go through the operator endpoints (/operator/numbers/…/pause/ and the rest),
+ * except the replay of dead letters, which is under /dashboard/api/dead-letters/ (an operator key
+ * opens no /messenger/ route).
+ *
+ * A Fastify plugin that shares the root's scope (`fastify-plugin`): it watches another feature's
+ * answers (a campaign's accepted POST /messenger/messages/), which a hook of its own scope would
+ * not see.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Clock } from '../../core/clock.js';
+import type { Engine } from '../../core/engine.js';
 import { errorResponse } from '../../contract/responses.js';
 import type { ServerContext } from '../context.js';
 import { answer } from '../http-errors.js';
-import { registerDeadLetterRoutes } from '../routes/dead-letters.js';
-import { ASSET_FILES, DASHBOARD_HEADERS, loadAssets, type AssetName } from './assets.js';
-import { QueryReader } from './query.js';
-import type { DashboardState } from './state.js';
-import { TargetsCache, accountsView, campaignsView, numbersView, poolsView, templatesView, webhooksView } from './views.js';
+import { registerDeadLetterRoutes } from './dead-letters.js';
+import { ASSET_FILES, DASHBOARD_HEADERS, loadAssets, type AssetName, type DashboardAsset } from '../dashboard/assets.js';
+import type { DashboardOptions } from '../dashboard/options.js';
+import { QueryReader } from '../dashboard/query.js';
+import { DashboardState } from '../dashboard/state.js';
+import { TargetsCache, accountsView, campaignsView, numbersView, poolsView, templatesView, webhooksView } from '../dashboard/views.js';
 
 /** Paths served without a key: the page and its files. */
 export const DASHBOARD_OPEN_PATHS: readonly string[] = [
@@ -27,20 +36,38 @@ export const DASHBOARD_OPEN_PATHS: readonly string[] = [
 /** Most rows of a page of numbers, templates or pools; campaigns and receivers are heavier. */
 const MAX_ROWS = 200;
 
-export function dashboardRoutes(app: FastifyInstance, ctx: ServerContext, state: DashboardState): void {
-  const assets = loadAssets();
-  const file = (name: AssetName) => async (_request: FastifyRequest, reply: FastifyReply) => {
-    const asset = assets.get(name)!;
-    return reply.headers(DASHBOARD_HEADERS).header('cache-control', 'no-cache').type(asset.contentType).send(asset.body);
-  };
-  const page = file('index.html');
-  app.get('/dashboard/', async (request, reply) => {
-    // The page's files and data are relative to it: /dashboard (no slash) must become /dashboard/.
-    // Relative, so it holds behind a proxy that serves the server under a path prefix.
-    if (request.url.split('?')[0] === '/dashboard') return reply.headers(DASHBOARD_HEADERS).redirect('dashboard/', 308);
-    return page(request, reply);
-  });
-  for (const name of Object.keys(ASSET_FILES) as AssetName[]) if (name !== 'index.html') app.get(`/dashboard/${name}`, file(name));
+export interface DashboardFeatureOptions {
+  /** The views read most of the server: the whole context. */
+  readonly ctx: ServerContext;
+  /** What the dashboard keeps besides the engine's views (samples, causes, campaigns' pools). */
+  readonly state: DashboardState;
+  /** The page and its files ({@link openDashboard}). */
+  readonly assets: ReadonlyMap<AssetName, DashboardAsset>;
+}
+
+/**
+ * What the dashboard is served from when it is on: its state, and its files, read now (a missing
+ * one is an option error of `buildServer`, not of `listen`).
+ */
+export function openDashboard(engine: Engine, clock: Clock, options: DashboardOptions | undefined): Omit<DashboardFeatureOptions, 'ctx'> | undefined {
+  return options ? { state: new DashboardState(engine, clock, options), assets: loadAssets() } : undefined;
+}
+
+const dashboard: FastifyPluginAsync<DashboardFeatureOptions> = async (app, { ctx, state, assets }) => {
+  const file = (asset: DashboardAsset) => async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.headers(DASHBOARD_HEADERS).header('cache-control', 'no-cache').type(asset.contentType).send(asset.body);
+  for (const [name, asset] of assets) {
+    const serve = file(asset);
+    if (name !== 'index.html') app.get(`/dashboard/${name}`, serve);
+    else {
+      app.get('/dashboard/', async (request, reply) => {
+        // The page's files and data are relative to it: /dashboard (no slash) must become /dashboard/.
+        // Relative, so it holds behind a proxy that serves the server under a path prefix.
+        if (request.url.split('?')[0] === '/dashboard') return reply.headers(DASHBOARD_HEADERS).redirect('dashboard/', 308);
+        return serve(request, reply);
+      });
+    }
+  }
 
   // Data: checked queries, small pages, never cached.
   const data =
@@ -111,4 +138,6 @@ export function dashboardRoutes(app: FastifyInstance, ctx: ServerContext, state:
     if (typeof body !== 'object' || body === null || typeof body.business_id !== 'number' || typeof body.template_type_id !== 'number') return;
     state.campaigns.accepted(request.companyId, typeof body.campaign_id === 'number' ? body.campaign_id : 0, body.business_id, body.template_type_id);
   });
-}
+};
+
+export const dashboardFeature = fp(dashboard, { name: 'sendpool-dashboard', fastify: '5.x' });

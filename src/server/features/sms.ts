@@ -1,6 +1,9 @@
-/** POST /sms/messages/ (spec 4.3): checked, queued, sent; DLR and MO go to the item's URLs. */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { notWrittenBecause } from './written.js';
+/**
+ * The SMS feature: POST /sms/messages/ (spec 4.3): checked, queued, sent; DLR and MO go to the
+ * item's URLs. A Fastify plugin (encapsulated: it adds a route, no hooks).
+ */
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { notWrittenBecause } from '../lib/not-written.js';
 import { toSmsSends, type SmsSend } from '../../contract/mapping.js';
 import { parseSmsBatch } from '../../contract/parse-sms-batch.js';
 import { ErrorBodySchema, SmsResponseSchema } from '../../contract/response-schemas.js';
@@ -17,14 +20,21 @@ const MAX_SMS_RETRY_AFTER_S = 3600;
 /** SMS `Retry-After` when the gateway answered nothing in the last minute (no pace to go by). */
 const UNKNOWN_SMS_RETRY_AFTER_S = 30;
 
+/** What the SMS intake reads and writes of the server. */
+export type SmsContext = Pick<ServerContext, 'closing' | 'closedBecause' | 'backend' | 'clock' | 'urlPolicy' | 'limits' | 'sms' | 'outbox' | 'notifier' | 'maxPendingWebhooks' | 'metrics'>;
+
+export interface SmsFeatureOptions {
+  readonly ctx: SmsContext;
+}
+
 /** Seconds until the gateway has taken `excess` SMS off the queue at its pace of the last minute (1 s to 1 h). */
-function smsRetryAfterSeconds(ctx: ServerContext, excess: number): number {
+function smsRetryAfterSeconds(ctx: SmsContext, excess: number): number {
   const seconds = ctx.sms.drainSeconds(excess);
   if (seconds === undefined) return UNKNOWN_SMS_RETRY_AFTER_S;
   return Math.max(1, Math.min(MAX_SMS_RETRY_AFTER_S, Math.ceil(seconds)));
 }
 
-export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
+export const smsFeature: FastifyPluginAsync<SmsFeatureOptions> = async (app, { ctx }) => {
   app.post('/sms/messages/', { schema: { body: SmsBatchSchema, response: { 202: SmsResponseSchema, '4xx': ErrorBodySchema } } }, async (request, reply) => {
     if (ctx.closing) return answer(reply, errorResponse('unavailable', [], ctx.closedBecause ?? 'The server is shutting down.'));
     const refused = intakeRefusal(ctx.backend.refusal());
@@ -49,13 +59,13 @@ export function smsRoutes(app: FastifyInstance, ctx: ServerContext): void {
     // An Idempotency-Key: a retry of a request answered 202 gets that answer again (idempotent.ts).
     return idempotent(ctx, request, reply, 'sms', (key) => accept(ctx, request, sends, smsResponse(parsed.value, request.id), key));
   });
-}
+};
 
 /**
  * Accepted SMS, whole or not at all: the 202 leaves only once they (and the answer kept under the
  * request's idempotency key, in the same write) are written, on the durable server and on Redis.
  */
-async function accept(ctx: ServerContext, request: FastifyRequest, sends: readonly SmsSend[], accepted: HttpAnswer<unknown>, key: string | undefined): Promise<IntakeAnswer> {
+async function accept(ctx: SmsContext, request: FastifyRequest, sends: readonly SmsSend[], accepted: HttpAnswer<unknown>, key: string | undefined): Promise<IntakeAnswer> {
   const { companyId } = request;
   const requestId = request.id;
   const acceptedAt = ctx.clock.now();

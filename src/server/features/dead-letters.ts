@@ -1,6 +1,6 @@
 /**
- * The dead letters (an extension; the spec has none): webhook events the outbox gave up on, with
- * the receiver's last answer, and their replay (docs/server.md, "Dead letters").
+ * The dead-letters feature (an extension; the spec has none): webhook events the outbox gave up
+ * on, with the receiver's last answer, and their replay (docs/server.md, "Dead letters").
  *
  *   GET  <base>/                      newest first; `family`, `limit` (1-500, 100), `before` (a page's `next_before`)
  *   POST <base>/{event_id}/replay/    202: the event goes back into the outbox under its event_id
@@ -10,7 +10,7 @@
  * dashboard's (a company's key its company's, an operator key every company's). A replay is
  * answered once it is kept (the durable server's step, Redis' script).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { problem, type Problem } from '../../core/problems.js';
 import { errorResponse } from '../../contract/responses.js';
 import { formatUtcMinus3 } from '../../events/datetime.js';
@@ -50,8 +50,15 @@ export function deadLetterView(d: DeadLetter) {
 /** Who the dead letters are read for: a company, or (null) every company (an operator key). */
 type ScopeOf = (request: FastifyRequest) => number | null;
 
+/** What the dead letters' routes read of the server (`closing`: no replay while it shuts down). */
+export type DeadLettersContext = Pick<ServerContext, 'deadLetters' | 'closing'>;
+
+export interface DeadLettersFeatureOptions {
+  readonly ctx: DeadLettersContext;
+}
+
 /** Registers the three routes under `base` (no trailing slash), with `headers` on every answer. */
-export function registerDeadLetterRoutes(app: FastifyInstance, ctx: ServerContext, base: string, scopeOf: ScopeOf, headers: Readonly<Record<string, string>> = {}): void {
+export function registerDeadLetterRoutes(app: FastifyInstance, ctx: DeadLettersContext, base: string, scopeOf: ScopeOf, headers: Readonly<Record<string, string>> = {}): void {
   const unavailable = (reply: FastifyReply) => fail(reply, 'unavailable', [], 'The replay could not be kept (the store did not answer); nothing was replayed. Try again later.');
 
   app.get(`${base}/`, async (request, reply) => {
@@ -113,7 +120,7 @@ function replayAllBody(body: unknown): { ok: true; family?: WebhookFamily } | { 
   return problems.length > 0 ? { ok: false, problems } : family === undefined ? { ok: true } : { ok: true, family: family as WebhookFamily };
 }
 
-/** The company API's dead letters: the key's company's. */
-export function deadLetterRoutes(app: FastifyInstance, ctx: ServerContext): void {
+/** The company API's dead letters, a Fastify plugin (encapsulated): the key's company's. */
+export const deadLettersFeature: FastifyPluginAsync<DeadLettersFeatureOptions> = async (app, { ctx }) => {
   registerDeadLetterRoutes(app, ctx, '/messenger/webhooks/dead-letters', (request) => request.companyId);
-}
+};

@@ -1,10 +1,11 @@
 /**
- * The company's blocklist (an extension; spec 6.4 counts `count_blocked` but shows no endpoint):
- * list, add and remove blocked phones. Recipients who answer with an opt-out are added by the
- * server itself (`source: "reply"`); contacts with a blocked phone are refused at intake as
- * `blocked`. A change is answered once it is written (durable server).
+ * The blocklist feature: the company's blocklist (an extension; spec 6.4 counts `count_blocked`
+ * but shows no endpoint): list, add and remove blocked phones. Recipients who answer with an
+ * opt-out are added by the server itself (`source: "reply"`); contacts with a blocked phone are
+ * refused at intake as `blocked`. A change is answered once it is written (durable server). A
+ * Fastify plugin (encapsulated: it adds routes, no hooks).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { problem, type Problem } from '../../core/problems.js';
 import { normalisePhone } from '../../contract/phone.js';
 import { errorResponse } from '../../contract/responses.js';
@@ -22,7 +23,11 @@ function unwritten() {
   return errorResponse('unavailable', [], 'The server could not write the change durably; send it again later.');
 }
 
-export function blocklistRoutes(app: FastifyInstance, ctx: ServerContext): void {
+export interface BlocklistFeatureOptions {
+  readonly ctx: Pick<ServerContext, 'blocklist' | 'backend' | 'clock'>;
+}
+
+export const blocklistFeature: FastifyPluginAsync<BlocklistFeatureOptions> = async (app, { ctx }) => {
   app.get<{ Querystring: { after?: string; limit?: string } }>('/operator/blocklist/', async (request, reply) => {
     const { after, limit: limitText } = request.query;
     const problems: Problem[] = [];
@@ -82,4 +87,4 @@ export function blocklistRoutes(app: FastifyInstance, ctx: ServerContext): void 
     reply.log.info({ phone: phone.value }, 'operator: blocklist remove');
     return { removed: phone.value, total: ctx.blocklist.size(request.companyId) };
   });
-}
+};

@@ -1,17 +1,25 @@
 /**
- * Operator endpoints (an extension; the spec has none): the platform's signals as calls. Pause,
+ * The operator feature (an extension; the spec has none): the platform's signals as calls. Pause,
  * disable and resume numbers and templates of the key's company, and read their state. A number
- * has no "disabled" state in the engine: disabling it is a pause without an end.
+ * has no "disabled" state in the engine: disabling it is a pause without an end. A Fastify plugin
+ * (encapsulated: it adds routes, no hooks).
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { problem, type Problem } from '../../core/problems.js';
 import { errorResponse } from '../../contract/responses.js';
 import { parseDateTime } from '../../events/datetime.js';
 import type { ServerContext } from '../context.js';
 import { answer, fail } from '../http-errors.js';
 
+/** What the operator's routes read and steer of the server. */
+type OperatorContext = Pick<ServerContext, 'engine' | 'tenants' | 'dispatch' | 'clock'>;
+
+export interface OperatorFeatureOptions {
+  readonly ctx: OperatorContext;
+}
+
 /** `{ until?: epoch ms | ISO 8601, duration_seconds?: n }`: when a pause ends by itself. */
-function pauseEnd(ctx: ServerContext, body: unknown): { ok: true; until?: number } | { ok: false; problems: Problem[] } {
+function pauseEnd(ctx: OperatorContext, body: unknown): { ok: true; until?: number } | { ok: false; problems: Problem[] } {
   if (body === undefined || body === null) return { ok: true };
   if (typeof body !== 'object' || Array.isArray(body)) return { ok: false, problems: [problem('$', 'an object with until or duration_seconds, or no body', body)] };
   const { until, duration_seconds: duration, ...rest } = body as Record<string, unknown>;
@@ -32,7 +40,7 @@ function pauseEnd(ctx: ServerContext, body: unknown): { ok: true; until?: number
 /** Who asks: a company's key, or an operator key (every company). */
 type Asker = { readonly companyId: number; readonly operator: boolean };
 
-export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
+export const operatorFeature: FastifyPluginAsync<OperatorFeatureOptions> = async (app, { ctx }) => {
   const sees = (who: Asker, businessId: number) => ctx.tenants.sees(who, businessId);
   const ownNumber = (who: Asker, phone: string) => ctx.engine.numbers().find((n) => n.phone === phone && sees(who, n.businessId));
   const ownTemplate = (who: Asker, id: number) => ctx.engine.templates().find((t) => t.id === id && t.businessIds.length > 0 && t.businessIds.every((b) => sees(who, b)));
@@ -86,7 +94,7 @@ export function operatorRoutes(app: FastifyInstance, ctx: ServerContext): void {
     app.post<{ Params: { phone: string } }>(`/operator/numbers/:phone/${action}/`, async (request, reply) => numberAction(action, request.params.phone, request, request.body, reply));
     app.post<{ Params: { id: string } }>(`/operator/templates/:id/${action}/`, async (request, reply) => templateAction(action, request.params.id, request, request.body, reply));
   }
-}
+};
 
 function request_log(reply: FastifyReply, what: string, fields: Record<string, unknown>): void {
   reply.log.info(fields, `operator: ${what}`);

@@ -1,8 +1,9 @@
 /**
- * POST /messenger/config/ (spec 4.4) and, as extensions, GET /messenger/config/ to read it back
- * and GET /messenger/config/secret/ for the company's webhook signing secret.
+ * The config feature: POST /messenger/config/ (spec 4.4) and, as extensions, GET
+ * /messenger/config/ to read it back and GET /messenger/config/secret/ for the company's webhook
+ * signing secret. A Fastify plugin (encapsulated: it adds routes, no hooks).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { ConfigUpdateSchema, WebhookConfigSchema } from '../../contract/config-schema.js';
 import { mergeConfig, parseConfig } from '../../contract/parse-config.js';
 import { ErrorBodySchema } from '../../contract/response-schemas.js';
@@ -10,7 +11,11 @@ import { errorResponse } from '../../contract/responses.js';
 import type { ServerContext } from '../context.js';
 import { answer } from '../http-errors.js';
 
-export function configRoutes(app: FastifyInstance, ctx: ServerContext): void {
+export interface ConfigFeatureOptions {
+  readonly ctx: Pick<ServerContext, 'backend' | 'notifier' | 'urlPolicy'>;
+}
+
+export const configFeature: FastifyPluginAsync<ConfigFeatureOptions> = async (app, { ctx }) => {
   app.get('/messenger/config/', { schema: { response: { 200: WebhookConfigSchema } } }, async (request) => {
     await ctx.backend.readConfigs([request.companyId], true);
     return ctx.notifier.config(request.companyId);
@@ -35,4 +40,4 @@ export function configRoutes(app: FastifyInstance, ctx: ServerContext): void {
     if (!(await ctx.backend.written())) return answer(reply, errorResponse('unavailable', [], 'The server could not write the secret durably; ask again later.'));
     return { webhook_secret: secret };
   });
-}
+};
