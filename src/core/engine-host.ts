@@ -14,15 +14,15 @@ import type { Pool } from './pool.js';
 import type { PoolFill } from './pool-fill.js';
 import { giveBack, portfolioShortfall } from './portfolio.js';
 
-/** What the host needs of the engine itself: its clock, and where anomalies go. */
-export interface EngineClock {
+/** The engine's own calls the host makes: its clock (with the timed resumes due), and where anomalies go. */
+export interface EngineHooks {
   /** Reads the clock once and applies timed resumes due by then. */
   tick(): number;
   anomaly(message: string): void;
 }
 
 export class EngineHost implements DispatchHost {
-  readonly #engine: EngineClock;
+  readonly #engine: EngineHooks;
   readonly #store: Store;
   readonly #state: FleetState;
   readonly #portfolios: FleetPortfolios;
@@ -30,7 +30,7 @@ export class EngineHost implements DispatchHost {
   #t!: FleetTables;
   #fill!: PoolFill;
 
-  constructor(engine: EngineClock, store: Store, state: FleetState, portfolios: FleetPortfolios, numberMarks: ChangeMarks) {
+  constructor(engine: EngineHooks, store: Store, state: FleetState, portfolios: FleetPortfolios, numberMarks: ChangeMarks) {
     this.#engine = engine;
     this.#store = store;
     this.#state = state;

@@ -1,7 +1,7 @@
 /**
  * The fleet as the engine's hot path reads it: numbers by slot and templates by index in typed
  * arrays, one {@link Pool} per (business, template type), built whole from a validated fleet.
- * Statuses are not applied here: the engine applies them through its run-time paths, so pools
+ * Statuses are not applied here: fleet-state.ts applies them through its run-time paths, so pools
  * start consistent with what a later change would do.
  */
 import type { FleetTemplate, Fleet } from './fleet-validate.js';
