@@ -35,6 +35,44 @@ export default tseslint.config(
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },
   },
+  {
+    // The shape of the sources (issue 35): small files with one purpose, functions that hold one decision.
+    files: ['src/**/*.ts'],
+    rules: {
+      // "No file over 600 lines" as its reader meets it: every line counts, blank lines and comments
+      // too, so the rule and `wc -l` agree. Documentation is not exempt on purpose: a facade whose
+      // doc comments make it long (engine.ts) still asks to be split along its seams.
+      'max-lines': ['error', { max: 600, skipBlankLines: false, skipComments: false }],
+      // Cyclomatic complexity as ESLint counts it (each branch, loop, case, `&&`/`||`/`??`, `?.` and
+      // default value) of at most 20: ESLint's default, and the top of McCabe's "moderate" band
+      // (11 to 20; above it "complex, high risk"). It leaves the hot loops their shape (the fill
+      // loops, `poll`'s loop) and the option readers a check per option; a function above it holds
+      // decisions that can be named apart (the forecast's walk, a report's failure paths).
+      complexity: ['error', 20],
+    },
+  },
+  {
+    // issue 35: being split with the backend port. The files of src/server still over the limits
+    // above; remove each as it is split.
+    files: [
+      'src/server/books.ts',
+      'src/server/channels/smpp-config.ts',
+      'src/server/channels/smpp-options.ts',
+      'src/server/channels/smpp-smscs.ts',
+      'src/server/channels/whatsapp/answer.ts',
+      'src/server/channels/whatsapp/message-reports.ts',
+      'src/server/channels/whatsapp/options.ts',
+      'src/server/channels/whatsapp/sent-memory.ts',
+      'src/server/channels/whatsapp/webhook-events.ts',
+      'src/server/late-failures.ts',
+      'src/server/notifier.ts',
+      'src/server/redis/queue.ts',
+      'src/server/redis/redis-persistence.ts',
+      'src/server/run-server.ts',
+      'src/server/tenants.ts',
+    ],
+    rules: { 'max-lines': 'off', complexity: 'off' },
+  },
   // The layers' boundaries (docs/architecture.md): each folder imports only the layers below it, so
   // the pure core stays pure and an adapter never reaches into the server that uses it.
   boundary(['src/core/**/*.ts'], 'core imports nothing of sendpool outside src/core, and no Node module (it is pure)', ['(^|/)(contract|events|server|runtime|storage|redis|cli)/', '^node:']),

@@ -122,47 +122,61 @@ function readAction(r: Reader, action: Action, value: unknown, path: string, at:
     case 'resumeTemplate': {
       const templateId = r.template(value, path, k);
       if (templateId === undefined) return undefined;
-      const status = action === 'pauseTemplate' ? 'paused' : action === 'disableTemplate' ? 'disabled' : 'active';
-      const verb = action === 'pauseTemplate' ? 'pause' : action === 'disableTemplate' ? 'disable' : 'resume';
+      const [status, verb] = TEMPLATE_ACTIONS[action];
       return { change: { at, kind: 'template-status', templateId, status }, label: `${verb} template ${templateId}`, source };
     }
-    case 'setLimit': {
-      if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        r.report(path, 'an object such as { "phone": "5511990000001", "messagingLimit24h": 100000 }', value);
-        return undefined;
-      }
-      const o = value as Record<string, unknown>;
-      for (const key of Object.keys(o)) {
-        if (!LIMIT_KEYS.includes(key)) r.report(`${path}.${key}`, `no such field (known: ${LIMIT_KEYS.join(', ')})`, o[key]);
-      }
-      const phone = r.phone(o['phone'], `${path}.phone`, k);
-      const perHour = o['throughputPerHour'] === undefined ? undefined : r.limit(o['throughputPerHour'], `${path}.throughputPerHour`, MAX_THROUGHPUT_PER_HOUR);
-      const per24h = o['messagingLimit24h'] === undefined ? undefined : r.limit(o['messagingLimit24h'], `${path}.messagingLimit24h`, MAX_MESSAGING_LIMIT_24H);
-      const perSecond =
-        o['messagesPerSecond'] === undefined || o['messagesPerSecond'] === null ? o['messagesPerSecond'] : r.limit(o['messagesPerSecond'], `${path}.messagesPerSecond`, MAX_MESSAGES_PER_SECOND);
-      if (o['throughputPerHour'] === undefined && o['messagingLimit24h'] === undefined && o['messagesPerSecond'] === undefined) {
-        r.report(path, 'at least one of throughputPerHour, messagingLimit24h, messagesPerSecond', 'none');
-      }
-      if (phone === undefined) return undefined;
-      const parts = [
-        perHour !== undefined ? `${count(perHour)}/h` : '',
-        per24h !== undefined ? `${count(per24h)}/24h` : '',
-        perSecond === null ? 'no per-second' : perSecond !== undefined ? `${count(perSecond)}/s` : '',
-      ].filter(Boolean);
-      return {
-        change: {
-          at,
-          kind: 'number-limits',
-          phone,
-          ...(perHour !== undefined ? { throughputPerHour: perHour } : {}),
-          ...(per24h !== undefined ? { messagingLimit24h: per24h } : {}),
-          ...(perSecond !== undefined ? { messagesPerSecond: perSecond } : {}),
-        },
-        label: `limits of ${phone}: ${parts.join(', ')}`,
-        source,
-      };
-    }
+    case 'setLimit':
+      return readSetLimit(r, value, path, at, k, source);
   }
+}
+
+/** What each template action sets, and its verb in labels. */
+const TEMPLATE_ACTIONS = {
+  pauseTemplate: ['paused', 'pause'],
+  disableTemplate: ['disabled', 'disable'],
+  resumeTemplate: ['active', 'resume'],
+} as const;
+
+/** `setLimit`: a number's phone and at least one of its limits (`messagesPerSecond` null removes that window). */
+function readSetLimit(r: Reader, value: unknown, path: string, at: number, k: Known, source: string): TimedEvent | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    r.report(path, 'an object such as { "phone": "5511990000001", "messagingLimit24h": 100000 }', value);
+    return undefined;
+  }
+  const o = value as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!LIMIT_KEYS.includes(key)) r.report(`${path}.${key}`, `no such field (known: ${LIMIT_KEYS.join(', ')})`, o[key]);
+  }
+  const phone = r.phone(o['phone'], `${path}.phone`, k);
+  const perHour = o['throughputPerHour'] === undefined ? undefined : r.limit(o['throughputPerHour'], `${path}.throughputPerHour`, MAX_THROUGHPUT_PER_HOUR);
+  const per24h = o['messagingLimit24h'] === undefined ? undefined : r.limit(o['messagingLimit24h'], `${path}.messagingLimit24h`, MAX_MESSAGING_LIMIT_24H);
+  const perSecond =
+    o['messagesPerSecond'] === undefined || o['messagesPerSecond'] === null ? o['messagesPerSecond'] : r.limit(o['messagesPerSecond'], `${path}.messagesPerSecond`, MAX_MESSAGES_PER_SECOND);
+  if (o['throughputPerHour'] === undefined && o['messagingLimit24h'] === undefined && o['messagesPerSecond'] === undefined) {
+    r.report(path, 'at least one of throughputPerHour, messagingLimit24h, messagesPerSecond', 'none');
+  }
+  if (phone === undefined) return undefined;
+  return {
+    change: {
+      at,
+      kind: 'number-limits',
+      phone,
+      ...(perHour !== undefined ? { throughputPerHour: perHour } : {}),
+      ...(per24h !== undefined ? { messagingLimit24h: per24h } : {}),
+      ...(perSecond !== undefined ? { messagesPerSecond: perSecond } : {}),
+    },
+    label: `limits of ${phone}: ${limitsLabel(perHour, per24h, perSecond)}`,
+    source,
+  };
+}
+
+function limitsLabel(perHour: number | undefined, per24h: number | undefined, perSecond: number | null | undefined): string {
+  const parts = [
+    perHour !== undefined ? `${count(perHour)}/h` : '',
+    per24h !== undefined ? `${count(per24h)}/24h` : '',
+    perSecond === null ? 'no per-second' : perSecond !== undefined ? `${count(perSecond)}/s` : '',
+  ];
+  return parts.filter(Boolean).join(', ');
 }
 
 /** Validates a parsed events file against the fleet; throws one UsageError with every problem. */

@@ -168,18 +168,44 @@ function whatsAppSecrets(io: Io, file: string | undefined, env: NodeJS.ProcessEn
   return secrets;
 }
 
+/** The flags being read, and what they make: `runServer` options, and notes for standard error. */
+interface Reading {
+  readonly values: Parsed['values'];
+  readonly options: Record<string, unknown>;
+  readonly notes: string[];
+  /** A flag's text, when given. */
+  readonly str: (flag: string) => string | undefined;
+}
+
 /** Checks the flags and maps them to `runServer` options. */
 export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.ProcessEnv = process.env): ServeSettings {
-  const str = (k: string) => (typeof values[k] === 'string' ? values[k] : undefined);
-  const options: Record<string, unknown> = {};
-  const notes: string[] = [];
+  const r: Reading = { values, options: {}, notes: [], str: (k) => (typeof values[k] === 'string' ? values[k] : undefined) };
+  const port = r.str('port');
+  if (port !== undefined) r.options['port'] = portFlag('port', port);
+  const host = r.str('host');
+  if (host !== undefined) r.options['host'] = hostFlag('host', host);
+  if (r.str('keys') !== undefined) r.options['keysFile'] = r.str('keys');
+  if (r.str('snapshot') !== undefined) r.options['snapshotFile'] = r.str('snapshot');
+  storageFlags(r);
+  accessFlags(r, io);
+  metricsFlags(r, io, host);
+  connectionFlags(r);
+  channelFlags(r, io, env);
+  const smpp = smsChannelFlags(io, r.str('sms-channel'), r.str('smpp-config'), env);
+  if (smpp !== undefined) {
+    r.options['smpp'] = smpp;
+    const where = (a: { host?: string; port?: number; tls?: boolean }) => {
+      const tls = a.tls ?? smpp.tls;
+      return `${a.host ?? smpp.host}:${a.port ?? smpp.port ?? (tls ? 3550 : 2775)}${tls ? ' (TLS)' : ''}`;
+    };
+    r.notes.push(`SMS go over SMPP to ${smpp.smscs ? smpp.smscs.map(where).join(', ') : where(smpp)}`);
+  }
+  return { options: r.options, notes: r.notes };
+}
 
-  const port = str('port');
-  if (port !== undefined) options['port'] = portFlag('port', port);
-  const host = str('host');
-  if (host !== undefined) options['host'] = hostFlag('host', host);
-  if (str('keys') !== undefined) options['keysFile'] = str('keys');
-  if (str('snapshot') !== undefined) options['snapshotFile'] = str('snapshot');
+/** Where the state is kept: a directory (durable by default), Redis, or memory only; and `--recover`. */
+function storageFlags(r: Reading): void {
+  const { str, values, options } = r;
   // Durable by default: a 202 is a promise (docs/decisions.md, "The server is durable by default").
   const redis = str('redis');
   if (redis !== undefined) {
@@ -197,91 +223,94 @@ export function serveSettings(values: Parsed['values'], io: Io, env: NodeJS.Proc
     // A damaged store is refused at start; --recover starts from what is intact and reports the loss.
     if (options['dataDir'] === undefined) throw new UsageError(`--recover: recovers the durable store of --data-dir; there is none with ${redis !== undefined ? '--redis' : '--memory'}`);
     options['recover'] = true;
-    notes.push(`--recover: a damaged or incomplete store in ${str('data-dir') ?? 'sendpool-data'} starts from what is intact, and what was lost is reported (docs/server.md, "A damaged store")`);
+    r.notes.push(`--recover: a damaged or incomplete store in ${str('data-dir') ?? 'sendpool-data'} starts from what is intact, and what was lost is reported (docs/server.md, "A damaged store")`);
   }
+}
 
-  const baseUrl = str('public-base-url');
+/** What reaches the server from outside: its public base URL, the report links' key, private webhook targets. */
+function accessFlags(r: Reading, io: Io): void {
+  const baseUrl = r.str('public-base-url');
   if (baseUrl !== undefined) {
     const found = publicBaseUrlProblem('--public-base-url', baseUrl);
     if (found) throw new UsageError(found.message);
-    options['publicBaseUrl'] = baseUrl;
+    r.options['publicBaseUrl'] = baseUrl;
   }
-  const reportKeyFile = str('report-token-key-file');
-  if (reportKeyFile !== undefined) options['reportTokenKey'] = keyFromFile(io, 'report-token-key-file', reportKeyFile, reportKeyProblem);
-  if (values['allow-private-webhook-targets'] === true) {
-    options['allowPrivateWebhookTargets'] = true;
-    notes.push('webhooks and SMS callbacks may target loopback and private addresses (--allow-private-webhook-targets: for local development only)');
+  const reportKeyFile = r.str('report-token-key-file');
+  if (reportKeyFile !== undefined) r.options['reportTokenKey'] = keyFromFile(io, 'report-token-key-file', reportKeyFile, reportKeyProblem);
+  if (r.values['allow-private-webhook-targets'] === true) {
+    r.options['allowPrivateWebhookTargets'] = true;
+    r.notes.push('webhooks and SMS callbacks may target loopback and private addresses (--allow-private-webhook-targets: for local development only)');
   }
+}
 
-  const metricsPort = str('metrics-port');
-  const metricsHost = str('metrics-host');
-  const metricsKeyFile = str('metrics-key-file');
+/** `/metrics`: on its own listener, behind a key, or off; the dashboard off. A note when it is open beyond loopback. */
+function metricsFlags(r: Reading, io: Io, host: string | undefined): void {
+  const metricsPort = r.str('metrics-port');
+  const metricsHost = r.str('metrics-host');
+  const metricsKeyFile = r.str('metrics-key-file');
   if (metricsHost !== undefined && metricsPort === undefined) throw new UsageError('--metrics-host: needs --metrics-port (the port of the metrics listener)');
-  const noMetrics = values['no-metrics'] === true;
+  const noMetrics = r.values['no-metrics'] === true;
   if (noMetrics && (metricsPort ?? metricsKeyFile) !== undefined) {
     throw new UsageError(`--no-metrics: serves no /metrics, so ${metricsPort !== undefined ? '--metrics-port' : '--metrics-key-file'} has nothing to configure`);
   }
   const metrics: Record<string, unknown> = {};
   if (metricsPort !== undefined) metrics['listen'] = { port: portFlag('metrics-port', metricsPort), host: metricsHost === undefined ? '127.0.0.1' : hostFlag('metrics-host', metricsHost) };
   if (metricsKeyFile !== undefined) metrics['key'] = keyFromFile(io, 'metrics-key-file', metricsKeyFile, metricsKeyProblem);
-  if (values['no-dashboard'] === true) options['dashboard'] = false;
-  if (noMetrics) options['metrics'] = false;
-  else if (Object.keys(metrics).length > 0) options['metrics'] = metrics;
+  if (r.values['no-dashboard'] === true) r.options['dashboard'] = false;
+  if (noMetrics) r.options['metrics'] = false;
+  else if (Object.keys(metrics).length > 0) r.options['metrics'] = metrics;
   else if (!LOOPBACK.test(host ?? '127.0.0.1')) {
-    notes.push(`GET /metrics is open without a key on ${host ?? ''}; give --metrics-key-file or --metrics-port (docs/server.md, "Metrics")`);
+    r.notes.push(`GET /metrics is open without a key on ${host ?? ''}; give --metrics-key-file or --metrics-port (docs/server.md, "Metrics")`);
   }
+}
 
+/** The connections' timeouts, and the already-sent window. */
+function connectionFlags(r: Reading): void {
   const connections: Record<string, number> = {};
   for (const [flag, option] of TIMEOUT_FLAGS) {
-    const text = str(flag);
+    const text = r.str(flag);
     if (text !== undefined) connections[option] = timeoutFlag(flag, text);
   }
   // A shorter --request-timeout alone takes the headers timeout down with it (runServer does that).
   const headersMs = connections['headersTimeoutMs'];
   const requestMs = connections['requestTimeoutMs'] ?? DEFAULT_CONNECTIONS.requestTimeoutMs;
   if (headersMs !== undefined && headersMs > requestMs) {
-    const given = str('request-timeout');
+    const given = r.str('request-timeout');
     throw new UsageError(
-      `--headers-timeout: expected at most the request timeout (${given === undefined ? `${formatDuration(requestMs)}, the default of --request-timeout` : `--request-timeout ${given}`}), got ${JSON.stringify(str('headers-timeout'))}`,
+      `--headers-timeout: expected at most the request timeout (${given === undefined ? `${formatDuration(requestMs)}, the default of --request-timeout` : `--request-timeout ${given}`}), got ${JSON.stringify(r.str('headers-timeout'))}`,
     );
   }
-  if (Object.keys(connections).length > 0) options['connections'] = connections;
-  const alreadySent = str('already-sent-window');
+  if (Object.keys(connections).length > 0) r.options['connections'] = connections;
+  const alreadySent = r.str('already-sent-window');
   if (alreadySent !== undefined) {
     const ms = parseDuration(alreadySent);
     if (ms === undefined || ms > 366 * DAY_MS) throw new UsageError(`--already-sent-window: expected 0 (off) or a duration up to 366d, such as 24h, 7d or 30m, got ${JSON.stringify(alreadySent)}`);
-    options['alreadySentWindowMs'] = ms;
+    r.options['alreadySentWindowMs'] = ms;
   }
+}
 
+/** The messaging channel: simulated, or WhatsApp with its secrets and Graph API options. */
+function channelFlags(r: Reading, io: Io, env: NodeJS.ProcessEnv): void {
+  const { str } = r;
   const channel = str('channel') ?? 'simulated';
   if (channel !== 'simulated' && channel !== 'whatsapp') throw new UsageError(`--channel: expected "simulated" or "whatsapp", got ${JSON.stringify(channel)}`);
-  const graphUrl = str('graph-url');
-  const graphVersion = str('graph-api-version');
-  const inFlight = str('max-in-flight-per-number');
   if (channel === 'simulated') {
     for (const flag of ['whatsapp-credentials', 'graph-url', 'graph-api-version', 'max-in-flight-per-number']) {
       if (str(flag) !== undefined) throw new UsageError(`--${flag}: needs --channel whatsapp`);
     }
-  } else {
-    if (graphUrl !== undefined && !/^https?:\/\/[^\s?#@]+$/.test(graphUrl))
-      throw new UsageError(`--graph-url: expected an http or https URL such as https://graph.facebook.com, got ${JSON.stringify(graphUrl)}`);
-    if (graphVersion !== undefined && !/^v\d+\.\d+$/.test(graphVersion)) throw new UsageError(`--graph-api-version: expected a Graph API version such as v23.0, got ${JSON.stringify(graphVersion)}`);
-    const maxInFlightPerNumber = inFlight === undefined ? undefined : inFlightFlag(inFlight);
-    options['whatsapp'] = {
-      ...whatsAppSecrets(io, str('whatsapp-credentials'), env),
-      ...(graphUrl !== undefined ? { graphUrl } : {}),
-      ...(graphVersion !== undefined ? { apiVersion: graphVersion } : {}),
-      ...(maxInFlightPerNumber !== undefined ? { maxInFlightPerNumber } : {}),
-    };
+    return;
   }
-  const smpp = smsChannelFlags(io, str('sms-channel'), str('smpp-config'), env);
-  if (smpp !== undefined) {
-    options['smpp'] = smpp;
-    const where = (a: { host?: string; port?: number; tls?: boolean }) => {
-      const tls = a.tls ?? smpp.tls;
-      return `${a.host ?? smpp.host}:${a.port ?? smpp.port ?? (tls ? 3550 : 2775)}${tls ? ' (TLS)' : ''}`;
-    };
-    notes.push(`SMS go over SMPP to ${smpp.smscs ? smpp.smscs.map(where).join(', ') : where(smpp)}`);
-  }
-  return { options, notes };
+  const graphUrl = str('graph-url');
+  const graphVersion = str('graph-api-version');
+  const inFlight = str('max-in-flight-per-number');
+  if (graphUrl !== undefined && !/^https?:\/\/[^\s?#@]+$/.test(graphUrl))
+    throw new UsageError(`--graph-url: expected an http or https URL such as https://graph.facebook.com, got ${JSON.stringify(graphUrl)}`);
+  if (graphVersion !== undefined && !/^v\d+\.\d+$/.test(graphVersion)) throw new UsageError(`--graph-api-version: expected a Graph API version such as v23.0, got ${JSON.stringify(graphVersion)}`);
+  const maxInFlightPerNumber = inFlight === undefined ? undefined : inFlightFlag(inFlight);
+  r.options['whatsapp'] = {
+    ...whatsAppSecrets(io, str('whatsapp-credentials'), env),
+    ...(graphUrl !== undefined ? { graphUrl } : {}),
+    ...(graphVersion !== undefined ? { apiVersion: graphVersion } : {}),
+    ...(maxInFlightPerNumber !== undefined ? { maxInFlightPerNumber } : {}),
+  };
 }

@@ -112,54 +112,15 @@ export function simulate(input: SimulationInput): SimulationResult {
   const views = engine.numbers().filter((n) => n.businessId === businessId);
   const index = new Map(views.map((n, i) => [n.phone, i]));
   const sentBy = new Float64Array(views.length);
-  const limit24h = Float64Array.from(views, (n) => n.messagingLimit24h);
-  const ranOut: (number | null)[] = views.map(() => null);
-  // Our own count of the 24 h window, as the store counts it: hour buckets, 25 of them.
-  const dayRing = new Float64Array(views.length * DAY_BUCKETS);
-  const prevHead = new Float64Array(views.length).fill(-1);
-  const daySum = new Float64Array(views.length);
-  const counted = new Float64Array(views.length);
-
-  const templateList = engine.templates().filter((t) => type.templateIds.includes(t.id));
-  const templateIndex = new Map(templateList.map((t, i) => [t.id, i]));
-  const sentWith = new Float64Array(templateList.length);
-  const templateOut: (number | null)[] = templateList.map((t) => (t.status === 'active' ? null : 0));
-  const noteTemplates = (now: number) => {
-    for (const t of engine.templates()) {
-      const i = templateIndex.get(t.id);
-      if (i !== undefined && t.status !== 'active' && templateOut[i] === null) templateOut[i] = now;
-    }
-  };
+  const day = new DayCounts(views.map((n) => n.messagingLimit24h));
+  const templates = new TemplateCounts(engine, type.templateIds);
 
   const throughputAtStart = engine.throughput(businessId, typeId);
   const contact = { phone: '5500000000000', variables: new Array<string>(type.placeholders).fill('x') };
   engine.submit({ businessId, typeId, contacts: new Array(messages).fill(contact) });
 
-  // Samples: a point at 0, then one per interval (doubling when too many), and one at the end.
-  let interval = 60_000;
-  let nextSample = 0;
-  const times: number[] = [];
-  const perNumber: number[][] = views.map(() => []);
-  const sample = (now: number) => {
-    times.push(now);
-    for (let i = 0; i < views.length; i++) perNumber[i]!.push(sentBy[i]!);
-    if (times.length > MAX_SAMPLES) {
-      // Keep every other point (always the first and the newest).
-      const keep = (_: number, k: number, all: readonly number[]) => k % 2 === 0 || k === all.length - 1;
-      const t2 = times.filter(keep);
-      times.length = 0;
-      times.push(...t2);
-      for (const s of perNumber) {
-        const s2 = s.filter(keep);
-        s.length = 0;
-        s.push(...s2);
-      }
-      interval *= 2;
-    }
-    nextSample = now + interval;
-  };
-  sample(0);
-
+  const samples = new Samples(views.length);
+  samples.take(0, sentBy);
   const applied: AppliedEvent[] = [];
   let nextEvent = 0;
   let sent = 0;
@@ -169,98 +130,49 @@ export function simulate(input: SimulationInput): SimulationResult {
   let stoppedBy: string | undefined;
   let lastPhone = '';
   let lastIndex = -1;
-  noteTemplates(0);
+  templates.noteOut(0);
 
   for (;;) {
     while (nextEvent < events.length && events[nextEvent]!.change.at <= now) {
       const e = events[nextEvent++]!;
       apply(engine, e);
       const c = e.change;
-      if (c.kind === 'number-limits' && c.messagingLimit24h !== undefined) {
-        const i = index.get(c.phone);
-        if (i !== undefined) limit24h[i] = c.messagingLimit24h;
-      }
+      if (c.kind === 'number-limits' && c.messagingLimit24h !== undefined) day.setLimit(index.get(c.phone), c.messagingLimit24h);
       applied.push({ atMs: now, label: e.label, kind: kindOf(e), throughputPerHour: engine.throughput(businessId, typeId) });
-      noteTemplates(now);
+      templates.noteOut(now);
     }
 
     // Sample before this poll's sends: a number idle since the last point stays flat on the chart.
-    if (now >= nextSample) sample(now);
+    if (now >= samples.next) samples.take(now, sentBy);
     const batch = engine.poll({ limit: pollLimit });
     polls++;
     for (let k = 0; k < batch.length; k++) {
       const m = batch[k]!;
       engine.report(m.messageId, { status: 'sent' });
-      let i: number;
-      if (m.phone === lastPhone) i = lastIndex;
-      else {
-        i = index.get(m.phone)!;
+      if (m.phone !== lastPhone) {
+        lastIndex = index.get(m.phone)!;
         lastPhone = m.phone;
-        lastIndex = i;
       }
-      sentBy[i]!++;
-      sentWith[templateIndex.get(m.templateId)!]!++;
+      sentBy[lastIndex]!++;
+      templates.sent(m.templateId);
     }
     engine.takeOutcomes();
     if (batch.length > 0) {
       sent += batch.length;
-      countDay(now);
+      day.update(now, sentBy);
     }
     input.onProgress?.(sent, now);
     if (sent >= messages) {
       completion = now;
       break;
     }
-    const wake = engine.nextWakeAt();
-    const eventAt = nextEvent < events.length ? events[nextEvent]!.change.at : Infinity;
-    const next = Math.min(wake ?? Infinity, eventAt);
-    if (!Number.isFinite(next)) {
-      stoppedBy = engine.queueStatus(businessId, typeId).blocked ?? 'no-capacity';
-      break;
-    }
-    if (next > input.horizonMs) {
-      stoppedBy = 'horizon';
-      break;
-    }
+    const next = Math.min(engine.nextWakeAt() ?? Infinity, nextEvent < events.length ? events[nextEvent]!.change.at : Infinity);
+    stoppedBy = stopAt(engine, input, next);
+    if (stoppedBy !== undefined) break;
     clock.set(next);
     now = next;
   }
-  // The last point holds everything sent, including the last poll's sends.
-  if (times[times.length - 1] === now) {
-    times.pop();
-    for (const series of perNumber) series.pop();
-  }
-  sample(now);
-
-  /** Brings each number's 24 h count to `now` and notes the first time it reached its limit. */
-  function countDay(at: number): void {
-    const bucket = Math.floor(at / HOUR);
-    for (let i = 0; i < views.length; i++) {
-      const total = sentBy[i]!;
-      const base = i * DAY_BUCKETS;
-      const head = prevHead[i]!;
-      if (head !== bucket) {
-        if (head < 0 || bucket - head >= DAY_BUCKETS) {
-          dayRing.fill(0, base, base + DAY_BUCKETS);
-          daySum[i] = 0;
-        } else {
-          for (let k = head + 1; k <= bucket; k++) {
-            const slot = base + (k % DAY_BUCKETS);
-            daySum[i]! -= dayRing[slot]!;
-            dayRing[slot] = 0;
-          }
-        }
-        prevHead[i] = bucket;
-      }
-      const delta = total - counted[i]!;
-      if (delta > 0) {
-        dayRing[base + (bucket % DAY_BUCKETS)]! += delta;
-        daySum[i]! += delta;
-        counted[i] = total;
-      }
-      if (ranOut[i] === null && daySum[i]! >= limit24h[i]!) ranOut[i] = at;
-    }
-  }
+  samples.finish(now, sentBy);
 
   return {
     completed: completion !== null,
@@ -276,10 +188,148 @@ export function simulate(input: SimulationInput): SimulationResult {
       messagingLimit24h: n.messagingLimit24h,
       messagesPerSecond: n.messagesPerSecond ?? null,
       sent: sentBy[i]!,
-      ranOutAtMs: ranOut[i]!,
+      ranOutAtMs: day.ranOut[i]!,
     })),
-    templates: templateList.map((t, i) => ({ id: t.id, name: t.name, sent: sentWith[i]!, ranOutAtMs: templateOut[i]! })),
+    templates: templates.results(),
     events: applied,
-    series: { times, perNumber },
+    series: { times: samples.times, perNumber: samples.perNumber },
   };
+}
+
+/** Why the run stops before `next`, the next time something can happen: never (a dead end: the queue's blocker), or past the horizon; undefined: it goes on. */
+function stopAt(engine: Engine, input: SimulationInput, next: number): string | undefined {
+  if (!Number.isFinite(next)) return engine.queueStatus(input.businessId, input.typeId).blocked ?? 'no-capacity';
+  return next > input.horizonMs ? 'horizon' : undefined;
+}
+
+/** Each number's count in its moving 24 h, as the store counts it (hour buckets, 25 of them), and when it first reached its limit. */
+class DayCounts {
+  readonly #limit24h: Float64Array;
+  /** When each number first reached its 24 h limit, or null. */
+  readonly ranOut: (number | null)[];
+  readonly #ring: Float64Array;
+  readonly #head: Float64Array;
+  readonly #sum: Float64Array;
+  /** What each number's count holds of its total sent. */
+  readonly #counted: Float64Array;
+
+  constructor(limits: readonly number[]) {
+    const n = limits.length;
+    this.#limit24h = Float64Array.from(limits);
+    this.ranOut = limits.map(() => null);
+    this.#ring = new Float64Array(n * DAY_BUCKETS);
+    this.#head = new Float64Array(n).fill(-1);
+    this.#sum = new Float64Array(n);
+    this.#counted = new Float64Array(n);
+  }
+
+  /** A limit change of the number at `i` (undefined: not of this business). */
+  setLimit(i: number | undefined, limit24h: number): void {
+    if (i !== undefined) this.#limit24h[i] = limit24h;
+  }
+
+  /** Brings each number's count to `at` with its total sent (`sentBy`), and notes the first time it reached its limit. */
+  update(at: number, sentBy: Float64Array): void {
+    const bucket = Math.floor(at / HOUR);
+    for (let i = 0; i < sentBy.length; i++) {
+      this.#moveTo(i, bucket);
+      const total = sentBy[i]!;
+      const delta = total - this.#counted[i]!;
+      if (delta > 0) {
+        this.#ring[i * DAY_BUCKETS + (bucket % DAY_BUCKETS)]! += delta;
+        this.#sum[i]! += delta;
+        this.#counted[i] = total;
+      }
+      if (this.ranOut[i] === null && this.#sum[i]! >= this.#limit24h[i]!) this.ranOut[i] = at;
+    }
+  }
+
+  /** The number's window to hour `bucket`: the buckets it leaves no longer count. */
+  #moveTo(i: number, bucket: number): void {
+    const base = i * DAY_BUCKETS;
+    const head = this.#head[i]!;
+    if (head === bucket) return;
+    if (head < 0 || bucket - head >= DAY_BUCKETS) {
+      this.#ring.fill(0, base, base + DAY_BUCKETS);
+      this.#sum[i] = 0;
+    } else {
+      for (let k = head + 1; k <= bucket; k++) {
+        const slot = base + (k % DAY_BUCKETS);
+        this.#sum[i]! -= this.#ring[slot]!;
+        this.#ring[slot] = 0;
+      }
+    }
+    this.#head[i] = bucket;
+  }
+}
+
+/** The type's templates: what each sent, and when each first stopped being active. */
+class TemplateCounts {
+  readonly #engine: Engine;
+  readonly #list: ReturnType<Engine['templates']>;
+  readonly #index: Map<number, number>;
+  readonly #sent: Float64Array;
+  readonly #out: (number | null)[];
+
+  constructor(engine: Engine, ids: readonly number[]) {
+    this.#engine = engine;
+    this.#list = engine.templates().filter((t) => ids.includes(t.id));
+    this.#index = new Map(this.#list.map((t, i) => [t.id, i]));
+    this.#sent = new Float64Array(this.#list.length);
+    this.#out = this.#list.map((t) => (t.status === 'active' ? null : 0));
+  }
+
+  sent(templateId: number): void {
+    this.#sent[this.#index.get(templateId)!]!++;
+  }
+
+  /** Templates out now that were not before. */
+  noteOut(now: number): void {
+    for (const t of this.#engine.templates()) {
+      const i = this.#index.get(t.id);
+      if (i !== undefined && t.status !== 'active' && this.#out[i] === null) this.#out[i] = now;
+    }
+  }
+
+  results(): SimulatedTemplate[] {
+    return this.#list.map((t, i) => ({ id: t.id, name: t.name, sent: this.#sent[i]!, ranOutAtMs: this.#out[i]! }));
+  }
+}
+
+/** The chart's points: one at 0, then one per interval (doubling when there would be too many), and one at the end. */
+class Samples {
+  readonly times: number[] = [];
+  readonly perNumber: number[][];
+  #interval = 60_000;
+  /** When the next point is due. */
+  next = 0;
+
+  constructor(numbers: number) {
+    this.perNumber = Array.from({ length: numbers }, () => []);
+  }
+
+  take(now: number, sentBy: Float64Array): void {
+    this.times.push(now);
+    for (let i = 0; i < this.perNumber.length; i++) this.perNumber[i]!.push(sentBy[i]!);
+    if (this.times.length > MAX_SAMPLES) {
+      // Keep every other point (always the first and the newest).
+      const keep = (_: number, k: number, all: readonly number[]) => k % 2 === 0 || k === all.length - 1;
+      for (const s of [this.times, ...this.perNumber]) {
+        const kept = s.filter(keep);
+        s.length = 0;
+        s.push(...kept);
+      }
+      this.#interval *= 2;
+    }
+    this.next = now + this.#interval;
+  }
+
+  /** The last point, at `now`: it holds everything sent, including the last poll's sends. */
+  finish(now: number, sentBy: Float64Array): void {
+    if (this.times[this.times.length - 1] === now) {
+      this.times.pop();
+      for (const series of this.perNumber) series.pop();
+    }
+    this.take(now, sentBy);
+  }
 }

@@ -211,102 +211,133 @@ class SlicedJsonBody implements JsonBodySteps {
 
   /** One move of the scanner; answers extra work done besides moving `pos` (characters decoded). */
   private advance(budget: number): number {
-    const text = this.text;
     switch (this.phase) {
-      case 'size': {
-        // Counted a slice at a time: a 10 MB body takes a few milliseconds to count.
-        const end = Math.min(text.length, this.pos + budget);
-        this.bytes += utf8Length(text.slice(this.pos, end));
-        this.pos = end;
-        if (end < text.length) return 0;
-        if (this.bytes > this.maxBytes) this.tooLarge();
-        else {
-          this.pos = 0;
-          this.phase = 'start';
-        }
-        return 0;
-      }
-      case 'start': {
-        const c = this.skipSpace();
-        if (c === OPEN_BRACKET) this.beginArray(undefined);
-        else if (c === OPEN_BRACE) {
-          this.topObject = true;
-          this.pos++;
-          this.phase = this.skipSpace() === CLOSE_BRACE ? 'after-member' : 'member';
-        } else return this.whole();
-        return 0;
-      }
-      case 'member': {
-        if (this.skipSpace() !== QUOTE) return this.whole();
-        const close = stringEnd(text, this.pos + 1);
-        if (close < 0) return this.whole();
-        const literal = text.slice(this.pos, close + 1);
-        let key: string;
-        try {
-          key = literal.includes('\\') ? (JSON.parse(literal) as string) : literal.slice(1, -1);
-        } catch {
-          return this.whole();
-        }
-        // A repeated key: the last one wins in JSON.parse; rare enough to decode whole.
-        if (this.keys.has(key)) return this.whole();
-        this.keys.add(key);
-        this.pos = close + 1;
-        if (this.skipSpace() !== COLON) return this.whole();
-        this.pos++;
-        if (this.skipSpace() === OPEN_BRACKET) {
-          this.beginArray(key);
-          return 0;
-        }
-        const end = valueEnd(text, this.pos);
-        if (end < 0) return this.whole();
-        this.pos = end;
-        this.phase = 'after-member';
-        return 0;
-      }
-      case 'after-member': {
-        const c = this.skipSpace();
-        this.pos++;
-        if (c === COMMA) this.phase = 'member';
-        else if (c === CLOSE_BRACE) this.phase = 'end';
-        else return this.whole();
-        return 0;
-      }
-      case 'elements': {
-        const c = this.skipSpace();
-        // An empty element (`[1,,2]`, `[1,]`) is invalid JSON.
-        if (c === COMMA || c === CLOSE_BRACKET || c === -1) return this.whole();
-        const end = valueEnd(text, this.pos);
-        if (end < 0) return this.whole();
-        this.pos = end;
-        this.runCount++;
-        this.phase = 'after-element';
-        return 0;
-      }
-      case 'after-element': {
-        const array = this.arrays[this.arrays.length - 1] as SplitArray;
-        const c = text.at(this.pos);
-        const closing = c === CLOSE_BRACKET;
-        if (!closing && c !== COMMA) return this.whole();
-        let decoded = 0;
-        if (closing || this.pos - this.runStart >= RUN_CHARS) {
-          decoded = this.pos - this.runStart;
-          if (!this.decodeRun(array, this.pos)) return this.whole();
-          this.runStart = this.pos + 1;
-        }
-        this.pos++;
-        if (closing) {
-          array.close = this.pos - 1;
-          this.phase = this.topObject ? 'after-member' : 'end';
-        } else this.phase = 'elements';
-        return decoded;
-      }
-      case 'end': {
-        if (this.skipSpace() !== -1) return this.whole();
-        return this.assemble();
-      }
+      case 'size':
+        return this.size(budget);
+      case 'start':
+        return this.start();
+      case 'member':
+        return this.member();
+      case 'after-member':
+        return this.afterMember();
+      case 'elements':
+        return this.element();
+      case 'after-element':
+        return this.afterElement();
+      case 'end':
+        return this.end();
       default:
         return 0;
     }
+  }
+
+  /** Counts the body's bytes first: a body over the limit is refused before anything is parsed. */
+  private size(budget: number): number {
+    const text = this.text;
+    // Counted a slice at a time: a 10 MB body takes a few milliseconds to count.
+    const end = Math.min(text.length, this.pos + budget);
+    this.bytes += utf8Length(text.slice(this.pos, end));
+    this.pos = end;
+    if (end < text.length) return 0;
+    if (this.bytes > this.maxBytes) this.tooLarge();
+    else {
+      this.pos = 0;
+      this.phase = 'start';
+    }
+    return 0;
+  }
+
+  /** The top-level value: an array, an object, or anything else (decoded whole). */
+  private start(): number {
+    const c = this.skipSpace();
+    if (c === OPEN_BRACKET) this.beginArray(undefined);
+    else if (c === OPEN_BRACE) {
+      this.topObject = true;
+      this.pos++;
+      this.phase = this.skipSpace() === CLOSE_BRACE ? 'after-member' : 'member';
+    } else return this.whole();
+    return 0;
+  }
+
+  /** A member of the top-level object: its key, then an array to split or a value to skip. */
+  private member(): number {
+    const text = this.text;
+    if (this.skipSpace() !== QUOTE) return this.whole();
+    const close = stringEnd(text, this.pos + 1);
+    if (close < 0) return this.whole();
+    const literal = text.slice(this.pos, close + 1);
+    let key: string;
+    try {
+      key = literal.includes('\\') ? (JSON.parse(literal) as string) : literal.slice(1, -1);
+    } catch {
+      return this.whole();
+    }
+    // A repeated key: the last one wins in JSON.parse; rare enough to decode whole.
+    if (this.keys.has(key)) return this.whole();
+    this.keys.add(key);
+    this.pos = close + 1;
+    if (this.skipSpace() !== COLON) return this.whole();
+    this.pos++;
+    if (this.skipSpace() === OPEN_BRACKET) {
+      this.beginArray(key);
+      return 0;
+    }
+    const end = valueEnd(text, this.pos);
+    if (end < 0) return this.whole();
+    this.pos = end;
+    this.phase = 'after-member';
+    return 0;
+  }
+
+  /** After a member of the top-level object: the next one, or the object ends. */
+  private afterMember(): number {
+    const c = this.skipSpace();
+    this.pos++;
+    if (c === COMMA) this.phase = 'member';
+    else if (c === CLOSE_BRACE) this.phase = 'end';
+    else return this.whole();
+    return 0;
+  }
+
+  /** An element of an array being split: skipped, to be decoded with its run. */
+  private element(): number {
+    const text = this.text;
+    const c = this.skipSpace();
+    // An empty element (`[1,,2]`, `[1,]`) is invalid JSON.
+    if (c === COMMA || c === CLOSE_BRACKET || c === -1) return this.whole();
+    const end = valueEnd(text, this.pos);
+    if (end < 0) return this.whole();
+    this.pos = end;
+    this.runCount++;
+    this.phase = 'after-element';
+    return 0;
+  }
+
+  /** After an element: a run of elements long enough (or the array closing) is decoded. */
+  private afterElement(): number {
+    const text = this.text;
+    const array = this.arrays[this.arrays.length - 1] as SplitArray;
+    const c = text.at(this.pos);
+    const closing = c === CLOSE_BRACKET;
+    if (!closing && c !== COMMA) return this.whole();
+    let decoded = 0;
+    if (closing || this.pos - this.runStart >= RUN_CHARS) {
+      decoded = this.pos - this.runStart;
+      if (!this.decodeRun(array, this.pos)) return this.whole();
+      this.runStart = this.pos + 1;
+    }
+    this.pos++;
+    if (closing) {
+      array.close = this.pos - 1;
+      this.phase = this.topObject ? 'after-member' : 'end';
+    } else this.phase = 'elements';
+    return decoded;
+  }
+
+  /** After the top-level value: only spaces may follow; the pieces are assembled. */
+  private end(): number {
+    if (this.skipSpace() !== -1) return this.whole();
+    return this.assemble();
   }
 
   /** Moves past spaces; answers the character there, or -1 at the end of the text. */

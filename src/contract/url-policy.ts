@@ -112,24 +112,42 @@ function parseV6(host: string): number[] | undefined {
   return groups.length === 8 && groups.every((g) => Number.isInteger(g)) ? groups : undefined;
 }
 
+/**
+ * IPv6 ranges by their first two groups (as one 32-bit number) under a mask, checked in order
+ * after the addresses that embed an IPv4 one; what none holds is public only in 2000::/3, the
+ * global unicast space.
+ */
+const V6_RANGES: readonly (readonly [base: number, mask: number, cls: HostClass])[] = [
+  [0xfc000000, 0xfe000000, 'private'], // fc00::/7 unique local
+  [0xfe800000, 0xffc00000, 'link-local'],
+  [0xfec00000, 0xffc00000, 'private'], // deprecated site-local
+  [0xff000000, 0xff000000, 'multicast'],
+  [0x20010db8, 0xffffffff, 'documentation'],
+  [0x20010000, 0xffffffff, 'reserved'], // Teredo hides an IPv4 address
+];
+
+/** Whether groups `from` to `to - 1` are all zero. */
+function zeros(g: readonly number[], from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (g[i] !== 0) return false;
+  return true;
+}
+
+/** The IPv4 address an IPv6 one reaches: IPv4-mapped (::ffff:a.b.c.d), NAT64 (64:ff9b::a.b.c.d) or 6to4 (2002:ab:cd::); undefined for others. */
+function embeddedV4(g: readonly number[]): number | undefined {
+  const [g0 = 0, g1 = 0, g2 = 0, , , g5 = 0, g6 = 0, g7 = 0] = g;
+  if ((zeros(g, 0, 5) && g5 === 0xffff) || (g0 === 0x64 && g1 === 0xff9b && zeros(g, 2, 6))) return ((g6 << 16) | g7) >>> 0;
+  if (g0 === 0x2002) return ((g1 << 16) | g2) >>> 0;
+  return undefined;
+}
+
 function classifyV6(g: readonly number[]): HostClass {
-  const [g0 = 0, g1 = 0, g2 = 0, g3 = 0, g4 = 0, g5 = 0, g6 = 0, g7 = 0] = g;
-  const embedded = ((g6 << 16) | g7) >>> 0;
-  const firstSixZero = g0 === 0 && g1 === 0 && g2 === 0 && g3 === 0 && g4 === 0;
-  if (firstSixZero && g5 === 0 && g6 === 0 && g7 === 0) return 'unspecified';
-  if (firstSixZero && g5 === 0 && g6 === 0 && g7 === 1) return 'loopback';
-  // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) reach the embedded IPv4 address.
-  if (firstSixZero && g5 === 0xffff) return classifyV4(embedded);
-  if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return classifyV4(embedded);
-  if (g0 === 0x2002) return classifyV4(((g1 << 16) | g2) >>> 0); // 6to4 embeds the IPv4 address
-  if ((g0 & 0xfe00) === 0xfc00) return 'private'; // fc00::/7 unique local
-  if ((g0 & 0xffc0) === 0xfe80) return 'link-local';
-  if ((g0 & 0xffc0) === 0xfec0) return 'private'; // deprecated site-local
-  if ((g0 & 0xff00) === 0xff00) return 'multicast';
-  if (g0 === 0x2001 && g1 === 0x0db8) return 'documentation';
-  if (g0 === 0x2001 && g1 === 0) return 'reserved'; // Teredo hides an IPv4 address
-  if ((g0 & 0xe000) !== 0x2000) return 'reserved'; // only 2000::/3 is global unicast
-  return 'public';
+  if (zeros(g, 0, 7) && g[7] === 0) return 'unspecified';
+  if (zeros(g, 0, 7) && g[7] === 1) return 'loopback';
+  const v4 = embeddedV4(g);
+  if (v4 !== undefined) return classifyV4(v4);
+  const head = (((g[0] ?? 0) << 16) | (g[1] ?? 0)) >>> 0;
+  for (const [base, mask, cls] of V6_RANGES) if ((head & mask) >>> 0 === base) return cls;
+  return head >>> 29 === 1 ? 'public' : 'reserved';
 }
 
 /**

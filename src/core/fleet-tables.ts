@@ -1,7 +1,7 @@
 /**
  * The fleet as the engine's hot path reads it: numbers by slot and templates by index in typed
  * arrays, one {@link Pool} per (business, template type), built whole from a validated fleet.
- * Statuses are not applied here: the engine applies them through its run-time paths, so pools
+ * Statuses are not applied here: fleet-state.ts applies them through its run-time paths, so pools
  * start consistent with what a later change would do.
  */
 import type { FleetTemplate, Fleet } from './fleet-validate.js';
@@ -46,18 +46,6 @@ export class FleetTables {
   /** Portfolio whose limit each number shares (undefined: its own windows only). */
   readonly numberPortfolio: (Portfolio | undefined)[] = [];
 
-  // Per-call scratch of the dense fill: what each touched number may send and has been handed.
-  // Int32, not Uint32: V8 reads a Uint32 element as a double (it may exceed 2^31) and converts it
-  // back to compare it. Both fit: stamps wrap at 2^30 - 1, and a reservation is at most an hour's
-  // capacity (1e9 at most).
-  /** Call number in which each number was last touched (wraps; cleared when it does). */
-  readonly stamp: Int32Array;
-  /** Reserved for the number in this call and not handed out yet (at most one hour's capacity, < 2^31). */
-  readonly avail: Int32Array;
-  /** Flags per number in this call (see the engine's `Flag`). */
-  readonly drained: Uint8Array;
-  readonly touched: Int32Array;
-
   // Templates, by index.
   readonly templateIds: Float64Array;
   readonly templateIndex = new Map<number, number>();
@@ -88,10 +76,6 @@ export class FleetTables {
     this.numberActive = new Uint8Array(numberCount);
     this.numberGen = new Uint32Array(numberCount);
     this.handle = new Int32Array(numberCount);
-    this.stamp = new Int32Array(numberCount);
-    this.avail = new Int32Array(numberCount);
-    this.drained = new Uint8Array(numberCount);
-    this.touched = new Int32Array(numberCount);
 
     const templateCount = fleet.templates.length;
     this.templateIds = new Float64Array(templateCount);

@@ -208,22 +208,9 @@ function readTemplate(r: Reader, value: unknown, path: string): FleetTemplate | 
   const id = r.id(o['id'], `${path}.id`);
   const name = r.string(o['name'], `${path}.name`);
   const text = r.string(o['text'], `${path}.text`);
-  let placeholders = 0;
-  let textOk = false;
-  if (text !== undefined) {
-    const scan = scanPlaceholders(text);
-    if (scan.ok) {
-      placeholders = scan.count;
-      textOk = true;
-    } else r.report(`${path}.text`, scan.expected, text);
-  }
-  const businessIds: number[] = [];
-  r.array(o['businessIds'], `${path}.businessIds`)?.forEach((b, i) => {
-    const bid = r.id(b, pathIndex(`${path}.businessIds`, i));
-    if (bid === undefined) return;
-    if (businessIds.includes(bid)) r.report(pathIndex(`${path}.businessIds`, i), 'a business id not listed before', bid);
-    else businessIds.push(bid);
-  });
+  // undefined: a text that failed its own check (its problem reported) or none.
+  const placeholders = text === undefined ? undefined : placeholdersOf(r, text, `${path}.text`);
+  const businessIds = readBusinessIds(r, o['businessIds'], `${path}.businessIds`);
   const status = r.oneOf<TemplateStatus>(o['status'], `${path}.status`, ['active', 'paused', 'disabled'], 'active');
   let pausedUntil: number | undefined;
   if (o['pausedUntil'] !== undefined) {
@@ -234,33 +221,65 @@ function readTemplate(r: Reader, value: unknown, path: string): FleetTemplate | 
   const example = o['example'] === undefined ? undefined : r.string(o['example'], `${path}.example`, EXAMPLE);
   // The example is the text as a recipient reads it: a placeholder left in it is a copy of the text.
   if (example !== undefined && PLACEHOLDER_IN_EXAMPLE.test(example)) r.report(`${path}.example`, EXAMPLE, example);
-  let variables: { name: string; index: number }[] | undefined;
-  if (o['variables'] !== undefined) {
-    variables = [];
-    const named = new Map<number, string>();
-    // A text that failed its own check has its problem reported already: only the range is checked.
-    const last = textOk ? placeholders - 1 : MAX_PLACEHOLDERS - 1;
-    const indexExpected = last < 0 ? 'no variables entry: the text has no placeholders' : `a zero-based placeholder index from 0 to ${last}`;
-    r.array(o['variables'], `${path}.variables`)?.forEach((v, i) => {
-      const vp = pathIndex(`${path}.variables`, i);
-      const vo = r.object(v, vp, ['name', 'index']);
-      if (!vo) return;
-      const vname = r.string(vo['name'], `${vp}.name`);
-      const index = r.integer(vo['index'], `${vp}.index`, 0, last, indexExpected);
-      if (index !== undefined) {
-        // Two names for one placeholder would leave GET /messenger/businesses/ to pick one.
-        const first = named.get(index);
-        if (first !== undefined) return r.report(`${vp}.index`, `an index not named before (first at ${first})`, index);
-        named.set(index, `${vp}.index`);
-      }
-      if (vname !== undefined && index !== undefined) variables!.push({ name: vname, index });
-    });
-  }
-  const whatsapp = o['whatsapp'] === undefined ? undefined : readTemplateIds(r, o['whatsapp'], `${path}.whatsapp`, name, textOk ? placeholders : undefined);
+  const variables = o['variables'] === undefined ? undefined : readVariables(r, o['variables'], `${path}.variables`, placeholders);
+  const whatsapp = o['whatsapp'] === undefined ? undefined : readTemplateIds(r, o['whatsapp'], `${path}.whatsapp`, name, placeholders);
   if (id === undefined) return undefined;
   // Placeholder count -1 marks a text that failed its own check: the type check skips it.
-  const count = textOk ? placeholders : -1;
-  return { id, name: name ?? '', text: text ?? '', placeholders: count, businessIds, status: status ?? 'active', pausedUntil, account, example, variables, ...(whatsapp ? { whatsapp } : {}) };
+  return {
+    id,
+    name: name ?? '',
+    text: text ?? '',
+    placeholders: placeholders ?? -1,
+    businessIds,
+    status: status ?? 'active',
+    pausedUntil,
+    account,
+    example,
+    variables,
+    ...(whatsapp ? { whatsapp } : {}),
+  };
+}
+
+/** The placeholders a template's text takes, or undefined after reporting why the text is not one. */
+function placeholdersOf(r: Reader, text: string, path: string): number | undefined {
+  const scan = scanPlaceholders(text);
+  if (scan.ok) return scan.count;
+  r.report(path, scan.expected, text);
+  return undefined;
+}
+
+function readBusinessIds(r: Reader, value: unknown, path: string): number[] {
+  const businessIds: number[] = [];
+  r.array(value, path)?.forEach((b, i) => {
+    const bid = r.id(b, pathIndex(path, i));
+    if (bid === undefined) return;
+    if (businessIds.includes(bid)) r.report(pathIndex(path, i), 'a business id not listed before', bid);
+    else businessIds.push(bid);
+  });
+  return businessIds;
+}
+
+/** The names of a text's placeholders (`placeholders` undefined: the text failed its own check, so only the range is checked). */
+function readVariables(r: Reader, value: unknown, path: string, placeholders: number | undefined): { name: string; index: number }[] {
+  const variables: { name: string; index: number }[] = [];
+  const named = new Map<number, string>();
+  const last = placeholders === undefined ? MAX_PLACEHOLDERS - 1 : placeholders - 1;
+  const indexExpected = last < 0 ? 'no variables entry: the text has no placeholders' : `a zero-based placeholder index from 0 to ${last}`;
+  r.array(value, path)?.forEach((v, i) => {
+    const vp = pathIndex(path, i);
+    const vo = r.object(v, vp, ['name', 'index']);
+    if (!vo) return;
+    const vname = r.string(vo['name'], `${vp}.name`);
+    const index = r.integer(vo['index'], `${vp}.index`, 0, last, indexExpected);
+    if (index !== undefined) {
+      // Two names for one placeholder would leave GET /messenger/businesses/ to pick one.
+      const first = named.get(index);
+      if (first !== undefined) return r.report(`${vp}.index`, `an index not named before (first at ${first})`, index);
+      named.set(index, `${vp}.index`);
+    }
+    if (vname !== undefined && index !== undefined) variables.push({ name: vname, index });
+  });
+  return variables;
 }
 
 function readPortfolio(r: Reader, value: unknown, path: string): FleetPortfolio | undefined {

@@ -1,7 +1,7 @@
 /**
  * What the engine's queries answer, read from the fleet's tables and the store: the businesses
- * answer (spec 2.2), numbers and templates as they stand, a type's output, its numbers' rates, and
- * what holds a pool back.
+ * answer (spec 2.2), numbers and templates as they stand, a type's output, its numbers' rates, what
+ * holds a pool back, and when it could have sent a count more.
  */
 import type { AssignReason, BusinessOutput, NumberView, TemplateState, TemplateTypeInfo } from './engine-types.js';
 import { templateStatusOf } from './engine-snapshot.js';
@@ -9,7 +9,7 @@ import type { FleetTables } from './fleet-tables.js';
 import type { Store } from './limits/store.js';
 import type { Pool } from './pool.js';
 import type { Portfolio } from './portfolio.js';
-import type { NumberRates } from './send-estimate.js';
+import { type NumberRates, sendDurationMs } from './send-estimate.js';
 import { type TemplateFields, fleetTemplateFields, templateTypeFields } from './template-fields.js';
 
 /** The spec's GET /messenger/businesses/ response: every business with `output` per template type. */
@@ -144,4 +144,26 @@ export function shortfallOf(t: FleetTables, pool: Pool): { reason: AssignReason;
   }
   const at = pool.nextReadyAt();
   return at === undefined || !Number.isFinite(at) ? { reason: 'no-capacity' } : { reason: 'no-capacity', retryAt: at };
+}
+
+/**
+ * `engine.estimateSendTime` for `count` (1 or more) messages of the pool at `now`, whose fill would
+ * be held as `held` says (undefined: not held): what may go now goes at once, the rest at the
+ * numbers' rates (send-estimate.ts), from now, or from when the first number may send again.
+ */
+export function sendTimeOf(t: FleetTables, store: Store, pool: Pool, held: { retryAt?: number } | undefined, count: number, now: number): number | undefined {
+  let start = now;
+  let left = count;
+  if (held === undefined) {
+    left -= poolOutput(t, store, pool, now);
+    if (left <= 0) return now;
+  } else if (held.retryAt === undefined) return undefined;
+  else {
+    // At `retryAt` the first number may send at least one.
+    start = held.retryAt;
+    left -= 1;
+    if (left === 0) return start;
+  }
+  const ms = sendDurationMs(left, ratesOf(t, pool));
+  return Number.isFinite(ms) ? start + ms : undefined;
 }

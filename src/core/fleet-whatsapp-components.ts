@@ -115,28 +115,39 @@ function readButton(c: Context, value: unknown, path: string): WhatsAppButton | 
   const t = type as (typeof BUTTON_TYPES)[number];
   const o = c.r.object(value, path, ['type', 'index', ...sourceKeys[t]])!;
   const index = c.r.integer(o['index'], `${path}.index`, 0, MAX_TEMPLATE_BUTTONS - 1, `the button's zero-based index among the template's buttons, 0 to ${MAX_TEMPLATE_BUTTONS - 1}`);
-  switch (t) {
-    case 'url':
-    case 'otp': {
-      const what = t === 'url' ? "the contact's value appended to the button's URL (its suffix)" : "the contact's one-time code";
-      const v = variable(c, o['variable'], `${path}.variable`, what);
-      return c.r.problems.length > before || v === undefined ? undefined : { type: t, index: index!, variable: v };
-    }
-    case 'quick_reply': {
-      const source = oneSource(c, o, path, ['payload', 'variable'], "the payload the reply webhook carries, fixed or the contact's value");
-      const payload = o['payload'] === undefined ? undefined : c.r.string(o['payload'], `${path}.payload`, 'a non-empty string: the payload');
-      const v = o['variable'] === undefined ? undefined : variable(c, o['variable'], `${path}.variable`);
-      if (c.r.problems.length > before || source === undefined) return undefined;
-      return { type: t, index: index!, ...(payload !== undefined ? { payload } : {}), ...(v !== undefined ? { variable: v } : {}) };
-    }
-    case 'copy_code': {
-      const source = oneSource(c, o, path, ['couponCode', 'variable'], "the code the button copies, fixed or the contact's value");
-      const code = o['couponCode'] === undefined ? undefined : c.r.matching(o['couponCode'], `${path}.couponCode`, COUPON_CODE, 'a coupon code: 1 to 15 letters or digits');
-      const v = o['variable'] === undefined ? undefined : variable(c, o['variable'], `${path}.variable`);
-      if (c.r.problems.length > before || source === undefined) return undefined;
-      return { type: t, index: index!, ...(code !== undefined ? { couponCode: code } : {}), ...(v !== undefined ? { variable: v } : {}) };
-    }
-  }
+  const button = t === 'quick_reply' ? quickReply(c, o, path, index!) : t === 'copy_code' ? copyCode(c, o, path, index!) : valueButton(c, t, o, path, index!);
+  return c.r.problems.length > before ? undefined : button;
+}
+
+/** A URL button (the contact's value is the URL's suffix) or a one-time code's (the value is the code). */
+function valueButton(c: Context, t: 'url' | 'otp', o: Obj, path: string, index: number): WhatsAppButton | undefined {
+  const what = t === 'url' ? "the contact's value appended to the button's URL (its suffix)" : "the contact's one-time code";
+  const v = variable(c, o['variable'], `${path}.variable`, what);
+  return v === undefined ? undefined : { type: t, index, variable: v };
+}
+
+/** A quick reply: the payload its reply webhook carries, fixed or the contact's value. */
+function quickReply(c: Context, o: Obj, path: string, index: number): WhatsAppButton | undefined {
+  const source = oneSource(c, o, path, ['payload', 'variable'], "the payload the reply webhook carries, fixed or the contact's value");
+  const payload = o['payload'] === undefined ? undefined : c.r.string(o['payload'], `${path}.payload`, 'a non-empty string: the payload');
+  const v = o['variable'] === undefined ? undefined : variable(c, o['variable'], `${path}.variable`);
+  if (source === undefined) return undefined;
+  return { type: 'quick_reply', index, ...(payload !== undefined ? { payload } : {}), ...(v !== undefined ? { variable: v } : {}) };
+}
+
+/** A copy-code button: the code it copies, fixed or the contact's value. */
+function copyCode(c: Context, o: Obj, path: string, index: number): WhatsAppButton | undefined {
+  const source = oneSource(c, o, path, ['couponCode', 'variable'], "the code the button copies, fixed or the contact's value");
+  const code = o['couponCode'] === undefined ? undefined : c.r.matching(o['couponCode'], `${path}.couponCode`, COUPON_CODE, 'a coupon code: 1 to 15 letters or digits');
+  const v = o['variable'] === undefined ? undefined : variable(c, o['variable'], `${path}.variable`);
+  if (source === undefined) return undefined;
+  return { type: 'copy_code', index, ...(code !== undefined ? { couponCode: code } : {}), ...(v !== undefined ? { variable: v } : {}) };
+}
+
+/** A text parameter of the header or the body: where it is, and whether it is named. */
+interface TextParameter {
+  readonly path: string;
+  readonly named: boolean;
 }
 
 /**
@@ -149,82 +160,92 @@ export function readWhatsAppComponents(r: Reader, value: unknown, path: string, 
   if (!o) return undefined;
   const before = r.problems.length;
   const last = placeholders === undefined ? MAX_PLACEHOLDERS - 1 : placeholders - 1;
-  const variableExpected =
-    last < 0
-      ? "no variable: the template's text has no placeholders, so its contacts bring no values"
-      : placeholders === undefined
-        ? `a zero-based index into the contact's template_variables, from 0 to ${last}`
-        : `a zero-based index into the contact's template_variables, from 0 to ${last} (the template's text takes ${placeholders} value(s))`;
-  const c: Context = { r, last, variableExpected };
+  const c: Context = { r, last, variableExpected: variableExpected(last, placeholders) };
 
-  const textParameters: { path: string; named: boolean }[] = [];
+  const textParameters: TextParameter[] = [];
   let header: WhatsAppHeader | undefined;
   if (o['header'] !== undefined) {
     const read = readHeader(c, o['header'], `${path}.header`);
     header = read.header;
     if (read.named) textParameters.push(read.named);
   }
-
-  let body: WhatsAppBodyParameter[] | undefined;
-  if (o['body'] !== undefined) {
-    body = [];
-    const names = new Map<string, string>();
-    r.array(o['body'], `${path}.body`)?.forEach((p, i) => {
-      const pp = pathIndex(`${path}.body`, i);
-      const po = r.object(p, pp, ['variable', 'parameterName']);
-      if (!po) return;
-      const v = variable(c, po['variable'], `${pp}.variable`, "the contact's value of this body parameter");
-      const name = parameterName(c, po['parameterName'], `${pp}.parameterName`);
-      if (name !== undefined) {
-        const first = names.get(name);
-        if (first !== undefined) r.report(`${pp}.parameterName`, `a parameter name not used before in the body (first at ${first})`, name);
-        else names.set(name, `${pp}.parameterName`);
-      }
-      textParameters.push({ path: pp, named: po['parameterName'] !== undefined });
-      if (v !== undefined) body!.push({ variable: v, ...(name !== undefined ? { parameterName: name } : {}) });
-    });
-  }
-
-  // Meta's templates take named parameters or positional ones (`parameter_format`), never both.
-  const named = textParameters.filter((t) => t.named);
-  if (named.length > 0 && named.length < textParameters.length) {
-    for (const t of textParameters) {
-      if (!t.named)
-        r.report(
-          `${t.path}.parameterName`,
-          `${NAME_EXPECTED}, like the template's other text parameters (first at ${named[0]!.path}): a template's parameters are all named or all positional`,
-          undefined,
-        );
-    }
-  }
-
-  const buttons: WhatsAppButton[] = [];
-  if (o['buttons'] !== undefined) {
-    const list = r.array(o['buttons'], `${path}.buttons`);
-    if (list && list.length > MAX_TEMPLATE_BUTTONS) r.report(`${path}.buttons`, `at most ${MAX_TEMPLATE_BUTTONS} buttons (a template has at most ${MAX_TEMPLATE_BUTTONS})`, list);
-    const indexAt = new Map<number, string>();
-    list?.forEach((b, i) => {
-      const bp = pathIndex(`${path}.buttons`, i);
-      const button = readButton(c, b, bp);
-      // A repeated index is reported also when the rest of the button has problems of its own.
-      const index = isObject(b) ? b['index'] : undefined;
-      if (typeof index === 'number' && Number.isInteger(index) && index >= 0 && index < MAX_TEMPLATE_BUTTONS) {
-        const first = indexAt.get(index);
-        if (first !== undefined) r.report(`${bp}.index`, `a button index not used before in this template (first at ${first})`, index);
-        else indexAt.set(index, `${bp}.index`);
-      }
-      if (button) buttons.push(button);
-    });
-  }
-
+  const body = o['body'] === undefined ? undefined : readBody(c, o['body'], `${path}.body`, textParameters);
+  checkParameterFormat(r, textParameters);
+  const buttons = o['buttons'] === undefined ? [] : readButtons(c, o['buttons'], `${path}.buttons`);
   if (r.problems.length > before) return undefined;
-  if (body === undefined) {
-    // The body takes the values that no header or button takes, in order.
-    const taken = new Set<number>();
-    if (header?.variable !== undefined) taken.add(header.variable);
-    for (const b of buttons) if (b.variable !== undefined) taken.add(b.variable);
-    body = [];
-    for (let v = 0; v <= last; v++) if (!taken.has(v)) body.push({ variable: v });
+  return { header, body: body ?? defaultBody(header, buttons, last), buttons };
+}
+
+function variableExpected(last: number, placeholders: number | undefined): string {
+  if (last < 0) return "no variable: the template's text has no placeholders, so its contacts bring no values";
+  if (placeholders === undefined) return `a zero-based index into the contact's template_variables, from 0 to ${last}`;
+  return `a zero-based index into the contact's template_variables, from 0 to ${last} (the template's text takes ${placeholders} value(s))`;
+}
+
+/** The body's parameters as given, each a text parameter (names used once). */
+function readBody(c: Context, value: unknown, path: string, textParameters: TextParameter[]): WhatsAppBodyParameter[] {
+  const r = c.r;
+  const body: WhatsAppBodyParameter[] = [];
+  const names = new Map<string, string>();
+  r.array(value, path)?.forEach((p, i) => {
+    const pp = pathIndex(path, i);
+    const po = r.object(p, pp, ['variable', 'parameterName']);
+    if (!po) return;
+    const v = variable(c, po['variable'], `${pp}.variable`, "the contact's value of this body parameter");
+    const name = parameterName(c, po['parameterName'], `${pp}.parameterName`);
+    if (name !== undefined) {
+      const first = names.get(name);
+      if (first !== undefined) r.report(`${pp}.parameterName`, `a parameter name not used before in the body (first at ${first})`, name);
+      else names.set(name, `${pp}.parameterName`);
+    }
+    textParameters.push({ path: pp, named: po['parameterName'] !== undefined });
+    if (v !== undefined) body.push({ variable: v, ...(name !== undefined ? { parameterName: name } : {}) });
+  });
+  return body;
+}
+
+/** Meta's templates take named parameters or positional ones (`parameter_format`), never both. */
+function checkParameterFormat(r: Reader, textParameters: readonly TextParameter[]): void {
+  const named = textParameters.filter((t) => t.named);
+  if (named.length === 0 || named.length === textParameters.length) return;
+  for (const t of textParameters) {
+    if (!t.named)
+      r.report(
+        `${t.path}.parameterName`,
+        `${NAME_EXPECTED}, like the template's other text parameters (first at ${named[0]!.path}): a template's parameters are all named or all positional`,
+        undefined,
+      );
   }
-  return { header, body, buttons };
+}
+
+/** The buttons, at most {@link MAX_TEMPLATE_BUTTONS}, each index used once. */
+function readButtons(c: Context, value: unknown, path: string): WhatsAppButton[] {
+  const r = c.r;
+  const buttons: WhatsAppButton[] = [];
+  const list = r.array(value, path);
+  if (list && list.length > MAX_TEMPLATE_BUTTONS) r.report(path, `at most ${MAX_TEMPLATE_BUTTONS} buttons (a template has at most ${MAX_TEMPLATE_BUTTONS})`, list);
+  const indexAt = new Map<number, string>();
+  list?.forEach((b, i) => {
+    const bp = pathIndex(path, i);
+    const button = readButton(c, b, bp);
+    // A repeated index is reported also when the rest of the button has problems of its own.
+    const index = isObject(b) ? b['index'] : undefined;
+    if (typeof index === 'number' && Number.isInteger(index) && index >= 0 && index < MAX_TEMPLATE_BUTTONS) {
+      const first = indexAt.get(index);
+      if (first !== undefined) r.report(`${bp}.index`, `a button index not used before in this template (first at ${first})`, index);
+      else indexAt.set(index, `${bp}.index`);
+    }
+    if (button) buttons.push(button);
+  });
+  return buttons;
+}
+
+/** Without a body given, the body takes the values that no header or button takes, in order. */
+function defaultBody(header: WhatsAppHeader | undefined, buttons: readonly WhatsAppButton[], last: number): WhatsAppBodyParameter[] {
+  const taken = new Set<number>();
+  if (header?.variable !== undefined) taken.add(header.variable);
+  for (const b of buttons) if (b.variable !== undefined) taken.add(b.variable);
+  const body: WhatsAppBodyParameter[] = [];
+  for (let v = 0; v <= last; v++) if (!taken.has(v)) body.push({ variable: v });
+  return body;
 }

@@ -181,30 +181,106 @@ function rescale(w: Window, newCap: number, now: number): void {
   w.cap = newCap;
 }
 
+/** What the pool has sent so far, and the hours closed. */
+interface Tally {
+  total: number;
+  /** Sent in the hour being walked, and the numbers its 24 h limit held back in it. */
+  hourSent: number;
+  hourLimited: Set<string>;
+  readonly hours: ForecastHour[];
+}
+
 /**
  * Forecasts the sending of `messages` messages for (businessId, typeId) from time 0.
  * Unknown business or type: a forecast that never completes, stopped by `no-number`.
  */
 export function forecast(input: ForecastInput): Forecast {
-  const { fleet, businessId, typeId, messages } = input;
+  const { fleet, messages } = input;
   const horizon = input.horizonMs ?? 366 * 24 * HOUR;
-  const business: FleetBusiness | undefined = fleet.businesses.find((b) => b.id === businessId);
-  const type = business?.templateTypes.find((t) => t.id === typeId);
-  const templateById = new Map(fleet.templates.map((t) => [t.id, t]));
+  const pool = poolOf(fleet, input.businessId, input.typeId);
+  const typeTemplates = pool.templates;
   const templateStatus = new Map<number, string>(fleet.templates.map((t) => [t.id, t.status]));
-  const typeTemplates = (type?.templateIds ?? []).map((id) => templateById.get(id)).filter((t): t is FleetTemplate => t !== undefined);
+  const changes = timedChanges(input.changes ?? [], pool.numbers, typeTemplates);
+  const numbers = pool.numbers.map(numberState);
+  const byPhone = new Map(numbers.map((n) => [n.phone, n]));
+  const anyTemplate = (): boolean => typeTemplates.some((t) => templateStatus.get(t.id) === 'active');
+  const hasTemplate = (n: NumberState): boolean => typeTemplates.some((t) => templateStatus.get(t.id) === 'active' && canSend(n, t));
+  const atStart = startCapacity(numbers, hasTemplate);
 
-  const changes: FleetChange[] = [...(input.changes ?? [])];
-  // Timed pauses written in the fleet end by themselves: they are changes too.
-  for (const n of business?.numbers ?? []) {
+  const tally: Tally = { total: 0, hourSent: 0, hourLimited: new Set(), hours: [] };
+  let completion: number | null = messages <= 0 ? 0 : null;
+  let stoppedBy: Forecast['stoppedBy'];
+  let next = 0; // next change to apply
+  let t0 = 0;
+  while (completion === null) {
+    while (next < changes.length && changes[next]!.at <= t0) applyChange(changes[next++]!, templateStatus, byPhone, t0);
+    const bucket = Math.floor(t0 / HOUR);
+    const nextChange = next < changes.length ? changes[next]!.at : Infinity;
+    // Segments end at hour boundaries, changes and the horizon: nothing counts as sent after it.
+    const end = Math.min((bucket + 1) * HOUR, nextChange, horizon);
+    const anyEligible = startSegment(numbers, hasTemplate, t0, bucket);
+    stoppedBy = stopAt(anyEligible, nextChange, t0, horizon, anyTemplate);
+    if (stoppedBy !== undefined) break;
+    // Sends at whole ms in [t0, end - 1].
+    const need = messages - tally.total;
+    completion = completionIn(numbers, t0, end - 1, need);
+    const stop = completion ?? end - 1;
+    const counts = completion === null ? numbers.map((n) => countBy(n, stop)) : lastCounts(numbers, t0, stop, need);
+    recordSegment(numbers, counts, t0, stop + 1, bucket, tally);
+    if (completion !== null || end === (bucket + 1) * HOUR) closeHour(tally, bucket);
+    t0 = end;
+  }
+  if (completion === null && (tally.hourSent > 0 || tally.hourLimited.size > 0)) closeHour(tally, Math.floor(t0 / HOUR));
+
+  return {
+    messages,
+    completed: completion !== null,
+    completionMs: completion,
+    sent: tally.total,
+    throughputPerHour: atStart.throughputPerHour,
+    outputAtStart: atStart.output,
+    hours: tally.hours,
+    numbers: numbers.map((n) => ({ phone: n.phone, sent: n.sent, ranOutAtMs: n.ranOutAt, phases: n.phases })),
+    ...(stoppedBy ? { stoppedBy } : {}),
+  };
+}
+
+/** The numbers of (businessId, typeId) and its templates; none for an unknown business or type. */
+function poolOf(fleet: Fleet, businessId: number, typeId: number): { numbers: readonly FleetNumber[]; templates: FleetTemplate[] } {
+  const business: FleetBusiness | undefined = fleet.businesses.find((b) => b.id === businessId);
+  if (business === undefined) return { numbers: [], templates: [] };
+  const templateById = new Map(fleet.templates.map((t) => [t.id, t]));
+  const typeIds = business.templateTypes.find((t) => t.id === typeId)?.templateIds ?? [];
+  return { numbers: business.numbers, templates: typeIds.map((id) => templateById.get(id)).filter((t): t is FleetTemplate => t !== undefined) };
+}
+
+/** The pool's hourly throughput and the messages it may send at once, at the start (full buckets). */
+function startCapacity(numbers: readonly NumberState[], hasTemplate: (n: NumberState) => boolean): { throughputPerHour: number; output: number } {
+  let throughputPerHour = 0;
+  let output = 0;
+  for (const n of numbers) {
+    if (n.active && hasTemplate(n)) {
+      throughputPerHour += n.hour.cap;
+      output += Math.min(n.hour.cap, n.second?.cap ?? Infinity, n.limit24h);
+    }
+  }
+  return { throughputPerHour, output };
+}
+
+/** The changes given, and the ends of the timed pauses the fleet sets (they end by themselves), in time order. */
+function timedChanges(given: readonly FleetChange[], numbers: readonly FleetNumber[], templates: readonly FleetTemplate[]): FleetChange[] {
+  const changes: FleetChange[] = [...given];
+  for (const n of numbers) {
     if (n.status === 'paused' && n.pausedUntil !== undefined) changes.push({ at: n.pausedUntil, kind: 'number-status', phone: n.phone, status: 'active' });
   }
-  for (const t of typeTemplates) {
+  for (const t of templates) {
     if (t.status === 'paused' && t.pausedUntil !== undefined) changes.push({ at: t.pausedUntil, kind: 'template-status', templateId: t.id, status: 'active' });
   }
-  changes.sort((a, b) => a.at - b.at);
+  return changes.sort((a, b) => a.at - b.at);
+}
 
-  const numbers: NumberState[] = (business?.numbers ?? []).map((n: FleetNumber) => ({
+function numberState(n: FleetNumber): NumberState {
+  return {
     phone: n.phone,
     account: n.account,
     active: n.status === 'active',
@@ -219,176 +295,150 @@ export function forecast(input: ForecastInput): Forecast {
     allowance: 0,
     tauH: 0,
     tauS: 0,
-  }));
-  const byPhone = new Map(numbers.map((n) => [n.phone, n]));
+  };
+}
 
-  const hasTemplate = (n: NumberState): boolean => typeTemplates.some((t) => templateStatus.get(t.id) === 'active' && canSend(n, t));
-  const anyTemplate = (): boolean => typeTemplates.some((t) => templateStatus.get(t.id) === 'active');
+/** Why the walk stops at `t0`: nothing will ever send (no change to come), or the horizon is reached; undefined: it goes on. */
+function stopAt(anyEligible: boolean, nextChange: number, t0: number, horizon: number, anyTemplate: () => boolean): Forecast['stoppedBy'] {
+  if (!anyEligible && nextChange === Infinity) return anyTemplate() ? 'no-number' : 'no-template';
+  return t0 >= horizon ? 'horizon' : undefined;
+}
 
-  let throughputAtStart = 0;
-  let outputAtStart = 0;
+/** A change falling due at `now`. */
+function applyChange(c: FleetChange, templateStatus: Map<number, string>, byPhone: ReadonlyMap<string, NumberState>, now: number): void {
+  if (c.kind === 'template-status') {
+    templateStatus.set(c.templateId, c.status);
+    return;
+  }
+  const n = byPhone.get(c.phone);
+  if (!n) return;
+  if (c.kind === 'number-status') {
+    n.active = c.status === 'active';
+    return;
+  }
+  if (c.throughputPerHour !== undefined && c.throughputPerHour !== n.hour.cap) rescale(n.hour, c.throughputPerHour, now);
+  if (c.messagesPerSecond === null) n.second = undefined;
+  else if (c.messagesPerSecond !== undefined) {
+    if (n.second) rescale(n.second, c.messagesPerSecond, now);
+    else n.second = { cap: c.messagesPerSecond, period: SECOND, tat: 0 };
+  }
+  if (c.messagingLimit24h !== undefined) n.limit24h = c.messagingLimit24h;
+}
+
+/** Each number's values for a segment from `t0` in hour `bucket`; answers whether any may send. */
+function startSegment(numbers: readonly NumberState[], hasTemplate: (n: NumberState) => boolean, t0: number, bucket: number): boolean {
+  let anyEligible = false;
   for (const n of numbers) {
-    if (n.active && hasTemplate(n)) {
-      throughputAtStart += n.hour.cap;
-      outputAtStart += Math.min(n.hour.cap, n.second?.cap ?? Infinity, n.limit24h);
+    n.eligible = n.active && hasTemplate(n);
+    if (!n.eligible) continue;
+    anyEligible = true;
+    n.allowance = n.limit24h - daySum(n, bucket);
+    n.tauH = Math.max(n.hour.tat, t0);
+    n.tauS = n.second ? Math.max(n.second.tat, t0) : 0;
+  }
+  return anyEligible;
+}
+
+/** The first ms in [t0, last] at which the pool has sent `need` in the segment (bisection), or null when it does not. */
+function completionIn(numbers: readonly NumberState[], t0: number, last: number, need: number): number | null {
+  const sentBy = (x: number): number => {
+    let s = 0;
+    for (const n of numbers) s += countBy(n, x);
+    return s;
+  };
+  if (sentBy(last) < need) return null;
+  let lo = t0;
+  let hi = last;
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (sentBy(mid) >= need) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/**
+ * Counts per number at completion (`stop`, the last `need` of the send): the last instant is shared
+ * round-robin, so what it holds is spread evenly over the numbers that could send in it.
+ */
+function lastCounts(numbers: readonly NumberState[], t0: number, stop: number, need: number): number[] {
+  const counts = stop > t0 ? numbers.map((n) => countBy(n, stop - 1)) : numbers.map(() => 0);
+  const room = numbers.map((n, i) => countBy(n, stop) - counts[i]!);
+  let rest = need - counts.reduce((a, b) => a + b, 0);
+  while (rest > 0) {
+    const open = room.filter((r) => r > 0).length;
+    const share = Math.max(1, Math.floor(rest / open));
+    for (let i = 0; i < counts.length && rest > 0; i++) {
+      const give = Math.min(share, room[i]!, rest);
+      if (give <= 0) continue;
+      counts[i]! += give;
+      room[i]! -= give;
+      rest -= give;
     }
   }
+  return counts;
+}
 
-  const hours: ForecastHour[] = [];
-  let total = 0;
-  let completion: number | null = null;
-  let stoppedBy: Forecast['stoppedBy'];
-  let next = 0; // next change to apply
-  let t0 = 0;
-  let hourSent = 0;
-  let hourLimited = new Set<string>();
-
-  const closeHour = (k: number): void => {
-    hours.push({ hour: k, fromMs: k * HOUR, sent: hourSent, total, limitedBy24h: hourLimited.size });
-    hourSent = 0;
-    hourLimited = new Set();
-  };
-
-  if (messages <= 0) completion = 0;
-
-  while (completion === null) {
-    // Apply the changes due at t0.
-    while (next < changes.length && changes[next]!.at <= t0) {
-      const c = changes[next++]!;
-      if (c.kind === 'template-status') templateStatus.set(c.templateId, c.status);
-      else {
-        const n = byPhone.get(c.phone);
-        if (!n) continue;
-        if (c.kind === 'number-status') n.active = c.status === 'active';
-        else {
-          if (c.throughputPerHour !== undefined && c.throughputPerHour !== n.hour.cap) rescale(n.hour, c.throughputPerHour, t0);
-          if (c.messagesPerSecond === null) n.second = undefined;
-          else if (c.messagesPerSecond !== undefined) {
-            if (n.second) rescale(n.second, c.messagesPerSecond, t0);
-            else n.second = { cap: c.messagesPerSecond, period: SECOND, tat: 0 };
-          }
-          if (c.messagingLimit24h !== undefined) n.limit24h = c.messagingLimit24h;
-        }
-      }
+/** The segment [t0, phaseEnd) walked: each number's phases, and its `counts` charged to its windows and to the tally. */
+function recordSegment(numbers: readonly NumberState[], counts: readonly number[], t0: number, phaseEnd: number, bucket: number, tally: Tally): void {
+  numbers.forEach((n, i) => {
+    if (!n.eligible) {
+      pushPhase(n, n.active ? 'no-template' : 'paused', t0, phaseEnd);
+      return;
     }
-    const bucket = Math.floor(t0 / HOUR);
-    const nextChange = next < changes.length ? changes[next]!.at : Infinity;
-    // Segments end at hour boundaries, changes and the horizon: nothing counts as sent after it.
-    const end = Math.min((bucket + 1) * HOUR, nextChange, horizon);
-
-    let anyEligible = false;
-    for (const n of numbers) {
-      n.eligible = n.active && hasTemplate(n);
-      if (!n.eligible) continue;
-      anyEligible = true;
-      n.allowance = n.limit24h - daySum(n, bucket);
-      n.tauH = Math.max(n.hour.tat, t0);
-      n.tauS = n.second ? Math.max(n.second.tat, t0) : 0;
+    const m = counts[i]!;
+    const limitFrom = ratePhases(n, m, t0, phaseEnd);
+    if (limitFrom !== undefined) {
+      if (n.ranOutAt === null) n.ranOutAt = limitFrom;
+      tally.hourLimited.add(n.phone);
     }
-    if (!anyEligible && nextChange === Infinity) {
-      stoppedBy = anyTemplate() ? 'no-number' : 'no-template';
-      break;
+    if (m > 0) {
+      charge(n, m, t0, bucket);
+      tally.total += m;
+      tally.hourSent += m;
     }
-    if (t0 >= horizon) {
-      stoppedBy = 'horizon';
-      break;
-    }
+    // Buckets older than a day no longer count.
+    n.buckets.delete(bucket - DAY_BUCKETS);
+  });
+}
 
-    // Sends at whole ms in [t0, end - 1].
-    const last = end - 1;
-    let segment = 0;
-    for (const n of numbers) segment += countBy(n, last);
-    let stop = last;
-    if (total + segment >= messages) {
-      // Bisection for the first ms at which the pool has sent `messages`.
-      const need = messages - total;
-      let lo = t0;
-      let hi = last;
-      while (lo < hi) {
-        const mid = Math.floor((lo + hi) / 2);
-        let s = 0;
-        for (const n of numbers) s += countBy(n, mid);
-        if (s >= need) hi = mid;
-        else lo = mid + 1;
-      }
-      stop = lo;
-      completion = lo;
-    }
+/**
+ * Which limit holds an eligible number that sends `m` in the segment back, and from when: a rate
+ * window until its 24 h allowance is used up (at the time of its last allowed send), then the 24 h
+ * limit. Answers when the 24 h limit took hold, undefined when it did not.
+ */
+function ratePhases(n: NumberState, m: number, t0: number, phaseEnd: number): number | undefined {
+  const hitsAllowance = n.allowance <= 0 || m >= n.allowance;
+  const limitFrom = n.allowance <= 0 ? t0 : hitsAllowance ? timeOfSend(n, n.allowance, t0) : phaseEnd;
+  if (n.second && limitFrom > t0) windowPhases(n, n.second, t0, limitFrom);
+  else pushPhase(n, 'throughputPerHour', t0, limitFrom);
+  if (!hitsAllowance) return undefined;
+  pushPhase(n, 'messagingLimit24h', limitFrom, phaseEnd);
+  return limitFrom;
+}
 
-    // Counts per number up to `stop`. At completion the last instant is shared round-robin, so
-    // what it holds is spread evenly over the numbers that could send in it.
-    const counts = numbers.map((n) => countBy(n, stop));
-    if (completion !== null) {
-      const base = stop > t0 ? numbers.map((n) => countBy(n, stop - 1)) : numbers.map(() => 0);
-      let rest = messages - total - base.reduce((a, b) => a + b, 0);
-      const room = counts.map((c, i) => c - base[i]!);
-      for (let i = 0; i < counts.length; i++) counts[i] = base[i]!;
-      while (rest > 0) {
-        const open = room.filter((r) => r > 0).length;
-        const share = Math.max(1, Math.floor(rest / open));
-        for (let i = 0; i < counts.length && rest > 0; i++) {
-          const give = Math.min(share, room[i]!, rest);
-          if (give <= 0) continue;
-          counts[i]! += give;
-          room[i]! -= give;
-          rest -= give;
-        }
-      }
-    }
+/** With both rate windows, the smaller curve binds; the two cross at most once in a segment. */
+function windowPhases(n: NumberState, second: Window, t0: number, until: number): void {
+  const secondFirst = windowCount(second, n.tauS, t0) <= windowCount(n.hour, n.tauH, t0);
+  const rs = second.cap / second.period;
+  const rh = n.hour.cap / n.hour.period;
+  const cross = rs === rh ? Infinity : (n.hour.cap - second.cap + n.tauS * rs - n.tauH * rh) / (rs - rh);
+  const crossAt = Number.isFinite(cross) && cross > t0 ? Math.min(Math.ceil(cross), until) : t0;
+  pushPhase(n, secondFirst ? 'messagesPerSecond' : 'throughputPerHour', t0, crossAt);
+  pushPhase(n, secondFirst ? 'throughputPerHour' : 'messagesPerSecond', crossAt, until);
+}
 
-    const phaseEnd = stop + 1;
-    numbers.forEach((n, i) => {
-      const m = counts[i]!;
-      if (!n.eligible) {
-        pushPhase(n, n.active ? 'no-template' : 'paused', t0, phaseEnd);
-        return;
-      }
-      // Which limit holds the number back, and from when: a rate window until the 24 h
-      // allowance is used up (at the time of its last allowed send), then the 24 h limit.
-      const hitsAllowance = n.allowance <= 0 || m >= n.allowance;
-      const limitFrom = n.allowance <= 0 ? t0 : hitsAllowance ? timeOfSend(n, n.allowance, t0) : phaseEnd;
-      if (n.second && limitFrom > t0) {
-        // The smaller curve binds; the two cross at most once in a segment.
-        const secondFirst = windowCount(n.second, n.tauS, t0) <= windowCount(n.hour, n.tauH, t0);
-        const rs = n.second.cap / n.second.period;
-        const rh = n.hour.cap / n.hour.period;
-        const cross = rs === rh ? Infinity : (n.hour.cap - n.second.cap + n.tauS * rs - n.tauH * rh) / (rs - rh);
-        const crossAt = Number.isFinite(cross) && cross > t0 ? Math.min(Math.ceil(cross), limitFrom) : t0;
-        pushPhase(n, secondFirst ? 'messagesPerSecond' : 'throughputPerHour', t0, crossAt);
-        pushPhase(n, secondFirst ? 'throughputPerHour' : 'messagesPerSecond', crossAt, limitFrom);
-      } else pushPhase(n, 'throughputPerHour', t0, limitFrom);
-      if (hitsAllowance) {
-        pushPhase(n, 'messagingLimit24h', limitFrom, phaseEnd);
-        if (n.ranOutAt === null) n.ranOutAt = limitFrom;
-        hourLimited.add(n.phone);
-      }
-      if (m > 0) {
-        const lastSend = timeOfSend(n, m, t0);
-        n.hour.tat = Math.max(n.tauH + (m * n.hour.period) / n.hour.cap, lastSend + n.hour.period / n.hour.cap);
-        if (n.second) n.second.tat = Math.max(n.tauS + (m * n.second.period) / n.second.cap, lastSend + n.second.period / n.second.cap);
-        n.buckets.set(bucket, (n.buckets.get(bucket) ?? 0) + m);
-        n.sent += m;
-        total += m;
-        hourSent += m;
-      }
-      // Buckets older than a day no longer count.
-      n.buckets.delete(bucket - DAY_BUCKETS);
-    });
+/** `m` sends of the number in the segment from `t0` (hour `bucket`): its windows' arrival times move on, its 24 h bucket counts them. */
+function charge(n: NumberState, m: number, t0: number, bucket: number): void {
+  const lastSend = timeOfSend(n, m, t0);
+  n.hour.tat = Math.max(n.tauH + (m * n.hour.period) / n.hour.cap, lastSend + n.hour.period / n.hour.cap);
+  if (n.second) n.second.tat = Math.max(n.tauS + (m * n.second.period) / n.second.cap, lastSend + n.second.period / n.second.cap);
+  n.buckets.set(bucket, (n.buckets.get(bucket) ?? 0) + m);
+  n.sent += m;
+}
 
-    if (completion !== null || end === (bucket + 1) * HOUR) closeHour(bucket);
-    t0 = end;
-  }
-  if (completion === null && (hourSent > 0 || hourLimited.size > 0)) closeHour(Math.floor(t0 / HOUR));
-
-  return {
-    messages,
-    completed: completion !== null,
-    completionMs: completion,
-    sent: total,
-    throughputPerHour: throughputAtStart,
-    outputAtStart,
-    hours,
-    numbers: numbers.map((n) => ({ phone: n.phone, sent: n.sent, ranOutAtMs: n.ranOutAt, phases: n.phases })),
-    ...(stoppedBy ? { stoppedBy } : {}),
-  };
+function closeHour(tally: Tally, k: number): void {
+  tally.hours.push({ hour: k, fromMs: k * HOUR, sent: tally.hourSent, total: tally.total, limitedBy24h: tally.hourLimited.size });
+  tally.hourSent = 0;
+  tally.hourLimited = new Set();
 }

@@ -34,7 +34,8 @@
  * events. The first success (of any attempt) brings it up with a fresh health window, and makes
  * due at once only the events deferred for it; events in their own backoff keep their time. So a
  * receiver back after an outage gets its backlog at the delivery worker's pace, not spread over
- * each event's backoff.
+ * each event's backoff. A target's health (outbox-target.ts) is a union: up, or down with what only
+ * a target that is down has (why, its failed probes, the probe in flight, the events deferred).
  *
  * Guarantees (checked by the model-based test): an enqueued event is never lost (it is held,
  * pending, in flight, or has its final outcome); its final outcome is produced exactly once,
@@ -49,55 +50,12 @@ import { ArgumentError, SnapshotError } from '../core/errors.js';
 import { type Backoff, backoffDelay } from './backoff.js';
 import { requireInteger } from './ids.js';
 import { snapshotProblems } from './outbox-snapshot.js';
+import { type Down, type Entry, type Target, UP, goesDown, newTarget, originOf, recordResult, targetView, worthShowing } from './outbox-target.js';
 import type { AttemptResult, DeliveryAttempt, DeliveryOutcome, EnqueueOutcome, EntryState, OutboxEvent, OutboxOptions, OutboxSnapshot, OutboxTargetView, SettleOutcome } from './outbox-types.js';
 
 export type { AttemptResult, DeliveryAttempt, DeliveryOutcome, EnqueueOutcome, OutboxEvent, OutboxOptions, OutboxSnapshot, OutboxTargetView, SettleOutcome, WebhookFamily } from './outbox-types.js';
 export { httpAttemptResult } from './outbox-types.js';
-
-interface Entry {
-  readonly event: OutboxEvent;
-  readonly createdAt: number;
-  readonly target: Target;
-  /** Key of its order chain (URL and order key), when the event has an order key. */
-  readonly chain: string | undefined;
-  /** Attempts started so far. */
-  attempts: number;
-  /** Pending with `dueAt` its own due time (passed, while deferred). */
-  state: EntryState;
-  lastError: string | undefined;
-  /**
-   * Due, but deferred because its target is down: in the target's waiting list, its only wake-up
-   * its expiry (created + maxAge).
-   */
-  deferred: boolean;
-  /** Bumped at every state change; wake-ups of an older state are dropped when they surface. */
-  version: number;
-}
-
-/** A receiver (URL origin) as the outbox sees it. */
-interface Target {
-  /** Its unfinished events. */
-  readonly entries: Set<Entry>;
-  /** Why it is down; undefined while up. */
-  down: 'connect' | 'failing' | undefined;
-  /** While down: failed probes, the failure that made it down included (grows the probe interval). */
-  downFailures: number;
-  /** While down: when the next probe may go. */
-  probeAt: number;
-  /** While down: the probe in flight, if any. */
-  probe: Entry | undefined;
-  /** Deferred events that have not failed yet / that failed before, each in the order they were deferred. */
-  readonly fresh: Set<Entry>;
-  readonly failed: Set<Entry>;
-  /** Health window: the latest result (failed?) of the last distinct events attempted there, oldest first. */
-  readonly recent: Map<string, boolean>;
-  /** Those of `recent` that failed. */
-  recentFailed: number;
-  lastError: string;
-  /** The probe wake-up armed (its time), if any, and the version that keeps it valid. */
-  wakeAt: number | undefined;
-  version: number;
-}
+export { originOf } from './outbox-target.js';
 
 /** A moment the outbox must look at an entry again (its due time, its attempt's deadline, its expiry) or at a target (its probe time). */
 interface WakeUp {
@@ -195,8 +153,9 @@ export class Outbox {
     for (let w = heap.peek(); w !== undefined && w.at <= now; w = heap.peek()) {
       if (w.target !== undefined) {
         heap.pop();
-        if (w.target.version === w.version) {
-          w.target.wakeAt = undefined;
+        const h = w.target.health;
+        if (w.target.version === w.version && h.kind === 'down') {
+          h.wakeAt = undefined;
           probing.add(w.target);
         }
         continue;
@@ -219,9 +178,9 @@ export class Outbox {
         continue;
       }
       const t = e.target;
-      if (t.down !== undefined) {
+      if (t.health.kind === 'down') {
         heap.pop();
-        this.#defer(e, now);
+        this.#defer(e, t.health, now);
         probing.add(t);
         continue;
       }
@@ -249,7 +208,7 @@ export class Outbox {
       const t = e.target;
       this.#finish(e, { kind: 'delivered', event: e.event, attempts: e.attempts, at: now }, now);
       this.#targetUp(t);
-      this.#record(t, eventId, false);
+      recordResult(t, eventId, false, this.#window);
       return { kind: 'delivered' };
     }
     if (e.state.kind !== 'in-flight' || attempt !== e.attempts) return { kind: 'ignored', reason: 'stale-attempt' };
@@ -323,38 +282,7 @@ export class Outbox {
    */
   targets(now: number): OutboxTargetView[] {
     const out: OutboxTargetView[] = [];
-    for (const [origin, t] of this.#targets) {
-      if (t.entries.size === 0 && t.down === undefined && t.recentFailed === 0) continue;
-      const pendingByCompany = new Map<number, number>();
-      let due = 0;
-      let retrying = 0;
-      let inFlight = 0;
-      let held = 0;
-      for (const e of t.entries) {
-        pendingByCompany.set(e.event.companyId, (pendingByCompany.get(e.event.companyId) ?? 0) + 1);
-        const s = e.state;
-        if (s.kind === 'held') held++;
-        else if (s.kind === 'in-flight') inFlight++;
-        else if (e.deferred || s.dueAt <= now) due++;
-        else if (e.attempts > 0) retrying++;
-        else due++; // enqueued with a due time to come (a chain's next, restored): counted as due
-      }
-      const down = t.down !== undefined;
-      out.push({
-        origin,
-        pending: t.entries.size,
-        pendingByCompany,
-        down,
-        downReason: t.down ?? null,
-        failures: t.recentFailed,
-        lastError: t.recentFailed > 0 || down ? t.lastError : null,
-        probeAt: down ? t.probeAt : null,
-        due,
-        retrying,
-        inFlight,
-        held,
-      });
-    }
+    for (const [origin, t] of this.#targets) if (worthShowing(t)) out.push(targetView(origin, t, now));
     return out;
   }
 
@@ -420,20 +348,7 @@ export class Outbox {
     const key = originOf(url);
     let t = this.#targets.get(key);
     if (t === undefined) {
-      t = {
-        entries: new Set(),
-        down: undefined,
-        downFailures: 0,
-        probeAt: 0,
-        probe: undefined,
-        fresh: new Set(),
-        failed: new Set(),
-        recent: new Map(),
-        recentFailed: 0,
-        lastError: '',
-        wakeAt: undefined,
-        version: 0,
-      };
+      t = newTarget();
       this.#targets.set(key, t);
     }
     this.#lastUrl = url;
@@ -451,18 +366,17 @@ export class Outbox {
   }
 
   /** A due event of a target that is down: it waits for the target (its expiry still counts). */
-  #defer(e: Entry, now: number): void {
-    const t = e.target;
+  #defer(e: Entry, down: Down, now: number): void {
     const expiry = e.createdAt + this.#maxAge;
     if (expiry <= now) {
       this.#expire(e, now);
       return;
     }
     e.deferred = true;
-    (e.lastError === undefined ? t.fresh : t.failed).add(e);
+    (e.lastError === undefined ? down.fresh : down.failed).add(e);
     e.version++;
     this.#wakeUps.push({ at: expiry, createdAt: e.createdAt, id: e.event.id, version: e.version });
-    this.#armProbe(t);
+    this.#armProbe(e.target);
   }
 
   /** A deferred event past its maximum age: dead-lettered with the last failure seen (its own, or its target's). */
@@ -476,48 +390,52 @@ export class Outbox {
    * path's events rather than repeat one). Without `room` it is left for the next take.
    */
   #probe(t: Target, now: number, room: boolean): DeliveryAttempt | undefined {
-    if (t.down === undefined || t.probe !== undefined) return undefined;
-    if (now < t.probeAt) {
+    const down = t.health;
+    if (down.kind !== 'down' || down.probe !== undefined) return undefined;
+    if (now < down.probeAt) {
       this.#armProbe(t);
       return undefined;
     }
-    const e = first(t.fresh) ?? first(t.failed);
+    const e = first(down.fresh) ?? first(down.failed);
     if (e === undefined) return undefined;
     if (!room) {
       this.#armProbe(t);
       return undefined;
     }
     this.#undefer(e);
-    t.probe = e;
+    down.probe = e;
     return this.#start(e, now);
   }
 
   /** Makes sure a target that is down, with deferred events and no probe in flight, wakes at its probe time. */
   #armProbe(t: Target): void {
-    if (t.down === undefined || t.probe !== undefined || t.wakeAt === t.probeAt) return;
-    if (t.fresh.size === 0 && t.failed.size === 0) return;
+    const down = t.health;
+    if (down.kind !== 'down' || down.probe !== undefined || down.wakeAt === down.probeAt) return;
+    if (down.fresh.size === 0 && down.failed.size === 0) return;
     t.version++;
-    t.wakeAt = t.probeAt;
-    this.#wakeUps.push({ at: t.probeAt, createdAt: 0, id: '', version: t.version, target: t });
+    down.wakeAt = down.probeAt;
+    this.#wakeUps.push({ at: down.probeAt, createdAt: 0, id: '', version: t.version, target: t });
   }
 
+  /** A deferred event leaves its target's waiting sets (its target is down: only a target down defers). */
   #undefer(e: Entry): void {
     e.deferred = false;
-    e.target.fresh.delete(e);
-    e.target.failed.delete(e);
+    const down = e.target.health;
+    if (down.kind === 'down') {
+      down.fresh.delete(e);
+      down.failed.delete(e);
+    }
   }
 
   /** A success: the target is up with a fresh health window, and what was deferred for it is due now (events in their own backoff keep it). */
   #targetUp(t: Target): void {
-    if (t.down === undefined) return;
-    t.down = undefined;
-    t.downFailures = 0;
-    t.probe = undefined;
+    const down = t.health;
+    if (down.kind === 'up') return;
+    t.health = UP;
     t.version++;
-    t.wakeAt = undefined;
     t.recent.clear();
     t.recentFailed = 0;
-    for (const set of [t.fresh, t.failed]) {
+    for (const set of [down.fresh, down.failed]) {
       for (const e of set) {
         e.deferred = false;
         this.#schedule(e); // pending at its own due time, passed
@@ -526,46 +444,12 @@ export class Outbox {
     }
   }
 
-  /** Records an event's latest result in its target's health window. */
-  #record(t: Target, id: string, failed: boolean): void {
-    const before = t.recent.get(id);
-    if (before !== undefined) {
-      t.recent.delete(id);
-      if (before) t.recentFailed--;
-    }
-    t.recent.set(id, failed);
-    if (failed) t.recentFailed++;
-    if (t.recent.size > this.#window) {
-      const [oldest, oldestFailed] = t.recent.entries().next().value as [string, boolean];
-      t.recent.delete(oldest);
-      if (oldestFailed) t.recentFailed--;
-    }
-  }
-
   #fail(e: Entry, error: string, connect: boolean, now: number): SettleOutcome {
     e.lastError = error;
     const t = e.target;
     t.lastError = error;
-    this.#record(t, e.event.id, true);
-    if (t.down === undefined) {
-      // Rule (a): no connection could be opened; rule (b): most of the recent events failed.
-      const failing = t.recent.size >= this.#minEvents && t.recentFailed > this.#failureShare * t.recent.size;
-      if (connect || failing) {
-        t.down = connect ? 'connect' : 'failing';
-        t.downFailures = 1;
-        t.probe = undefined;
-        // A receiver that answers may have only some paths broken: its first probe goes at once (an
-        // event that has not failed yet tells in one round trip). One it cannot be connected to waits.
-        t.probeAt = connect ? now + this.#probeDelay(1) : now;
-      }
-    } else {
-      if (connect) t.down = 'connect';
-      if (t.probe === e) {
-        t.probe = undefined;
-        t.downFailures += 1;
-        t.probeAt = now + this.#probeDelay(t.downFailures);
-      }
-    }
+    recordResult(t, e.event.id, true, this.#window);
+    this.#health(t, e, connect, now);
     const at = now + backoffDelay(this.#backoff, e.attempts);
     let outcome: SettleOutcome;
     if (at > e.createdAt + this.#maxAge) {
@@ -578,6 +462,25 @@ export class Outbox {
     }
     this.#armProbe(t);
     return outcome;
+  }
+
+  /** The target's health after a failed attempt of `e`: down by rule (a) or (b), or, when down already, its next probe later. */
+  #health(t: Target, e: Entry, connect: boolean, now: number): void {
+    const h = t.health;
+    if (h.kind === 'up') {
+      if (!goesDown(t, connect, this.#minEvents, this.#failureShare)) return;
+      // A receiver that answers may have only some paths broken: its first probe goes at once (an
+      // event that has not failed yet tells in one round trip). One it cannot be connected to waits.
+      const probeAt = connect ? now + this.#probeDelay(1) : now;
+      t.health = { kind: 'down', reason: connect ? 'connect' : 'failing', failures: 1, probeAt, probe: undefined, fresh: new Set(), failed: new Set(), wakeAt: undefined };
+      return;
+    }
+    if (connect) h.reason = 'connect';
+    if (h.probe === e) {
+      h.probe = undefined;
+      h.failures += 1;
+      h.probeAt = now + this.#probeDelay(h.failures);
+    }
   }
 
   /** Wait before the next probe of a target down, after its `failures`-th failed probe: the event backoff up to the probe interval. */
@@ -601,9 +504,9 @@ export class Outbox {
     e.version++;
     this.#finished.set(e.event.id, outcome.at);
     this.#outcomes.push(outcome);
-    if (t.probe === e) {
+    if (t.health.kind === 'down' && t.health.probe === e) {
       // A probe dead-lettered without an answer: the next one may go at the probe time.
-      t.probe = undefined;
+      t.health.probe = undefined;
       this.#armProbe(t);
     }
     if (e.chain !== undefined) this.#advanceChain(e, now);
@@ -634,13 +537,4 @@ export class Outbox {
 function first<T>(set: Set<T>): T | undefined {
   for (const x of set) return x;
   return undefined;
-}
-
-/** The receiver a URL goes to: its origin (scheme, host, port); the URL itself when it does not parse. */
-export function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
-  }
 }

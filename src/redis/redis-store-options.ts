@@ -213,70 +213,69 @@ export function storeSettings(options: RedisStoreOptions): StoreSettings {
   if (options === null || typeof options !== 'object' || options.client === undefined) {
     throw new ArgumentError('new RedisStore(options.client)', 'an ioredis client', describeValue(options?.client));
   }
-  const client = options.client;
-  const prefix = options.prefix ?? 'sendpool:';
-  const instanceId = options.instanceId ?? randomUUID();
-  const clock = options.clock ?? systemClock;
+  const o = options;
+  const clockTime = timeSourceOf(o) === 'clock';
+  const clockRate = positiveOption(o, 'clockRate', 1, false);
+  const ttl = positiveOption(o, 'leaseTtlMs', 10_000);
+  return {
+    client: o.client,
+    prefix: o.prefix ?? 'sendpool:',
+    instanceId: o.instanceId ?? randomUUID(),
+    clock: o.clock ?? systemClock,
+    clockTime,
+    clockRate,
+    ttl,
+    ttlSecond: positiveOption(o, 'leaseTtlPerSecondMs', 250),
+    horizon: positiveOption(o, 'leaseHorizonMs', 1_000),
+    viewMaxAge: positiveOption(o, 'viewMaxAgeMs', 1_000),
+    minLease: positiveOption(o, 'minLease', 1),
+    maxLease: positiveOption(o, 'maxLease', 100_000),
+    instances: o.instances ?? (() => 1),
+    minRetry: positiveOption(o, 'minRetryMs', 250),
+    refillWait: positiveOption(o, 'refillWaitMs', 20),
+    downRetry: positiveOption(o, 'downRetryMs', 1_000),
+    callTimeout: positiveOption(o, 'callTimeoutMs', 2_000),
+    perCall: positiveOption(o, 'numbersPerCall', 64),
+    keep: Math.max(ttl, positiveOption(o, 'leaseRecordMs', 60_000)),
+    bucketMs: bucketMsOf(o),
+    cluster: o.cluster ?? o.client.isCluster === true,
+    fair: o.fairShares ?? true,
+    fairGrace: positiveOption(o, 'fairGraceMs', 1_000),
+    epochCheck: positiveOption(o, 'epochCheckMs', 1_000),
+    knownEpoch: knownEpochOf(o),
+    onEvent: o.onEvent,
+    onCapacity: o.onCapacity,
+  };
+}
+
+/** The options that are numbers. */
+type NumberOption = { [K in keyof RedisStoreOptions]-?: NonNullable<RedisStoreOptions[K]> extends number ? K : never }[keyof RedisStoreOptions];
+
+/** A number option above 0 (a whole number unless `integer` is false), `fallback` when not given. */
+function positiveOption(options: RedisStoreOptions, key: NumberOption, fallback: number, integer = true): number {
+  return positive(`new RedisStore(options.${key})`, options[key] ?? fallback, integer);
+}
+
+function timeSourceOf(options: RedisStoreOptions): 'redis' | 'clock' {
   const source = options.timeSource ?? 'redis';
   if (source !== 'redis' && source !== 'clock') {
     throw new ArgumentError('new RedisStore(options.timeSource)', 'one of "redis", "clock"', describeValue(source));
   }
-  const clockTime = source === 'clock';
-  const clockRate = positive('new RedisStore(options.clockRate)', options.clockRate ?? 1, false);
-  const ttl = positive('new RedisStore(options.leaseTtlMs)', options.leaseTtlMs ?? 10_000);
-  const ttlSecond = positive('new RedisStore(options.leaseTtlPerSecondMs)', options.leaseTtlPerSecondMs ?? 250);
-  const horizon = positive('new RedisStore(options.leaseHorizonMs)', options.leaseHorizonMs ?? 1_000);
-  const viewMaxAge = positive('new RedisStore(options.viewMaxAgeMs)', options.viewMaxAgeMs ?? 1_000);
-  const minLease = positive('new RedisStore(options.minLease)', options.minLease ?? 1);
-  const maxLease = positive('new RedisStore(options.maxLease)', options.maxLease ?? 100_000);
-  const instances = options.instances ?? (() => 1);
-  const minRetry = positive('new RedisStore(options.minRetryMs)', options.minRetryMs ?? 250);
-  const refillWait = positive('new RedisStore(options.refillWaitMs)', options.refillWaitMs ?? 20);
-  const downRetry = positive('new RedisStore(options.downRetryMs)', options.downRetryMs ?? 1_000);
-  const callTimeout = positive('new RedisStore(options.callTimeoutMs)', options.callTimeoutMs ?? 2_000);
-  const perCall = positive('new RedisStore(options.numbersPerCall)', options.numbersPerCall ?? 64);
-  const keep = Math.max(ttl, positive('new RedisStore(options.leaseRecordMs)', options.leaseRecordMs ?? 60_000));
+  return source;
+}
+
+/** The 24 h window's bucket, in ms: a whole number of minutes dividing a day. */
+function bucketMsOf(options: RedisStoreOptions): number {
   const minutes = options.bucketMinutes ?? 60;
   if (!Number.isInteger(minutes) || minutes < 1 || 1440 % minutes !== 0) {
     throw new ArgumentError('new RedisStore(options.bucketMinutes)', 'a whole number of minutes dividing 1440', describeValue(minutes));
   }
-  const bucketMs = minutes * 60_000;
-  const cluster = options.cluster ?? options.client.isCluster === true;
-  const fair = options.fairShares ?? true;
-  const fairGrace = positive('new RedisStore(options.fairGraceMs)', options.fairGraceMs ?? 1_000);
-  const epochCheck = positive('new RedisStore(options.epochCheckMs)', options.epochCheckMs ?? 1_000);
+  return minutes * 60_000;
+}
+
+function knownEpochOf(options: RedisStoreOptions): string {
   if (options.knownEpoch !== undefined && (typeof options.knownEpoch !== 'string' || options.knownEpoch === '')) {
     throw new ArgumentError('new RedisStore(options.knownEpoch)', 'an epoch id (a non-empty string)', describeValue(options.knownEpoch));
   }
-  const onEvent = options.onEvent;
-  const onCapacity = options.onCapacity;
-  return {
-    prefix,
-    instanceId,
-    client,
-    clock,
-    clockTime,
-    clockRate,
-    ttl,
-    ttlSecond,
-    horizon,
-    viewMaxAge,
-    minLease,
-    maxLease,
-    instances,
-    minRetry,
-    refillWait,
-    downRetry,
-    callTimeout,
-    perCall,
-    keep,
-    bucketMs,
-    cluster,
-    fair,
-    fairGrace,
-    epochCheck,
-    onEvent,
-    onCapacity,
-    knownEpoch: options.knownEpoch ?? '',
-  };
+  return options.knownEpoch ?? '';
 }

@@ -92,54 +92,66 @@ export function inspectDatabase(Libsql: Libsql, file: string, scanText: boolean)
     return { size, walSize, damage: [`cannot be opened: ${message(e)}`], commit: 0 };
   }
   try {
-    const damage: string[] = [];
-    try {
-      const found = (db.prepare('PRAGMA quick_check(20)').raw().all() as unknown as unknown[][]).map((r) => String(r[0]));
-      if (!(found.length === 1 && found[0] === 'ok')) damage.push(`PRAGMA quick_check: ${found.join('; ')}`);
-    } catch (e) {
-      damage.push(`PRAGMA quick_check failed: ${message(e)}`);
-    }
-    const values = new Map<string, string>();
-    try {
-      const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get() !== undefined;
-      if (hasMeta)
-        for (const r of db.prepare("SELECT CAST(key AS BLOB) AS k, CAST(value AS BLOB) AS v FROM meta WHERE key IN ('store.id', 'store.commit', 'server.nextContactId', 'engine.totals')").all()) {
-          const k = text(r['k']);
-          const v = text(r['v']);
-          if (k !== undefined && v !== undefined) values.set(k, v);
-        }
-    } catch (e) {
-      damage.push(`its meta table cannot be read: ${message(e)}`);
-    }
+    const damage = quickCheck(db);
+    const values = metaValues(db, damage);
     if (scanText && damage.length === 0) damage.push(...textDamage(db));
-    const json = (key: string): unknown => {
-      const v = values.get(key);
-      try {
-        return v === undefined ? undefined : JSON.parse(v);
-      } catch {
-        damage.push(`meta ${key}: not JSON`);
-        return undefined;
-      }
-    };
-    const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-    const totals = json('engine.totals') as { nextSeq?: unknown; counts?: { submitted?: unknown } } | undefined;
-    const storeId = json('store.id');
-    const nextContactId = num(json('server.nextContactId'));
-    const nextSeq = num(totals?.nextSeq);
-    const submitted = num(totals?.counts?.submitted);
-    return {
-      size,
-      walSize,
-      damage,
-      commit: num(json('store.commit')) ?? 0,
-      ...(typeof storeId === 'string' ? { storeId } : {}),
-      ...(nextContactId !== undefined ? { nextContactId } : {}),
-      ...(nextSeq !== undefined ? { nextSeq } : {}),
-      ...(submitted !== undefined ? { submitted } : {}),
-    };
+    return { size, walSize, damage, ...metaFacts(values, damage) };
   } finally {
     db.close();
   }
+}
+
+/** SQLite's own structural check (the first 20 problems it finds). */
+function quickCheck(db: Database): string[] {
+  try {
+    const found = (db.prepare('PRAGMA quick_check(20)').raw().all() as unknown as unknown[][]).map((r) => String(r[0]));
+    return found.length === 1 && found[0] === 'ok' ? [] : [`PRAGMA quick_check: ${found.join('; ')}`];
+  } catch (e) {
+    return [`PRAGMA quick_check failed: ${message(e)}`];
+  }
+}
+
+/** The `meta` values the checks read, as text (read as BLOBs: nothing here reads a TEXT value as text); `damage` gets why they cannot be read. */
+function metaValues(db: Database, damage: string[]): Map<string, string> {
+  const values = new Map<string, string>();
+  try {
+    const hasMeta = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").get() !== undefined;
+    if (hasMeta)
+      for (const r of db.prepare("SELECT CAST(key AS BLOB) AS k, CAST(value AS BLOB) AS v FROM meta WHERE key IN ('store.id', 'store.commit', 'server.nextContactId', 'engine.totals')").all()) {
+        const k = text(r['k']);
+        const v = text(r['v']);
+        if (k !== undefined && v !== undefined) values.set(k, v);
+      }
+  } catch (e) {
+    damage.push(`its meta table cannot be read: ${message(e)}`);
+  }
+  return values;
+}
+
+/** What the `meta` values say of the store: its id, commits, next contact id, next submission number and contacts submitted; `damage` gets a value that is not JSON. */
+function metaFacts(values: ReadonlyMap<string, string>, damage: string[]): Pick<DatabaseFacts, 'commit' | 'storeId' | 'nextContactId' | 'nextSeq' | 'submitted'> {
+  const json = (key: string): unknown => {
+    const v = values.get(key);
+    try {
+      return v === undefined ? undefined : JSON.parse(v);
+    } catch {
+      damage.push(`meta ${key}: not JSON`);
+      return undefined;
+    }
+  };
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const totals = json('engine.totals') as { nextSeq?: unknown; counts?: { submitted?: unknown } } | undefined;
+  const storeId = json('store.id');
+  const nextContactId = num(json('server.nextContactId'));
+  const nextSeq = num(totals?.nextSeq);
+  const submitted = num(totals?.counts?.submitted);
+  return {
+    commit: num(json('store.commit')) ?? 0,
+    ...(typeof storeId === 'string' ? { storeId } : {}),
+    ...(nextContactId !== undefined ? { nextContactId } : {}),
+    ...(nextSeq !== undefined ? { nextSeq } : {}),
+    ...(submitted !== undefined ? { submitted } : {}),
+  };
 }
 
 /** TEXT values that are not UTF-8, per table (read as BLOBs: never converted by libsql). */

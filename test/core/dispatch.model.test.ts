@@ -152,6 +152,8 @@ function modelReport(m: Model, seq: number, index: number, handout: number, outc
         return { ok: true, effect: 'expired' };
       }
       c.state = 'queued';
+      // A contact whose try had an unknown outcome keeps its message id through a failover too.
+      if (c.unknown === true) c.resend = true;
       return { ok: true, effect: action.kind === 'requeue' ? 'requeued' : 'failover' };
     }
     case 'transport':

@@ -136,7 +136,7 @@ export function recordToChange(r: SubmissionRecord, withContacts: boolean): Subm
 }
 
 /** What the dispatcher's snapshot is made of. */
-export interface DispatchState {
+export interface SnapshotParts {
   readonly nextSeq: number;
   readonly counts: DispatchCounts;
   readonly records: ReadonlyMap<number, SubmissionRecord>;
@@ -147,7 +147,7 @@ export interface DispatchState {
 }
 
 /** The dispatch section of a snapshot: live records, queues in service order, standing retry timers. */
-export function dispatchSnapshot(d: DispatchState): DispatchSnapshot {
+export function dispatchSnapshot(d: SnapshotParts): DispatchSnapshot {
   const retries = d.retries
     .filter((t) => retryStands(d.records.get(t.seq), t))
     .sort((a, b) => a.at - b.at || a.seq - b.seq || a.index - b.index)
@@ -166,72 +166,30 @@ export function dispatchSnapshot(d: DispatchState): DispatchSnapshot {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isInt = (v: unknown, min: number, max = Number.MAX_SAFE_INTEGER): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 
+/** Records a problem at a path below the section's. */
+type Bad = (at: string, expected: string, value: unknown) => void;
+
 /**
  * Checks the dispatch section (at `path`) well enough that restoring it cannot throw or corrupt
  * the queue: every problem with its JSON path.
  */
 export function checkDispatchSnapshot(input: unknown, path: string): Problem[] {
   const problems: Problem[] = [];
-  const bad = (p: string, expected: string, v: unknown) => problems.push(problem(`${path}${p}`, expected, v));
+  const bad: Bad = (p, expected, v) => {
+    problems.push(problem(`${path}${p}`, expected, v));
+  };
   if (!isObject(input)) return [problem(path, 'a dispatch snapshot object', input)];
   if (!isInt(input['nextSeq'], 1)) bad('.nextSeq', 'a positive integer', input['nextSeq']);
   const nextSeq = isInt(input['nextSeq'], 1) ? input['nextSeq'] : Number.MAX_SAFE_INTEGER;
   if (!isObject(input['counts'])) bad('.counts', 'an object of counts', input['counts']);
+  /** Contacts of each submission of the section, by number. */
   const seqs = new Map<number, number>();
   const subs = input['submissions'];
   if (!Array.isArray(subs)) bad('.submissions', 'an array', subs);
-  else
-    subs.forEach((s: unknown, i) => {
-      const at = `.submissions[${i}]`;
-      if (!isObject(s)) return bad(at, 'a submission object', s);
-      if (!isInt(s['seq'], 1, nextSeq - 1) || seqs.has(s['seq'])) return bad(`${at}.seq`, `a unique submission number below nextSeq (${nextSeq})`, s['seq']);
-      for (const k of ['businessId', 'typeId'] as const) if (!isInt(s[k], 1)) bad(`${at}.${k}`, 'a positive integer', s[k]);
-      for (const k of ['campaignId', 'queueId', 'botId', 'deadline'] as const) if (s[k] !== undefined && !isInt(s[k], 0)) bad(`${at}.${k}`, 'an integer, 0 or more', s[k]);
-      if (!isInt(s['maxRetries'], 0, ENGINE_MAX_RETRIES)) bad(`${at}.maxRetries`, `an integer from 0 to ${ENGINE_MAX_RETRIES}`, s['maxRetries']);
-      if (!isInt(s['retryInterval'], 0)) bad(`${at}.retryInterval`, 'milliseconds, 0 or more', s['retryInterval']);
-      if (!isInt(s['weight'], 1, MAX_WEIGHT)) bad(`${at}.weight`, `an integer from 1 to ${MAX_WEIGHT}`, s['weight']);
-      const contacts = s['contacts'];
-      if (!Array.isArray(contacts) || contacts.length === 0) return bad(`${at}.contacts`, 'a non-empty array of contacts', contacts);
-      const n = contacts.length;
-      seqs.set(s['seq'], n);
-      const state = s['state'];
-      if (typeof state !== 'string' || state.length !== n || !/^[0-6]*$/.test(state)) bad(`${at}.state`, `${n} digits from 0 to 6, one a contact`, state);
-      for (const k of ['retries', 'handouts'] as const) {
-        const v = s[k];
-        const max = k === 'retries' ? 255 : 0xffff;
-        if (!Array.isArray(v) || v.length !== n || !v.every((x) => isInt(x, 0, max))) bad(`${at}.${k}`, `${n} integers from 0 to ${max}, one a contact`, v);
-      }
-      if (s['fresh'] !== undefined && !isInt(s['fresh'], 0, n)) bad(`${at}.fresh`, `an index from 0 to ${n}`, s['fresh']);
-      const fresh = isInt(s['fresh'], 0, n) ? s['fresh'] : n;
-      const back = s['back'];
-      if (back !== undefined && (!Array.isArray(back) || !back.every((x) => isInt(x, 0, fresh - 1)) || new Set(back).size !== back.length)) {
-        bad(`${at}.back`, `distinct contact indexes below fresh (${fresh})`, back);
-      }
-      const resend = s['resend'];
-      if (resend !== undefined && (!Array.isArray(resend) || !resend.every((x) => isInt(x, 0, fresh - 1)) || new Set(resend).size !== resend.length)) {
-        bad(`${at}.resend`, `distinct contact indexes below fresh (${fresh})`, resend);
-      }
-      if (typeof state === 'string' && state.length === n && contacts.some((c, k) => state[k] !== String(REJECTED) && !isObject(c))) {
-        bad(`${at}.contacts`, 'contact objects', contacts);
-      }
-    });
+  else subs.forEach((s: unknown, i) => checkSubmissionSnapshot(s, `.submissions[${i}]`, nextSeq, seqs, bad));
   const queues = input['queues'];
   if (!Array.isArray(queues)) bad('.queues', 'an array', queues);
-  else
-    queues.forEach((q: unknown, i) => {
-      const at = `.queues[${i}]`;
-      if (!isObject(q) || !isInt(q['businessId'], 1) || !isInt(q['typeId'], 1) || !Array.isArray(q['flows'])) return bad(at, 'a queue with businessId, typeId and flows', q);
-      (q['flows'] as unknown[]).forEach((f, j) => {
-        const fat = `${at}.flows[${j}]`;
-        if (!isObject(f) || typeof f['key'] !== 'string' || !isInt(f['weight'], 1, MAX_WEIGHT)) return bad(fat, 'a flow with a key and a weight', f);
-        for (const k of ['returning', 'fresh'] as const) {
-          const v = f[k];
-          if (v !== undefined && (!Array.isArray(v) || !v.every((x) => seqs.has(x as number)))) bad(`${fat}.${k}`, 'submission numbers of this snapshot', v);
-        }
-        const entries = f['entries'];
-        if (entries !== undefined && !Array.isArray(entries)) bad(`${fat}.entries`, 'an array of [submission, index]', entries);
-      });
-    });
+  else queues.forEach((q: unknown, i) => checkQueueSnapshot(q, `.queues[${i}]`, seqs, bad));
   const retries = input['retries'];
   if (!Array.isArray(retries)) bad('.retries', 'an array', retries);
   else
@@ -245,4 +203,64 @@ export function checkDispatchSnapshot(input: unknown, path: string): Problem[] {
     bad('.finished', 'an array of submission statuses', finished);
   }
   return problems;
+}
+
+/** A submission of the section (at `at`): its number (recorded in `seqs` with its contact count), its options and its per-contact arrays. */
+function checkSubmissionSnapshot(s: unknown, at: string, nextSeq: number, seqs: Map<number, number>, bad: Bad): void {
+  if (!isObject(s)) return bad(at, 'a submission object', s);
+  if (!isInt(s['seq'], 1, nextSeq - 1) || seqs.has(s['seq'])) return bad(`${at}.seq`, `a unique submission number below nextSeq (${nextSeq})`, s['seq']);
+  for (const k of ['businessId', 'typeId'] as const) if (!isInt(s[k], 1)) bad(`${at}.${k}`, 'a positive integer', s[k]);
+  for (const k of ['campaignId', 'queueId', 'botId', 'deadline'] as const) if (s[k] !== undefined && !isInt(s[k], 0)) bad(`${at}.${k}`, 'an integer, 0 or more', s[k]);
+  if (!isInt(s['maxRetries'], 0, ENGINE_MAX_RETRIES)) bad(`${at}.maxRetries`, `an integer from 0 to ${ENGINE_MAX_RETRIES}`, s['maxRetries']);
+  if (!isInt(s['retryInterval'], 0)) bad(`${at}.retryInterval`, 'milliseconds, 0 or more', s['retryInterval']);
+  if (!isInt(s['weight'], 1, MAX_WEIGHT)) bad(`${at}.weight`, `an integer from 1 to ${MAX_WEIGHT}`, s['weight']);
+  const contacts = s['contacts'];
+  if (!Array.isArray(contacts) || contacts.length === 0) return bad(`${at}.contacts`, 'a non-empty array of contacts', contacts);
+  seqs.set(s['seq'], contacts.length);
+  checkContactStates(s, contacts.length, at, bad);
+  checkQueuePlace(s, contacts.length, at, bad);
+  const state = s['state'];
+  if (typeof state === 'string' && state.length === contacts.length && contacts.some((c, k) => state[k] !== String(REJECTED) && !isObject(c))) {
+    bad(`${at}.contacts`, 'contact objects', contacts);
+  }
+}
+
+/** A contact's state digit, retries and hand-outs, one each a contact (`n`). */
+function checkContactStates(s: Record<string, unknown>, n: number, at: string, bad: Bad): void {
+  const state = s['state'];
+  if (typeof state !== 'string' || state.length !== n || !/^[0-6]*$/.test(state)) bad(`${at}.state`, `${n} digits from 0 to 6, one a contact`, state);
+  for (const k of ['retries', 'handouts'] as const) {
+    const v = s[k];
+    const max = k === 'retries' ? 255 : 0xffff;
+    if (!Array.isArray(v) || v.length !== n || !v.every((x) => isInt(x, 0, max))) bad(`${at}.${k}`, `${n} integers from 0 to ${max}, one a contact`, v);
+  }
+}
+
+/** Where the submission's queued contacts stand: `fresh` (the next never handed out), `back` and `resend` (indexes below it). */
+function checkQueuePlace(s: Record<string, unknown>, n: number, at: string, bad: Bad): void {
+  if (s['fresh'] !== undefined && !isInt(s['fresh'], 0, n)) bad(`${at}.fresh`, `an index from 0 to ${n}`, s['fresh']);
+  const fresh = isInt(s['fresh'], 0, n) ? s['fresh'] : n;
+  for (const k of ['back', 'resend'] as const) {
+    const v = s[k];
+    if (v !== undefined && !distinctBelow(v, fresh)) bad(`${at}.${k}`, `distinct contact indexes below fresh (${fresh})`, v);
+  }
+}
+
+function distinctBelow(v: unknown, end: number): boolean {
+  return Array.isArray(v) && v.every((x) => isInt(x, 0, end - 1)) && new Set(v).size === v.length;
+}
+
+/** A queue of the section: its (business, type) and its flows, which name only submissions of the section. */
+function checkQueueSnapshot(q: unknown, at: string, seqs: ReadonlyMap<number, number>, bad: Bad): void {
+  if (!isObject(q) || !isInt(q['businessId'], 1) || !isInt(q['typeId'], 1) || !Array.isArray(q['flows'])) return bad(at, 'a queue with businessId, typeId and flows', q);
+  (q['flows'] as unknown[]).forEach((f, j) => {
+    const fat = `${at}.flows[${j}]`;
+    if (!isObject(f) || typeof f['key'] !== 'string' || !isInt(f['weight'], 1, MAX_WEIGHT)) return bad(fat, 'a flow with a key and a weight', f);
+    for (const k of ['returning', 'fresh'] as const) {
+      const v = f[k];
+      if (v !== undefined && (!Array.isArray(v) || !v.every((x) => seqs.has(x as number)))) bad(`${fat}.${k}`, 'submission numbers of this snapshot', v);
+    }
+    const entries = f['entries'];
+    if (entries !== undefined && !Array.isArray(entries)) bad(`${fat}.entries`, 'an array of [submission, index]', entries);
+  });
 }
