@@ -20,6 +20,7 @@ import { isJsonContentType, parseJsonBody } from '../contract/json-body.js';
 import { startJsonBytes } from '../contract/json-slices.js';
 import { readBodyBytes } from './body-bytes.js';
 import { ContractHttpError } from './http-errors.js';
+import { utf8Problem } from './lib/utf8-check.js';
 import { runInSlices } from './slices.js';
 
 /**
@@ -113,6 +114,8 @@ export function installJsonBodyParser(app: FastifyInstance, maxBodyBytes: number
 
 /** Decodes a JSON body's bytes: at once when small, in slices (one large body at a time) when large. */
 function decodeBody(request: IncomingMessage, bytes: Buffer, maxBodyBytes: number, done: (error: Error | null, body: unknown) => void): void {
+  const notUtf8 = utf8Problem(bytes);
+  if (notUtf8 !== undefined) return done(new ContractHttpError('invalid_json', [notUtf8]), undefined);
   if (bytes.length <= SLICED_BODY_MIN_CHARS) {
     const decoded = parseJsonBody(bytes.toString('utf8'), { maxBodyBytes });
     if (!decoded.ok) return done(new ContractHttpError(decoded.code, decoded.problems), undefined);

@@ -61,6 +61,16 @@ describe('bad inputs', () => {
     expect(res.json.error.problem_count).toBe(res.json.error.problems.length);
   });
 
+  it('a body that is not UTF-8: 400 invalid_json naming the first invalid byte, nothing stored as U+FFFD', async () => {
+    const json = Buffer.from(JSON.stringify({ business_id: 1, template_type_id: 10, campaign_id: 1, contacts: [{ phone_number: '5511987654321', template_variables: ['NAME'] }] }));
+    const at = json.indexOf('NAME');
+    json[at] = 0xff;
+    json[at + 1] = 0xfe;
+    const res = await api(s.url, '/messenger/messages/', { raw: json, headers: { 'content-type': 'application/json' } });
+    expectError(res, 400, 'invalid_json');
+    expect(res.json.error.problems).toEqual([expect.objectContaining({ path: '$', expected: 'a body encoded in UTF-8', actual: `bytes that are not UTF-8 at byte ${at} (\\xff\\xfe\\x4d\\x45)` })]);
+  });
+
   it('POST /messenger/messages/: contacts per request limit', async () => {
     const res = await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(6) } });
     expectError(res, 422, 'invalid_body');

@@ -102,10 +102,10 @@ export function contacts(n: number, offset = 0) {
   }));
 }
 
-export async function api(url: string, path: string, init: { method?: string; key?: string | null; body?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
+export async function api(url: string, path: string, init: { method?: string; key?: string | null; body?: unknown; raw?: string | Uint8Array; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = { ...init.headers };
   if (init.key !== null) headers['x-api-key-id'] = init.key ?? KEY_1;
-  let body: string | undefined;
+  let body: string | Uint8Array | undefined;
   if (init.raw !== undefined) body = init.raw;
   else if (init.body !== undefined) {
     body = JSON.stringify(init.body);
