@@ -51,6 +51,10 @@ const FASTIFY_CODES: Readonly<Record<string, ErrorCode>> = {
 /** Installs the error and not-found handlers. `knownPaths` answer 405 for other methods. */
 export function installErrorHandlers(app: FastifyInstance, knownPaths: () => ReadonlyMap<string, readonly string[]>): void {
   app.setErrorHandler((error: FastifyError | ContractHttpError, request, reply) => {
+    // Fastify closes the connection after a body it could not take, since the rest of the body may
+    // still come; a body read to its end (body-bytes.ts reads one over the limit to its end) leaves
+    // nothing behind, so the connection serves the client's next request.
+    if (request.raw.complete && reply.getHeader('connection') === 'close') reply.removeHeader('connection');
     if (isContractHttpError(error)) return fail(reply, error.code, error.problems);
     const code = FASTIFY_CODES[error.code ?? ''];
     if (code !== undefined) return fail(reply, code);

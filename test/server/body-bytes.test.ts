@@ -101,4 +101,35 @@ describe('request bodies read as they arrive', () => {
     expect(fits.length).toBeLessThan(200_000);
     expect((await post(s.url, fits, 1000, false)).status).toBe(202);
   });
+
+  it('reads a body over the limit to its end before its 413, so a client that writes it all before reading gets the 413 (and keeps its connection)', async () => {
+    s = await startServer({ limits: { maxContacts: 5000, maxBodyBytes: 200_000 } });
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const sockets = new Set<unknown>();
+    const blast = (size: number, withLength: boolean) =>
+      new Promise<{ status: number; code: string | undefined; wroteAll: boolean }>((resolve, reject) => {
+        const headers: Record<string, string | number> = { 'content-type': 'application/json', 'x-api-key-id': KEY_1 };
+        if (withLength) headers['content-length'] = size;
+        let wroteAll = false;
+        const req = http.request(`${s.url}/messenger/messages/`, { method: 'POST', headers, agent }, (res) => {
+          const parts: Buffer[] = [];
+          res.on('data', (c: Buffer) => parts.push(c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, code: (JSON.parse(Buffer.concat(parts).toString('utf8')) as Answer['json']).error?.code, wroteAll }));
+        });
+        req.on('socket', (socket) => sockets.add(socket));
+        req.on('finish', () => (wroteAll = true));
+        // An error here (EPIPE, ECONNRESET) is what this test is about: the client never saw its answer.
+        req.on('error', reject);
+        // Written at once, in pieces the socket takes as it can: the client reads nothing until the end.
+        for (let at = 0; at < size; at += 1 << 20) req.write(Buffer.alloc(Math.min(1 << 20, size - at), 0x20));
+        req.end();
+      });
+    for (const withLength of [true, false]) {
+      const answer = await blast(11 * 1024 * 1024, withLength);
+      expect(answer).toEqual({ status: 413, code: 'body_too_large', wroteAll: true });
+    }
+    // The body was read to its end: the connection stays open for the next request.
+    expect(sockets.size).toBe(1);
+    agent.destroy();
+  });
 });
