@@ -103,7 +103,7 @@ describe('request bodies read as they arrive', () => {
   });
 
   it('reads a body over the limit to its end before its 413, so a client that writes it all before reading gets the 413 (and keeps its connection)', async () => {
-    s = await startServer({ limits: { maxContacts: 5000, maxBodyBytes: 200_000 } });
+    const started = (s = await startServer({ limits: { maxContacts: 5000, maxBodyBytes: 200_000 } }));
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const sockets = new Set<unknown>();
     const blast = (size: number, withLength: boolean) =>
@@ -111,7 +111,7 @@ describe('request bodies read as they arrive', () => {
         const headers: Record<string, string | number> = { 'content-type': 'application/json', 'x-api-key-id': KEY_1 };
         if (withLength) headers['content-length'] = size;
         let wroteAll = false;
-        const req = http.request(`${s.url}/messenger/messages/`, { method: 'POST', headers, agent }, (res) => {
+        const req = http.request(`${started.url}/messenger/messages/`, { method: 'POST', headers, agent }, (res) => {
           const parts: Buffer[] = [];
           res.on('data', (c: Buffer) => parts.push(c));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, code: (JSON.parse(Buffer.concat(parts).toString('utf8')) as Answer['json']).error?.code, wroteAll }));
