@@ -113,7 +113,7 @@ describe.skipIf(chromiumPath === undefined)('the operator dashboard in Chromium'
       expect(await paused.textContent()).toMatch(/paused until .*by an operator/);
       const number = (await api(s.url, '/operator/numbers/')).json.find((n: { phone: string }) => n.phone === '5511990000001');
       expect(number.status).toBe('paused');
-      expect(number.pausedUntil).toBeGreaterThan(Date.now() + 3_500_000);
+      expect(number.paused_until).toBeGreaterThan(Date.now() + 3_500_000);
 
       await page.click('#numbers tr[data-phone="5511990000001"] button[data-action=resume]');
       await page.waitForSelector('#confirm[open]', waitOpts);

@@ -10,6 +10,7 @@ import { errorResponse } from '../../contract/responses.js';
 import { parseDateTime } from '../../events/datetime.js';
 import type { ServerContext } from '../context.js';
 import { answer, fail } from '../http-errors.js';
+import { snakeKeys } from '../lib/snake-case.js';
 
 /** What the operator's routes read and steer of the server. */
 type OperatorContext = Pick<ServerContext, 'engine' | 'tenants' | 'dispatch' | 'clock'>;
@@ -45,8 +46,9 @@ export const operatorFeature: FastifyPluginAsync<OperatorFeatureOptions> = async
   const ownNumber = (who: Asker, phone: string) => ctx.engine.numbers().find((n) => n.phone === phone && sees(who, n.businessId));
   const ownTemplate = (who: Asker, id: number) => ctx.engine.templates().find((t) => t.id === id && t.businessIds.length > 0 && t.businessIds.every((b) => sees(who, b)));
 
-  app.get('/operator/numbers/', async (request) => ctx.engine.numbers().filter((n) => sees(request, n.businessId)));
-  app.get('/operator/templates/', async (request) => ctx.engine.templates().filter((t) => t.businessIds.some((b) => sees(request, b))));
+  // The engine's views, snake_case on the wire as every answer is (lib/snake-case.ts).
+  app.get('/operator/numbers/', async (request) => snakeKeys(ctx.engine.numbers().filter((n) => sees(request, n.businessId))));
+  app.get('/operator/templates/', async (request) => snakeKeys(ctx.engine.templates().filter((t) => t.businessIds.some((b) => sees(request, b)))));
   app.get('/operator/queues/', async (request) => {
     // A contact that failed and waits for its retry time is in no queue until then, so `queued`
     // alone reads 0 while it waits: `waiting_retry` counts it, per pool and in the totals.
@@ -56,7 +58,7 @@ export const operatorFeature: FastifyPluginAsync<OperatorFeatureOptions> = async
       .flatMap((b) =>
         b.template_types.map((t) => {
           const { queued, waitingRetry, ...held } = ctx.engine.queueStatus(b.id, t.id);
-          return { business_id: b.id, template_type_id: t.id, output: t.output, queued, waiting_retry: waitingRetry, ...held };
+          return { business_id: b.id, template_type_id: t.id, output: t.output, queued, waiting_retry: waitingRetry, ...(snakeKeys(held) as object) };
         }),
       );
     const totals = { queued: 0, waiting_retry: 0 };
@@ -75,7 +77,7 @@ export const operatorFeature: FastifyPluginAsync<OperatorFeatureOptions> = async
     else ctx.engine.setNumberStatus(phone, 'paused', end.until === undefined ? {} : { until: end.until });
     ctx.dispatch.kick();
     request_log(reply, `number ${action}`, { phone, operator: who.operator });
-    return ownNumber(who, phone);
+    return snakeKeys(ownNumber(who, phone));
   };
   const templateAction = async (action: 'pause' | 'disable' | 'resume', idText: string, who: Asker, body: unknown, reply: FastifyReply) => {
     const id = /^[1-9]\d{0,15}$/.test(idText) ? Number(idText) : Number.NaN;
@@ -87,7 +89,7 @@ export const operatorFeature: FastifyPluginAsync<OperatorFeatureOptions> = async
     else ctx.engine.setTemplateStatus(id, 'paused', end.until === undefined ? {} : { until: end.until });
     ctx.dispatch.kick();
     request_log(reply, `template ${action}`, { template: id, operator: who.operator });
-    return ownTemplate(who, id);
+    return snakeKeys(ownTemplate(who, id));
   };
 
   for (const action of ['pause', 'disable', 'resume'] as const) {
