@@ -21,7 +21,8 @@ import { normalisePhone } from './phone.js';
 import { MAX_PROBLEMS_LISTED } from './problem-cap.js';
 import { MAX_PROBLEMS_PER_REJECTION, type PhoneSet, type Rejection } from './rejection.js';
 import { type ProblemSink, createProblemSink, fastCheck, schemaProblems, sinkProblems, walkSchema } from './schema-check.js';
-import { type Contact, ContactSchema, type SendRequest, SendRequestSchema, createSendRequestSchema } from './send-request-schema.js';
+import { withoutNulls } from './null-fields.js';
+import { CONTACT_OPTIONAL, type Contact, ContactSchema, REQUEST_OPTIONAL, type SendRequest, SendRequestSchema, createSendRequestSchema } from './send-request-schema.js';
 import { checkVariableCount, checkVariableValue } from './template-fields.js';
 
 /**
@@ -141,15 +142,19 @@ class SendRequestParse implements SendRequestSteps {
   private rejected: Rejection[] = [];
   private firstIndexOf = new Map<string, number>();
 
+  private readonly body: unknown;
+
   constructor(
-    private readonly body: unknown,
+    given: unknown,
     private readonly options: SendRequestOptions,
   ) {
     const maxContacts = options.maxContacts ?? DEFAULT_MAX_CONTACTS;
+    // An optional field given as null is left out (null-fields.ts); the contacts' are, one by one.
+    const body = (this.body = withoutNulls(given, REQUEST_OPTIONAL));
     try {
       if (!fastCheck(envelopeFor(maxContacts))(body)) {
         // Refused at its fields (or compiling is not possible): the whole walk lists every problem.
-        const problems = schemaProblems(schemaFor(maxContacts), body, MAX_PROBLEMS_LISTED);
+        const problems = schemaProblems(schemaFor(maxContacts), contactsWithoutNulls(body), MAX_PROBLEMS_LISTED);
         if (problems.length > 0) {
           this.answer = { ok: false, problems: withLookup(problems, body, options.templateTypes) };
           return;
@@ -173,7 +178,7 @@ class SendRequestParse implements SendRequestSteps {
     try {
       const check = fastCheck(ContactSchema);
       for (let index = this.next; index < end; index++) {
-        const raw = list[index] as Contact;
+        const raw = withoutNulls(list[index] as Contact, CONTACT_OPTIONAL);
         if (!this.schemaDone && !check(raw)) {
           const sink = (this.sink ??= createProblemSink(MAX_PROBLEMS_LISTED));
           const before = sink.count;
@@ -247,6 +252,14 @@ class SendRequestParse implements SendRequestSteps {
     this.firstIndexOf.set(contact.phone_number, index);
     this.accepted.push({ index, contact });
   }
+}
+
+/** The body with each contact's null optional fields left out, for the walk that lists every problem. */
+function contactsWithoutNulls(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null) return body;
+  const contacts = (body as { contacts?: unknown }).contacts;
+  if (!Array.isArray(contacts)) return body;
+  return { ...body, contacts: contacts.map((c: unknown) => withoutNulls(c, CONTACT_OPTIONAL)) };
 }
 
 function unknownType(request: { business_id: number; template_type_id: number }): Problem {

@@ -17,9 +17,10 @@ import { type ContractLimits, DEFAULT_MAX_SMS_ITEMS } from './limits.js';
 import { normalisePhone } from './phone.js';
 import { MAX_PROBLEMS_LISTED, capProblems, isNotListed, problemTotal } from './problem-cap.js';
 import type { Rejection } from './rejection.js';
+import { withoutNulls } from './null-fields.js';
 import { schemaProblems } from './schema-check.js';
 import { type SmsSize, smsSize } from './sms-encoding.js';
-import { type SmsBatch, SmsBatchSchema, type SmsItem, createSmsBatchSchema } from './sms-schema.js';
+import { SMS_ITEM_OPTIONAL, type SmsBatch, SmsBatchSchema, type SmsItem, createSmsBatchSchema } from './sms-schema.js';
 import { type UrlPolicy, checkUrl } from './url-policy.js';
 
 /** Options of {@link parseSmsBatch}. */
@@ -59,7 +60,9 @@ function schemaFor(maxItems: number) {
 }
 
 /** Parses and checks a POST /sms/messages/ body (already decoded from JSON). */
-export function parseSmsBatch(body: unknown, options: SmsBatchOptions = {}): ParseResult<ParsedSmsBatch, Problem> {
+export function parseSmsBatch(given: unknown, options: SmsBatchOptions = {}): ParseResult<ParsedSmsBatch, Problem> {
+  // An optional field given as null is left out (null-fields.ts).
+  const body = Array.isArray(given) ? given.map((item: unknown) => withoutNulls(item, SMS_ITEM_OPTIONAL)) : given;
   try {
     const problems: Problem[] = [];
     for (const p of schemaProblems(schemaFor(options.maxSmsItems ?? DEFAULT_MAX_SMS_ITEMS), body, MAX_PROBLEMS_LISTED)) problems.push(p);

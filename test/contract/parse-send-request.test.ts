@@ -69,6 +69,29 @@ describe('parseSendRequest: the body', () => {
   });
 });
 
+describe('parseSendRequest: an optional field given as null', () => {
+  const optionalTop = ['queue_id', 'bot_id', 'max_retries', 'retry_interval'];
+  const optionalContact = ['document', 'contract', 'template_variables', 'data'];
+
+  it('is the same as the field left out, at the top and in each contact, for any subset of them', () => {
+    fc.assert(
+      fc.property(fc.subarray(optionalTop), fc.array(fc.subarray(optionalContact), { minLength: 1, maxLength: 5 }), (top, perContact) => {
+        const lookup0 = lookupFor(1, 10, 0);
+        const contacts = perContact.map((keys, i) => ({ phone_number: `55119876543${String(i).padStart(2, '0')}`, ...Object.fromEntries(keys.map((k) => [k, null])) }));
+        const withNulls = parseSendRequest(base(contacts, Object.fromEntries(top.map((k) => [k, null]))), { templateTypes: lookup0 });
+        const without = parseSendRequest(base(contacts.map((c) => ({ phone_number: c.phone_number }))), { templateTypes: lookup0 });
+        expect(withNulls).toEqual(without);
+      }),
+      { seed: 20_261_128, numRuns: 200 },
+    );
+  });
+
+  it('still refuses null for a required field, and lists the other problems without the nulls', () => {
+    const ps = problems({ business_id: null, template_type_id: 10, campaign_id: 7, bot_id: null, contacts: [{ phone_number: null, document: null }] });
+    expect(ps.map((p) => p.path).sort()).toEqual(['$.business_id', '$.contacts[0].phone_number']);
+  });
+});
+
 describe('parseSendRequest: per-contact rules', () => {
   it('rejects an invalid phone as invalid_phone, the others go through', () => {
     const v = ok(base([ana, { ...ana, phone_number: '551198765432' }, { ...ana, phone_number: 'abc' }]));

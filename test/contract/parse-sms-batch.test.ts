@@ -20,6 +20,14 @@ describe('parseSmsBatch', () => {
     expect(r.value.batch[0]).toMatchObject({ cpf: '52998224725', url_callback_mo: 'https://hooks.example.com/' });
   });
 
+  it('treats an optional field given as null as left out, and refuses null for a required one', () => {
+    const item = { message: 'Hi', phone: '5511987654321' };
+    const nulls = { url_callback_dlr: null, url_callback_mo: null, reference: null, campaign_id: null, name: null, cpf: null };
+    expect(parseSmsBatch([{ ...item, ...nulls }])).toEqual(parseSmsBatch([item]));
+    const refused = parseSmsBatch([{ ...nulls, message: null, phone: '5511987654321' }]);
+    expect(refused.ok ? [] : refused.problems.map((p) => p.path)).toEqual(['$[0].message']);
+  });
+
   it('lists every structural problem with its path, including refused URLs', () => {
     const r = parseSmsBatch([{ message: '', phone: 5, campaign_id: '3' }, { ...item, url_callback_dlr: 'http://169.254.169.254/' }, 'x']);
     expect(r.ok).toBe(false);

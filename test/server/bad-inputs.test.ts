@@ -71,6 +71,17 @@ describe('bad inputs', () => {
     expect(res.json.error.problems).toEqual([expect.objectContaining({ path: '$', expected: 'a body encoded in UTF-8', actual: `bytes that are not UTF-8 at byte ${at} (\\xff\\xfe\\x4d\\x45)` })]);
   });
 
+  it('an optional field given as null is left out: the request is accepted, SMS too', async () => {
+    const [contact] = contacts(1, 40);
+    const res = await api(s.url, '/messenger/messages/', {
+      body: { business_id: 1, template_type_id: 10, campaign_id: 41, bot_id: null, queue_id: null, contacts: [{ ...contact, document: null, data: null }] },
+    });
+    expect(res.status).toBe(202);
+    expect(res.json.accepted).toBe(1);
+    const sms = await api(s.url, '/sms/messages/', { body: [{ message: 'Hi', phone: '5511987654321', reference: null, url_callback_dlr: null }] });
+    expect(sms.status).toBe(202);
+  });
+
   it('POST /messenger/messages/: contacts per request limit', async () => {
     const res = await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(6) } });
     expectError(res, 422, 'invalid_body');
