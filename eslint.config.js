@@ -56,14 +56,6 @@ export default tseslint.config(
     // above; remove each as it is split.
     files: [
       'src/server/books.ts',
-      'src/server/channels/smpp-config.ts',
-      'src/server/channels/smpp-options.ts',
-      'src/server/channels/smpp-smscs.ts',
-      'src/server/channels/whatsapp/answer.ts',
-      'src/server/channels/whatsapp/message-reports.ts',
-      'src/server/channels/whatsapp/options.ts',
-      'src/server/channels/whatsapp/sent-memory.ts',
-      'src/server/channels/whatsapp/webhook-events.ts',
       'src/server/late-failures.ts',
       'src/server/notifier.ts',
       'src/server/redis/queue.ts',

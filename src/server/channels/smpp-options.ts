@@ -174,13 +174,48 @@ export function smppOptionProblems(options: unknown, prefix = 'smpp'): Problem[]
   if (typeof options !== 'object' || options === null) return [problem(prefix, 'an object', options)];
   const o = options as Record<string, unknown>;
   const at = (k: string) => `${prefix}.${k}`;
-  // The account: at the top level, or in `smscs` (the top level then only gives what they share).
-  const pooled = o['smscs'] !== undefined;
-  const found: (Problem | undefined)[] = pooled ? [...smscProblems(o, prefix, { host: '', systemId: '', password: '' }), ...smscListProblems(o['smscs'], prefix, o)] : smscProblems(o, prefix);
-  found.push(stringProblem(at('sourceAddr'), o['sourceAddr'], 1, 20));
+  const found = [
+    ...accountProblems(o, prefix),
+    ...submitProblems(o, at),
+    ...linkTimeoutProblems(o, at),
+    ...lifetimeProblems(o, at),
+    ...trackingProblems(o, at),
+    ...encodingProblems(o, at),
+    ...tlsProblems(o, at),
+  ].filter((p): p is Problem => p !== undefined);
+  for (const k of ['reconnectBackoff', 'throttleBackoff', 'retryBackoff']) if (o[k] !== undefined) found.push(...backoffProblems(at(k), o[k]));
+  if (o['onEvent'] !== undefined && typeof o['onEvent'] !== 'function') found.push(problem(at('onEvent'), 'a function', o['onEvent']));
+  return found;
+}
+
+/** The path of an option (`smpp.window`). */
+type At = (option: string) => string;
+
+/** The account: at the top level, or in `smscs` (the top level then only gives what they share). */
+function accountProblems(o: Record<string, unknown>, prefix: string): Problem[] {
+  if (o['smscs'] === undefined) return smscProblems(o, prefix);
+  return [...smscProblems(o, prefix, { host: '', systemId: '', password: '' }), ...smscListProblems(o['smscs'], prefix, o)];
+}
+
+/** What every `submit_sm` says of its addresses, and whether it asks for a receipt. */
+function submitProblems(o: Record<string, unknown>, at: At): (Problem | undefined)[] {
+  const found = [stringProblem(at('sourceAddr'), o['sourceAddr'], 1, 20)];
   for (const k of ['sourceAddrTon', 'sourceAddrNpi', 'destAddrTon', 'destAddrNpi']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 0, 255));
   if (o['deliveryReceipts'] !== undefined && typeof o['deliveryReceipts'] !== 'boolean') found.push(problem(at('deliveryReceipts'), 'true or false', o['deliveryReceipts']));
-  for (const k of ['enquireLinkMs', 'responseTimeoutMs', 'bindTimeoutMs']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1, HOUR_MS));
+  return found;
+}
+
+/** The connection's own waits: keep-alive, a PDU's answer, the bind. */
+function linkTimeoutProblems(o: Record<string, unknown>, at: At): (Problem | undefined)[] {
+  return ['enquireLinkMs', 'responseTimeoutMs', 'bindTimeoutMs'].filter((k) => o[k] !== undefined).map((k) => intProblem(at(k), o[k], 1, HOUR_MS));
+}
+
+/**
+ * How long an SMS is tried and its receipt waited for, which answers are tried again, and the
+ * clock those times are counted in.
+ */
+function lifetimeProblems(o: Record<string, unknown>, at: At): (Problem | undefined)[] {
+  const found: (Problem | undefined)[] = [];
   for (const k of ['validityMs', 'receiptTimeoutMs']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1_000, MAX_VALIDITY_MS));
   if (o['sendTimeoutMs'] !== undefined) found.push(problem(at('sendTimeoutMs'), 'no such option (replaced by validityMs: an SMS is tried until its validity ends)', o['sendTimeoutMs']));
   const transient = o['transientStatuses'];
@@ -194,59 +229,108 @@ export function smppOptionProblems(options: unknown, prefix = 'smpp'): Problem[]
   const clock: unknown = o['clock'];
   if (clock !== undefined && (typeof clock !== 'object' || clock === null || typeof (clock as Record<string, unknown>)['now'] !== 'function'))
     found.push(problem(at('clock'), 'an object with now()', clock));
-  for (const k of ['maxTrackedReceipts', 'maxTrackedReplies']) if (o[k] !== undefined) found.push(intProblem(at(k), o[k], 1, 100_000_000));
+  return found;
+}
+
+/** The bounds of the channel's own memory of receipts and replies. */
+function trackingProblems(o: Record<string, unknown>, at: At): (Problem | undefined)[] {
+  return ['maxTrackedReceipts', 'maxTrackedReplies'].filter((k) => o[k] !== undefined).map((k) => intProblem(at(k), o[k], 1, 100_000_000));
+}
+
+/** How the bind and each SMS are written: the SMPP version, the GSM-7 alphabet, a long SMS's parts. */
+function encodingProblems(o: Record<string, unknown>, at: At): (Problem | undefined)[] {
+  const found: (Problem | undefined)[] = [];
   if (o['interfaceVersion'] !== undefined) found.push(intProblem(at('interfaceVersion'), o['interfaceVersion'], 0, 255));
   if (o['gsm7DataCoding'] !== undefined && o['gsm7DataCoding'] !== 0 && o['gsm7DataCoding'] !== 1)
     found.push(problem(at('gsm7DataCoding'), '0 (SMSC default alphabet) or 1 (IA5/ASCII)', o['gsm7DataCoding']));
   if (o['concatenation'] !== undefined && !['udh', 'sar', 'payload'].includes(o['concatenation'] as string)) found.push(problem(at('concatenation'), "'udh', 'sar' or 'payload'", o['concatenation']));
+  return found;
+}
+
+/** The TLS files (only where an account connects over TLS; a client certificate with its key) and the certificate check. */
+function tlsProblems(o: Record<string, unknown>, at: At): (Problem | undefined)[] {
+  const found: (Problem | undefined)[] = [];
   for (const k of ['tlsCaFile', 'tlsCertFile', 'tlsKeyFile']) {
     if (o[k] === undefined) continue;
     found.push(stringProblem(at(k), o[k], 1, 4096));
-    const smscs: unknown = o['smscs'];
-    const anyTls = o['tls'] === true || (Array.isArray(smscs) && smscs.some((e: unknown) => typeof e === 'object' && e !== null && (e as Record<string, unknown>)['tls'] === true));
-    if (!anyTls) found.push(problem(at(k), 'a file only with tls: true (at the top level or for an account in smscs)', o[k]));
+    if (!anyTls(o)) found.push(problem(at(k), 'a file only with tls: true (at the top level or for an account in smscs)', o[k]));
   }
   if ((o['tlsCertFile'] === undefined) !== (o['tlsKeyFile'] === undefined)) {
     const [given, missing] = o['tlsCertFile'] === undefined ? ['tlsKeyFile', 'tlsCertFile'] : ['tlsCertFile', 'tlsKeyFile'];
     found.push(problem(at(missing), `a file with ${given} (a client certificate needs both)`, undefined));
   }
   if (o['tlsRejectUnauthorized'] !== undefined && typeof o['tlsRejectUnauthorized'] !== 'boolean') found.push(problem(at('tlsRejectUnauthorized'), 'true or false', o['tlsRejectUnauthorized']));
-  const out = found.filter((p): p is Problem => p !== undefined);
-  for (const k of ['reconnectBackoff', 'throttleBackoff', 'retryBackoff']) if (o[k] !== undefined) out.push(...backoffProblems(at(k), o[k]));
-  if (o['onEvent'] !== undefined && typeof o['onEvent'] !== 'function') out.push(problem(at('onEvent'), 'a function', o['onEvent']));
-  return out;
+  return found;
+}
+
+/** Some account connects over TLS: the top level, or an entry of `smscs`. */
+function anyTls(o: Record<string, unknown>): boolean {
+  const smscs: unknown = o['smscs'];
+  return o['tls'] === true || (Array.isArray(smscs) && smscs.some((e: unknown) => typeof e === 'object' && e !== null && (e as Record<string, unknown>)['tls'] === true));
 }
 
 /** Fills in the defaults (the options were checked). */
 export function resolveSmppOptions(o: SmppChannelOptions): ResolvedSmppOptions {
-  const alphanumeric = /[^0-9+]/.test(o.sourceAddr);
   return {
     smscs: resolveSmscs(o, SMPP_DEFAULTS.window),
+    ...resolveSubmit(o),
+    ...resolveLinkTimeouts(o),
+    ...resolveLifetime(o),
+    maxTrackedReceipts: o.maxTrackedReceipts ?? SMPP_DEFAULTS.maxTrackedReceipts,
+    maxTrackedReplies: o.maxTrackedReplies ?? SMPP_DEFAULTS.maxTrackedReplies,
+    ...resolveEncoding(o),
+    ...resolveTls(o),
+    onEvent: o.onEvent,
+  };
+}
+
+/** The addresses every `submit_sm` carries: an alphanumeric sender id is TON 5 / NPI 0, a number 1 / 1. */
+function resolveSubmit(o: SmppChannelOptions): Pick<ResolvedSmppOptions, 'sourceAddr' | 'sourceAddrTon' | 'sourceAddrNpi' | 'destAddrTon' | 'destAddrNpi' | 'deliveryReceipts'> {
+  const alphanumeric = /[^0-9+]/.test(o.sourceAddr);
+  return {
     sourceAddr: o.sourceAddr,
     sourceAddrTon: o.sourceAddrTon ?? (alphanumeric ? 5 : 1),
     sourceAddrNpi: o.sourceAddrNpi ?? (alphanumeric ? 0 : 1),
     destAddrTon: o.destAddrTon ?? 1,
     destAddrNpi: o.destAddrNpi ?? 1,
     deliveryReceipts: o.deliveryReceipts ?? true,
+  };
+}
+
+function resolveLinkTimeouts(o: SmppChannelOptions): Pick<ResolvedSmppOptions, 'enquireLinkMs' | 'responseTimeoutMs' | 'bindTimeoutMs' | 'reconnectBackoff' | 'throttleBackoff'> {
+  return {
     enquireLinkMs: o.enquireLinkMs ?? SMPP_DEFAULTS.enquireLinkMs,
     responseTimeoutMs: o.responseTimeoutMs ?? SMPP_DEFAULTS.responseTimeoutMs,
     bindTimeoutMs: o.bindTimeoutMs ?? SMPP_DEFAULTS.bindTimeoutMs,
     reconnectBackoff: o.reconnectBackoff ?? SMPP_DEFAULTS.reconnectBackoff,
     throttleBackoff: o.throttleBackoff ?? SMPP_DEFAULTS.throttleBackoff,
+  };
+}
+
+function resolveLifetime(o: SmppChannelOptions): Pick<ResolvedSmppOptions, 'validityMs' | 'transientStatuses' | 'retryBackoff' | 'receiptTimeoutMs' | 'clock'> {
+  return {
     validityMs: o.validityMs ?? SMPP_DEFAULTS.validityMs,
     transientStatuses: new Set(o.transientStatuses ?? SMPP_DEFAULTS.transientStatuses),
     retryBackoff: o.retryBackoff ?? SMPP_DEFAULTS.retryBackoff,
     receiptTimeoutMs: o.receiptTimeoutMs ?? SMPP_DEFAULTS.receiptTimeoutMs,
     clock: o.clock ?? systemClock,
-    maxTrackedReceipts: o.maxTrackedReceipts ?? SMPP_DEFAULTS.maxTrackedReceipts,
-    maxTrackedReplies: o.maxTrackedReplies ?? SMPP_DEFAULTS.maxTrackedReplies,
+  };
+}
+
+function resolveEncoding(o: SmppChannelOptions): Pick<ResolvedSmppOptions, 'interfaceVersion' | 'gsm7DataCoding' | 'concatenation'> {
+  return {
     interfaceVersion: o.interfaceVersion ?? SMPP_DEFAULTS.interfaceVersion,
     gsm7DataCoding: o.gsm7DataCoding ?? SMPP_DEFAULTS.gsm7DataCoding,
     concatenation: o.concatenation ?? SMPP_DEFAULTS.concatenation,
+  };
+}
+
+/** No file is '' (Node's CAs, no client certificate). */
+function resolveTls(o: SmppChannelOptions): Pick<ResolvedSmppOptions, 'tlsCaFile' | 'tlsCertFile' | 'tlsKeyFile' | 'tlsRejectUnauthorized'> {
+  return {
     tlsCaFile: o.tlsCaFile ?? '',
     tlsCertFile: o.tlsCertFile ?? '',
     tlsKeyFile: o.tlsKeyFile ?? '',
     tlsRejectUnauthorized: o.tlsRejectUnauthorized ?? true,
-    onEvent: o.onEvent,
   };
 }

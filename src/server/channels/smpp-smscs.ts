@@ -73,7 +73,12 @@ export function stringProblem(path: string, value: unknown, min: number, max: nu
  */
 export function smscProblems(o: Record<string, unknown>, prefix: string, inherited: Record<string, unknown> = {}): Problem[] {
   const at = (k: string) => `${prefix}.${k}`;
-  const has = (k: string) => o[k] !== undefined || inherited[k] !== undefined;
+  return [...loginProblems(o, prefix, inherited), ...bindProblems(o, at)].filter((p): p is Problem => p !== undefined);
+}
+
+/** The login every bind of the account makes (host, `system_id`, password): required here or inherited. */
+function loginProblems(o: Record<string, unknown>, prefix: string, inherited: Record<string, unknown>): (Problem | undefined)[] {
+  const at = (k: string) => `${prefix}.${k}`;
   const nowhere = prefix === 'smpp' ? '' : ' (nor is it set at the top level)';
   const required = (k: string, check: (v: unknown) => Problem | undefined): Problem | undefined => {
     if (o[k] !== undefined) return check(o[k]);
@@ -81,21 +86,24 @@ export function smscProblems(o: Record<string, unknown>, prefix: string, inherit
     const p = check(undefined);
     return p && { ...p, message: p.message + nowhere };
   };
-  const found: (Problem | undefined)[] = [
+  return [
     required('host', (v) => stringProblem(at('host'), v, 1, 253, /^[^\s/]+$/, 'without spaces or slashes')),
     required('systemId', (v) => stringProblem(at('systemId'), v, 1, 15, undefined, '(SMPP 3.4: at most 15)')),
+    passwordProblem(o['password'], inherited['password'] !== undefined, at('password'), nowhere),
   ];
-  // The password: its length only, never its value.
-  const password = o['password'];
-  if (!has('password') || (password !== undefined && (typeof password !== 'string' || password.length > 64))) {
-    const actual = typeof password === 'string' ? `a string of ${password.length} characters` : password === undefined ? 'missing' : typeof password;
-    found.push({
-      path: at('password'),
-      expected: 'a string of 0 to 64 characters',
-      actual,
-      message: `${at('password')}: expected a string of 0 to 64 characters, got ${actual}${password === undefined ? nowhere : ''}`,
-    });
-  }
+}
+
+/** The password: its length only, never its value. `inherited`: the top level sets one. */
+function passwordProblem(password: unknown, inherited: boolean, path: string, nowhere: string): Problem | undefined {
+  const has = password !== undefined || inherited;
+  if (has && (password === undefined || (typeof password === 'string' && password.length <= 64))) return undefined;
+  const actual = typeof password === 'string' ? `a string of ${password.length} characters` : password === undefined ? 'missing' : typeof password;
+  return { path, expected: 'a string of 0 to 64 characters', actual, message: `${path}: expected a string of 0 to 64 characters, got ${actual}${password === undefined ? nowhere : ''}` };
+}
+
+/** How the account binds and sends: its name, where it connects, its binds, priority and rate. */
+function bindProblems(o: Record<string, unknown>, at: (k: string) => string): (Problem | undefined)[] {
+  const found: (Problem | undefined)[] = [];
   if (o['name'] !== undefined) found.push(stringProblem(at('name'), o['name'], 1, 64, /^[^\s/]+$/, 'without spaces or slashes'));
   if (o['port'] !== undefined) found.push(intProblem(at('port'), o['port'], 1, 65_535));
   if (o['tls'] !== undefined && typeof o['tls'] !== 'boolean') found.push(problem(at('tls'), 'true or false', o['tls']));
@@ -105,7 +113,7 @@ export function smscProblems(o: Record<string, unknown>, prefix: string, inherit
   if (o['bindMode'] !== undefined && o['bindMode'] !== 'transceiver' && o['bindMode'] !== 'split') found.push(problem(at('bindMode'), "'transceiver' or 'split'", o['bindMode']));
   if (o['tps'] !== undefined) found.push(intProblem(at('tps'), o['tps'], 1, 1_000_000));
   if (o['window'] !== undefined) found.push(intProblem(at('window'), o['window'], 1, 10_000));
-  return found.filter((p): p is Problem => p !== undefined);
+  return found;
 }
 
 /** Problems of `smscs`: an array of accounts, names not repeated. */

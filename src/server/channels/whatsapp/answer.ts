@@ -99,35 +99,48 @@ function quickAccepted(text: string): SendAnswer | undefined {
 
 /** Reads an HTTP answer of the messages endpoint. */
 export function classifyAnswer(statusCode: number, text: string): SendAnswer {
-  if (statusCode >= 200 && statusCode < 300) {
-    const quick = quickAccepted(text);
-    if (quick) return quick;
-  }
-  let body: unknown;
+  if (statusCode >= 200 && statusCode < 300) return quickAccepted(text) ?? acceptedAnswer(parsedBody(text));
+  return refusedAnswer(parsedBody(text)) ?? codelessAnswer(statusCode);
+}
+
+/** The answer's JSON, or undefined when it has none (empty, or not JSON). */
+function parsedBody(text: string): unknown {
   try {
-    body = text.length > 0 ? JSON.parse(text) : undefined;
+    return text.length > 0 ? JSON.parse(text) : undefined;
   } catch {
-    body = undefined;
+    return undefined;
   }
-  if (statusCode >= 200 && statusCode < 300) {
-    // Accepted. An answer without the message id still means accepted; statuses find the message
-    // by the id sent in biz_opaque_callback_data.
-    const accepted = body as { messages?: { id?: unknown }[]; contacts?: { wa_id?: unknown }[] } | undefined;
-    const id = accepted?.messages?.[0]?.id;
-    const waId = accepted?.contacts?.[0]?.wa_id;
-    return {
-      outcome: SENT,
-      ...(typeof id === 'string' && id.length > 0 ? { wamid: id } : {}),
-      ...(typeof waId === 'string' && waId.length > 0 ? { waId } : {}),
-    };
-  }
+}
+
+/**
+ * Accepted. An answer without the message id still means accepted; statuses find the message by
+ * the id sent in biz_opaque_callback_data.
+ */
+function acceptedAnswer(body: unknown): SendAnswer {
+  const accepted = body as { messages?: { id?: unknown }[]; contacts?: { wa_id?: unknown }[] } | undefined;
+  const id = accepted?.messages?.[0]?.id;
+  const waId = accepted?.contacts?.[0]?.wa_id;
+  return {
+    outcome: SENT,
+    ...(typeof id === 'string' && id.length > 0 ? { wamid: id } : {}),
+    ...(typeof waId === 'string' && waId.length > 0 ? { waId } : {}),
+  };
+}
+
+/**
+ * The platform answered the send with a Graph error code: it refused it, nothing went (its charge
+ * goes back). Undefined when the answer has no such code.
+ */
+function refusedAnswer(body: unknown): SendAnswer | undefined {
   const error = (body as { error?: { code?: unknown; message?: unknown; error_data?: { details?: unknown } } } | undefined)?.error;
-  if (error && typeof error.code === 'number' && Number.isInteger(error.code)) {
-    const details = typeof error.error_data?.details === 'string' ? error.error_data.details : typeof error.message === 'string' ? error.message : '';
-    // The platform answered the send with an error: it refused it, nothing went (its charge goes back).
-    const outcome: SendOutcome = { status: 'failed', code: error.code, refused: true, ...(details ? { reason: details.slice(0, MAX_REASON) } : {}) };
-    return THROTTLING_CODES.has(error.code) ? { outcome, throttle: { restMs: tableRestMs(error.code), perNumber: error.code === NUMBER_THROTTLE } } : { outcome };
-  }
+  if (!error || typeof error.code !== 'number' || !Number.isInteger(error.code)) return undefined;
+  const details = typeof error.error_data?.details === 'string' ? error.error_data.details : typeof error.message === 'string' ? error.message : '';
+  const outcome: SendOutcome = { status: 'failed', code: error.code, refused: true, ...(details ? { reason: details.slice(0, MAX_REASON) } : {}) };
+  return THROTTLING_CODES.has(error.code) ? { outcome, throttle: { restMs: tableRestMs(error.code), perNumber: error.code === NUMBER_THROTTLE } } : { outcome };
+}
+
+/** An error status without a Graph error code: a bare 429 is the number's throttling; anything else may have been acted on. */
+function codelessAnswer(statusCode: number): SendAnswer {
   if (statusCode === 429) return { outcome: transportOutcome('throttled', 'HTTP 429'), throttle: { restMs: tableRestMs(undefined), perNumber: true } };
   // A 5xx (or an unexpected 4xx) without a Graph error: the request may have been acted on.
   return { outcome: transportOutcome('unknown-outcome', `HTTP ${statusCode} without an error code`) };

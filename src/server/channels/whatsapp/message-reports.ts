@@ -15,6 +15,9 @@ import type { StatusValue, WebhookEvent } from './webhook-events.js';
 /** The events that report on a message: its statuses and the users' replies. */
 export type MessageEvent = Extract<WebhookEvent, { kind: 'status' | 'message' }>;
 
+/** A user's message to one of our numbers. */
+type Reply = Extract<MessageEvent, { kind: 'message' }>;
+
 export interface MessageReportsOptions {
   readonly ids: FleetIds;
   /** Keywords of an opt-out, trimmed and in upper case. */
@@ -91,14 +94,11 @@ export class MessageReports {
     clearInterval(this.#attendances.sweep);
   }
 
-  #reply(e: Extract<MessageEvent, { kind: 'message' }>, to: ChannelSink): void {
-    const { ids, now } = this.#o;
-    const phone =
-      (e.phoneNumberId !== undefined ? ids.phoneOfPhoneNumberId(e.phoneNumberId) : undefined) ?? (e.displayPhoneNumber !== undefined ? ids.phoneOfDisplay(e.displayPhoneNumber) : undefined);
+  #reply(e: Reply, to: ChannelSink): void {
+    const { now } = this.#o;
+    const phone = this.#numberOf(e);
     if (phone === undefined || e.from === undefined) return;
-    const last = this.#sent.lastTo(e.from);
-    // The message it answers: the one it quotes, or else the last one our number sent the user.
-    const answered = (e.contextId !== undefined ? this.#sent.byWamid(e.contextId) : undefined) ?? (last?.from === phone ? last : undefined);
+    const answered = this.#answeredBy(e, e.from, phone);
     const reported = answered === undefined ? 'none' : this.#sent.replyReported(answered.messageId);
     const optOut = this.#isOptOut(e.text) || this.#isOptOut(e.buttonPayload);
     const at = e.at ?? now();
@@ -111,6 +111,18 @@ export class MessageReports {
     if (optOut || this.#attendances.kind === 'off') return;
     const opening = answered && reported === 'none' ? openingOf(answered) : undefined;
     this.#attendances.open.message(`${phone}>${e.from}`, { sender: 'client', type: e.type, text: e.text, at }, opening);
+  }
+
+  /** Our number the reply came to: by its phone number id, else by its display number. */
+  #numberOf(e: Reply): string | undefined {
+    const { ids } = this.#o;
+    return (e.phoneNumberId !== undefined ? ids.phoneOfPhoneNumberId(e.phoneNumberId) : undefined) ?? (e.displayPhoneNumber !== undefined ? ids.phoneOfDisplay(e.displayPhoneNumber) : undefined);
+  }
+
+  /** The message a reply of `from` to our `phone` answers: the one it quotes, or else the last one our number sent the user. */
+  #answeredBy(e: Reply, from: string, phone: string): SentRecord | undefined {
+    const last = this.#sent.lastTo(from);
+    return (e.contextId !== undefined ? this.#sent.byWamid(e.contextId) : undefined) ?? (last?.from === phone ? last : undefined);
   }
 
   #isOptOut(text: string | undefined): boolean {

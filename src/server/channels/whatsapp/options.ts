@@ -168,7 +168,35 @@ export function resolveWhatsAppOptions(o: WhatsAppChannelOptions): ResolvedWhats
   check(secretProblem('accessToken', o.accessToken, 16));
   check(secretProblem('appSecret', o.appSecret, 16));
   check(secretProblem('verifyToken', o.verifyToken, 8));
+  const graph = graphEndpoint(o, check);
+  const webhookPath = o.webhookPath ?? '/whatsapp/webhook';
+  if (!/^\/[A-Za-z0-9/_.-]*$/.test(webhookPath)) check(problem('webhookPath', 'a path such as "/whatsapp/webhook"', webhookPath));
+  const limits = limitsOf(o, check);
+  const optOutKeywords = optOutKeywordsOf(o, check);
+  const ids = fleetIdsOf(o.fleet, check);
+  if (problems.length > 0 || !ids) throw new WhatsAppChannelError(problems);
+  return {
+    ids,
+    accessToken: o.accessToken,
+    appSecret: o.appSecret,
+    verifyToken: o.verifyToken,
+    ...graph,
+    webhookPath,
+    ...limits,
+    optOutKeywords,
+    now: o.now ?? Date.now,
+    onWarning: o.onWarning ?? (() => {}),
+  };
+}
 
+/** Takes a problem found, if any. */
+type Check = (found: Problem | undefined) => void;
+
+/**
+ * Where sends go: the Graph API's origin, and the path before each send's (the graph URL's own
+ * path, then the API version).
+ */
+function graphEndpoint(o: WhatsAppChannelOptions, check: Check): Pick<ResolvedWhatsAppOptions, 'origin' | 'pathPrefix'> {
   const graphUrl = o.graphUrl ?? 'https://graph.facebook.com';
   let origin = '';
   let basePath = '';
@@ -177,63 +205,59 @@ export function resolveWhatsAppOptions(o: WhatsAppChannelOptions): ResolvedWhats
     origin = url.origin;
     basePath = url.pathname.replace(/\/+$/, '');
   } else {
-    problems.push(problem('graphUrl', 'an http or https URL without credentials, query or fragment, such as https://graph.facebook.com', graphUrl));
+    check(problem('graphUrl', 'an http or https URL without credentials, query or fragment, such as https://graph.facebook.com', graphUrl));
   }
   const apiVersion = o.apiVersion ?? 'v23.0';
-  if (!/^v\d+\.\d+$/.test(apiVersion)) problems.push(problem('apiVersion', 'a Graph API version such as "v23.0"', apiVersion));
-  const webhookPath = o.webhookPath ?? '/whatsapp/webhook';
-  if (!/^\/[A-Za-z0-9/_.-]*$/.test(webhookPath)) problems.push(problem('webhookPath', 'a path such as "/whatsapp/webhook"', webhookPath));
+  if (!/^v\d+\.\d+$/.test(apiVersion)) check(problem('apiVersion', 'a Graph API version such as "v23.0"', apiVersion));
+  return { origin, pathPrefix: `${basePath}/${apiVersion}/` };
+}
 
+/** The channel's numeric limits: its waits, its pacing, its connections, what it remembers. */
+type Limits = Pick<
+  ResolvedWhatsAppOptions,
+  'requestTimeoutMs' | 'connectTimeoutMs' | 'maxInFlightPerNumber' | 'defaultMessagesPerSecond' | 'connections' | 'maxTrackedMessages' | 'maxWebhookKeys' | 'maxOpenAttendances' | 'attendanceIdleMs'
+>;
+
+function limitsOf(o: WhatsAppChannelOptions, check: Check): Limits {
   const int = (name: keyof WhatsAppChannelOptions, fallback: number, min: number, max: number, unit = '') => {
     const value = o[name] ?? fallback;
     check(integerProblem(name, value, min, max, unit));
     return value as number;
   };
-  const requestTimeoutMs = int('requestTimeoutMs', 10_000, 1, 600_000, 'milliseconds');
-  const connectTimeoutMs = int('connectTimeoutMs', 5_000, 1, 600_000, 'milliseconds');
-  const maxInFlightPerNumber = int('maxInFlightPerNumber', DEFAULT_MAX_IN_FLIGHT_PER_NUMBER, 1, MAX_IN_FLIGHT_PER_NUMBER);
-  const defaultMessagesPerSecond = int('defaultMessagesPerSecond', DEFAULT_MESSAGES_PER_SECOND, 1, UPGRADED_MESSAGES_PER_SECOND, 'messages a second');
-  const connections = int('connections', 512, 1, 100_000);
-  const maxTrackedMessages = int('maxTrackedMessages', 500_000, 1, 100_000_000);
-  const maxWebhookKeys = int('maxWebhookKeys', 100_000, 1, 100_000_000);
-  const maxOpenAttendances = int('maxOpenAttendances', 100_000, 1, 100_000_000);
-  const attendanceIdleMs = o.attendanceIdleMs === false ? false : int('attendanceIdleMs', 1_800_000, 1, 7 * 86_400_000, 'milliseconds');
+  return {
+    requestTimeoutMs: int('requestTimeoutMs', 10_000, 1, 600_000, 'milliseconds'),
+    connectTimeoutMs: int('connectTimeoutMs', 5_000, 1, 600_000, 'milliseconds'),
+    maxInFlightPerNumber: int('maxInFlightPerNumber', DEFAULT_MAX_IN_FLIGHT_PER_NUMBER, 1, MAX_IN_FLIGHT_PER_NUMBER),
+    defaultMessagesPerSecond: int('defaultMessagesPerSecond', DEFAULT_MESSAGES_PER_SECOND, 1, UPGRADED_MESSAGES_PER_SECOND, 'messages a second'),
+    connections: int('connections', 512, 1, 100_000),
+    maxTrackedMessages: int('maxTrackedMessages', 500_000, 1, 100_000_000),
+    maxWebhookKeys: int('maxWebhookKeys', 100_000, 1, 100_000_000),
+    maxOpenAttendances: int('maxOpenAttendances', 100_000, 1, 100_000_000),
+    attendanceIdleMs: o.attendanceIdleMs === false ? false : int('attendanceIdleMs', 1_800_000, 1, 7 * 86_400_000, 'milliseconds'),
+  };
+}
 
+/** The opt-out keywords as replies are compared with them: trimmed, in upper case (none when they are not valid). */
+function optOutKeywordsOf(o: WhatsAppChannelOptions, check: Check): ReadonlySet<string> {
   const keywords = o.optOutKeywords ?? DEFAULT_OPT_OUT_KEYWORDS;
   if (!Array.isArray(keywords) || keywords.some((k) => typeof k !== 'string' || k.trim().length === 0)) {
-    problems.push(problem('optOutKeywords', 'an array of non-empty strings', keywords));
+    check(problem('optOutKeywords', 'an array of non-empty strings', keywords));
+    return new Set();
   }
+  return new Set((keywords as readonly string[]).map((k) => k.trim().toUpperCase()));
+}
 
-  const validation = validateFleet(o.fleet);
-  let ids: FleetIds | undefined;
-  if (!validation.ok) for (const p of validation.problems) problems.push(prefixed(p));
-  else {
-    const indexed = FleetIds.from(validation.fleet);
-    if (indexed.ok) ids = indexed.ids;
-    else for (const p of indexed.problems) problems.push(prefixed(p));
+/** The fleet's WhatsApp ids, indexed; undefined when the fleet is not valid or its ids clash (the problems under `fleet.`). */
+function fleetIdsOf(fleet: unknown, check: Check): FleetIds | undefined {
+  const validation = validateFleet(fleet);
+  if (!validation.ok) {
+    for (const p of validation.problems) check(prefixed(p));
+    return undefined;
   }
-  if (problems.length > 0 || !ids) throw new WhatsAppChannelError(problems);
-  return {
-    ids,
-    accessToken: o.accessToken,
-    appSecret: o.appSecret,
-    verifyToken: o.verifyToken,
-    origin,
-    pathPrefix: `${basePath}/${apiVersion}/`,
-    webhookPath,
-    requestTimeoutMs,
-    connectTimeoutMs,
-    maxInFlightPerNumber,
-    defaultMessagesPerSecond,
-    connections,
-    maxTrackedMessages,
-    maxWebhookKeys,
-    optOutKeywords: new Set((keywords as readonly string[]).map((k) => k.trim().toUpperCase())),
-    attendanceIdleMs,
-    maxOpenAttendances,
-    now: o.now ?? Date.now,
-    onWarning: o.onWarning ?? (() => {}),
-  };
+  const indexed = FleetIds.from(validation.fleet);
+  if (indexed.ok) return indexed.ids;
+  for (const p of indexed.problems) check(prefixed(p));
+  return undefined;
 }
 
 function prefixed(p: Problem): Problem {

@@ -81,15 +81,16 @@ export class SentMemory {
    */
   async recall(events: readonly WebhookEvent[], sink: ChannelSink): Promise<void> {
     if (this.#memory.recall === undefined && sink.recall === undefined) return;
-    const keys: string[] = [];
-    for (const e of events) {
-      if (e.kind === 'status' && e.opaque === undefined) keys.push(WAMID_KEY + e.wamid);
-      else if (e.kind === 'message') {
-        if (e.from !== undefined) keys.push(PHONE_KEY + e.from);
-        if (e.contextId !== undefined) keys.push(WAMID_KEY + e.contextId);
-      }
-    }
+    const keys = recordKeysOf(events);
     if (keys.length > 0) await this.#memory.recall?.(keys);
+    const messageIds = this.#messageIdsOf(events);
+    if (messageIds.size === 0) return;
+    await this.#memory.recall?.([...messageIds].map((id) => REPLIED_KEY + id));
+    await sink.recall?.({ messageIds: [...messageIds] });
+  }
+
+  /** Our ids of the messages the events concern (as far as the records held tell): a status's, a reply's last and quoted ones. */
+  #messageIdsOf(events: readonly WebhookEvent[]): Set<string> {
     const messageIds = new Set<string>();
     for (const e of events) {
       if (e.kind === 'status') {
@@ -101,13 +102,27 @@ export class SentMemory {
         }
       }
     }
-    if (messageIds.size === 0) return;
-    await this.#memory.recall?.([...messageIds].map((id) => REPLIED_KEY + id));
-    await sink.recall?.({ messageIds: [...messageIds] });
+    return messageIds;
   }
 
   #record(key: string): SentRecord | undefined {
     const text = this.#memory.get(key);
     return text === undefined ? undefined : decodeSent(text);
   }
+}
+
+/**
+ * Keys of the records the events name: a status's wamid (when it does not carry our message id),
+ * a reply's sender (the last message to them) and the message it quotes.
+ */
+function recordKeysOf(events: readonly WebhookEvent[]): string[] {
+  const keys: string[] = [];
+  for (const e of events) {
+    if (e.kind === 'status' && e.opaque === undefined) keys.push(WAMID_KEY + e.wamid);
+    else if (e.kind === 'message') {
+      if (e.from !== undefined) keys.push(PHONE_KEY + e.from);
+      if (e.contextId !== undefined) keys.push(WAMID_KEY + e.contextId);
+    }
+  }
+  return keys;
 }

@@ -146,119 +146,151 @@ export function readWebhook(body: unknown): ReadWebhook {
   let skipped = 0;
   for (const rawEntry of arr(obj(body)?.['entry'])) {
     const entry = obj(rawEntry);
-    if (!entry) {
-      skipped++;
-      continue;
-    }
-    const wabaId = str(entry['id']);
-    const entryTime = seconds(entry['time']);
-    for (const rawChange of arr(entry['changes'])) {
-      const change = obj(rawChange);
-      const value = obj(change?.['value']);
-      if (!change || !value) {
-        skipped++;
-        continue;
-      }
-      switch (change['field']) {
-        case 'messages':
-          skipped += readMessages(value, events);
-          break;
-        case 'message_template_status_update': {
-          const event = str(value['event']);
-          if (!event) {
-            skipped++;
-            break;
-          }
-          const other = obj(value['other_info']);
-          const templateId = str(value['message_template_id']);
-          const name = str(value['message_template_name']);
-          const language = str(value['message_template_language']);
-          events.push({
-            kind: 'template',
-            key: `t:${wabaId}:${templateId ?? `${name}/${language}`}:${event}:${str(other?.['title']) ?? ''}:${entryTime ?? ''}`,
-            wabaId,
-            event,
-            templateId,
-            name,
-            language,
-            reason: str(value['reason']),
-            title: str(other?.['title']),
-            description: str(other?.['description']),
-            at: entryTime,
-          });
-          break;
-        }
-        case 'phone_number_quality_update': {
-          const event = str(value['event']);
-          const display = str(value['display_phone_number']);
-          if (!event || !display) {
-            skipped++;
-            break;
-          }
-          const tier = str(value['current_limit']);
-          const businessTier = str(value['max_daily_conversations_per_business']);
-          const rating = str(value['quality_rating']);
-          events.push({
-            kind: 'quality',
-            key: `q:${wabaId}:${display}:${event}:${tier ?? ''}:${businessTier ?? ''}:${rating ?? ''}:${entryTime ?? ''}`,
-            wabaId,
-            event,
-            displayPhoneNumber: display,
-            tier,
-            businessTier,
-            rating,
-            at: entryTime,
-          });
-          break;
-        }
-        case 'account_update': {
-          const event = str(value['event']);
-          if (!event) {
-            skipped++;
-            break;
-          }
-          const restrictions: AccountRestriction[] = [];
-          // Documented as an array; a single object (as some relays write it) is read as one.
-          const info = value['restriction_info'];
-          for (const raw of Array.isArray(info) ? info : obj(info) ? [info] : []) {
-            const type = str(obj(raw)?.['restriction_type']);
-            if (type !== undefined) restrictions.push({ type, until: when(obj(raw)?.['expiration']) });
-          }
-          const banState = str(obj(value['ban_info'])?.['waba_ban_state']);
-          const violation = str(obj(value['violation_info'])?.['violation_type']);
-          const said = restrictions.map((r) => `${r.type}@${r.until ?? ''}`).join(',');
-          events.push({
-            kind: 'account',
-            key: `a:${wabaId}:${event}:${said}:${banState ?? ''}:${violation ?? ''}:${entryTime ?? ''}`,
-            wabaId,
-            event,
-            restrictions,
-            banState,
-            violation,
-            at: entryTime,
-          });
-          break;
-        }
-        default:
-          // A field the channel does not act on (calls, business capabilities…): nothing to do.
-          break;
-      }
-    }
+    if (entry) skipped += readEntry(entry, events);
+    else skipped++;
   }
   return { events, skipped };
 }
 
-function readMessages(value: Obj, events: WebhookEvent[]): number {
+/** What an entry tells of each of its changes: the business account (WABA id) and the entry's time. */
+interface EntryFacts {
+  readonly wabaId: string | undefined;
+  readonly at: number | undefined;
+}
+
+/** Reads the changes of an entry into `events`; returns how many parts could not be read. */
+function readEntry(entry: Obj, events: WebhookEvent[]): number {
+  const facts: EntryFacts = { wabaId: str(entry['id']), at: seconds(entry['time']) };
   let skipped = 0;
-  const metadata = obj(value['metadata']);
-  const phoneNumberId = str(metadata?.['phone_number_id']);
-  const displayPhoneNumber = str(metadata?.['display_phone_number']);
+  for (const rawChange of arr(entry['changes'])) {
+    const change = obj(rawChange);
+    const value = obj(change?.['value']);
+    if (!change || !value) {
+      skipped++;
+      continue;
+    }
+    // A field the channel does not act on (calls, business capabilities…) has no reader: nothing to do.
+    skipped += CHANGE_READERS.get(change['field'])?.(value, facts, events) ?? 0;
+  }
+  return skipped;
+}
+
+/** Reads a change's `value` into `events`; returns how many of its parts could not be read. */
+type ChangeReader = (value: Obj, entry: EntryFacts, events: WebhookEvent[]) => number;
+
+/** A change that is one event, or none when it lacks what names it (a part skipped). */
+const oneEvent =
+  (read: (value: Obj, entry: EntryFacts) => WebhookEvent | undefined): ChangeReader =>
+  (value, entry, events) => {
+    const event = read(value, entry);
+    if (event === undefined) return 1;
+    events.push(event);
+    return 0;
+  };
+
+/** The reader of each change field the channel acts on. */
+const CHANGE_READERS: ReadonlyMap<unknown, ChangeReader> = new Map<unknown, ChangeReader>([
+  ['messages', (value, _entry, events) => readMessages(value, events)],
+  ['message_template_status_update', oneEvent(templateEvent)],
+  ['phone_number_quality_update', oneEvent(qualityEvent)],
+  ['account_update', oneEvent(accountEvent)],
+]);
+
+/** A template paused, disabled, approved again… */
+function templateEvent(value: Obj, { wabaId, at }: EntryFacts): WebhookEvent | undefined {
+  const event = str(value['event']);
+  if (!event) return undefined;
+  const other = obj(value['other_info']);
+  const templateId = str(value['message_template_id']);
+  const name = str(value['message_template_name']);
+  const language = str(value['message_template_language']);
+  return {
+    kind: 'template',
+    key: `t:${wabaId}:${templateId ?? `${name}/${language}`}:${event}:${str(other?.['title']) ?? ''}:${at ?? ''}`,
+    wabaId,
+    event,
+    templateId,
+    name,
+    language,
+    reason: str(value['reason']),
+    title: str(other?.['title']),
+    description: str(other?.['description']),
+    at,
+  };
+}
+
+/** A number's tier or throughput changed, its portfolio's messaging limit changed, or it was flagged. */
+function qualityEvent(value: Obj, { wabaId, at }: EntryFacts): WebhookEvent | undefined {
+  const event = str(value['event']);
+  const display = str(value['display_phone_number']);
+  if (!event || !display) return undefined;
+  const tier = str(value['current_limit']);
+  const businessTier = str(value['max_daily_conversations_per_business']);
+  const rating = str(value['quality_rating']);
+  return {
+    kind: 'quality',
+    key: `q:${wabaId}:${display}:${event}:${tier ?? ''}:${businessTier ?? ''}:${rating ?? ''}:${at ?? ''}`,
+    wabaId,
+    event,
+    displayPhoneNumber: display,
+    tier,
+    businessTier,
+    rating,
+    at,
+  };
+}
+
+/** The business account restricted, disabled or reinstated, found in violation, deleted. */
+function accountEvent(value: Obj, { wabaId, at }: EntryFacts): WebhookEvent | undefined {
+  const event = str(value['event']);
+  if (!event) return undefined;
+  const restrictions = restrictionsOf(value['restriction_info']);
+  const banState = str(obj(value['ban_info'])?.['waba_ban_state']);
+  const violation = str(obj(value['violation_info'])?.['violation_type']);
+  const said = restrictions.map((r) => `${r.type}@${r.until ?? ''}`).join(',');
+  return {
+    kind: 'account',
+    key: `a:${wabaId}:${event}:${said}:${banState ?? ''}:${violation ?? ''}:${at ?? ''}`,
+    wabaId,
+    event,
+    restrictions,
+    banState,
+    violation,
+    at,
+  };
+}
+
+/** `restriction_info`: documented as an array; a single object (as some relays write it) is read as one. */
+function restrictionsOf(info: unknown): AccountRestriction[] {
+  const restrictions: AccountRestriction[] = [];
+  for (const raw of Array.isArray(info) ? info : obj(info) ? [info] : []) {
+    const type = str(obj(raw)?.['restriction_type']);
+    if (type !== undefined) restrictions.push({ type, until: when(obj(raw)?.['expiration']) });
+  }
+  return restrictions;
+}
+
+/** The contact of a user an event names by phone (wa_id) or BSUID (user_id); the only one when a change lists one. */
+type PersonOf = (phone: string | undefined, userId: string | undefined) => Obj | undefined;
+
+/** Statuses of our messages, then users' messages to our numbers. */
+function readMessages(value: Obj, events: WebhookEvent[]): number {
   // Users' ids as the contacts array gives them, by phone (wa_id) or BSUID (user_id).
   const people = arr(value['contacts'])
     .map(obj)
     .filter((c): c is Obj => c !== undefined);
-  const personOf = (phone: string | undefined, userId: string | undefined) =>
+  const personOf: PersonOf = (phone, userId) =>
     people.find((c) => (phone !== undefined && str(c['wa_id']) === phone) || (userId !== undefined && str(c['user_id']) === userId)) ?? (people.length === 1 ? people[0] : undefined);
+  return readStatuses(value, personOf, events) + readUserMessages(value, personOf, events);
+}
+
+/** The user's ids on an event: the BSUID it gives, else its contact's; the contact's username. */
+function userOf(userId: string | undefined, person: Obj | undefined): { bsuid: string | null; username: string | null } {
+  return { bsuid: userId ?? str(person?.['user_id']) ?? null, username: str(obj(person?.['profile'])?.['username']) ?? null };
+}
+
+function readStatuses(value: Obj, personOf: PersonOf, events: WebhookEvent[]): number {
+  let skipped = 0;
   for (const raw of arr(value['statuses'])) {
     const s = obj(raw);
     const wamid = str(s?.['id']);
@@ -268,8 +300,7 @@ function readMessages(value: Obj, events: WebhookEvent[]): number {
       continue;
     }
     if (!STATUSES.has(status)) continue; // deleted, warning, …: nothing for the HSM notifications
-    const recipient = str(s['recipient_id']);
-    const person = personOf(recipient, str(s['recipient_user_id']));
+    const userId = str(s['recipient_user_id']);
     const errorCode = obj(arr(s['errors'])[0])?.['code'];
     events.push({
       kind: 'status',
@@ -278,11 +309,18 @@ function readMessages(value: Obj, events: WebhookEvent[]): number {
       status: status as StatusValue,
       opaque: str(s['biz_opaque_callback_data']),
       at: seconds(s['timestamp']),
-      bsuid: str(s['recipient_user_id']) ?? str(person?.['user_id']) ?? null,
-      username: str(obj(person?.['profile'])?.['username']) ?? null,
+      ...userOf(userId, personOf(str(s['recipient_id']), userId)),
       errorCode: typeof errorCode === 'number' && Number.isInteger(errorCode) ? errorCode : undefined,
     });
   }
+  return skipped;
+}
+
+function readUserMessages(value: Obj, personOf: PersonOf, events: WebhookEvent[]): number {
+  const metadata = obj(value['metadata']);
+  const phoneNumberId = str(metadata?.['phone_number_id']);
+  const displayPhoneNumber = str(metadata?.['display_phone_number']);
+  let skipped = 0;
   for (const raw of arr(value['messages'])) {
     const m = obj(raw);
     const wamid = str(m?.['id']);
@@ -291,7 +329,7 @@ function readMessages(value: Obj, events: WebhookEvent[]): number {
       continue;
     }
     const from = str(m['from']);
-    const person = personOf(from, str(m['from_user_id']));
+    const userId = str(m['from_user_id']);
     const { type, text, buttonPayload } = contentOf(m);
     events.push({
       kind: 'message',
@@ -305,34 +343,41 @@ function readMessages(value: Obj, events: WebhookEvent[]): number {
       type,
       text,
       buttonPayload,
-      bsuid: str(m['from_user_id']) ?? str(person?.['user_id']) ?? null,
-      username: str(obj(person?.['profile'])?.['username']) ?? null,
+      ...userOf(userId, personOf(from, userId)),
     });
   }
   return skipped;
 }
 
 /** What a user's message says, in the attendance's types: text, a button's label, a caption. */
-function contentOf(m: Obj): { type: InboundType; text: string; buttonPayload: string | undefined } {
-  const kind = str(m['type']) ?? 'unknown';
-  const part = obj(m[kind]);
-  switch (kind) {
-    case 'text':
-      return { type: 'text', text: str(part?.['body']) ?? '', buttonPayload: undefined };
-    case 'button':
-      // A quick-reply button of a template: its label and its payload.
-      return { type: 'text', text: str(part?.['text']) ?? '', buttonPayload: str(part?.['payload']) };
-    case 'interactive': {
+interface Content {
+  readonly type: InboundType;
+  readonly text: string;
+  readonly buttonPayload: string | undefined;
+}
+
+/** An image, a video, an audio: what its caption says. */
+const caption = (type: InboundType) => (part: Obj | undefined) => ({ type, text: str(part?.['caption']) ?? '', buttonPayload: undefined });
+
+/** How each type of message says it, from its part (`m[type]`); any other type says nothing the attendance shows. */
+const CONTENT_READERS: ReadonlyMap<string, (part: Obj | undefined) => Content> = new Map<string, (part: Obj | undefined) => Content>([
+  ['text', (part) => ({ type: 'text', text: str(part?.['body']) ?? '', buttonPayload: undefined })],
+  // A quick-reply button of a template: its label and its payload.
+  ['button', (part) => ({ type: 'text', text: str(part?.['text']) ?? '', buttonPayload: str(part?.['payload']) })],
+  [
+    'interactive',
+    (part) => {
       const reply = obj(part?.['button_reply']) ?? obj(part?.['list_reply']);
       return { type: 'text', text: str(reply?.['title']) ?? '', buttonPayload: str(reply?.['id']) };
-    }
-    case 'image':
-    case 'video':
-    case 'audio':
-      return { type: kind, text: str(part?.['caption']) ?? '', buttonPayload: undefined };
-    case 'document':
-      return { type: 'file', text: str(part?.['caption']) ?? str(part?.['filename']) ?? '', buttonPayload: undefined };
-    default:
-      return { type: 'text', text: '', buttonPayload: undefined };
-  }
+    },
+  ],
+  ['image', caption('image')],
+  ['video', caption('video')],
+  ['audio', caption('audio')],
+  ['document', (part) => ({ type: 'file', text: str(part?.['caption']) ?? str(part?.['filename']) ?? '', buttonPayload: undefined })],
+]);
+
+function contentOf(m: Obj): Content {
+  const kind = str(m['type']) ?? 'unknown';
+  return CONTENT_READERS.get(kind)?.(obj(m[kind])) ?? { type: 'text', text: '', buttonPayload: undefined };
 }
