@@ -14,6 +14,7 @@ export {
   type Assignment,
   type AssignResult,
   type BatchResult,
+  type BusinessCapacity,
   type BusinessOutput,
   type CoreEngineOptions,
   type EngineChanges,

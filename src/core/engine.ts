@@ -41,19 +41,19 @@ import type { NumberStatus, TemplateStatus } from './fleet.js';
 import { FleetPortfolios } from './fleet-portfolios.js';
 import { FleetState } from './fleet-state.js';
 import { FleetTables } from './fleet-tables.js';
-import { businessesView, numbersView, poolOutput, sendTimeOf, shortfallOf, templateTypeView, templatesView } from './fleet-views.js';
+import { type BusinessCapacity, businessCapacity, businessesView, numbersView, poolOf, poolOutput, sendTimeOf, shortfallOf, templateTypeView, templatesView } from './fleet-views.js';
 import { type Fleet, validateFleet } from './fleet-validate.js';
 import { MemoryStore } from './limits/memory-store.js';
 import type { NumberWindows, Store } from './limits/store.js';
 import { validateNumberLimits } from './number-limits.js';
 import { MAX_MESSAGING_LIMIT_24H } from './fleet.js';
-import type { Pool } from './pool.js';
 import { portfolioShortfall } from './portfolio.js';
 import { PoolFill } from './pool-fill.js';
 import { describeValue } from './problems.js';
 import { type EngineSnapshot, checkSnapshot } from './snapshot.js';
 import type { Submission } from './submission.js';
 
+export type { BusinessCapacity } from './fleet-views.js';
 export type {
   AssignReason,
   Assignment,
@@ -139,15 +139,20 @@ export class Engine {
 
   /** Messages that may be sent now for the type: the sum of what its eligible numbers may send. */
   output(businessId: number, typeId: number): number {
-    const pool = this.#pool(businessId, typeId);
+    const pool = poolOf(this.#t, businessId, typeId);
     return poolOutput(this.#t, this.#store, pool, this.#tick());
   }
 
   /** Messages per hour of the type: the sum of `throughputPerHour` over its eligible numbers. */
   throughput(businessId: number, typeId: number): number {
-    const pool = this.#pool(businessId, typeId);
+    const pool = poolOf(this.#t, businessId, typeId);
     this.#tick();
     return pool.throughput;
+  }
+
+  /** A business's messages per hour and may send now, each number once (fleet-views.ts). @throws {NotFoundError} unknown business */
+  capacity(businessId: number): BusinessCapacity {
+    return businessCapacity(this.#t, this.#store, businessId, this.#tick());
   }
 
   /** The template type as the contract needs it, or undefined when the business has no such type. */
@@ -210,7 +215,7 @@ export class Engine {
    */
   assign(businessId: number, typeId: number, count: number): AssignResult {
     checkCount('assign(count)', count);
-    const pool = this.#pool(businessId, typeId);
+    const pool = poolOf(this.#t, businessId, typeId);
     const now = this.#tick();
     if (this.#outNumbers.length < count) {
       this.#outNumbers = new Int32Array(count);
@@ -236,7 +241,7 @@ export class Engine {
     if (numbers.length < count || templates.length < count) {
       throw new ArgumentError('assignInto(numbers, templates)', `arrays of at least count = ${count} slots`, `${numbers.length} and ${templates.length}`);
     }
-    const pool = this.#pool(businessId, typeId);
+    const pool = poolOf(this.#t, businessId, typeId);
     const now = this.#tick();
     const filled = this.#fill.fill(pool, count, now, numbers, templates);
     const n = pool.grouped ? this.#portfolios.admitAnonymous(this.#t, this.#store, numbers, filled, now) : filled;
@@ -462,7 +467,7 @@ export class Engine {
 
   /** Contacts queued and waiting for a retry for a (business, type), and what holds them back, if anything. */
   queueStatus(businessId: number, typeId: number): QueueStatus {
-    this.#pool(businessId, typeId);
+    poolOf(this.#t, businessId, typeId);
     this.#tick();
     return this.#dispatch.queueStatus(businessId, typeId);
   }
@@ -479,7 +484,7 @@ export class Engine {
    */
   estimateSendTime(businessId: number, typeId: number, count: number): number | undefined {
     checkCount('estimateSendTime(count)', count);
-    const pool = this.#pool(businessId, typeId);
+    const pool = poolOf(this.#t, businessId, typeId);
     const now = this.#tick();
     return count === 0 ? now : sendTimeOf(this.#t, this.#store, pool, this.#fill.probe(pool, now), count, now);
   }
@@ -565,14 +570,6 @@ export class Engine {
     const slot = this.#t.numberIndex.get(phone);
     if (slot === undefined) throw new NotFoundError('number', phone);
     return slot;
-  }
-
-  #pool(businessId: number, typeId: number): Pool {
-    const b = this.#t.businessIndex.get(businessId);
-    if (b === undefined) throw new NotFoundError('business', businessId);
-    const pool = this.#t.businesses[b]!.poolByType.get(typeId);
-    if (pool === undefined) throw new NotFoundError('template type', typeId, `in business ${businessId}`);
-    return pool;
   }
 
   /** Builds every index from a fleet description; keeps store state by phone. */

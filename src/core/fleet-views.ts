@@ -5,6 +5,7 @@
  */
 import type { AssignReason, BusinessOutput, NumberView, TemplateState, TemplateTypeInfo } from './engine-types.js';
 import { templateStatusOf } from './engine-snapshot.js';
+import { NotFoundError } from './errors.js';
 import type { FleetTables } from './fleet-tables.js';
 import type { Store } from './limits/store.js';
 import type { Pool } from './pool.js';
@@ -166,4 +167,47 @@ export function sendTimeOf(t: FleetTables, store: Store, pool: Pool, held: { ret
   }
   const ms = sendDurationMs(left, ratesOf(t, pool));
   return Number.isFinite(ms) ? start + ms : undefined;
+}
+
+/** The pool of a business's template type. @throws {NotFoundError} for an unknown business or type */
+export function poolOf(t: FleetTables, businessId: number, typeId: number): Pool {
+  const b = t.businessIndex.get(businessId);
+  if (b === undefined) throw new NotFoundError('business', businessId);
+  const pool = t.businesses[b]!.poolByType.get(typeId);
+  if (pool === undefined) throw new NotFoundError('template type', typeId, `in business ${businessId}`);
+  return pool;
+}
+
+/** A business's capacity with each number counted once (`engine.capacity`). */
+export interface BusinessCapacity {
+  /** Messages its numbers may send now under all their windows (portfolio rooms not applied). */
+  readonly output: number;
+  /** The sum of its eligible numbers' `throughputPerHour`. */
+  readonly throughputPerHour: number;
+}
+
+/**
+ * A business's capacity with each number counted once: the numbers eligible in at least one of its
+ * pools, their hourly rates and what they may send now. The pools' own figures count a number once
+ * per template type it serves, so their sum overstates a business whose numbers serve several
+ * types. Portfolio rooms are not applied to `output` here (a pool's output applies them).
+ * @throws {NotFoundError} for an unknown business
+ */
+export function businessCapacity(t: FleetTables, store: Store, businessId: number, now: number): BusinessCapacity {
+  const index = t.businessIndex.get(businessId);
+  if (index === undefined) throw new NotFoundError('business', businessId);
+  const b = t.businesses[index]!;
+  const counted = new Set<number>();
+  let output = 0;
+  let throughputPerHour = 0;
+  for (const pool of b.pools) {
+    for (let m = 0; m < pool.members.length; m++) {
+      const slot = pool.members[m]!;
+      if (pool.eligible[m] !== 1 || counted.has(slot)) continue;
+      counted.add(slot);
+      output += store.available(t.handle[slot]!, now);
+      throughputPerHour += t.perHour[slot]!;
+    }
+  }
+  return { output, throughputPerHour };
 }

@@ -10,6 +10,31 @@ function setup(fleet: FleetDescription = specFleet()) {
   return { clock, engine: createEngine(fleet, { clock }) };
 }
 
+describe('a business’s capacity (engine.capacity)', () => {
+  it('counts a number serving two template types once, and only while it is eligible in some pool', () => {
+    const fleet = specFleet();
+    const acme = fleet.businesses[0]!;
+    const twoTypes: FleetDescription = {
+      ...fleet,
+      businesses: [{ ...acme, templateTypes: [...acme.templateTypes, { id: 20, name: 'welcome', templateIds: [102] }] }],
+      templates: [...fleet.templates, { id: 102, name: 'welcome', text: 'Welcome, {{1}}!', businessIds: [1], status: 'active' }],
+    };
+    const { engine } = setup(twoTypes);
+    // Each pool counts all three numbers: summing the pools would say 6,000/h.
+    expect(engine.throughput(1, 10) + engine.throughput(1, 20)).toBe(6000);
+    expect(engine.capacity(1)).toEqual({ output: 3000, throughputPerHour: 3000 });
+    engine.setNumberStatus(B, 'paused');
+    expect(engine.capacity(1)).toEqual({ output: 2000, throughputPerHour: 2000 });
+    // Out of one pool (its template paused), still in the other: counted once.
+    engine.setTemplateStatus(102, 'paused');
+    expect(engine.capacity(1)).toEqual({ output: 2000, throughputPerHour: 2000 });
+    engine.setTemplateStatus(100, 'paused');
+    engine.setTemplateStatus(101, 'paused');
+    expect(engine.capacity(1)).toEqual({ output: 0, throughputPerHour: 0 });
+    expect(() => engine.capacity(9)).toThrow(/business/);
+  });
+});
+
 describe('the spec illustration (1.6)', () => {
   it('three numbers of 1,000/h give 3,000; one paused gives 2,000; resumed, 3,000 again', () => {
     const { engine } = setup();

@@ -31,6 +31,8 @@ export interface CampaignQueue {
 }
 
 export const poolKey = (businessId: number, typeId: number): string => `${businessId}:${typeId}`;
+/** The history key of a business's own output line (each number once), beside its pools'. */
+export const businessKey = (businessId: number): string => `b${businessId}`;
 
 export class CampaignPoolIndex {
   readonly #campaigns = new Map<string, CampaignPools>();

@@ -13,6 +13,7 @@ import { CampaignPoolIndex, poolKey } from './campaign-pools.js';
 import { DeliveryRates } from './delivery-rates.js';
 import { HISTORY_MS, type DashboardOptions } from './options.js';
 import { OutputHistory } from './output-history.js';
+import { businessKey } from './campaign-pools.js';
 import { StatusNotes } from './status-notes.js';
 
 /** @see DashboardOptions.sampleIntervalMs */
@@ -49,10 +50,13 @@ export class DashboardState {
     this.#offStatus?.();
   }
 
-  /** Takes one sample of every pool's output now. */
+  /** Takes one sample of every pool's output now, and of each business's with each number once (the totals' line). */
   sample(): void {
     const outputs = new Map<string, number>();
-    for (const b of this.#engine.businesses()) for (const t of b.template_types) outputs.set(poolKey(b.id, t.id), t.output);
+    for (const b of this.#engine.businesses()) {
+      for (const t of b.template_types) outputs.set(poolKey(b.id, t.id), t.output);
+      outputs.set(businessKey(b.id), this.#engine.capacity(b.id).output);
+    }
     this.history.record(this.#clock.now(), outputs);
   }
 

@@ -10,7 +10,7 @@ import type { CampaignStatisticsPayload } from '../../events/schemas/campaign.js
 import type { OutboxTargetView } from '../../events/outbox.js';
 import { originOf } from '../../events/outbox.js';
 import type { ServerContext } from '../context.js';
-import { poolKey } from './campaign-pools.js';
+import { businessKey, poolKey } from './campaign-pools.js';
 import type { Page } from './query.js';
 import type { DashboardState } from './state.js';
 
@@ -27,15 +27,19 @@ const scopeView = (who: Scope) => ({ operator: who.operator, company_id: who.ope
 export function poolsView(ctx: ServerContext, state: DashboardState, who: Scope, page: Page, since: number) {
   const now = ctx.clock.now();
   const rows = [];
+  const businesses: string[] = [];
   const totals = { output: 0, throughput_per_hour: 0, queued: 0, waiting_retry: 0 };
   // Output as GET /messenger/businesses/ answers it: the same call, at the same moment for every pool.
   for (const b of ctx.engine.businesses()) {
     if (!ctx.tenants.sees(who, b.id)) continue;
+    // Totals count each number once: a number serving two template types is in both pools.
+    const capacity = ctx.engine.capacity(b.id);
+    businesses.push(businessKey(b.id));
+    totals.output += capacity.output;
+    totals.throughput_per_hour += capacity.throughputPerHour;
     for (const t of b.template_types) {
       const q = ctx.engine.queueStatus(b.id, t.id);
       const throughput = ctx.engine.throughput(b.id, t.id);
-      totals.output += t.output;
-      totals.throughput_per_hour += throughput;
       totals.queued += q.queued;
       totals.waiting_retry += q.waitingRetry;
       rows.push({
@@ -56,7 +60,8 @@ export function poolsView(ctx: ServerContext, state: DashboardState, who: Scope,
   const key = (r: { business_id: number; template_type_id: number }) => poolKey(r.business_id, r.template_type_id);
   const shown = rows.slice(page.offset, page.offset + page.limit);
   // One list of sample times for the total and every pool of the page; each pool's values follow it.
-  const samples = state.history.read(rows.map(key), shown.map(key), since);
+  // The total's line is the businesses' own (each number once), not the sum of the pools'.
+  const samples = state.history.read(businesses, shown.map(key), since);
   const pools = shown.map((r) => ({ ...r, history: samples.pools.get(key(r))! }));
   return {
     now,
