@@ -2,12 +2,13 @@
  * POST /messenger/messages/ body → a typed, normalised request plus the contacts to send and the
  * contacts rejected. Two levels of failure, on purpose:
  *
- * - the body does not follow the contract (wrong type, missing required field, unknown field,
- *   unknown template type, over the contacts limit): nothing is sent, every problem is listed
- *   (HTTP 422), up to `MAX_PROBLEMS_LISTED` and then counted (problem-cap.ts);
- * - a contact breaks a field rule (phone, document, variables, duplicate): that contact is
- *   rejected with its reason, the others are sent, as the campaign statistics' `count_invalid_phone`
- *   and `count_duplicated` imply.
+ * - the body does not follow the contract outside its contacts (wrong type, missing required
+ *   field, unknown field, unknown template type, over the contacts limit): nothing is sent, every
+ *   problem is listed (HTTP 422), up to `MAX_PROBLEMS_LISTED` and then counted (problem-cap.ts);
+ * - a contact breaks the contract (a field of the wrong type, an unknown field, not an object) or
+ *   a field rule (phone, document, variables, duplicate): that contact is rejected with its
+ *   reason, the others are sent, as the campaign statistics' `count_invalid_phone`,
+ *   `count_invalid_data` and `count_duplicated` imply.
  *
  * Never throws on any input.
  */
@@ -20,7 +21,7 @@ import { type ContractLimits, DEFAULT_MAX_CONTACTS } from './limits.js';
 import { normalisePhone } from './phone.js';
 import { MAX_PROBLEMS_LISTED } from './problem-cap.js';
 import { MAX_PROBLEMS_PER_REJECTION, type PhoneSet, type Rejection } from './rejection.js';
-import { type ProblemSink, createProblemSink, fastCheck, schemaProblems, sinkProblems, walkSchema } from './schema-check.js';
+import { type ProblemSink, createProblemSink, fastCheck, schemaProblems, sinkListed, walkSchema } from './schema-check.js';
 import { withoutNulls } from './null-fields.js';
 import { CONTACT_OPTIONAL, type Contact, ContactSchema, REQUEST_OPTIONAL, type SendRequest, SendRequestSchema, createSendRequestSchema } from './send-request-schema.js';
 import { checkVariableCount, checkVariableValue } from './template-fields.js';
@@ -129,8 +130,6 @@ class SendRequestParse implements SendRequestSteps {
   private request: SendRequest | undefined;
   /** Next contact to check. */
   private next = 0;
-  /** Schema problems of the contacts (created at the first one). */
-  private sink: ProblemSink | undefined;
   /** Placeholders of the type as the rules are being checked with; undefined while the type is unknown. */
   private placeholders: number | undefined;
   /** True when every contact is known to follow the schema (a second pass checks the rules only). */
@@ -180,13 +179,15 @@ class SendRequestParse implements SendRequestSteps {
       for (let index = this.next; index < end; index++) {
         const raw = withoutNulls(list[index] as Contact, CONTACT_OPTIONAL);
         if (!this.schemaDone && !check(raw)) {
-          const sink = (this.sink ??= createProblemSink(MAX_PROBLEMS_LISTED));
-          const before = sink.count;
+          // A contact that breaks the schema is refused alone, as one that breaks a field rule.
+          const sink = createProblemSink(MAX_PROBLEMS_PER_REJECTION);
           walkSchema(ContactSchema, raw, pathIndex('$.contacts', index), sink);
-          if (sink.count > before) continue;
+          if (sink.count > 0) {
+            this.refuseMalformed(raw, index, sink);
+            continue;
+          }
         }
-        // Once the body is refused, the rules of its contacts no longer matter.
-        if (this.placeholders !== undefined && (this.sink === undefined || this.sink.count === 0)) this.checkRules(raw, index, this.placeholders);
+        if (this.placeholders !== undefined) this.checkRules(raw, index, this.placeholders);
       }
     } catch {
       this.answer = notAnObject(this.body);
@@ -205,10 +206,6 @@ class SendRequestParse implements SendRequestSteps {
   private finish(): void {
     const request = this.request as SendRequest;
     const lookup = this.options.templateTypes;
-    if (this.sink !== undefined && this.sink.count > 0) {
-      this.answer = { ok: false, problems: withLookup(sinkProblems(this.sink), this.body, lookup) };
-      return;
-    }
     const type = lookup.templateType(request.business_id, request.template_type_id);
     if (type === undefined) {
       this.answer = { ok: false, problems: [unknownType(request)] };
@@ -226,6 +223,22 @@ class SendRequestParse implements SendRequestSteps {
       return;
     }
     this.answer = { ok: true, value: { request: { ...request, contacts: this.contacts }, accepted: this.accepted, rejected: this.rejected } };
+  }
+
+  /**
+   * A contact that breaks the schema: rejected with the reason of the first field that breaks it
+   * (`phone_number`, `document`, `template_variables`; `invalid_data` for any other field or a
+   * contact that is not an object). It holds its place in the request's contacts with its phone
+   * when it has one as text, so the contacts keep their indexes.
+   */
+  private refuseMalformed(raw: unknown, index: number, sink: ProblemSink): void {
+    const listed = sinkListed(sink);
+    // The path after `$.contacts[i].`: empty for a contact that is not an object.
+    const field = (listed[0]?.path ?? '').slice(pathIndex('$.contacts', index).length + 1);
+    const reason = MALFORMED_REASONS.find(([prefix]) => field.startsWith(prefix))?.[1] ?? 'invalid_data';
+    const phone = typeof raw === 'object' && raw !== null ? (raw as { phone_number?: unknown }).phone_number : undefined;
+    this.contacts.push({ phone_number: typeof phone === 'string' ? phone : '' });
+    this.rejected.push({ index, reason, problems: listed, ...(sink.count > listed.length ? { problemCount: sink.count } : {}) });
   }
 
   /** The field rules of one contact that follows the schema: accepted, or rejected with its reason. */
@@ -261,6 +274,13 @@ function contactsWithoutNulls(body: unknown): unknown {
   if (!Array.isArray(contacts)) return body;
   return { ...body, contacts: contacts.map((c: unknown) => withoutNulls(c, CONTACT_OPTIONAL)) };
 }
+
+/** The reason of a contact refused by the schema, by the field its first problem is at. */
+const MALFORMED_REASONS: readonly (readonly [string, Rejection['reason']])[] = [
+  ['phone_number', 'invalid_phone'],
+  ['document', 'invalid_document'],
+  ['template_variables', 'invalid_variables'],
+];
 
 function unknownType(request: { business_id: number; template_type_id: number }): Problem {
   return problem('$.template_type_id', `a template type of business ${request.business_id}`, request.template_type_id);

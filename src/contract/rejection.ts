@@ -6,12 +6,14 @@ import type { Problem } from '../core/problems.js';
  * `count_blocked`, `count_duplicated`, `count_already_sent`, spec 6.4, 7.3). `blocked`: the phone is
  * on the company's blocklist; `already_sent`: the business already took the phone for the template
  * type within the server's `alreadySentWindowMs` (both the server's: the contract's parser knows
- * neither).
+ * neither). `invalid_data`: the contact breaks the contract in a field none of the others names
+ * (`contract`, `data`, a field the contract does not know) or is not an object at all; counted,
+ * as `invalid_document` and `invalid_variables` are, in the statistics' `count_invalid_data`.
  */
-export type RejectionReason = 'invalid_phone' | 'invalid_document' | 'invalid_variables' | 'blocked' | 'duplicated' | 'already_sent';
+export type RejectionReason = 'invalid_phone' | 'invalid_document' | 'invalid_variables' | 'invalid_data' | 'blocked' | 'duplicated' | 'already_sent';
 
 /** Reasons, in the order they are checked: a contact is rejected for the first that applies. */
-export const REJECTION_REASONS: readonly RejectionReason[] = ['invalid_phone', 'invalid_document', 'invalid_variables', 'blocked', 'duplicated', 'already_sent'];
+export const REJECTION_REASONS: readonly RejectionReason[] = ['invalid_phone', 'invalid_document', 'invalid_variables', 'invalid_data', 'blocked', 'duplicated', 'already_sent'];
 
 /**
  * Most problems a parser lists for one contact or SMS item; the rest are counted in

@@ -313,6 +313,11 @@ export function walkSchema(schema: TSchema, value: unknown, path: string, sink: 
   walk(schema, value, path, sink as Sink);
 }
 
+/** The problems a sink listed (its first `limit`), without the one that counts the rest. */
+export function sinkListed(sink: ProblemSink): readonly Problem[] {
+  return (sink as Sink).list;
+}
+
 /** The problems of a sink, capped as {@link schemaProblems} caps them. */
 export function sinkProblems(sink: ProblemSink): Problem[] {
   const s = sink as Sink;

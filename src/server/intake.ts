@@ -27,6 +27,7 @@ const ADMISSION: Readonly<Partial<Record<Rejection['reason'], Admission>>> = {
   // A field other than the phone: sendpool's extension count `count_invalid_data`.
   invalid_document: 'invalid-data',
   invalid_variables: 'invalid-data',
+  invalid_data: 'invalid-data',
   blocked: 'blocked',
   duplicated: 'duplicated',
   already_sent: 'already-sent',

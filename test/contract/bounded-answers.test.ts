@@ -32,7 +32,7 @@ describe('send answer', () => {
     if (!r.ok) throw new Error('refused');
     const { body } = sendResponse(r.value, 'id');
     expect(body).toMatchObject({ accepted: 1, rejected: 152, rejections_truncated: true });
-    expect(body.rejection_counts).toEqual({ invalid_phone: 150, invalid_document: 0, invalid_variables: 1, blocked: 0, duplicated: 1, already_sent: 0 });
+    expect(body.rejection_counts).toEqual({ invalid_phone: 150, invalid_document: 0, invalid_variables: 1, invalid_data: 0, blocked: 0, duplicated: 1, already_sent: 0 });
     expect(body.rejections).toHaveLength(MAX_REJECTIONS_IN_BODY);
     expect(body.rejections.map((x) => x.index)).toEqual(Array.from({ length: 100 }, (_, i) => i));
     expect(body.rejections[0]).toMatchObject({ index: 0, reason: 'invalid_phone', problem_count: 1, problems: [{ path: '$.contacts[0].phone_number' }] });
@@ -81,8 +81,8 @@ describe('SMS answer', () => {
 
 describe('error answer', () => {
   it('counts problems a parser did not list, and lists them in the order found', () => {
-    const keys = Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`k${k}`, 0]));
-    const body = request(Array.from({ length: 100 }, () => ({ phone_number: '14155552671', ...keys })));
+    const keys = Object.fromEntries(Array.from({ length: 5000 }, (_, k) => [`k${k}`, 0]));
+    const body = { ...request([{ phone_number: '14155552671' }]), ...keys };
     const r = parseSendRequest(body, { templateTypes: lookupFor(1, 2, 0) });
     if (r.ok) throw new Error('accepted');
     expect(r.problems).toHaveLength(MAX_PROBLEMS_LISTED + 1);
@@ -92,8 +92,19 @@ describe('error answer', () => {
     const answer = errorResponse('invalid_body', r.problems);
     expect(answer.body.error.problem_count).toBe(5000);
     expect(answer.body.error.problems).toHaveLength(100);
-    expect(answer.body.error.problems![0]!.path).toBe('$.contacts[0].k0');
-    expect(answer.body.error.message).toContain('5000 problems; first: $.contacts[0].k0');
+    expect(answer.body.error.problems![0]!.path).toBe('$.k0');
+    expect(answer.body.error.message).toContain('5000 problems; first: $.k0');
+  });
+
+  it('refuses a contact that breaks the schema alone, listing its first problems and counting the rest', () => {
+    const keys = Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`k${k}`, 0]));
+    const body = request([...Array.from({ length: 100 }, () => ({ phone_number: '14155552671', ...keys })), { phone_number: '14155552672' }]);
+    const r = parseSendRequest(body, { templateTypes: lookupFor(1, 2, 0) });
+    if (!r.ok) throw new Error('refused');
+    expect(r.value.accepted.map((a) => a.index)).toEqual([100]);
+    expect(r.value.rejected).toHaveLength(100);
+    expect(r.value.rejected[0]).toMatchObject({ index: 0, reason: 'invalid_data', problemCount: 50 });
+    expect(r.value.rejected[0]!.problems.map((p) => p.path)).toEqual(['$.contacts[0].k0', '$.contacts[0].k1', '$.contacts[0].k2', '$.contacts[0].k3', '$.contacts[0].k4']);
   });
 
   it('caps SMS problems from the schema walk and the URL pass together', () => {

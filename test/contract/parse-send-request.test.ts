@@ -59,7 +59,8 @@ describe('parseSendRequest: the body', () => {
     const body = JSON.parse(
       '{"business_id":1,"template_type_id":10,"campaign_id":7,"contacts":[{"phone_number":"5511987654321","template_variables":["a","b"],"data":{"__proto__":{"polluted":"yes"}}}]}',
     ) as unknown;
-    expect(problems(body)[0]?.path).toBe('$.contacts[0].data.__proto__');
+    // The contact alone is refused (invalid_data), its problem at the key.
+    expect(ok(body).rejected).toEqual([expect.objectContaining({ index: 0, reason: 'invalid_data', problems: [expect.objectContaining({ path: '$.contacts[0].data.__proto__' })] })]);
     const body2 = JSON.parse(
       '{"__proto__":{"x":1},"business_id":1,"template_type_id":10,"campaign_id":7,"contacts":[{"phone_number":"5511987654321","template_variables":["a","b"],"data":{"__proto__":"v"}}]}',
     ) as unknown;

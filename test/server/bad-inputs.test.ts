@@ -82,6 +82,20 @@ describe('bad inputs', () => {
     expect(sms.status).toBe(202);
   });
 
+  it('a contact that breaks the schema is rejected alone: a numeric phone, an unknown field, not an object', async () => {
+    const [good] = contacts(1, 50);
+    const res = await api(s.url, '/messenger/messages/', {
+      body: { business_id: 1, template_type_id: 10, campaign_id: 51, contacts: [{ phone_number: 5511987654321 }, good, { ...good, phone_number: '5511900000052', nickname: 'x' }, 'not a contact'] },
+    });
+    expect(res.status).toBe(202);
+    expect(res.json).toMatchObject({ accepted: 1, rejected: 3, rejection_counts: { invalid_phone: 1, invalid_data: 2 } });
+    expect(res.json.rejections.map((r: { index: number; reason: string; problems: { path: string }[] }) => [r.index, r.reason, r.problems[0]!.path])).toEqual([
+      [0, 'invalid_phone', '$.contacts[0].phone_number'],
+      [2, 'invalid_data', '$.contacts[2].nickname'],
+      [3, 'invalid_data', '$.contacts[3]'],
+    ]);
+  });
+
   it('POST /messenger/messages/: contacts per request limit', async () => {
     const res = await api(s.url, '/messenger/messages/', { body: { business_id: 1, template_type_id: 10, campaign_id: 1, contacts: contacts(6) } });
     expectError(res, 422, 'invalid_body');

@@ -48,20 +48,31 @@ describe('bounded answers', () => {
     expect(res.json.rejections).toEqual([expect.objectContaining({ index: 1, reason: 'invalid_phone', problem_count: 1 })]);
   });
 
-  it('422 for a body with a million faults: 100 problems, the exact count, no text over 512 characters', async () => {
+  it('a million faults in 10,000 contacts: each contact rejected alone, 100 listed with their first problems and counts, no text over 512 characters', async () => {
     const keys = Object.fromEntries(Array.from({ length: 100 }, (_, k) => [`k${k}`, 0]));
     const contacts = Array.from({ length: 10_000 }, () => ({ phone_number: '5511987654321', ...keys }));
     const res = await api(s.url, '/messenger/messages/', { body: send(contacts) });
-    expect(res.status).toBe(422);
-    expect(res.text.length).toBeLessThan(100_000);
-    expect(res.json.error).toMatchObject({ code: 'invalid_body', problem_count: 1_000_000 });
-    expect(res.json.error.problems).toHaveLength(100);
-    expect(res.json.error.problems[0].path).toBe('$.contacts[0].k0');
+    expect(res.status).toBe(202);
+    // 100 rejections of 5 problems each: bounded, whatever the body.
+    expect(res.text.length).toBeLessThan(200_000);
+    expect(res.json).toMatchObject({ accepted: 0, rejected: 10_000, rejections_truncated: true, rejection_counts: { invalid_data: 10_000 } });
+    expect(res.json.rejections).toHaveLength(100);
+    expect(res.json.rejections[0]).toMatchObject({ index: 0, reason: 'invalid_data', problem_count: 100 });
+    expect(res.json.rejections[0].problems[0].path).toBe('$.contacts[0].k0');
 
     const long = await api(s.url, '/messenger/messages/', { body: send([{ phone_number: '5511987654321', ['x'.repeat(1_000_000)]: 1 }]) });
-    expect(long.status).toBe(422);
+    expect(long.status).toBe(202);
     expect(long.text.length).toBeLessThan(4_000);
-    for (const text of Object.values<string>(long.json.error.problems[0])) expect(text.length).toBeLessThanOrEqual(512);
+    for (const text of Object.values<string>(long.json.rejections[0].problems[0])) expect(text.length).toBeLessThanOrEqual(512);
+  });
+
+  it('422 for a body with 100,000 faults outside its contacts: 100 problems and the exact count', async () => {
+    const keys = Object.fromEntries(Array.from({ length: 100_000 }, (_, k) => [`k${k}`, 0]));
+    const res = await api(s.url, '/messenger/messages/', { body: { ...send([{ phone_number: '5511987654321' }]), ...keys } });
+    expect(res.status).toBe(422);
+    expect(res.json.error).toMatchObject({ code: 'invalid_body', problem_count: 100_000 });
+    expect(res.json.error.problems).toHaveLength(100);
+    expect(res.json.error.problems[0].path).toBe('$.k0');
   });
 
   it('POST /sms/messages/ with 10,000 invalid items: the first 100 rejections, the rest counted', async () => {
