@@ -124,12 +124,6 @@ export interface NotifierChanges {
   readonly trackedDelete: string[];
 }
 
-/** What the durable server kept of the notifier. */
-export interface StoredNotifier {
-  readonly statistics: ReadonlyMap<number, Parameters<typeof CampaignStatistics.fromRows>[0]>;
-  readonly tracked: readonly (readonly [string, unknown])[];
-}
-
 /**
  * What a FAILED (its code; `retrying` when the server sends the contact again) or a REPLIED (the
  * opt-out) adds to a status change's statistics.
@@ -179,8 +173,17 @@ export class Notifier {
    * the tracked messages and SMS to keep or drop.
    */
   takeChanges(full = false): NotifierChanges {
-    const statistics = this.#statistics.takeChanges(full);
-    return { statistics, ...this.#tracked.takeChanges(full) };
+    return { statistics: this.takeStatistics(full), ...this.takeTracked(full) };
+  }
+
+  /** Each company's statistics rows changed since the last call (every row with `full`). */
+  takeStatistics(full: boolean): NotifierChanges['statistics'] {
+    return this.#statistics.takeChanges(full);
+  }
+
+  /** The tracked messages and SMS to keep or drop since the last call (every one held with `full`). */
+  takeTracked(full: boolean): Omit<NotifierChanges, 'statistics'> {
+    return this.#tracked.takeChanges(full);
   }
 
   /** Tracked messages or SMS changed since the last `takeChanges`. */
@@ -196,10 +199,14 @@ export class Notifier {
     return this.#tracked.recall(ids);
   }
 
-  /** Loads what the durable server kept: statistics and tracked messages and SMS (call before any traffic). */
-  loadStored(stored: StoredNotifier): void {
-    this.#companies.loadStatistics(stored.statistics);
-    this.#tracked.load(stored.tracked);
+  /** Loads the statistics rows the durable server kept (before any traffic). */
+  restoreStatistics(statistics: ReadonlyMap<number, Parameters<typeof CampaignStatistics.fromRows>[0]>): void {
+    this.#companies.loadStatistics(statistics);
+  }
+
+  /** Loads the tracked messages and SMS the durable server kept (before any traffic). */
+  restoreTracked(rows: readonly (readonly [string, unknown])[]): void {
+    this.#tracked.load(rows);
   }
 
   /** Every company's configuration and secret (written by the durable server). */
