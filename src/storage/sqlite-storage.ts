@@ -68,9 +68,13 @@ export interface SqliteStorageOptions {
 const SCHEMA_VERSION = 6;
 const FILE = 'sendpool.db';
 
-/** Every table of the store and of its parts, created if missing (at each open: how an older database gains the tables of later schemas). */
+/**
+ * Every table of the store and of its parts, created if missing (at each open: how an older
+ * database gains the tables of later schemas).
+ */
 function tablesOf(parts: readonly StorePart[]): (db: Database) => void {
-  return (db) => db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);${engineTables.schema}${parts.map((p) => p.schema).join('')}`);
+  const schema = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);${engineTables.schema}${parts.map((p) => p.schema).join('')}`;
+  return (db) => db.exec(schema);
 }
 
 /** libsql is loaded when a database is opened, so hosts without one do not need the package. */

@@ -44,7 +44,10 @@ export class StagedWrites {
     this.#smsDone.push(smsId);
   }
 
-  /** The outbox's rows of a step: what was staged and the runs that changed put (before the deletes: a run that changed and ended in one step goes), the delivered deleted. */
+  /**
+   * The outbox's rows of a step: what was staged and the runs that changed put (before the
+   * deletes: a run that changed and ended in one step goes), the events delivered deleted.
+   */
   takeOutbox(): StoredRowChanges | undefined {
     const staged = this.#staged;
     this.#staged = [];

@@ -30,9 +30,9 @@ export const activity: Durable<'activity'> = {
   },
   component: ({ parts }) => ({
     takeChanges(full) {
-      const { activityPut, activityDelete, activityBefore } = parts().activity.takeChanges(full);
-      if (activityPut === undefined && activityDelete === undefined && activityBefore === undefined) return undefined;
-      return { ...(activityPut ? { put: activityPut } : {}), ...(activityDelete ? { delete: activityDelete } : {}), ...(activityBefore !== undefined ? { before: activityBefore } : {}) };
+      const { activityPut: put, activityDelete: dropped, activityBefore: before } = parts().activity.takeChanges(full);
+      if (put === undefined && dropped === undefined && before === undefined) return undefined;
+      return { ...(put ? { put } : {}), ...(dropped ? { delete: dropped } : {}), ...(before !== undefined ? { before } : {}) };
     },
     restore: (rows) => parts().activity.load(rows),
   }),

@@ -18,7 +18,8 @@ export const values: Durable<'values'> = {
     takeChanges(full) {
       const { notifier, reports } = parts();
       const reportRows = takeReportsChanged() || full ? { reports: reports.snapshot() } : {};
-      return { nextContactId: contactIds.next, webhooks: notifier.webhooks(), ...reportRows, ...(reportTokenKey !== undefined ? { reportTokenKey } : {}) };
+      const token = reportTokenKey !== undefined ? { reportTokenKey } : {};
+      return { nextContactId: contactIds.next, webhooks: notifier.webhooks(), ...reportRows, ...token };
     },
     restore(rows) {
       const webhooks = rows.get('webhooks');
