@@ -2,17 +2,17 @@
  * The server's books: what it keeps beside the engine and the outbox (the channel's ids of its
  * messages, each company's blocklist, the phones each campaign and each business took, the dead
  * letters, the activity of the period reports), made over the backend's hooks (whether they
- * remember their changes for its writes) and loaded from what the host gave back: a snapshot file
- * (`restore`) or the store (`stored`).
+ * remember their changes for its writes) and loaded from a snapshot file (`restore`). What a
+ * store kept is loaded by the store's components once the parts are made
+ * (backends/sqlite/components/).
  */
 import { ActivityLog } from './activity-log.js';
 import { Blocklist } from './blocklist.js';
 import { CampaignPhones } from './campaign-phones.js';
 import { ChannelMemoryStore } from './channels/memory.js';
-import { DeadLetterBook, type DeadLetter } from './dead-letters.js';
+import { DeadLetterBook } from './dead-letters.js';
 import { DEFAULT_ALREADY_SENT_WINDOW_MS, type BuildServerOptions } from './options.js';
 import type { OutgoingSms } from './ports/channel.js';
-import type { WrittenEvent } from './ports/persistence.js';
 import { SentPhones } from './sent-phones.js';
 import type { BuildKit } from './server-env.js';
 
@@ -33,19 +33,18 @@ export interface ServerBooks {
 
 export function openBooks({ env, options, backend }: BuildKit): ServerBooks {
   const { clock, engine } = env;
-  const { restore, stored } = options;
+  const { restore } = options;
   // Two entries a message (its platform id, its recipient), so twice the tracked bound.
   const channelMemory = new ChannelMemoryStore(2 * env.maxTracked, backend.channelMemory);
-  channelMemory.load(stored?.channelMemory ?? []);
   // In this process written with each durable step; on Redis the fleet's are the backend's.
   const deadLetterBook = new DeadLetterBook(options.deadLetters, backend.tracksChanges);
-  deadLetterBook.load((restore?.deadLetters ?? stored?.deadLetters ?? []) as readonly DeadLetter[]);
+  deadLetterBook.load(restore?.deadLetters ?? []);
   const blocklist = new Blocklist(backend.blocklistTracksChanges);
   const campaignPhones = new CampaignPhones(backend.tracksChanges);
-  blocklist.load(restore?.blocklist ?? stored?.blocklist ?? []);
-  campaignPhones.load(restore?.campaignPhones ?? stored?.campaignPhones ?? []);
+  blocklist.load(restore?.blocklist ?? []);
+  campaignPhones.load(restore?.campaignPhones ?? []);
   const sentPhones = new SentPhones({ windowMs: options.alreadySentWindowMs ?? DEFAULT_ALREADY_SENT_WINDOW_MS, trackChanges: backend.tracksChanges });
-  sentPhones.load(restore?.sentPhones ?? stored?.sentPhones ?? [], clock.now());
+  sentPhones.load(restore?.sentPhones ?? [], clock.now());
   let businessOfNumber = new Map<string, number>();
   // Read again on a miss: a fleet replaced at run time may bring numbers.
   const businessOf = (phone: string) => businessOfNumber.get(phone) ?? (businessOfNumber = new Map(engine.numbers().map((n) => [n.phone, n.businessId]))).get(phone);
@@ -58,19 +57,11 @@ export function openBooks({ env, options, backend }: BuildKit): ServerBooks {
     trackChanges: backend.tracksChanges,
     onChange: () => backend.persistence.schedule(),
   });
-  activity.load([...(restore?.activity ?? []), ...(stored?.activity ?? [])]);
+  activity.load(restore?.activity ?? []);
   return { channelMemory, blocklist, campaignPhones, sentPhones, deadLetterBook, activity };
 }
 
-/**
- * Webhook events the store kept, written and not known delivered: they go out again (at least
- * once, deduplicable by id).
- */
-export function storedEvents(options: BuildServerOptions): WrittenEvent[] {
-  return (options.stored?.outbox ?? []).map(([, record]) => record as WrittenEvent);
-}
-
-/** SMS a snapshot or the store kept, accepted and not answered by the gateway: they go again (at least once). */
-export function pendingSms(options: BuildServerOptions): OutgoingSms[] {
-  return [...(options.restore?.sms ?? []), ...(options.stored?.sms ?? []).map(([, item]) => item as OutgoingSms)];
+/** SMS a snapshot kept, accepted and not answered by the gateway: they go again (at least once). */
+export function pendingSms(options: BuildServerOptions): readonly OutgoingSms[] {
+  return options.restore?.sms ?? [];
 }

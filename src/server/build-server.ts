@@ -13,7 +13,7 @@
  * the instance's error answers (http-setup.ts) and `server.sendpool` are there at once.
  */
 import { chooseBackend } from './backends/choose.js';
-import { openBooks, pendingSms, storedEvents } from './books.js';
+import { openBooks, pendingSms } from './books.js';
 import { createDispatchSide } from './dispatch-side.js';
 import { sendpoolApi } from './features/api.js';
 import { openDashboard } from './features/dashboard.js';
@@ -61,8 +61,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   const delivery = createDelivery(kit, { outbox, notifier });
   const side = createDispatchSide(kit, { notifier, incidents });
   const { dispatch, provider } = side;
-  // What a snapshot or the store kept unfinished goes again: webhook events, SMS (books.ts).
-  delivery.deliver(storedEvents(options));
+  // What a snapshot kept unfinished goes again: SMS (books.ts); what a store kept, once the backend is given the parts.
   const sms = new SmsWorker(channel, notifier, options.sms, pendingSms(options), backend.smsAnswered);
   const baseUrl = () => options.publicBaseUrl ?? listenOrigin(app);
   const reports = createReports(kit, { tenants, notifier, activity: books.activity, baseUrl });

@@ -79,18 +79,19 @@ export type { NotifierSnapshot, SendAgain, TrackedMessage } from './notifier.js'
 export type { EnqueuedRun, RunContact } from './ports/persistence.js';
 
 // Durable state (the embedded database)
-export {
-  openSqliteStorage,
-  type ServerStorage,
-  type SqliteStorageOptions,
-  type StorageStep,
-  type StoredState,
-  type StoredBlockEntry,
-  type StoredCampaignPhones,
-  type StoredSentPhones,
-  type StoredChannelMemory,
-  type StoredIdempotency,
-  type StoredStatistics,
+export { openSqliteStorage } from './backends/sqlite/open-storage.js';
+export type {
+  ServerStorage,
+  SqliteStorageOptions,
+  StorageStep,
+  StoredState,
+  StoredBlockEntry,
+  StoredCampaignPhones,
+  StoredSentPhones,
+  StoredChannelMemory,
+  StoredIdempotency,
+  StoredRowChanges,
+  StoredStatistics,
 } from '../storage/sqlite-storage.js';
 export { StoreDamagedError, type LostContacts } from '../storage/store-check.js';
 export { StateFileError, isStateFileError, type StateFileProblem } from '../runtime/state-file-error.js';

@@ -10,125 +10,40 @@
  * This file builds and stages the notifications. What it remembers of sent messages and SMS is
  * tracked-messages.ts; each company's configuration, secret and statistics, notifier-companies.ts;
  * the campaign statistics and their batches, campaign-statistics-book.ts; the attendance
- * notification's input, attendance-input.ts; the SMS callbacks' bodies, sms-callbacks.ts.
+ * notification's input, attendance-input.ts; the SMS callbacks' bodies, sms-callbacks.ts; what it
+ * is given (its dependencies and the backend's hooks), notifier-deps.ts.
  */
-import type { Clock } from '../core/clock.js';
 import type { OutgoingMessage } from '../core/dispatch/types.js';
 import type { WebhookConfig } from '../contract/config-schema.js';
 import { buildAttendanceNotification } from '../events/attendance.js';
 import type { Admission } from '../events/campaign-counts.js';
-import type { CampaignStatistics, CampaignStatisticsChanges, CampaignStatisticsSnapshot } from '../events/campaign-stats.js';
+import type { CampaignStatistics } from '../events/campaign-stats.js';
 import type { ContactStatusChange } from '../events/campaign-stats-types.js';
 import type { CampaignStatisticsPayload } from '../events/schemas/campaign.js';
 import { buildHsmNotification, hsmNotificationWithId, type HsmStatusInput } from '../events/hsm.js';
-import type { Outbox, OutboxEvent, WebhookFamily } from '../events/outbox.js';
-import type { RandomSource } from '../events/random.js';
+import type { OutboxEvent, WebhookFamily } from '../events/outbox.js';
 import type { ReportEvent } from '../events/reports.js';
 import type { HsmStatus } from '../events/schemas/hsm.js';
 import { NO_PROGRESS, currentStatus, observe, repliedAsBlocklist, type MessageProgress } from '../events/status-merge.js';
 import { uuidV4 } from '../events/uuid.js';
-import type { ActivitySink } from './activity-log.js';
 import { attendanceInput } from './attendance-input.js';
-import { CampaignStatisticsBook, type StatisticsPort } from './campaign-statistics-book.js';
+import { CampaignStatisticsBook } from './campaign-statistics-book.js';
 import type { AttendanceReport, MessageStatusUpdate, OutgoingSms, SmsStatus } from './ports/channel.js';
 import { serverContact, type ServerContact } from './contacts.js';
 import { EnqueuedRuns, hsmOrder, isReplay, isRun, runEventId } from './enqueued-runs.js';
 import type { EnqueuedRun, WrittenEvent } from './ports/persistence.js';
 import { NotifierCompanies, type CompanyWebhooks } from './notifier-companies.js';
+import type { NotifierChanges, NotifierDeps, NotifierSnapshot } from './notifier-deps.js';
 import { smsReplyCallback, smsStatusCallback } from './sms-callbacks.js';
 import { TrackedMessages, type SendAgain, type TrackedMessage } from './tracked-messages.js';
 
 export type { CompanyWebhooks } from './notifier-companies.js';
 export type { StatisticsPort } from './campaign-statistics-book.js';
 export type { SendAgain, TrackedMessage } from './tracked-messages.js';
+export type { NotifierChanges, NotifierDeps, NotifierSnapshot } from './notifier-deps.js';
 
 /** Submissions whose shared `SendAgain` objects are kept at most (then they are built again). */
 const AGAIN_KEPT = 4096;
-
-export interface NotifierSnapshot {
-  readonly companies: readonly { readonly companyId: number; readonly config: WebhookConfig; readonly secret: string; readonly stats: CampaignStatisticsSnapshot }[];
-  readonly tracked: readonly (readonly [string, TrackedMessage])[];
-  readonly sms: readonly (readonly [string, OutgoingSms])[];
-  /** Requests' ENQUEUED notifications not all delivered yet. @default none */
-  readonly runs?: readonly EnqueuedRun[];
-}
-
-export interface NotifierDeps {
-  readonly clock: Clock;
-  readonly random: RandomSource;
-  readonly outbox: Outbox;
-  /** Called after events were enqueued (the delivery worker's kick). */
-  readonly onEnqueued: () => void;
-  readonly batchIntervalMs: number;
-  /**
-   * How long after a SENT a failure may still send the contact again: it stays remaining in the
-   * campaign statistics until then. @default 600_000
-   */
-  readonly failureWindowMs?: number;
-  readonly maxTracked: number;
-  readonly secrets: Readonly<Record<number, string>>;
-  /** Events made, by family (`count` of them at once for a request's ENQUEUED). */
-  readonly onEvent?: (family: string, count: number) => void;
-  /**
-   * Durable server: events go here instead of the outbox, and into the outbox only once they are
-   * written with the step that made them. @default none: straight to the outbox
-   */
-  readonly stage?: (event: OutboxEvent) => void;
-  /**
-   * Durable server: a request's ENQUEUED notifications go here, and come back with
-   * {@link Notifier.addRun} once written. @default none: kept here at once
-   */
-  readonly stageRun?: (run: EnqueuedRun) => void;
-  /** Every notification of a run ended: its written record may go. @default none */
-  readonly onRunDone?: (runId: string) => void;
-  /** A notification of a written run was dead-lettered: its record should say so. @default none */
-  readonly onRunChanged?: (run: EnqueuedRun) => void;
-  /** A run's notification could not be built (skipped). @default none */
-  readonly onRunError?: (runId: string, index: number, error: unknown) => void;
-  /**
-   * Durable server: remember what changed in statistics and tracked messages for
-   * {@link Notifier.takeChanges}. @default false
-   */
-  readonly trackChanges?: boolean;
-  /**
-   * The provider reported a sent message FAILED (a status webhook), after its FAILED notification:
-   * the error table's action for the code, the failure window, delivery (late-failures.ts).
-   * @default none: notified only
-   */
-  readonly onLateFailure?: (tracked: TrackedMessage, messageId: string, code: number) => void;
-  /** A recipient answered with an opt-out (a REPLIED status with `blocklistResponse`). @default none */
-  readonly onOptOut?: (companyId: number, phone: string, at: number) => void;
-  /** A campaign's statistics settled: what is kept per campaign for as long may go. @default none */
-  readonly onCampaignSettled?: (companyId: number, campaignId: number) => void;
-  /** Told every HSM status and closed attendance (the period reports' data). @default none */
-  readonly activity?: ActivitySink;
-  /** Campaign statistics kept elsewhere (the server on Redis). @default each company's own, here */
-  readonly statistics?: StatisticsPort;
-  /**
-   * With `trackChanges`: messages and SMS forgotten here are deleted from the copy kept elsewhere
-   * too. The server on Redis bounds its copy itself (shared-memory.ts). @default true
-   */
-  readonly forgetRows?: boolean;
-  /**
-   * Reads tracked messages and SMS kept elsewhere by key (`m:` + message id, `s:` + SMS id), the
-   * rows `takeChanges` gave (the server on Redis). @default none: only what is held here
-   */
-  readonly recall?: (keys: readonly string[]) => Promise<ReadonlyMap<string, unknown>>;
-}
-
-/** What the durable server writes of the notifier in a step. */
-export interface NotifierChanges {
-  readonly statistics: { readonly companyId: number; readonly changes: CampaignStatisticsChanges }[];
-  /** Tracked messages (`m:` + message id) and SMS (`s:` + SMS id) to keep. */
-  readonly trackedPut: (readonly [string, unknown])[];
-  readonly trackedDelete: string[];
-}
-
-/** What the durable server kept of the notifier. */
-export interface StoredNotifier {
-  readonly statistics: ReadonlyMap<number, Parameters<typeof CampaignStatistics.fromRows>[0]>;
-  readonly tracked: readonly (readonly [string, unknown])[];
-}
 
 /**
  * What a FAILED (its code; `retrying` when the server sends the contact again) or a REPLIED (the
@@ -179,8 +94,17 @@ export class Notifier {
    * the tracked messages and SMS to keep or drop.
    */
   takeChanges(full = false): NotifierChanges {
-    const statistics = this.#statistics.takeChanges(full);
-    return { statistics, ...this.#tracked.takeChanges(full) };
+    return { statistics: this.takeStatistics(full), ...this.takeTracked(full) };
+  }
+
+  /** Each company's statistics rows changed since the last call (every row with `full`). */
+  takeStatistics(full: boolean): NotifierChanges['statistics'] {
+    return this.#statistics.takeChanges(full);
+  }
+
+  /** The tracked messages and SMS to keep or drop since the last call (every one held with `full`). */
+  takeTracked(full: boolean): Omit<NotifierChanges, 'statistics'> {
+    return this.#tracked.takeChanges(full);
   }
 
   /** Tracked messages or SMS changed since the last `takeChanges`. */
@@ -196,10 +120,14 @@ export class Notifier {
     return this.#tracked.recall(ids);
   }
 
-  /** Loads what the durable server kept: statistics and tracked messages and SMS (call before any traffic). */
-  loadStored(stored: StoredNotifier): void {
-    this.#companies.loadStatistics(stored.statistics);
-    this.#tracked.load(stored.tracked);
+  /** Loads the statistics rows the durable server kept (before any traffic). */
+  restoreStatistics(statistics: ReadonlyMap<number, Parameters<typeof CampaignStatistics.fromRows>[0]>): void {
+    this.#companies.loadStatistics(statistics);
+  }
+
+  /** Loads the tracked messages and SMS the durable server kept (before any traffic). */
+  restoreTracked(rows: readonly (readonly [string, unknown])[]): void {
+    this.#tracked.load(rows);
   }
 
   /** Every company's configuration and secret (written by the durable server). */
@@ -466,51 +394,32 @@ export class Notifier {
     const after = observe(before, { status: u.status, blocklistResponse: u.blocklistResponse === true });
     // Forward: a higher status, or a REPLIED that now says opt-out.
     const advanced = currentStatus(after) !== currentStatus(before) || repliedAsBlocklist(after) !== repliedAsBlocklist(before);
-    if (after !== before && u.status !== 'FAILED' && u.status !== 'EXPIRED') this.#tracked.keepMessage(u.messageId, { ...t, progress: after });
-    const ids = { bsuid: u.bsuid ?? null, username: u.username ?? null };
-    let status: HsmStatusInput;
-    switch (u.status) {
-      case 'SERVER':
-      case 'DEVICE':
-      case 'READ':
-        status = { status: u.status, from: t.from, message: t.text, ...ids };
-        break;
-      case 'REPLIED':
-        status = { status: 'REPLIED', from: t.from, message: t.text, blocklistResponse: u.blocklistResponse ?? false, ...ids };
-        if (u.blocklistResponse === true) this.#deps.onOptOut?.(t.contact.companyId, t.contact.phone, u.at ?? this.#deps.clock.now());
-        break;
-      case 'FAILED':
-        status = { status: 'FAILED', from: t.from, message: t.text, failure: { code: u.failureCode ?? 131000 }, ...ids };
-        break;
-      case 'EXPIRED':
-        status = { status: 'EXPIRED', from: t.from, message: t.text };
-        break;
-    }
-    // A failure reported later goes through the one error table, as a send's answer does; whether
-    // the contact goes again (not past the failure window, not once delivered) is late-failures.ts's.
-    // Decided before the FAILED is recorded, so the statistics know whether it goes again (`retrying`).
-    let retrying = false;
-    if (u.status === 'FAILED' && this.#deps.onLateFailure) {
-      const resends = this.#resends;
-      this.#deps.onLateFailure(t, u.messageId, u.failureCode ?? 131000);
-      retrying = this.#resends !== resends;
-    }
-    this.hsm(
-      t.contact,
-      t.campaignId,
-      t.retryIndex,
-      t.sentAt,
-      status,
-      {
-        ...(u.failureCode === undefined ? {} : { failureCode: u.failureCode }),
-        ...(u.blocklistResponse === undefined ? {} : { blocklistResponse: u.blocklistResponse }),
-        ...(retrying ? { retrying } : {}),
-      },
-      advanced,
-    );
+    const ends = u.status === 'FAILED' || u.status === 'EXPIRED';
+    if (after !== before && !ends) this.#tracked.keepMessage(u.messageId, { ...t, progress: after });
+    const status = laterStatusInput(u, t);
+    if (u.status === 'REPLIED' && u.blocklistResponse === true) this.#deps.onOptOut?.(t.contact.companyId, t.contact.phone, u.at ?? this.#deps.clock.now());
+    const retrying = u.status === 'FAILED' && this.#sendsAgain(t, u.messageId, u.failureCode ?? 131000);
+    const extra: HsmExtra = {
+      ...(u.failureCode === undefined ? {} : { failureCode: u.failureCode }),
+      ...(u.blocklistResponse === undefined ? {} : { blocklistResponse: u.blocklistResponse }),
+      ...(retrying ? { retrying } : {}),
+    };
+    this.hsm(t.contact, t.campaignId, t.retryIndex, t.sentAt, status, extra, advanced);
     // FAILED and EXPIRED end a message; a REPLIED one may still open an attendance.
-    if (u.status === 'FAILED' || u.status === 'EXPIRED') this.#tracked.forgetMessage(u.messageId);
+    if (ends) this.#tracked.forgetMessage(u.messageId);
     return true;
+  }
+
+  /**
+   * A failure reported later goes through the one error table, as a send's answer does; whether
+   * the contact goes again (not past the failure window, not once delivered) is late-failures.ts's.
+   * Decided before the FAILED is recorded, so the statistics know whether it goes again (`retrying`).
+   */
+  #sendsAgain(t: TrackedMessage, messageId: string, code: number): boolean {
+    if (!this.#deps.onLateFailure) return false;
+    const resends = this.#resends;
+    this.#deps.onLateFailure(t, messageId, code);
+    return this.#resends !== resends;
   }
 
   /** An attendance opened by a reply closed (spec 6.2). */
@@ -598,5 +507,25 @@ export class Notifier {
   snapshot(): NotifierSnapshot {
     const runs = this.#runs.runs();
     return { companies: this.#companies.snapshot(), ...this.#tracked.snapshot(), ...(runs.length > 0 ? { runs } : {}) };
+  }
+}
+
+/**
+ * The HSM status a later status of a tracked message notifies: its own, with what the message was
+ * (its number, its text) and the recipient's ids.
+ */
+function laterStatusInput(u: MessageStatusUpdate, t: TrackedMessage): HsmStatusInput {
+  const ids = { bsuid: u.bsuid ?? null, username: u.username ?? null };
+  switch (u.status) {
+    case 'SERVER':
+    case 'DEVICE':
+    case 'READ':
+      return { status: u.status, from: t.from, message: t.text, ...ids };
+    case 'REPLIED':
+      return { status: 'REPLIED', from: t.from, message: t.text, blocklistResponse: u.blocklistResponse ?? false, ...ids };
+    case 'FAILED':
+      return { status: 'FAILED', from: t.from, message: t.text, failure: { code: u.failureCode ?? 131000 }, ...ids };
+    case 'EXPIRED':
+      return { status: 'EXPIRED', from: t.from, message: t.text };
   }
 }

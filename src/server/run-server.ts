@@ -10,7 +10,7 @@ import { createEngine } from '../engine.js';
 import { loadPeer, peerError } from '../runtime/peers.js';
 import { optionConflict, ServerOptionsError } from './ports/errors.js';
 import { snapshotFromRows } from '../core/rows.js';
-import { openSqliteStorage } from '../storage/sqlite-storage.js';
+import { openSqliteStorage } from './backends/sqlite/open-storage.js';
 import type { StoreRecovery } from '../storage/store-open.js';
 import { buildServer } from './build-server.js';
 import { resolveConnections } from './connections.js';

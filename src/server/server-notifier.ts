@@ -2,11 +2,12 @@
  * The notifier (notifier.ts) with its hooks: where it stages events (the backend's), what an
  * opt-out and a settled campaign change in the books, and the two parts made after it that it
  * calls: the delivery worker it wakes, the dispatch side it hands the provider's late failures to.
- * Loaded with the statistics, tracked messages and configurations the store kept.
+ * What a store kept of it (statistics, tracked messages, configurations) is loaded by the store's
+ * components (backends/sqlite/components/) once the parts are made.
  */
 import type { Outbox } from '../events/outbox.js';
 import type { ServerBooks } from './books.js';
-import { Notifier, type CompanyWebhooks, type NotifierDeps } from './notifier.js';
+import { Notifier, type NotifierDeps } from './notifier.js';
 import type { BuildKit } from './server-env.js';
 
 /** What the provider's later failure of a sent message does (late-failures.ts). */
@@ -25,7 +26,7 @@ export interface NotifierParts {
 export function createNotifier(kit: BuildKit, parts: NotifierParts): Notifier {
   const { env, options, backend, log, metrics } = kit;
   const { activity, blocklist, campaignPhones } = parts.books;
-  const notifier = new Notifier(
+  return new Notifier(
     {
       activity,
       clock: env.clock,
@@ -49,9 +50,4 @@ export function createNotifier(kit: BuildKit, parts: NotifierParts): Notifier {
     },
     options.restore?.notifier,
   );
-  const { stored } = options;
-  if (stored) notifier.loadStored(stored);
-  const webhooks = stored?.values.get('webhooks');
-  if (Array.isArray(webhooks)) notifier.loadWebhooks(webhooks as CompanyWebhooks[]);
-  return notifier;
 }

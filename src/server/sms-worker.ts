@@ -67,6 +67,12 @@ export class SmsWorker {
     return perSecond === undefined ? undefined : count / perSecond;
   }
 
+  /** SMS a store kept, accepted and not answered by the gateway: they go again (at least once), from the next turn. */
+  restore(items: readonly OutgoingSms[]): void {
+    for (const s of items) this.#queue.push(s);
+    if (items.length > 0) setImmediate(() => this.#pump());
+  }
+
   /** Queues SMS; the caller has checked the bound. */
   enqueue(items: readonly OutgoingSms[]): void {
     for (const s of items) this.#queue.push(s);

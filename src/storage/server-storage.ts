@@ -1,31 +1,37 @@
 /**
  * What the server keeps durably, whatever keeps it (the embedded database: sqlite-storage.ts): one
- * step of changes to write, what a restart finds, and the port the server writes through.
+ * step of changes to write, what a restart finds, and the port the server writes through. Both the
+ * step and what a restart finds have a field per durable component, by its name (the engine's is
+ * `engine` in a step, `rows` in what is found).
  */
 import type { EngineChanges } from '../core/engine.js';
 import type { EngineRows } from '../core/rows.js';
 import type { CampaignRow, CampaignStatisticsChanges, ContactRow } from '../events/campaign-stats.js';
 import type { RecoveredLoss, StoreRecovery } from './store-open.js';
 
-/** One step to write: what changed in the engine, server values, outbox events in and out. */
+/**
+ * One step to write: what changed in the engine, and the changes of each durable component of the
+ * server under its name (src/server/backends/sqlite/components/: one file each, with its tables).
+ * A component with nothing to write is absent.
+ */
 export interface StorageStep {
   readonly engine?: EngineChanges;
   /** Server values by key (JSON-serialisable); `undefined` deletes the key. */
   readonly values?: Readonly<Record<string, unknown>>;
-  /** Outbox events to keep, by id (any JSON value). */
-  readonly outboxPut?: readonly (readonly [id: string, event: unknown])[];
-  /** Outbox events delivered or given up. */
-  readonly outboxDelete?: readonly string[];
-  /** SMS accepted, by id (any JSON value). */
-  readonly smsPut?: readonly (readonly [id: string, sms: unknown])[];
-  /** SMS the gateway answered. */
-  readonly smsDelete?: readonly string[];
+  /**
+   * Webhook events (any JSON value) to keep by id, and those delivered or given up (after the
+   * puts: a run that changed and ended in one step goes).
+   */
+  readonly outbox?: StoredRowChanges;
+  /** SMS accepted, by id (any JSON value), and those the gateway answered. */
+  readonly sms?: StoredRowChanges;
   /** What changed in each company's campaign statistics. */
   readonly statistics?: readonly { readonly companyId: number; readonly changes: CampaignStatisticsChanges }[];
-  /** Messages remembered for their later statuses, by message id (any JSON value). */
-  readonly trackedPut?: readonly (readonly [id: string, message: unknown])[];
-  /** Messages no longer remembered (final status, or the oldest beyond the bound). */
-  readonly trackedDelete?: readonly string[];
+  /**
+   * Messages remembered for their later statuses, by message id (any JSON value), and those no
+   * longer remembered (final status, or the oldest beyond the bound).
+   */
+  readonly tracked?: StoredRowChanges;
   /** Phones campaigns took (a row per request), and campaigns whose phones are dropped (applied first). */
   readonly campaignPhones?: {
     readonly added: readonly StoredCampaignPhones[];
@@ -50,12 +56,15 @@ export interface StorageStep {
   };
   /** Blocklist changes, in order: an entry added, or (`entry` null) a phone removed. */
   readonly blocklist?: readonly { readonly companyId: number; readonly phone: string; readonly entry: StoredBlockEntry | null }[];
-  /** Activity entries of the period reports: key, time (epoch ms), entry (any JSON value). */
-  readonly activityPut?: readonly (readonly [key: string, at: number, row: unknown])[];
-  /** Activity entries dropped by the count bound. */
-  readonly activityDelete?: readonly string[];
-  /** Activity entries with a time before this are dropped (the retention). */
-  readonly activityBefore?: number;
+  /**
+   * Activity entries of the period reports: put (key, time in epoch ms, entry: any JSON value),
+   * dropped by the count bound (keys), and dropped when their time is before `before` (the retention).
+   */
+  readonly activity?: {
+    readonly put?: readonly (readonly [key: string, at: number, row: unknown])[];
+    readonly delete?: readonly string[];
+    readonly before?: number;
+  };
   /**
    * The channel's memory (src/server/channels/memory.ts): keys set (a value) or deleted (null) in
    * order, numbered from `firstSeq`, kept as one row (a chunk); the chunks numbered below `before`
@@ -68,6 +77,12 @@ export interface StorageStep {
    * keeps one of the two, never both or neither), and the one that puts a replayed event back.
    */
   readonly deadLetters?: readonly (readonly [id: string, companyId: number, at: number, row: unknown])[];
+}
+
+/** Rows kept by id (any JSON value), put in order, and ids whose rows go (after the puts). */
+export interface StoredRowChanges {
+  readonly put?: readonly (readonly [id: string, row: unknown])[];
+  readonly delete?: readonly string[];
 }
 
 /** A chunk of the channel's memory: entries numbered from `firstSeq`, a key and a value (null: deleted) each. */

@@ -8,7 +8,7 @@ import { ArgumentError } from '../core/errors.js';
 import type { EngineChanges } from '../core/engine.js';
 import { type EngineRows, type PortfolioRow, type SubmissionRow, emptyRows } from '../core/rows.js';
 import type { Database } from './store-check.js';
-import type { JournalNotes, Meta, TablePart } from './sqlite-tables.js';
+import type { Meta, OpenTables, StepNotes } from './sqlite-tables.js';
 
 /** Recipients stay in a portfolio's count for a day after their last message. */
 const DAY_MS = 86_400_000;
@@ -19,8 +19,8 @@ type RowOf<M> = M extends Map<unknown, infer V> ? V : never;
 /** A live submission as the intake journal reconciles with it: number, campaign, its contacts' text (read when needed), state digits. */
 export type LiveSubmission = readonly [seq: number, campaignId: number, contacts: () => string, state: string];
 
-export interface EngineTables extends TablePart<'rows'> {
-  load(meta: ReadonlyMap<string, string>): { readonly part: { readonly rows: EngineRows }; readonly found: boolean; readonly live: LiveSubmission[] };
+export interface EngineTables extends OpenTables<EngineChanges, EngineRows> {
+  load(meta: ReadonlyMap<string, string>): { readonly rows: EngineRows; readonly found: boolean; readonly live: LiveSubmission[] };
 }
 
 export const engineTables: { readonly schema: string; open(db: Database, meta: Meta): EngineTables } = {
@@ -51,7 +51,7 @@ export const engineTables: { readonly schema: string; open(db: Database, meta: M
       pruneRecipients: db.prepare('DELETE FROM portfolio_recipients WHERE at <= ?'),
     };
 
-    const writeSubmissions = (e: EngineChanges, notes: JournalNotes): void => {
+    const writeSubmissions = (e: EngineChanges, notes: StepNotes): void => {
       for (const c of e.submissions) {
         const { contacts, ...row } = c;
         notes.states.push([c.seq, c.state]);
@@ -86,9 +86,7 @@ export const engineTables: { readonly schema: string; open(db: Database, meta: M
     };
 
     return {
-      write(step, notes) {
-        const e = step.engine;
-        if (!e) return;
+      write(e, notes) {
         meta.put('engine.totals', JSON.stringify({ nextSeq: e.nextSeq, counts: e.counts, store: e.store }));
         writeSubmissions(e, notes);
         for (const n of e.numbers) q.putNumber.run(n.phone, JSON.stringify(n));
@@ -120,7 +118,7 @@ export const engineTables: { readonly schema: string; open(db: Database, meta: M
           rows.templates.set(t.id, t);
         }
         loadPortfolios(db, rows);
-        return { part: { rows }, found: totals !== undefined, live };
+        return { rows, found: totals !== undefined, live };
       },
     };
   },

@@ -4,15 +4,13 @@
  * step is on disk, and a crash at any moment leaves every step written before it (a torn last
  * write is rolled back by SQLite itself).
  *
- * What it keeps is in parts, one per kind of state, each with its own tables, statements, writes
- * and loads (sqlite-tables.ts): the engine's rows (sqlite-engine-tables.ts: one row per live
- * submission with its contacts written once, per number, per template, the last finished
- * submissions), the server's values by key, its webhook outbox and dead letters, the SMS not
- * answered yet, the messages remembered for their later statuses, the activity the period reports
- * read and the channel's memory of the provider's ids (sqlite-server-tables.ts), each company's
- * campaign statistics and the phones the intake screens against (sqlite-campaign-tables.ts); this
- * file opens them in one database. One `write` is one transaction: a host groups the changes of
- * concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
+ * What it keeps is in parts, each with its own tables, statements, writes and loads
+ * (sqlite-tables.ts): the engine's rows (sqlite-engine-tables.ts: one row per live submission with
+ * its contacts written once, per number, per template, the last finished submissions), and the
+ * parts it is given, one per durable component of the server (the server's values,
+ * sqlite-values.ts, and the tables the server registers: src/server/backends/sqlite/components/);
+ * this file opens them in one database. One `write` is one transaction: a host groups the changes
+ * of concurrent requests into one step, so they share one commit (docs/decisions.md, "The server's
  * database"). Each commit is counted, and the count sealed in `sendpool.db.seal` after it; the store
  * is checked against its seal, read-only, before it is opened (store-open.ts: a damaged or
  * incomplete store is refused unless `recover`).
@@ -24,13 +22,22 @@ import { StateFileError } from '../runtime/state-file-error.js';
 import { IntakeJournal } from './intake-journal.js';
 import type { ServerStorage, StorageStep, StoredState } from './server-storage.js';
 import { engineTables } from './sqlite-engine-tables.js';
-import { screeningTables, statisticsTables } from './sqlite-campaign-tables.js';
-import { activityTables, channelMemoryTables, deliveryTables, idempotencyTables, messageTables, valueTables } from './sqlite-server-tables.js';
-import type { JournalNotes, Meta } from './sqlite-tables.js';
+import type { Meta, StepNotes, StorePart } from './sqlite-tables.js';
 import { type Database, type Libsql, StoreDamagedError } from './store-check.js';
 import { checkStore, REFUSED_ADVICE, StoreSeal, StoreWriteError } from './store-open.js';
 
-export type { ServerStorage, StorageStep, StoredBlockEntry, StoredCampaignPhones, StoredChannelMemory, StoredIdempotency, StoredSentPhones, StoredState, StoredStatistics } from './server-storage.js';
+export type {
+  ServerStorage,
+  StorageStep,
+  StoredBlockEntry,
+  StoredCampaignPhones,
+  StoredChannelMemory,
+  StoredIdempotency,
+  StoredRowChanges,
+  StoredSentPhones,
+  StoredState,
+  StoredStatistics,
+} from './server-storage.js';
 
 /** Options of {@link openSqliteStorage}. */
 export interface SqliteStorageOptions {
@@ -61,12 +68,13 @@ export interface SqliteStorageOptions {
 const SCHEMA_VERSION = 6;
 const FILE = 'sendpool.db';
 
-/** The parts of the database besides the engine's rows (sqlite-tables.ts), each its own tables. */
-const PARTS = [valueTables, deliveryTables, messageTables, statisticsTables, screeningTables, activityTables, channelMemoryTables, idempotencyTables] as const;
-
-/** Every table, created if missing (at each open: how an older database gains the tables of later schemas). */
-function createTables(db: Database): void {
-  db.exec(`CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);${engineTables.schema}${PARTS.map((p) => p.schema).join('')}`);
+/**
+ * Every table of the store and of its parts, created if missing (at each open: how an older
+ * database gains the tables of later schemas).
+ */
+function tablesOf(parts: readonly StorePart[]): (db: Database) => void {
+  const schema = `CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);${engineTables.schema}${parts.map((p) => p.schema).join('')}`;
+  return (db) => db.exec(schema);
 }
 
 /** libsql is loaded when a database is opened, so hosts without one do not need the package. */
@@ -76,31 +84,25 @@ async function loadLibsql(): Promise<Libsql> {
 
 /**
  * Opens (creating if needed) the database in `dir` (`<dir>/sendpool.db`, with its WAL files and
- * its seal `sendpool.db.seal`), checked first (store-check.ts): a damaged or incomplete store is
- * refused unless `recover`.
+ * its seal `sendpool.db.seal`) with the engine's tables and `parts`, checked first
+ * (store-check.ts): a damaged or incomplete store is refused unless `recover`. The server's
+ * `openSqliteStorage` gives it the server's parts (src/server/backends/sqlite/open-storage.ts).
  * @throws StoreDamagedError when the store is damaged or holds less than its seal says (and not `recover`)
  * @throws when the directory cannot be created or the file is not a sendpool database of a known schema
  */
-export async function openSqliteStorage(dir: string, options: SqliteStorageOptions = {}): Promise<ServerStorage> {
+export async function openSqliteStore(dir: string, parts: readonly StorePart[], options: SqliteStorageOptions = {}): Promise<ServerStorage> {
   const Libsql = await loadLibsql();
   mkdirSync(dir, { recursive: true });
   const file = join(dir, FILE);
+  const createTables = tablesOf(parts);
   // Checked read-only before anything is written (a refused store stays as it was found).
   const checked = checkStore(Libsql, file, options.recover === true, createTables);
-  const db = openDatabase(Libsql, file, options);
+  const db = openDatabase(Libsql, file, options, parts, createTables);
   const putMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value');
   const deleteMeta = db.prepare('DELETE FROM meta WHERE key = ?');
   const meta: Meta = { put: (key, text) => putMeta.run(key, text), delete: (key) => deleteMeta.run(key) };
   const engine = engineTables.open(db, meta);
-  const values = valueTables.open(db, meta);
-  const delivery = deliveryTables.open(db, meta);
-  const messages = messageTables.open(db, meta);
-  const statistics = statisticsTables.open(db, meta);
-  const screening = screeningTables.open(db, meta);
-  const activity = activityTables.open(db, meta);
-  const channelMemory = channelMemoryTables.open(db, meta);
-  const idempotency = idempotencyTables.open(db, meta);
-  const parts = [engine, values, delivery, messages, statistics, screening, activity, channelMemory, idempotency];
+  const opened = parts.map((p) => p.open(db, meta));
 
   // The seal (store-seal.ts): the store's commit count, written after each commit, checked at open.
   const seal = new StoreSeal(db, file, checked);
@@ -115,42 +117,38 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
         .map((m) => [String(m['key']), String(m['value'])] as const),
     );
     const e = engine.load(metaRows);
-    const v = values.load(metaRows);
-    const d = delivery.load(metaRows);
-    const m = messages.load(metaRows);
-    const st = statistics.load(metaRows);
-    const sc = screening.load(metaRows);
-    const a = activity.load(metaRows);
-    const c = channelMemory.load(metaRows);
-    const i = idempotency.load(metaRows);
-    if (![e, v, d, m, st, sc, a, c, i].some((p) => p.found)) return undefined;
+    const loaded = opened.map((p) => p.load(metaRows));
+    if (!e.found && !loaded.some((p) => p.found)) return undefined;
     // The journal made to hold every live submission, and only those (a store older than it, a stop before an append).
     journal.reconcile(seal.next - 1, e.live);
-    return { ...e.part, ...v.part, ...d.part, ...m.part, ...st.part, ...sc.part, ...a.part, ...c.part, ...i.part };
+    // Each part gives its own field: together with the engine's rows, all of them.
+    const state: Partial<StoredState> = {};
+    for (const p of loaded) Object.assign(state, p.rows);
+    return { ...state, rows: e.rows } as StoredState;
   };
 
   const write = (step: StorageStep): void => {
     // One transaction; a failed one is rolled back only if SQLite has not done so already (a full
     // disk ends it: a ROLLBACK then would hide the cause behind "no transaction is active").
     const commit = seal.next;
-    const notes: JournalNotes = { accepted: [], ended: [], states: [], webhooks: undefined };
+    const notes: StepNotes = { accepted: [], ended: [], states: [], webhooks: undefined, nextContactId: undefined };
     try {
       db.exec('BEGIN');
-      for (const p of parts) p.write(step, notes);
+      if (step.engine) engine.write(step.engine, notes);
+      for (const p of opened) p.write(step, notes);
       meta.put('store.commit', String(seal.next));
       db.exec('COMMIT');
     } catch (e) {
       rollback(db);
       throw new StoreWriteError(file, e);
     }
-    const next = step.values?.['nextContactId'];
     try {
-      seal.committed(typeof next === 'number' ? next : undefined, step.engine);
+      seal.committed(notes.nextContactId, step.engine);
     } catch (e) {
       throw new StoreWriteError(`${file}.seal`, e);
     }
     // Never throws: a journal that cannot be written (a full disk) is deleted, the commit stands.
-    const { webhooks, ...journaled } = notes;
+    const { webhooks, nextContactId: _sealed, ...journaled } = notes;
     journal.committed({ commit, ...journaled, ...(webhooks !== undefined ? { webhooks } : {}) });
   };
 
@@ -181,13 +179,13 @@ export async function openSqliteStorage(dir: string, options: SqliteStorageOptio
 }
 
 /** The database opened for writing: WAL, the sync mode asked, every table there, its schema recorded (or refused when unknown). */
-function openDatabase(Libsql: Libsql, file: string, options: SqliteStorageOptions): Database {
+function openDatabase(Libsql: Libsql, file: string, options: SqliteStorageOptions, parts: readonly StorePart[], createTables: (db: Database) => void): Database {
   const db = new Libsql(file);
   db.exec('PRAGMA journal_mode=WAL');
   db.exec(`PRAGMA synchronous=${options.synchronous ?? 'FULL'}`);
   createTables(db);
   const schema = db.prepare("SELECT value FROM meta WHERE key = 'schema'").get();
-  for (const p of PARTS) p.upgrade?.(db);
+  for (const p of parts) p.upgrade?.(db);
   // Schemas 1 to 5 lack only tables and columns that were just created: upgrading is recording the new version.
   if (schema === undefined || [1, 2, 3, 4, 5].includes(Number(schema['value'])))
     db.prepare("INSERT INTO meta (key, value) VALUES ('schema', ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock, applyChanges, createEngine, emptyRows, snapshotFromRows, type Engine } from '../../src/index.js';
 import type { ContactRow } from '../../src/events/campaign-stats.js';
 import { isStateFileError } from '../../src/runtime/state-file-error.js';
-import { openSqliteStorage } from '../../src/storage/sqlite-storage.js';
+import { openSqliteStorage } from '../../src/server/index.js';
 import { specFleet } from '../core/arbitraries.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sendpool-storage-'));
@@ -119,12 +119,14 @@ describe('SQLite storage', () => {
     const storage = await openSqliteStorage(dir);
     storage.write({
       values: { nextContactId: 41, reportTokenKey: 'k1', gone: true },
-      outboxPut: [
-        ['e1', { url: 'https://a' }],
-        ['e2', { url: 'https://b' }],
-      ],
+      outbox: {
+        put: [
+          ['e1', { url: 'https://a' }],
+          ['e2', { url: 'https://b' }],
+        ],
+      },
     });
-    storage.write({ values: { nextContactId: 42, gone: undefined }, outboxDelete: ['e1'] });
+    storage.write({ values: { nextContactId: 42, gone: undefined }, outbox: { delete: ['e1'] } });
     storage.close();
     const loaded = (await openSqliteStorage(dir)).load()!;
     expect(Object.fromEntries(loaded.values)).toEqual({ nextContactId: 42, reportTokenKey: 'k1' });
@@ -135,21 +137,25 @@ describe('SQLite storage', () => {
     const dir = freshDir();
     const storage = await openSqliteStorage(dir);
     storage.write({
-      activityPut: [
-        ['m:1', 100, { v: 1 }],
-        ['m:2', 200, { v: 2 }],
-        ['a:1:7', 150, { v: 3 }],
-        ['m:3', 300, { v: 4 }],
-      ],
+      activity: {
+        put: [
+          ['m:1', 100, { v: 1 }],
+          ['m:2', 200, { v: 2 }],
+          ['a:1:7', 150, { v: 3 }],
+          ['m:3', 300, { v: 4 }],
+        ],
+      },
     });
     // An update keeps the row's place; the count bound drops by key, the retention by time.
     storage.write({
-      activityPut: [
-        ['m:2', 200, { v: 22 }],
-        ['m:4', 400, { v: 5 }],
-      ],
-      activityDelete: ['m:3'],
-      activityBefore: 150,
+      activity: {
+        put: [
+          ['m:2', 200, { v: 22 }],
+          ['m:4', 400, { v: 5 }],
+        ],
+        delete: ['m:3'],
+        before: 150,
+      },
     });
     storage.close();
     const loaded = (await openSqliteStorage(dir)).load()!;
@@ -170,7 +176,7 @@ describe('SQLite storage', () => {
     db.exec("DROP TABLE activity; UPDATE meta SET value = '2' WHERE key = 'schema'");
     db.close();
     const again = await openSqliteStorage(dir);
-    again.write({ activityPut: [['m:1', 1, { v: 1 }]] });
+    again.write({ activity: { put: [['m:1', 1, { v: 1 }]] } });
     expect(Object.fromEntries(again.load()!.values)).toEqual({ nextContactId: 7 });
     expect(again.load()!.activity).toEqual([['m:1', { v: 1 }]]);
     again.close();
@@ -219,10 +225,12 @@ describe('SQLite storage', () => {
     const dir = freshDir();
     const storage = await openSqliteStorage(dir);
     storage.write({
-      outboxPut: [
-        ['e1', { id: 'e1' }],
-        ['e2', { id: 'e2' }],
-      ],
+      outbox: {
+        put: [
+          ['e1', { id: 'e1' }],
+          ['e2', { id: 'e2' }],
+        ],
+      },
     });
     storage.close();
     const Libsql = ((await import('libsql')) as unknown as { default: new (path: string) => { exec(sql: string): void; close(): void } }).default;
@@ -233,16 +241,16 @@ describe('SQLite storage', () => {
     expect(again.load()!.deadLetters).toEqual([]);
     // Dead-lettered: out of the outbox and into the dead letters in one step.
     again.write({
-      outboxDelete: ['e1', 'e2'],
+      outbox: { delete: ['e1', 'e2'] },
       deadLetters: [
         ['e1', 1, 10, { id: 'e1' }],
         ['e2', 2, 11, { id: 'e2' }],
       ],
     });
     // e1 replayed (back into the outbox) and dead-lettered again: it goes last.
-    again.write({ outboxPut: [['e1', { replay: { id: 'e1' } }]], deadLetters: [['e1', 1, 0, null]] });
+    again.write({ outbox: { put: [['e1', { replay: { id: 'e1' } }]] }, deadLetters: [['e1', 1, 0, null]] });
     expect(again.load()!.outbox).toEqual([['e1', { replay: { id: 'e1' } }]]);
-    again.write({ outboxDelete: ['e1'], deadLetters: [['e1', 1, 12, { id: 'e1', again: true }]] });
+    again.write({ outbox: { delete: ['e1'] }, deadLetters: [['e1', 1, 12, { id: 'e1', again: true }]] });
     again.close();
     const loaded = (await openSqliteStorage(dir)).load()!;
     expect(loaded.outbox).toEqual([]);

@@ -3,7 +3,7 @@
  * fast as it can, each a submission of 200 contacts and a server value, printing each step's number
  * after its write returned (so it is durable) until it is killed.
  */
-import { openSqliteStorage } from '../../src/storage/sqlite-storage.js';
+import { openSqliteStorage } from '../../src/server/backends/sqlite/open-storage.js';
 
 const dir = process.env['SENDPOOL_TORN_DIR']!;
 const storage = await openSqliteStorage(dir);

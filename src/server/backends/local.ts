@@ -32,6 +32,8 @@ export interface LocalBackendDeps {
   readonly parts: Late<BackendParts>;
   /** Dead letters an operator replayed: back in the outbox (durable: with a step, which this resolves after). */
   readonly replay: (events: readonly OutboxEvent[]) => Promise<void>;
+  /** Once the parts are made (`attach`): what the store kept loaded into them. @default nothing */
+  readonly restore?: () => void;
   /** The reports changed (the durable step writes them then, not at every step). @default none */
   readonly reportsChanged?: () => void;
   readonly metricsSources?: ServerBackend['metricsSources'];
@@ -101,6 +103,7 @@ export class LocalBackend implements ServerBackend {
 
   attach(parts: BackendParts): void {
     this.#deps.parts.set(parts);
+    this.#deps.restore?.();
   }
 
   refusal(): undefined {

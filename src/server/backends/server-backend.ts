@@ -96,7 +96,10 @@ export interface ServerBackend extends Backend {
   readonly reportsChanged: (() => void) | undefined;
   /** The SMS worker's answered hook: an SMS the gateway answered is written. @default none */
   readonly smsAnswered: ((smsId: string) => void) | undefined;
-  /** Makes what needs the parts (the durable step's collection, a fleet's shared state); called once. */
+  /**
+   * Makes what needs the parts (the durable step's collection, a fleet's shared state) and loads
+   * what a store kept into them; called once.
+   */
   attach(parts: BackendParts): void;
   /** Where dead letters are kept (after `attach`). */
   readonly deadLetters: DeadLetterStore;

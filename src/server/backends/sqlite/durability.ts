@@ -2,7 +2,8 @@
  * Group commit for the durable server: whoever must not let something out before it is on disk (a
  * 202, a message to the channel) asks `commit()` and waits; every request asking in the same turn
  * of the event loop shares one write. A write takes the step's outcomes first (their notifications
- * belong to the step), then the engine's changes and the server's values, in one transaction.
+ * belong to the step), then the engine's changes and the durable components' (durable-step.ts), in
+ * one transaction; what it staged meanwhile (events, SMS: staged-writes.ts) is a component's too.
  *
  * A failed write (disk full, a broken file) fails the server closed: the waiting 202s become 503s,
  * held messages are never sent, and every later commit fails at once. Nothing that was answered or
@@ -12,18 +13,20 @@
 import type { Engine } from '../../../core/engine.js';
 import type { OutboxEvent } from '../../../events/outbox.js';
 import type { OutgoingSms } from '../../ports/channel.js';
-import { storedRun, writtenId } from '../../enqueued-runs.js';
+import { storedRun } from '../../enqueued-runs.js';
 import type { EnqueuedRun, Persistence, WrittenEvent } from '../../ports/persistence.js';
 import type { ServerStorage, StorageStep } from '../../../storage/sqlite-storage.js';
+import type { StagedWrites } from './staged-writes.js';
 
 interface Deps {
   readonly storage: ServerStorage;
   readonly engine: Engine;
   /** Handles the engine's outcomes due so far (the dispatch worker's), before the changes are taken. */
   readonly takeOutcomes: () => void;
-  /** The server's values and outbox changes for this step. */
-  /** The server's part of a step (`full`: everything, not only what changed). */
+  /** The durable components' part of a step (`full`: everything, not only what changed). */
   readonly collect: (full: boolean) => Omit<StorageStep, 'engine'>;
+  /** Where events and SMS wait for the next step (taken by its components). */
+  readonly staged: StagedWrites;
   readonly onError: (error: unknown) => void;
   /** The first write carries everything live (an engine restored from a snapshot file into an empty store). */
   readonly full?: boolean;
@@ -51,18 +54,14 @@ export class Durability implements Persistence {
   #failed: unknown;
   #writes = 0;
   #full: boolean;
-  #staged: WrittenEvent[] = [];
-  /** Runs written before, to write again as they are now (not delivered again: they are live here). */
-  #changedRuns = new Map<string, EnqueuedRun>();
-  #delivered: string[] = [];
-  #smsIn: OutgoingSms[] = [];
-  #smsDone: string[] = [];
+  readonly #staged: StagedWrites;
   /** Inside `flush`: what is staged now goes in this write. */
   #flushing = false;
 
   constructor(deps: Deps) {
     this.#deps = deps;
     this.#full = deps.full === true;
+    this.#staged = deps.staged;
   }
 
   /** Steps written so far (metrics, tests). */
@@ -97,19 +96,19 @@ export class Durability implements Persistence {
 
   /** A webhook event, written with the step that made it, delivered only after. */
   stage(event: OutboxEvent): void {
-    this.#staged.push(event);
+    this.#staged.stage(event);
     this.schedule();
   }
 
   /** A request's ENQUEUED notifications: one row, written with the step that made them. */
   stageRun(run: EnqueuedRun): void {
-    this.#staged.push({ run: storedRun(run) });
+    this.#staged.stage({ run: storedRun(run) });
     this.schedule();
   }
 
   /** A run written before changed (a dead-lettered notification): its row is written again. */
   runChanged(run: EnqueuedRun): void {
-    this.#changedRuns.set(run.id, run);
+    this.#staged.runChanged(run);
     this.schedule();
   }
 
@@ -118,23 +117,23 @@ export class Durability implements Persistence {
    * removes them from the dead letters: the book's changes go with every step), delivered after it.
    */
   replay(events: readonly OutboxEvent[]): void {
-    for (const event of events) this.#staged.push({ replay: event });
+    for (const event of events) this.#staged.stage({ replay: event });
   }
 
   /** SMS accepted: written in the next step (their 202 waits for it). */
   stageSms(items: readonly OutgoingSms[]): void {
-    for (const s of items) this.#smsIn.push(s);
+    this.#staged.stageSms(items);
   }
 
   /** An SMS the gateway answered: its row goes in a later step (lost, it is sent again). */
   smsAnswered(smsId: string): void {
-    this.#smsDone.push(smsId);
+    this.#staged.smsAnswered(smsId);
     this.schedule();
   }
 
   /** Events delivered (or given up): their rows go in a later step (lost, they are delivered again). */
   delivered(ids: readonly string[]): void {
-    for (const id of ids) this.#delivered.push(id);
+    this.#staged.delivered(ids);
     this.schedule();
   }
 
@@ -149,31 +148,14 @@ export class Durability implements Persistence {
       for (const w of waiters) w.reject(this.#failed);
       return;
     }
-    let staged: WrittenEvent[];
+    let written: WrittenEvent[];
     this.#flushing = true;
     try {
       this.#deps.takeOutcomes();
       const engine = this.#deps.engine.takeChanges({ full: this.#full });
-      // After the outcomes: their notifications belong to this step.
-      staged = this.#staged;
-      this.#staged = [];
-      const delivered = this.#delivered;
-      this.#delivered = [];
-      const changedRuns = [...this.#changedRuns.values()].map((run) => [run.id, { run: storedRun(run) }] as const);
-      this.#changedRuns.clear();
-      const smsIn = this.#smsIn;
-      this.#smsIn = [];
-      const smsDone = this.#smsDone;
-      this.#smsDone = [];
-      this.#deps.storage.write({
-        engine,
-        ...this.#deps.collect(this.#full),
-        // Rows put before rows deleted: a run that changed and ended in one step goes.
-        ...(staged.length + changedRuns.length > 0 ? { outboxPut: [...staged.map((e) => [writtenId(e), e] as const), ...changedRuns] } : {}),
-        ...(delivered.length > 0 ? { outboxDelete: delivered } : {}),
-        ...(smsIn.length > 0 ? { smsPut: smsIn.map((s) => [s.smsId, s] as const) } : {}),
-        ...(smsDone.length > 0 ? { smsDelete: smsDone } : {}),
-      });
+      // After the outcomes: their notifications belong to this step (the outbox component takes them).
+      this.#deps.storage.write({ engine, ...this.#deps.collect(this.#full) });
+      written = this.#staged.takeWritten();
       this.#full = false;
       this.#writes++;
       if (!this.#journalSaid) {
@@ -191,7 +173,7 @@ export class Durability implements Persistence {
     } finally {
       this.#flushing = false;
     }
-    if (staged.length > 0) this.#deps.onWritten(staged);
+    if (written.length > 0) this.#deps.onWritten(written);
     for (const w of waiters) w.resolve();
   }
 }

@@ -1,7 +1,9 @@
 /**
  * The sqlite backend: one process, every step written to the embedded database (libsql) before
  * what it made leaves: a 202 waits for its contacts' write, a message for the write of its
- * hand-out. A failed write fails the server closed (durable-step.ts).
+ * hand-out. A failed write fails the server closed (durable-step.ts). What the server keeps is
+ * its durable components (components/), each restored from what the store kept once the server's
+ * parts are made.
  */
 import type { Clock } from '../../../core/clock.js';
 import type { Engine } from '../../../core/engine.js';
@@ -13,7 +15,10 @@ import { LocalContactIds } from '../../ports/contact-ids.js';
 import { reportLostContacts } from '../../recovered-contacts.js';
 import { LocalBackend } from '../local.js';
 import type { BackendParts } from '../server-backend.js';
+import { restoreComponents } from './components/durable.js';
+import { durableComponents } from './components/index.js';
 import { storageDurability } from './durable-step.js';
+import { StagedWrites } from './staged-writes.js';
 
 export interface SqliteBackendOptions {
   readonly storage: ServerStorage;
@@ -34,23 +39,22 @@ export function createSqliteBackend(options: SqliteBackendOptions): LocalBackend
   const parts = new Late<BackendParts>('the server parts');
   const contactIds = new LocalContactIds(options.nextContactId);
   const idempotency = new IdempotencyBook(true);
-  idempotency.load(stored?.idempotency ?? [], clock.now());
+  const staged = new StagedWrites();
   // Reports are written with the step after they change, not at every step.
   let reportsChanged = false;
-  const durability = storageDurability(storage, {
-    parts,
-    engine: options.engine,
-    clock,
+  const components = durableComponents({
+    parts: () => parts.get(),
     idempotency,
     contactIds,
+    staged,
     takeReportsChanged: () => {
       const changed = reportsChanged;
       reportsChanged = false;
       return changed;
     },
     reportTokenKey: options.reportTokenKey,
-    full: options.full,
   });
+  const durability = storageDurability(storage, { parts, engine: options.engine, clock, components, staged, full: options.full });
   return new LocalBackend({
     name: 'sqlite',
     engine: options.engine,
@@ -69,6 +73,10 @@ export function createSqliteBackend(options: SqliteBackendOptions): LocalBackend
     reportsChanged: () => {
       reportsChanged = true;
       durability.schedule();
+    },
+    // What the store kept, into the parts as soon as they are made (before any traffic).
+    restore: () => {
+      if (stored) restoreComponents(components, stored, clock.now());
     },
     metricsSources: () => (storage.recovery ? { recovery: storage.recovery } : {}),
     start: () => {
