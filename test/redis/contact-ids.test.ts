@@ -4,7 +4,7 @@
  * real: the counter's key is deleted, as an empty Redis after a restart would have it.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ContactIdBlocks } from '../../src/server/redis/contact-ids.js';
+import { ContactIdBlocks } from '../../src/server/backends/redis/contact-ids.js';
 import { cleanup, connect, describeTargets, testPrefix, type TestClient } from './helpers.js';
 
 describeTargets('contact ids on Redis', (target) => {

@@ -8,8 +8,8 @@ import { appendFileSync, readFileSync, statSync, truncateSync, writeFileSync } f
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isStateFileError } from '../../src/runtime/state-file-error.js';
-import { ACCEPTED_JOURNAL_VERSION, AcceptedJournal, acceptedJournalPath, type JournalEntry } from '../../src/server/redis/accepted-journal.js';
-import type { ChunkBody } from '../../src/server/redis/queue.js';
+import { ACCEPTED_JOURNAL_VERSION, AcceptedJournal, acceptedJournalPath, type JournalEntry } from '../../src/server/backends/redis/accepted-journal.js';
+import type { ChunkBody } from '../../src/server/backends/redis/queue.js';
 import { tempDir } from '../temp-dirs.js';
 
 function body(requestId: string, firstId: number, n = 3): ChunkBody {

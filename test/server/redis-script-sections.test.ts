@@ -7,9 +7,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runScript, script } from '../../src/redis/script-runner.js';
-import { composeLua } from '../../src/server/redis/scripts/lua.js';
-import { encodeSections, readSections, sectionsPrologue, SECTIONS_LUA, type SectionSchema, type SectionSpec } from '../../src/server/redis/scripts/sections.js';
-import { STEP_SECTIONS } from '../../src/server/redis/scripts/step.js';
+import { composeLua } from '../../src/server/backends/redis/scripts/lua.js';
+import { encodeSections, readSections, sectionsPrologue, SECTIONS_LUA, type SectionSchema, type SectionSpec } from '../../src/server/backends/redis/scripts/sections.js';
+import { STEP_SECTIONS } from '../../src/server/backends/redis/scripts/step.js';
 import { connect, describeTargets, type TestClient } from '../redis/helpers.js';
 import { sectionSchemas, sectionValues } from './script-sections-arbitrary.js';
 

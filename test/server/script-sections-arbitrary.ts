@@ -3,7 +3,7 @@
  * schema, and schemas themselves. Keys carry one hash tag, so a call's keys are in one Cluster slot.
  */
 import fc from 'fast-check';
-import type { FieldKind, RecordShape, SectionSchema, SectionSpec, SectionsOf } from '../../src/server/redis/scripts/sections.js';
+import type { FieldKind, RecordShape, SectionSchema, SectionSpec, SectionsOf } from '../../src/server/backends/redis/scripts/sections.js';
 
 const KINDS: readonly FieldKind[] = ['str', 'int', 'bool', 'key', 'strs', 'pairs'];
 

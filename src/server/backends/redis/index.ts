@@ -21,8 +21,8 @@ import type { RedisServerOptions } from '../../options.js';
 import type { KeptAnswer, KeyedAnswer, QueuedRequest, RequestWrite, SendHold, SendIntent } from '../../ports/backend.js';
 import type { OutgoingSms } from '../../ports/channel.js';
 import type { Persistence } from '../../ports/persistence.js';
-import { chunksOf } from '../../redis/chunks.js';
-import { redisParts, redisPersistence, type RedisParts } from '../../redis/redis-wiring.js';
+import { chunksOf } from './chunks.js';
+import { redisParts, redisPersistence, type RedisParts } from './redis-wiring.js';
 import type { BackendParts, FleetDispatch, ServerBackend } from '../server-backend.js';
 
 export interface RedisBackendOptions {

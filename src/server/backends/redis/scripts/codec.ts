@@ -3,7 +3,7 @@
  * so callers speak in named arguments and named results. Each script of the queue is a file of this
  * folder declaring one (a header saying its KEYS, ARGV and reply, the Lua, `encode` and `decode`).
  */
-import { runScript, script, type RedisScriptClient, type Script } from '../../../redis/script-runner.js';
+import { runScript, script, type RedisScriptClient, type Script } from '../../../../redis/script-runner.js';
 import { RedisScriptError } from './errors.js';
 import { composeLua, type LuaModule } from './lua.js';
 

@@ -20,9 +20,9 @@
  * to the current bucket. The buckets are chosen by the server's clock, so every instance of a fleet
  * reads the same keys.
  */
-import type { PhoneSet } from '../../contract/rejection.js';
-import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
-import { liveSentBuckets, sentBucketMs } from '../sent-phones.js';
+import type { PhoneSet } from '../../../contract/rejection.js';
+import { runScript, script, type RedisScriptClient } from '../../../redis/script-runner.js';
+import { liveSentBuckets, sentBucketMs } from '../../sent-phones.js';
 
 /** A reservation not committed for this long belongs to a request that died before its 202. */
 export const ORPHAN_MS = 60_000;

@@ -14,11 +14,11 @@
  * third of the lease.
  */
 import { randomUUID } from 'node:crypto';
-import type { OutboxEvent } from '../../events/outbox.js';
-import { DEFAULT_DEAD_LETTER_AGE_MS, DEFAULT_DEAD_LETTERS_PER_COMPANY, type DeadLetter } from '../dead-letters.js';
-import { storedRun, writtenId } from '../enqueued-runs.js';
-import type { EnqueuedRun, Persistence, WrittenEvent } from '../ports/persistence.js';
-import type { OutgoingSms } from '../ports/channel.js';
+import type { OutboxEvent } from '../../../events/outbox.js';
+import { DEFAULT_DEAD_LETTER_AGE_MS, DEFAULT_DEAD_LETTERS_PER_COMPANY, type DeadLetter } from '../../dead-letters.js';
+import { storedRun, writtenId } from '../../enqueued-runs.js';
+import type { EnqueuedRun, Persistence, WrittenEvent } from '../../ports/persistence.js';
+import type { OutgoingSms } from '../../ports/channel.js';
 import type { ChunkBody, ClaimedChunk, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
 import { fairHold, type SharedDispatch } from './shared-dispatch.js';
 import type { SharedStatistics } from './shared-statistics.js';

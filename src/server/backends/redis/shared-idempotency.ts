@@ -13,9 +13,9 @@
  * instance lives the retry is answered 409.
  */
 import { createHash } from 'node:crypto';
-import { runScript, script } from '../../redis/script-runner.js';
-import { IDEMPOTENCY_TTL_MS } from '../idempotency.js';
-import type { IdempotencyBegin, KeptAnswer } from '../ports/backend.js';
+import { runScript, script } from '../../../redis/script-runner.js';
+import { IDEMPOTENCY_TTL_MS } from '../../idempotency.js';
+import type { IdempotencyBegin, KeptAnswer } from '../../ports/backend.js';
 import { COMMIT_TTL_MS, deadInstances, type PhonesClient } from './shared-phones.js';
 
 /**

@@ -2,7 +2,7 @@
  * The Lua modules the queue's scripts share (lua.ts): each a set of functions, included by the
  * scripts that name it. Every key they touch is in the queue's slot (`<p>` carries its hash tag).
  */
-import { CAMPAIGN_LUA } from '../../../redis/scripts/campaign.js';
+import { CAMPAIGN_LUA } from '../../../../redis/scripts/campaign.js';
 import { MEMORY_WRITE_LUA } from '../shared-memory.js';
 import { luaModule } from './lua.js';
 

@@ -29,7 +29,7 @@
  */
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { StateFileError } from '../../runtime/state-file-error.js';
+import { StateFileError } from '../../../runtime/state-file-error.js';
 import type { ChunkBody } from './queue.js';
 
 /** The journal's format version (the header's `version`). */

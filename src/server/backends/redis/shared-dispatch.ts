@@ -10,8 +10,8 @@
  * written for it, and a contact handed out without an outcome goes again under the id it had
  * (the provider's idempotency key), so a crash sends at most what was in flight, twice.
  */
-import type { Engine } from '../../core/engine.js';
-import type { ContactOutcome, OutgoingMessage } from '../../core/dispatch/types.js';
+import type { Engine } from '../../../core/engine.js';
+import type { ContactOutcome, OutgoingMessage } from '../../../core/dispatch/types.js';
 import { CHUNK_CONTACTS } from './chunks.js';
 import type { ChunkBody, ClaimedChunk, ContactQueue, QueueStep, QueuedContact, RebuiltChunk } from './queue.js';
 

@@ -3,7 +3,7 @@
  * small unit of work to claim, to take over and to acknowledge, and a request of 10,000 contacts is
  * spread over every instance instead of landing whole on one.
  */
-import type { Submission } from '../../core/submission.js';
+import type { Submission } from '../../../core/submission.js';
 import type { ChunkBody, QueuedContact } from './queue.js';
 
 /** Contacts per chunk. */

@@ -9,9 +9,9 @@
  * - Secrets: a hash, company -> secret, written once with `HSETNX`: two instances creating a
  *   company's secret at the same moment agree on the first one written.
  */
-import { EMPTY_WEBHOOK_CONFIG, type WebhookConfig } from '../../contract/config-schema.js';
-import type { Notifier } from '../notifier.js';
-import type { CompanyWebhooks } from '../notifier-companies.js';
+import { EMPTY_WEBHOOK_CONFIG, type WebhookConfig } from '../../../contract/config-schema.js';
+import type { Notifier } from '../../notifier.js';
+import type { CompanyWebhooks } from '../../notifier-companies.js';
 
 /** The commands the shared configurations use (an ioredis `Redis` or `Cluster`). */
 export interface SharedWebhooksClient {

@@ -15,11 +15,11 @@
  * campaigns' change markers are cleared): an instance that dies in between leaves the batch to the
  * next claimant.
  */
-import { admissionBit, type Admission } from '../../events/campaign-counts.js';
-import type { ContactStatusChange } from '../../events/campaign-stats-types.js';
-import type { RandomSource } from '../../events/random.js';
-import type { CampaignBatchPayload } from '../../events/schemas/campaign.js';
-import { RedisCampaignStatistics, statusReportArg, type CampaignStatsClient } from '../../redis/campaign-stats-store.js';
+import { admissionBit, type Admission } from '../../../events/campaign-counts.js';
+import type { ContactStatusChange } from '../../../events/campaign-stats-types.js';
+import type { RandomSource } from '../../../events/random.js';
+import type { CampaignBatchPayload } from '../../../events/schemas/campaign.js';
+import { RedisCampaignStatistics, statusReportArg, type CampaignStatsClient } from '../../../redis/campaign-stats-store.js';
 
 /** How long a finished campaign keeps its contacts' states (as the in-process aggregator). */
 export const RETAIN_CONTACTS_MS = 604_800_000;

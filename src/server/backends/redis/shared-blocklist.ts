@@ -12,8 +12,8 @@
  * trimmed start loads the hashes again. Another instance's change is seen within a renewal period
  * (a second at most): a contact accepted in that second is sent (docs/scaling.md).
  */
-import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
-import type { BlockEntry, Blocklist, BlocklistChange } from '../blocklist.js';
+import { runScript, script, type RedisScriptClient } from '../../../redis/script-runner.js';
+import type { BlockEntry, Blocklist, BlocklistChange } from '../../blocklist.js';
 import { streamsOf } from './queue.js';
 
 /** The commands the shared blocklist uses (an ioredis `Redis` or `Cluster`). */

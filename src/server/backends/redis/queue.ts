@@ -33,8 +33,8 @@
  *   <p>epoch, <p>rb:…     the epoch marker and the rebuilt marks (reset.ts)
  */
 import { randomUUID } from 'node:crypto';
-import type { Submission, SubmissionContact } from '../../core/submission.js';
-import type { RedisScriptClient } from '../../redis/script-runner.js';
+import type { Submission, SubmissionContact } from '../../../core/submission.js';
+import type { RedisScriptClient } from '../../../redis/script-runner.js';
 import { callScript } from './scripts/codec.js';
 import { INSTANCES } from './scripts/instances.js';
 import { QUEUE_EPOCH } from './scripts/queue-epoch.js';
@@ -46,11 +46,11 @@ import { RedisScriptError } from './scripts/errors.js';
 import type { Pair } from './scripts/sections.js';
 import { STEP, type StepArgs } from './scripts/step.js';
 import { STILL_QUEUED } from './scripts/still-queued.js';
-import { IDEMPOTENCY_TTL_MS } from '../idempotency.js';
+import { IDEMPOTENCY_TTL_MS } from '../../idempotency.js';
 import { COMMIT_TTL_MS } from './shared-phones.js';
 import { RETAIN_CONTACTS_MS } from './shared-statistics.js';
-import { ServerOptionsError } from '../ports/errors.js';
-import { problem } from '../../core/problems.js';
+import { ServerOptionsError } from '../../ports/errors.js';
+import { problem } from '../../../core/problems.js';
 
 /** The commands the queue uses (an ioredis `Redis` or `Cluster`). */
 export interface QueueClient extends RedisScriptClient {

@@ -13,18 +13,18 @@
  * instance of a fleet: buildServer asks for it only when `redis` is set.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../../core/clock.js';
-import type { Engine } from '../../core/engine.js';
-import type { Persistence, WrittenEvent } from '../ports/persistence.js';
-import type { RandomSource } from '../../events/random.js';
-import { uuidV4 } from '../../events/uuid.js';
-import type { Blocklist } from '../blocklist.js';
-import type { ChannelMemoryStore } from '../channels/memory.js';
-import { cryptoRandom } from '../crypto-random.js';
-import type { DispatchWorker } from '../dispatch-worker.js';
-import type { Notifier } from '../notifier.js';
-import type { RedisServerOptions } from '../options.js';
-import type { SmsWorker } from '../sms-worker.js';
+import type { Clock } from '../../../core/clock.js';
+import type { Engine } from '../../../core/engine.js';
+import type { Persistence, WrittenEvent } from '../../ports/persistence.js';
+import type { RandomSource } from '../../../events/random.js';
+import { uuidV4 } from '../../../events/uuid.js';
+import type { Blocklist } from '../../blocklist.js';
+import type { ChannelMemoryStore } from '../../channels/memory.js';
+import { cryptoRandom } from '../../crypto-random.js';
+import type { DispatchWorker } from '../../dispatch-worker.js';
+import type { Notifier } from '../../notifier.js';
+import type { RedisServerOptions } from '../../options.js';
+import type { SmsWorker } from '../../sms-worker.js';
 import { ContactIdBlocks } from './contact-ids.js';
 import { ContactQueue } from './queue.js';
 import { LocalStateFile } from './local-state.js';

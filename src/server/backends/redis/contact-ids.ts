@@ -10,9 +10,9 @@
  * instance restarted, ids go on above those handed out before, unless more than a million contacts
  * a second were accepted on average since the counter last started (docs/scaling.md).
  */
-import { ArgumentError } from '../../core/errors.js';
-import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
-import type { ContactIds } from '../ports/contact-ids.js';
+import { ArgumentError } from '../../../core/errors.js';
+import { runScript, script, type RedisScriptClient } from '../../../redis/script-runner.js';
+import type { ContactIds } from '../../ports/contact-ids.js';
 
 /** The commands the contact ids use (an ioredis `Redis` or `Cluster`). */
 export type ContactIdClient = RedisScriptClient;
