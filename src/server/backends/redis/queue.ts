@@ -46,7 +46,7 @@ import { RedisScriptError } from './scripts/errors.js';
 import type { Pair } from './scripts/sections.js';
 import { STEP, type StepArgs } from './scripts/step.js';
 import { STILL_QUEUED } from './scripts/still-queued.js';
-import { IDEMPOTENCY_TTL_MS } from '../../idempotency.js';
+import { IDEMPOTENCY_TTL_MS } from '../../ports/backend.js';
 import { COMMIT_TTL_MS } from './shared-phones.js';
 import { RETAIN_CONTACTS_MS } from './shared-statistics.js';
 import { ServerOptionsError } from '../../ports/errors.js';

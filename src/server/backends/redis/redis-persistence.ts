@@ -15,9 +15,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { OutboxEvent } from '../../../events/outbox.js';
-import { DEFAULT_DEAD_LETTER_AGE_MS, DEFAULT_DEAD_LETTERS_PER_COMPANY, type DeadLetter } from '../../dead-letters.js';
-import { storedRun, writtenId } from '../../enqueued-runs.js';
-import type { EnqueuedRun, Persistence, WrittenEvent } from '../../ports/persistence.js';
+import type { DeadLetter } from '../../ports/dead-letters.js';
+import { storedRun, writtenId, type EnqueuedRun, type Persistence, type WrittenEvent } from '../../ports/persistence.js';
 import type { OutgoingSms } from '../../ports/channel.js';
 import type { ChunkBody, ClaimedChunk, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
 import { fairHold, type SharedDispatch } from './shared-dispatch.js';
@@ -72,8 +71,8 @@ interface Deps {
   readonly maxHeldEvents?: number;
   /** How long changes nobody waits for may gather, in ms. @default 25 */
   readonly lazyMs?: number;
-  /** The bounds of the shared dead letters (dead-letters.ts). @default the book's defaults */
-  readonly deadLetters?: { readonly maxPerCompany: number; readonly maxAgeMs: number };
+  /** The bounds of the shared dead letters (the server's `deadLetters` option, resolved: dead-letters.ts). */
+  readonly deadLetters: { readonly maxPerCompany: number; readonly maxAgeMs: number };
   /**
    * Whether the connection to Redis is up now (ioredis' `status` is 'ready'): while it is not,
    * commands wait for the reconnection, and intake refuses rather than wait with them.
@@ -463,9 +462,9 @@ export class RedisPersistence implements Persistence {
     const newest = Math.max(...dead.map((d) => d.deadLetteredAt));
     return {
       letters: dead.map((d) => ({ companyId: d.event.companyId, id: d.event.id, at: d.deadLetteredAt, family: d.event.family, json: JSON.stringify(d) })),
-      keep: bounds?.maxPerCompany ?? DEFAULT_DEAD_LETTERS_PER_COMPANY,
+      keep: bounds.maxPerCompany,
       // By the server's clock (the time of the newest): the one the dead letters' times are of.
-      oldest: newest - (bounds?.maxAgeMs ?? DEFAULT_DEAD_LETTER_AGE_MS),
+      oldest: newest - bounds.maxAgeMs,
     };
   }
 

@@ -3,7 +3,7 @@
  * instance, or a phone an operator added on another, refuses the phone at every instance's intake.
  *
  * Intake checks each contact in the turn of its request, so each instance keeps a replica in memory
- * (blocklist.ts) and Redis keeps the truth and the order of changes:
+ * (blocklist.ts, through ports/blocklist.ts) and Redis keeps the truth and the order of changes:
  * - a hash per company, phone -> entry (JSON), the blocklist as it is;
  * - a log (a stream, the last 100,000 changes) that every instance tails.
  * An instance writes its own changes (an operator's before the 200; an opt-out within a second)
@@ -13,7 +13,7 @@
  * (a second at most): a contact accepted in that second is sent (docs/scaling.md).
  */
 import { runScript, script, type RedisScriptClient } from '../../../redis/script-runner.js';
-import type { BlockEntry, Blocklist, BlocklistChange } from '../../blocklist.js';
+import type { BlockEntry, BlocklistChange, BlocklistReplica } from '../../ports/blocklist.js';
 import { streamsOf } from './queue.js';
 
 /** The commands the shared blocklist uses (an ioredis `Redis` or `Cluster`). */
@@ -52,7 +52,7 @@ return 1
 export class SharedBlocklist {
   readonly #client: SharedBlocklistClient;
   readonly #prefix: string;
-  readonly #local: Blocklist;
+  readonly #local: BlocklistReplica;
   /** Local changes not written yet (written again after a failure). */
   #pending: BlocklistChange[] = [];
   /** The last log entry applied; undefined before the first load. */
@@ -63,7 +63,7 @@ export class SharedBlocklist {
   #markLoaded!: () => void;
 
   /** @param prefix the configuration's prefix with its hash tag, e.g. `sendpool:{config}:` */
-  constructor(client: SharedBlocklistClient, prefix: string, local: Blocklist) {
+  constructor(client: SharedBlocklistClient, prefix: string, local: BlocklistReplica) {
     this.#client = client;
     this.#prefix = prefix;
     this.#local = local;

@@ -14,8 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { runScript, script } from '../../../redis/script-runner.js';
-import { IDEMPOTENCY_TTL_MS } from '../../idempotency.js';
-import type { IdempotencyBegin, KeptAnswer } from '../../ports/backend.js';
+import { IDEMPOTENCY_TTL_MS, type IdempotencyBegin, type KeptAnswer } from '../../ports/backend.js';
 import { COMMIT_TTL_MS, deadInstances, type PhonesClient } from './shared-phones.js';
 
 /**

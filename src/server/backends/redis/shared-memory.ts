@@ -14,8 +14,8 @@
  * read first). All keys carry the queue's hash tag: the step script writes them in its own slot.
  */
 import { runScript, script, type RedisScriptClient } from '../../../redis/script-runner.js';
-import type { ServerContact } from '../../contacts.js';
-import type { TrackedMessage } from '../../notifier.js';
+import type { ServerContact } from '../../ports/server-contact.js';
+import type { TrackedMessage } from '../../ports/tracked-message.js';
 
 /** Lua for the step script: `memory_write(root, generation, at, m)` writes ARGV[at..at+2m-1]. */
 export const MEMORY_WRITE_LUA = `

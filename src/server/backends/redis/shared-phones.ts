@@ -22,7 +22,7 @@
  */
 import type { PhoneSet } from '../../../contract/rejection.js';
 import { runScript, script, type RedisScriptClient } from '../../../redis/script-runner.js';
-import { liveSentBuckets, sentBucketMs } from '../../sent-phones.js';
+import { liveSentBuckets, sentBucketMs } from '../../lib/sent-buckets.js';
 
 /** A reservation not committed for this long belongs to a request that died before its 202. */
 export const ORPHAN_MS = 60_000;
