@@ -42,9 +42,8 @@ import { REBUILD } from './scripts/rebuild.js';
 import { RECLAIM } from './scripts/reclaim.js';
 import { RENEW_CHUNKS } from './scripts/renew-chunks.js';
 import { RENEW_WORK } from './scripts/renew-work.js';
-import { RedisScriptError } from './scripts/errors.js';
 import type { Pair } from './scripts/sections.js';
-import { STEP, type StepArgs } from './scripts/step.js';
+import { STEP, type CampaignReport, type StepArgs } from './scripts/step.js';
 import { STILL_QUEUED } from './scripts/still-queued.js';
 import { IDEMPOTENCY_TTL_MS } from '../../ports/backend.js';
 import { COMMIT_TTL_MS } from './shared-phones.js';
@@ -152,15 +151,15 @@ export interface QueueStep {
   /** SMS entries the gateway answered: acknowledged and deleted. */
   readonly smsAnswered?: readonly string[];
   /**
-   * Campaign statistics reports (shared-statistics.ts), six strings each, joined into the shared
-   * counts with the step, and the time a campaign they first name is created at.
+   * Campaign statistics reports (shared-statistics.ts), joined into the shared counts with the
+   * step, and the time a campaign they first name is created at.
    */
-  readonly statistics?: { readonly reports: readonly string[]; readonly at: number };
+  readonly statistics?: { readonly reports: readonly CampaignReport[]; readonly at: number };
   /**
    * Entries of the shared memory (shared-memory.ts): key, value pairs ('' deletes), and how many
    * entries a generation holds.
    */
-  readonly memory?: { readonly pairs: readonly string[]; readonly generation: number };
+  readonly memory?: { readonly pairs: readonly Pair[]; readonly generation: number };
   /**
    * Dead letters (shared-dead-letters.ts), written with the step that acknowledges their events,
    * with the bounds that apply: the most kept per company, and the oldest time kept.
@@ -394,9 +393,9 @@ export class ContactQueue {
       smsAnswered: step.smsAnswered ?? [],
       retainContactsMs: RETAIN_CONTACTS_MS,
       reportedAt: step.statistics?.at ?? 0,
-      reports: statisticsReports(step.statistics?.reports ?? []),
+      reports: step.statistics?.reports ?? [],
       memoryGeneration: step.memory?.generation ?? 1,
-      memory: memoryPairs(step.memory?.pairs ?? []),
+      memory: step.memory?.pairs ?? [],
       deadLetterKeep: step.deadLetters?.keep ?? 0,
       deadLetterOldest: step.deadLetters?.oldest ?? 0,
       deadLetters: (step.deadLetters?.letters ?? []).map((d) => ({ company: String(d.companyId), id: d.id, at: d.at, family: d.family, json: d.json })),
@@ -552,23 +551,4 @@ export function progressFields(p: ChunkProgress): Pair[] {
   for (const [i, n] of p.ended) fields.push([`e${i}`, String(n)]);
   for (const [i, f] of p.finals) fields.push([`f${i}`, f]);
   return fields;
-}
-
-/** The statistics' reports (six strings each, shared-statistics.ts) as the step's named records. */
-function statisticsReports(flat: readonly string[]): StepArgs['reports'] {
-  if (flat.length % 6 !== 0) throw new RedisScriptError('step', `statistics reports: ${flat.length} strings, expected six per report`);
-  const out: StepArgs['reports'][number][] = [];
-  for (let i = 0; i < flat.length; i += 6) {
-    const [company, campaign, contact, op, a3, a4] = flat.slice(i, i + 6) as [string, string, string, string, string, string];
-    out.push({ company, campaign, contact, op, a3, a4 });
-  }
-  return out;
-}
-
-/** The shared memory's entries (key, value, … from shared-memory.ts) as pairs. */
-function memoryPairs(flat: readonly string[]): Pair[] {
-  if (flat.length % 2 !== 0) throw new RedisScriptError('step', `memory: ${flat.length} strings, expected key and value pairs`);
-  const out: Pair[] = [];
-  for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
-  return out;
 }

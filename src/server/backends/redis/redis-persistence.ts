@@ -21,6 +21,7 @@ import type { OutgoingSms } from '../../ports/channel.js';
 import type { ChunkBody, ClaimedChunk, ClaimedEvent, ContactQueue, QueueStep, WorkKind } from './queue.js';
 import { fairHold, type SharedDispatch } from './shared-dispatch.js';
 import type { SharedStatistics } from './shared-statistics.js';
+import type { CampaignReport } from './scripts/step.js';
 import { isResetError } from './reset.js';
 
 /** What the persistence asks of the reset path (reset.ts). */
@@ -93,7 +94,7 @@ interface RequestPart {
   readonly key?: string;
   readonly answer?: string;
   readonly events: readonly string[];
-  readonly reports: readonly string[];
+  readonly reports: readonly CampaignReport[];
 }
 
 /** A step as taken, and the requests' parts composed into it (taken out again if voided). */
@@ -218,7 +219,7 @@ export class RedisPersistence implements Persistence {
    * Runs a request's intake (`fn`): the ENQUEUED run and statistics admissions it stages are the
    * request's part, staged with {@link stageRequest} when it answers 202.
    */
-  capture<T>(fn: () => T): { readonly value: T; readonly events: string[]; readonly reports: string[] } {
+  capture<T>(fn: () => T): { readonly value: T; readonly events: string[]; readonly reports: CampaignReport[] } {
     const capturing = { events: [] as string[] };
     this.#capturing = capturing;
     try {
@@ -234,7 +235,7 @@ export class RedisPersistence implements Persistence {
    * record's Redis key) its answer, written with the next step with its chunks. Then
    * {@link commitRequest} says whether it was committed.
    */
-  stageRequest(id: string, part: { readonly events: readonly string[]; readonly reports: readonly string[] }, idempotency?: { readonly key: string; readonly answer: string }): void {
+  stageRequest(id: string, part: { readonly events: readonly string[]; readonly reports: readonly CampaignReport[] }, idempotency?: { readonly key: string; readonly answer: string }): void {
     this.#requests.push({ id, events: part.events, reports: part.reports, ...(idempotency ?? {}) });
   }
 

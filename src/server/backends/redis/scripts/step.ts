@@ -89,6 +89,9 @@ export const STEP_SECTIONS = sectionSchema('step', {
 
 export type StepArgs = SectionsOf<typeof STEP_SECTIONS>;
 
+/** A campaign statistics report the step joins into the shared counts (shared-statistics.ts). */
+export type CampaignReport = StepArgs['reports'][number];
+
 export type StepResult =
   | { readonly outcome: 'applied'; readonly ids: readonly string[]; readonly lost: readonly string[] }
   | { readonly outcome: 'repeated' }
