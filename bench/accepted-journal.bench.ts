@@ -1,5 +1,5 @@
 /**
- * What the accepted journal (src/server/redis/accepted-journal.ts) costs intake on Redis with a
+ * What the accepted journal (src/server/backends/redis/accepted-journal.ts) costs intake on Redis with a
  * state directory (not a test):
  *
  *     npx tsx bench/accepted-journal.bench.ts

@@ -1,5 +1,5 @@
 /**
- * The accepted journal (src/server/redis/accepted-journal.ts) on a real file: what is added and not
+ * The accepted journal (src/server/backends/redis/accepted-journal.ts) on a real file: what is added and not
  * done is read back, in order; done records are compacted away once they dominate, so the file
  * follows what is not done; a tail cut in the middle of a line, or a damaged line, is skipped and
  * counted, never thrown; a header of another version is refused naming the file.

@@ -1,5 +1,5 @@
 /**
- * The codecs of the queue's Redis scripts (src/server/redis/scripts/), without Redis: the named
+ * The codecs of the queue's Redis scripts (src/server/backends/redis/scripts/), without Redis: the named
  * sections read back what they wrote for any schema and values, refuse what does not fit, and the
  * scripts' Lua names only sections their schema declares; each script's call is what its header
  * says, and each reply is read into named results (another shape is a RedisScriptError).

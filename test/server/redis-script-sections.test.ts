@@ -1,5 +1,5 @@
 /**
- * The Lua side of the named sections (src/server/redis/scripts/sections.ts) on a real Redis: for any
+ * The Lua side of the named sections (src/server/backends/redis/scripts/sections.ts) on a real Redis: for any
  * schema and values, what `sections_read` gives a script is what the TypeScript reader reads (keys
  * resolved, lists and records whole, each section's start where its values are), and a call whose
  * sections do not fit the schema fails before the script does anything.

@@ -1,5 +1,5 @@
 /**
- * fast-check arbitraries of the named sections (src/server/redis/scripts/sections.ts): values for a
+ * fast-check arbitraries of the named sections (src/server/backends/redis/scripts/sections.ts): values for a
  * schema, and schemas themselves. Keys carry one hash tag, so a call's keys are in one Cluster slot.
  */
 import fc from 'fast-check';
