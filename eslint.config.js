@@ -5,10 +5,31 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-/** An import boundary: files matching `files` may not import a specifier matching one of `regexes`. */
-function boundary(files, message, regexes) {
-  return { files, rules: { 'no-restricted-imports': ['error', { patterns: regexes.map((regex) => ({ regex, message })) }] } };
+/**
+ * An import boundary: files matching `files` (and not `ignores`) may not import a specifier matching
+ * one of `regexes`.
+ */
+function boundary(files, message, regexes, ignores = []) {
+  return { files, ignores, rules: { 'no-restricted-imports': ['error', { patterns: regexes.map((regex) => ({ regex, message })) }] } };
 }
+
+/**
+ * The files of src/server/backends that still import the server's own files or the backends' shared
+ * ones (issue 35: the durable state as components registered with the backend frees them): the
+ * backends of one process are the shared local backend (backends/local.ts) over the server's books
+ * (idempotency.ts), and the durable step collects from the server's classes (backends/server-backend.ts).
+ */
+const BACKENDS_NOT_YET_BOUNDED = [
+  'src/server/backends/memory/index.ts',
+  'src/server/backends/sqlite/index.ts',
+  'src/server/backends/sqlite/durable-step.ts',
+  'src/server/backends/sqlite/staged-writes.ts',
+  // The durable components adapt the server's books (their changes and restore) until the books' types move to ports/.
+  'src/server/backends/sqlite/components/dead-letters.ts',
+  'src/server/backends/sqlite/components/sources.ts',
+  'src/server/backends/sqlite/components/values.ts',
+];
+const BACKEND_BOUNDARY = "a backend imports the ports, lib and the layers below (core, contract, events, runtime, redis, storage), and its own folder, never the server's own files or another backend";
 
 export default tseslint.config(
   { ignores: ['dist/', 'bench/.build/', 'node_modules/', '.ci/', 'coverage/'] },
@@ -54,13 +75,7 @@ export default tseslint.config(
   {
     // issue 35: being split with the backend port. The files of src/server still over the limits
     // above; remove each as it is split.
-    files: [
-      'src/server/late-failures.ts',
-      'src/server/redis/queue.ts',
-      'src/server/redis/redis-persistence.ts',
-      'src/server/run-server.ts',
-      'src/server/tenants.ts',
-    ],
+    files: ['src/server/late-failures.ts', 'src/server/run-server.ts', 'src/server/tenants.ts'],
     rules: { 'max-lines': 'off', complexity: 'off' },
   },
   // The layers' boundaries (docs/architecture.md): each folder imports only the layers below it, so
@@ -81,9 +96,21 @@ export default tseslint.config(
     '^\\.\\./\\.\\./\\.\\./(?!core/|contract/|events/|runtime/)',
   ]),
   boundary(
+    ['src/server/backends/*/*.ts'],
+    BACKEND_BOUNDARY,
+    ['^\\.\\./(?!\\.\\./)', '^\\.\\./\\.\\./(?!ports/|lib/|\\.\\./)', '^\\.\\./\\.\\./\\.\\./(?!core/|contract/|events/|runtime/|redis/|storage/)'],
+    BACKENDS_NOT_YET_BOUNDED,
+  ),
+  boundary(
+    ['src/server/backends/*/*/*.ts'],
+    BACKEND_BOUNDARY,
+    ['^\\.\\./\\.\\./(?!\\.\\./)', '^\\.\\./\\.\\./\\.\\./(?!ports/|lib/|\\.\\./)', '^\\.\\./\\.\\./\\.\\./\\.\\./(?!core/|contract/|events/|runtime/|redis/|storage/)'],
+    BACKENDS_NOT_YET_BOUNDED,
+  ),
+  boundary(
     ['src/server/features/*.ts'],
     "features (the HTTP API's plugins) import the ports, lib, the server's services and its context, never the insides of a backend or a channel (they ask the Backend port, ctx.backend), nor the files that compose the server",
-    ['^\\.\\./(backends|redis|channels)/', '^\\.\\./(build-server|run-server)\\.js$', '^\\.\\./\\.\\./(storage|redis|cli)/'],
+    ['^\\.\\./(backends|channels)/', '^\\.\\./(build-server|run-server)\\.js$', '^\\.\\./\\.\\./(storage|redis|cli)/'],
   ),
   {
     // Plain JavaScript (this file, the busy-loop script, examples): no type information.

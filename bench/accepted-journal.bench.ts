@@ -1,5 +1,5 @@
 /**
- * What the accepted journal (src/server/redis/accepted-journal.ts) costs intake on Redis with a
+ * What the accepted journal (src/server/backends/redis/accepted-journal.ts) costs intake on Redis with a
  * state directory (not a test):
  *
  *     npx tsx bench/accepted-journal.bench.ts
@@ -16,8 +16,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AcceptedJournal, type JournalEntry } from '../src/server/redis/accepted-journal.js';
-import type { ChunkBody } from '../src/server/redis/queue.js';
+import { AcceptedJournal, type JournalEntry } from '../src/server/backends/redis/accepted-journal.js';
+import type { ChunkBody } from '../src/server/backends/redis/queue.js';
 
 /** This process's CPU time (user + system, ms): on a shared machine, less moved by the neighbours than the wall clock. */
 function cpuMs(): number {

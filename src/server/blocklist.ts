@@ -6,17 +6,9 @@
  */
 import type { PhoneSet } from '../contract/rejection.js';
 import { phoneKey } from './phone-hash-set.js';
+import type { BlockEntry, BlockSource, BlocklistChange, BlocklistReplica } from './ports/blocklist.js';
 
-/** How a phone came on the blocklist. */
-export type BlockSource = 'reply' | 'operator';
-
-/** One blocked phone. */
-export interface BlockEntry {
-  readonly phone: string;
-  /** When it was added (epoch ms). */
-  readonly addedAt: number;
-  readonly source: BlockSource;
-}
+export type { BlockEntry, BlockSource, BlocklistChange } from './ports/blocklist.js';
 
 /** A blocklist row: company and entry. */
 export interface BlocklistRow {
@@ -24,14 +16,7 @@ export interface BlocklistRow {
   readonly entry: BlockEntry;
 }
 
-/** One change, in order: an entry added, or (`entry` null) a phone removed. */
-export interface BlocklistChange {
-  readonly companyId: number;
-  readonly phone: string;
-  readonly entry: BlockEntry | null;
-}
-
-export class Blocklist {
+export class Blocklist implements BlocklistReplica {
   /** By company, by phone (as its integer). */
   readonly #companies = new Map<number, Map<number, BlockEntry>>();
   readonly #track: boolean;
@@ -108,7 +93,7 @@ export class Blocklist {
   }
 
   /**
-   * Applies a change another instance made (the server on Redis: redis/shared-blocklist.ts), not
+   * Applies a change another instance made (the server on Redis: backends/redis/shared-blocklist.ts), not
    * tracked as this instance's own.
    */
   replay(change: BlocklistChange): void {

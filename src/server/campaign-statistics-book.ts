@@ -3,7 +3,7 @@
  * ranges, nothing per contact), each HSM status of a contact's attempts, and the batches sent to
  * each company's campaign webhook on their period; on one process in each company's own
  * `CampaignStatistics`, on the server on Redis in the statistics every instance shares
- * (`StatisticsPort`, redis/shared-statistics.ts), with none kept here.
+ * (`StatisticsPort`, backends/redis/shared-statistics.ts), with none kept here.
  *
  * No URL configured: the batch is not taken (the counts stay dirty and go out once a URL is set),
  * so a batch sent after the URL is set carries the whole counts.
@@ -19,19 +19,9 @@ import type { ContactStatusChange } from '../events/campaign-stats-types.js';
 import type { CampaignBatchPayload, CampaignStatisticsPayload } from '../events/schemas/campaign.js';
 import type { RandomSource } from '../events/random.js';
 import type { NotifierCompanies } from './notifier-companies.js';
+import type { StatisticsPort } from './ports/campaign-statistics.js';
 
-/**
- * Campaign statistics kept outside the notifier: on the server on Redis, shared by every instance
- * (redis/shared-statistics.ts). The notifier then keeps none of its own.
- */
-export interface StatisticsPort {
-  /** A range of `count` accepted contacts, named uniquely (a range reported twice counts once). */
-  admitRange(companyId: number, campaignId: number, name: string, count: number): void;
-  admit(companyId: number, campaignId: number, contactId: number, admission: Admission): void;
-  record(companyId: number, change: ContactStatusChange): void;
-  /** The batch period, for the companies with a campaign webhook: `send` stages a batch. */
-  flush(targets: readonly { readonly companyId: number; readonly url: string }[], send: (target: { readonly companyId: number; readonly url: string }, batch: CampaignBatchPayload) => void): void;
-}
+export type { StatisticsPort } from './ports/campaign-statistics.js';
 
 export interface CampaignStatisticsBookOptions {
   readonly companies: NotifierCompanies;

@@ -1,23 +1,12 @@
 /**
- * What the server adds to each contact it submits to the engine. The engine keeps the host's
- * contact object and hands it back in every `OutgoingMessage` and outcome, and its snapshot keeps
- * it whole, so the context of the webhooks (ids, request, company) travels with the contact and
- * survives a restart without a second table.
+ * The server's contacts (ports/server-contact.ts) as it makes them from a request and reads them
+ * back from the engine.
  */
 import type { AcceptedContact } from '../contract/parse-send-request.js';
 import type { SubmissionContact } from '../core/submission.js';
+import type { ServerContact } from './ports/server-contact.js';
 
-export interface ServerContact extends SubmissionContact {
-  /** The HSM notification's `id`: one integer per contact, the same on every retry. */
-  readonly id: number;
-  /** The `request_id` of the send request (UUID v4). */
-  readonly requestId: string;
-  readonly companyId: number;
-  /** `cost_center_id` of the notifications: the request's `queue_id`, else 0. */
-  readonly costCenterId: number;
-  /** Set once the contact's terminal notification went out (so an outcome does not repeat it). */
-  final?: 1;
-}
+export type { ServerContact } from './ports/server-contact.js';
 
 /** The server's view of a contact handed back by the engine. */
 export function serverContact(contact: SubmissionContact): ServerContact {

@@ -1,7 +1,7 @@
 /**
  * Where the server keeps its dead letters, whatever keeps its state: the book in this process
  * (memory, and on the durable server written with each step), or Redis (shared by every instance:
- * redis/shared-dead-letters.ts). The routes (features/dead-letters.ts) and the delivery worker's
+ * backends/redis/shared-dead-letters.ts). The routes (features/dead-letters.ts) and the delivery worker's
  * outcomes go through this interface only.
  *
  * A replay puts the event back into the outbox under its event id (`Outbox.replay`: due at once,
@@ -9,24 +9,11 @@
  * on the durable server and on Redis the replay is kept before it is answered.
  */
 import type { Clock } from '../core/clock.js';
-import type { OutboxEvent, WebhookFamily } from '../events/outbox.js';
-import { type DeadLetter, type DeadLetterBook, type DeadLetterPage, type DeadLetterQuery } from './dead-letters.js';
+import type { OutboxEvent } from '../events/outbox.js';
+import type { DeadLetterBook } from './dead-letters.js';
+import type { DeadLetter, DeadLetterStore } from './ports/dead-letters.js';
 
-/** The server's dead letters (`scope`: a company's, or null for every company's: an operator key). */
-export interface DeadLetterStore {
-  /** A dead-lettered event: kept (on the durable server and Redis with the step that ends its delivery). */
-  deadLettered(d: DeadLetter): void;
-  /** A page, newest first. */
-  list(scope: number | null, query: DeadLetterQuery): Promise<DeadLetterPage>;
-  /** Replays one dead letter; undefined when there is none with this id in the scope. Resolves once the replay is kept. */
-  replay(scope: number | null, eventId: string): Promise<DeadLetter | undefined>;
-  /** Replays every dead letter of the scope (of a family); answers how many. Resolves once kept. */
-  replayAll(scope: number | null, family?: WebhookFamily): Promise<number>;
-  /** Dead letters kept, per family (the gauge). */
-  counts(): Promise<ReadonlyMap<WebhookFamily, number>>;
-  /** Every dead letter (the snapshot file of the server in memory); undefined when kept elsewhere (Redis). */
-  rows(): readonly DeadLetter[] | undefined;
-}
+export type { DeadLetterStore } from './ports/dead-letters.js';
 
 interface LocalDeps {
   readonly book: DeadLetterBook;

@@ -3,7 +3,7 @@
  * with its receiver's last answer so an operator can see it and replay it. Pure bookkeeping: no
  * clock of its own (times are passed in), no I/O; the server keeps it in memory, writes its changes
  * with each durable step (storage), and on Redis keeps the same records in Redis instead
- * (redis/shared-dead-letters.ts), with the same bounds and the same order.
+ * (backends/redis/shared-dead-letters.ts), with the same bounds and the same order.
  *
  * Bounds: per company, the newest `maxPerCompany` dead letters of the last `maxAgeMs`; older ones
  * are dropped when a newer one comes, and when the book is read. Order: newest first by the time
@@ -11,20 +11,10 @@
  * `<dead_lettered_at>_<event_id>` that the next page starts after.
  */
 import { parseDateTime } from '../events/datetime.js';
-import type { DeliveryOutcome, OutboxEvent, WebhookFamily } from '../events/outbox.js';
+import type { DeliveryOutcome, WebhookFamily } from '../events/outbox.js';
+import { afterCursor, formatCursor, newestFirst, type DeadLetter, type DeadLetterPage, type DeadLetterQuery } from './ports/dead-letters.js';
 
-/** One dead-lettered webhook event. */
-export interface DeadLetter {
-  readonly event: OutboxEvent;
-  /** When the event was made (its payload's `datetime`, or `created_at` for a report's), epoch ms; null when the payload has neither. */
-  readonly createdAt: number | null;
-  /** When the outbox gave up on it, epoch ms. */
-  readonly deadLetteredAt: number;
-  /** Attempts made. */
-  readonly attempts: number;
-  /** The receiver's last answer: `HTTP 500: <body excerpt>`, `ECONNREFUSED`, `timeout`. */
-  readonly lastError: string;
-}
+export { parseCursor, type DeadLetter, type DeadLetterCursor, type DeadLetterPage, type DeadLetterQuery } from './ports/dead-letters.js';
 
 /** Bounds of the dead letters kept (`BuildServerOptions.deadLetters`). */
 export interface DeadLetterOptions {
@@ -44,26 +34,6 @@ export interface DeadLetterOptions {
 export const DEFAULT_DEAD_LETTERS_PER_COMPANY = 10_000;
 /** @see DeadLetterOptions.maxAgeMs */
 export const DEFAULT_DEAD_LETTER_AGE_MS = 7 * 86_400_000;
-
-/** What to list: a family, a page size, where the page starts (a cursor of the page before). */
-export interface DeadLetterQuery {
-  readonly family?: WebhookFamily;
-  readonly limit: number;
-  /** A page's `next` cursor: the page starts after it. @default the newest */
-  readonly before?: DeadLetterCursor;
-}
-
-/** A place in the order (newest first): a dead letter's time and event id. */
-export interface DeadLetterCursor {
-  readonly at: number;
-  readonly id: string;
-}
-
-/** A page of dead letters, newest first, and the cursor of the next page (null: none after). */
-export interface DeadLetterPage {
-  readonly items: readonly DeadLetter[];
-  readonly next: string | null;
-}
 
 /** A change of the book for a durable step: a dead letter kept (`row`) or dropped (`row` null), in order. */
 export interface DeadLetterChange {
@@ -89,27 +59,6 @@ function payloadTime(body: string): number | null {
   } catch {
     return null;
   }
-}
-
-/** The text of a cursor. */
-export function formatCursor(c: DeadLetterCursor): string {
-  return `${c.at}_${c.id}`;
-}
-
-/** A cursor from its text; undefined when it is not one. */
-export function parseCursor(text: string): DeadLetterCursor | undefined {
-  const m = /^(0|[1-9][0-9]{0,15})_([A-Za-z0-9-]{1,100})$/.exec(text);
-  return m ? { at: Number(m[1]), id: m[2]! } : undefined;
-}
-
-/** Newest first: later time, then greater id. */
-export function newestFirst(a: DeadLetter, b: DeadLetter): number {
-  return b.deadLetteredAt - a.deadLetteredAt || (a.event.id < b.event.id ? 1 : a.event.id > b.event.id ? -1 : 0);
-}
-
-/** Whether `d` comes after the cursor in the order (newest first). */
-export function afterCursor(d: DeadLetter, c: DeadLetterCursor): boolean {
-  return d.deadLetteredAt < c.at || (d.deadLetteredAt === c.at && d.event.id < c.id);
 }
 
 /** The bounds the options set (a book's here, or a fleet's on Redis). */

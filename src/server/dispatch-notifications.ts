@@ -15,7 +15,7 @@ import type { Clock } from '../core/clock.js';
 import type { ContactOutcome, OutgoingMessage, ReportResult, SendOutcome } from '../core/dispatch/types.js';
 import { serverContact, type ServerContact } from './contacts.js';
 import type { Notifier } from './notifier.js';
-import type { FleetDispatch } from './backends/server-backend.js';
+import type { FleetDispatch } from './ports/server-backend.js';
 
 export interface DispatchNotificationsDeps {
   readonly notifier: Notifier;

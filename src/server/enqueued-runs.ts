@@ -15,36 +15,9 @@
  */
 import { originOf, type Outbox, type OutboxEvent } from '../events/outbox.js';
 import { uuidV4At } from '../events/uuid.js';
-import type { EnqueuedRun, RunContact, WrittenEvent } from './ports/persistence.js';
+import { storedRun, type EnqueuedRun, type RunContact } from './ports/persistence.js';
 
-/** A run as written (durable server, Redis): the contacts' fields its notifications need, nothing else. */
-export function storedRun(run: EnqueuedRun): EnqueuedRun {
-  return {
-    ...run,
-    contacts: run.contacts.map((c) => ({
-      id: c.id,
-      phone: c.phone,
-      ...(c.data === undefined ? {} : { data: c.data }),
-      ...(c.document === undefined ? {} : { document: c.document }),
-      ...(c.contract === undefined ? {} : { contract: c.contract }),
-    })),
-  };
-}
-
-/** Whether a written record is a run. */
-export function isRun(record: WrittenEvent): record is { readonly run: EnqueuedRun } {
-  return 'run' in record;
-}
-
-/** Whether a written record is a replayed dead letter. */
-export function isReplay(record: WrittenEvent): record is { readonly replay: OutboxEvent } {
-  return 'replay' in record;
-}
-
-/** The id a written record is kept under: the run's, or the event's. */
-export function writtenId(record: WrittenEvent): string {
-  return isRun(record) ? record.run.id : isReplay(record) ? record.replay.id : record.id;
-}
+export { isReplay, isRun, storedRun, writtenId } from './ports/persistence.js';
 
 /** The `index`-th notification's `event_id` of a run (never the run's own id, which keys its written record). */
 export function runEventId(runId: string, index: number): string {

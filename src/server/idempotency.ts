@@ -11,13 +11,12 @@
  *
  * Here: the syntax of the key, the body's fingerprint, and the book of the server on memory or on
  * its embedded database (durable rows, loaded at start). The server on Redis keeps the records in
- * Redis (redis/shared-idempotency.ts).
+ * Redis (backends/redis/shared-idempotency.ts).
  */
 import { createHash } from 'node:crypto';
-import type { IdempotencyBegin, KeptAnswer } from './ports/backend.js';
+import { IDEMPOTENCY_TTL_MS, type IdempotencyBegin, type KeptAnswer } from './ports/backend.js';
 
-/** How long a key's first answer is kept: a retry within it is answered the same. */
-export const IDEMPOTENCY_TTL_MS = 86_400_000;
+export { IDEMPOTENCY_TTL_MS } from './ports/backend.js';
 /** Longest key, in characters. */
 export const MAX_IDEMPOTENCY_KEY = 255;
 /** Most keys one server keeps on memory or on its database (the oldest go first beyond it). */

@@ -7,11 +7,11 @@ export type { SendpoolServer, SendpoolControl, ServerStats } from './server-cont
 export type { BuildServerOptions, RedisServerOptions } from './options.js';
 export type { DashboardOptions } from './dashboard/options.js';
 // The commands the server on Redis sends (an ioredis `Redis` or `Cluster` has them all).
-export type { QueueClient } from './redis/queue.js';
-export type { ContactIdClient } from './redis/contact-ids.js';
-export type { SharedWebhooksClient } from './redis/shared-webhooks.js';
-export type { SharedBlocklistClient } from './redis/shared-blocklist.js';
-export type { RedisResetEvent } from './redis/reset.js';
+export type { QueueClient } from './backends/redis/queue.js';
+export type { ContactIdClient } from './backends/redis/contact-ids.js';
+export type { SharedWebhooksClient } from './backends/redis/shared-webhooks.js';
+export type { SharedBlocklistClient } from './backends/redis/shared-blocklist.js';
+export type { RedisResetEvent } from './backends/redis/reset.js';
 export { DEFAULT_CONNECTIONS, type ConnectionOptions, type ResolvedConnections } from './connections.js';
 export type { MetricsOptions, MetricsListen } from './metrics-access.js';
 export { ServerOptionsError, isServerOptionsError } from './ports/errors.js';

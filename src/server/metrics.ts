@@ -7,8 +7,8 @@
 import { requirePeer } from '../runtime/peers.js';
 import type * as PromClient from 'prom-client';
 import type { Counter, Histogram, Registry } from 'prom-client';
-import type { StoreRecovery } from '../storage/store-open.js';
 import type { Engine } from '../core/engine.js';
+import type { RedisMetricsSource, StoreRecoveryFigures } from './ports/server-backend.js';
 
 /**
  * prom-client (an optional peer) is loaded when a server turns metrics on, so a host that runs
@@ -37,20 +37,6 @@ export interface ServerMetrics {
   readonly requestDuration: Histogram<'method' | 'route' | 'status'>;
 }
 
-/** What /metrics shows of the server on Redis. */
-export interface RedisMetricsSource {
-  /** The status sync's state, when known. */
-  readonly syncState?: () => string;
-  /** Steps that failed in a row (0 while Redis answers). */
-  readonly stepFailures: () => number;
-  /** The fleet's backlog as last read (contacts accepted, not done). */
-  readonly backlog: () => number;
-  /** Contacts this instance holds (claimed, not final). */
-  readonly heldContacts: () => number;
-  /** Times this instance found that Redis had lost the queue (reset.ts). */
-  readonly resets?: () => number;
-}
-
 const SYNC_STATES = ['idle', 'connecting', 'ready', 'lost', 'stopped'];
 
 export function createMetrics(
@@ -63,7 +49,7 @@ export function createMetrics(
     deadLetters?: () => Promise<ReadonlyMap<string, number>>;
     redis?: RedisMetricsSource;
     /** What a start with `recover` reported (the durable store). */
-    recovery?: StoreRecovery;
+    recovery?: StoreRecoveryFigures;
   },
   defaults: boolean,
 ): ServerMetrics {

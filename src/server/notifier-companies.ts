@@ -11,6 +11,9 @@ import { EMPTY_WEBHOOK_CONFIG, type WebhookConfig } from '../contract/config-sch
 import { CampaignStatistics, type CampaignStatisticsSnapshot } from '../events/campaign-stats.js';
 import type { RandomSource } from '../events/random.js';
 import { generateWebhookSecret } from '../events/signing.js';
+import type { CompanyWebhooks } from './ports/server-parts.js';
+
+export type { CompanyWebhooks } from './ports/server-parts.js';
 
 /** Per-company state: configuration, signing secret, statistics. */
 export interface Company {
@@ -25,13 +28,6 @@ export interface CompanySnapshot {
   readonly config: WebhookConfig;
   readonly secret: string;
   readonly stats: CampaignStatisticsSnapshot;
-}
-
-/** A company's webhook configuration and signing secret, as the durable server keeps them. */
-export interface CompanyWebhooks {
-  readonly companyId: number;
-  readonly config: WebhookConfig;
-  readonly secret: string;
 }
 
 export interface NotifierCompaniesOptions {

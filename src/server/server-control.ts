@@ -10,7 +10,7 @@ import type { Engine } from '../core/engine.js';
 import type { DispatchCounts } from '../core/dispatch/types.js';
 import type { ActivityLog } from './activity-log.js';
 import type { Channel } from './ports/channel.js';
-import type { ServerBackend } from './backends/server-backend.js';
+import type { ServerBackend } from './ports/server-backend.js';
 import { webhooksPending, type ServerContext } from './context.js';
 import { SERVER_SNAPSHOT_FORMAT, SERVER_SNAPSHOT_VERSION, type SnapshotFile } from './snapshot-file.js';
 

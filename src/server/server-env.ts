@@ -12,7 +12,7 @@ import type { SecretKey } from '../events/hmac.js';
 import type { RandomSource } from '../events/random.js';
 import { systemClock } from '../runtime/system-clock.js';
 import type { BackendEnv } from './backends/choose.js';
-import type { ServerBackend } from './backends/server-backend.js';
+import type { ServerBackend } from './ports/server-backend.js';
 import { createSimulatedChannel } from './channels/simulated.js';
 import { cryptoRandom } from './crypto-random.js';
 import type { DashboardState } from './dashboard/state.js';

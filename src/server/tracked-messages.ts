@@ -12,43 +12,9 @@
  */
 import { BoundedMap } from './lib/bounded-map.js';
 import type { OutgoingSms } from './ports/channel.js';
-import type { ServerContact } from './contacts.js';
+import type { TrackedMessage } from './ports/tracked-message.js';
 
-/** A message the channel accepted, kept to build its later notifications. */
-export interface TrackedMessage {
-  readonly contact: ServerContact;
-  readonly campaignId: number;
-  readonly from: string;
-  readonly text: string;
-  readonly retryIndex: number | null;
-  readonly sentAt: number;
-  /**
-   * The statuses reported of it so far, merged (events/status-merge.ts): a later status that does
-   * not move the merged status forward makes no notification.
-   * @default SENT only
-   */
-  readonly progress?: number;
-  /**
-   * What sending the contact again needs, should the provider report the message FAILED later
-   * (late-failures.ts): the message's pool and template and its submission's retry rules.
-   * @default absent (a message tracked before this was kept): a later failure is notified only
-   */
-  readonly again?: SendAgain;
-}
-
-/** A sent message's pool, template and retry rules, for a failure the provider reports later. */
-export interface SendAgain {
-  readonly businessId: number;
-  readonly typeId: number;
-  readonly templateId: number;
-  /** The submission's campaign (null without one). */
-  readonly campaignId: number | null;
-  readonly maxRetries: number;
-  /** Milliseconds. */
-  readonly retryInterval: number;
-  /** Times the contact was already sent again after a later failure (bounded like transport tries). */
-  readonly followUps: number;
-}
+export type { SendAgain, TrackedMessage } from './ports/tracked-message.js';
 
 export interface TrackedMessagesOptions {
   readonly maxTracked: number;

@@ -1,10 +1,10 @@
 /**
  * Contact ids of the server on Redis never repeat, whatever Redis loses: a counter that is not
- * there starts above every id handed out before (src/server/redis/contact-ids.ts). The reset is
+ * there starts above every id handed out before (src/server/backends/redis/contact-ids.ts). The reset is
  * real: the counter's key is deleted, as an empty Redis after a restart would have it.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ContactIdBlocks } from '../../src/server/redis/contact-ids.js';
+import { ContactIdBlocks } from '../../src/server/backends/redis/contact-ids.js';
 import { cleanup, connect, describeTargets, testPrefix, type TestClient } from './helpers.js';
 
 describeTargets('contact ids on Redis', (target) => {

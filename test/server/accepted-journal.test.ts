@@ -1,5 +1,5 @@
 /**
- * The accepted journal (src/server/redis/accepted-journal.ts) on a real file: what is added and not
+ * The accepted journal (src/server/backends/redis/accepted-journal.ts) on a real file: what is added and not
  * done is read back, in order; done records are compacted away once they dominate, so the file
  * follows what is not done; a tail cut in the middle of a line, or a damaged line, is skipped and
  * counted, never thrown; a header of another version is refused naming the file.
@@ -8,8 +8,8 @@ import { appendFileSync, readFileSync, statSync, truncateSync, writeFileSync } f
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isStateFileError } from '../../src/runtime/state-file-error.js';
-import { ACCEPTED_JOURNAL_VERSION, AcceptedJournal, acceptedJournalPath, type JournalEntry } from '../../src/server/redis/accepted-journal.js';
-import type { ChunkBody } from '../../src/server/redis/queue.js';
+import { ACCEPTED_JOURNAL_VERSION, AcceptedJournal, acceptedJournalPath, type JournalEntry } from '../../src/server/backends/redis/accepted-journal.js';
+import type { ChunkBody } from '../../src/server/backends/redis/queue.js';
 import { tempDir } from '../temp-dirs.js';
 
 function body(requestId: string, firstId: number, n = 3): ChunkBody {

@@ -5,8 +5,8 @@
  */
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
-import { CHUNK_CONTACTS } from '../../src/server/redis/chunks.js';
-import { fairHold } from '../../src/server/redis/shared-dispatch.js';
+import { CHUNK_CONTACTS } from '../../src/server/backends/redis/chunks.js';
+import { fairHold } from '../../src/server/backends/redis/shared-dispatch.js';
 
 it('covers the backlog between the live instances, each within a chunk of its even part', () => {
   fc.assert(

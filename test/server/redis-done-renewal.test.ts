@@ -9,8 +9,8 @@
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock, createEngine } from '../../src/index.js';
-import { ContactQueue } from '../../src/server/redis/queue.js';
-import { SharedDispatch } from '../../src/server/redis/shared-dispatch.js';
+import { ContactQueue } from '../../src/server/backends/redis/queue.js';
+import { SharedDispatch } from '../../src/server/backends/redis/shared-dispatch.js';
 import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
 import { testFleet, waitFor } from './helpers.js';
 

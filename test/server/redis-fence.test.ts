@@ -7,9 +7,9 @@
  * Also the idempotency records shared by instances (shared-idempotency.ts).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ContactQueue, type ChunkBody } from '../../src/server/redis/queue.js';
-import { SharedIdempotency } from '../../src/server/redis/shared-idempotency.js';
-import { SharedPhones } from '../../src/server/redis/shared-phones.js';
+import { ContactQueue, type ChunkBody } from '../../src/server/backends/redis/queue.js';
+import { SharedIdempotency } from '../../src/server/backends/redis/shared-idempotency.js';
+import { SharedPhones } from '../../src/server/backends/redis/shared-phones.js';
 import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
 
 function chunk(requestId: string, campaignId: number, phones: readonly string[]): ChunkBody {

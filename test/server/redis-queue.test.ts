@@ -4,7 +4,7 @@
  * the instance that takes a chunk over, renewals that do not take back what another instance took.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ContactQueue, type ChunkBody } from '../../src/server/redis/queue.js';
+import { ContactQueue, type ChunkBody } from '../../src/server/backends/redis/queue.js';
 import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
 
 function chunk(campaignId: number | undefined, first: number, n: number, requestId = 'r1'): ChunkBody {

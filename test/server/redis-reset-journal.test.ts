@@ -1,6 +1,6 @@
 /**
  * Every instance restarts on an empty Redis, with contacts accepted and not sent: the accepted
- * journal in each instance's state directory (src/server/redis/accepted-journal.ts) brings them
+ * journal in each instance's state directory (src/server/backends/redis/accepted-journal.ts) brings them
  * back. Real server processes (redis-reset-child.ts, with a gate) on a redis-server of the test's own; their
  * channel holds every send until the test opens a gate, so nothing is sent before the kill.
  *

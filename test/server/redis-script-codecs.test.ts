@@ -1,25 +1,25 @@
 /**
- * The codecs of the queue's Redis scripts (src/server/redis/scripts/), without Redis: the named
+ * The codecs of the queue's Redis scripts (src/server/backends/redis/scripts/), without Redis: the named
  * sections read back what they wrote for any schema and values, refuse what does not fit, and the
  * scripts' Lua names only sections their schema declares; each script's call is what its header
  * says, and each reply is read into named results (another shape is a RedisScriptError).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isRedisScriptError } from '../../src/server/redis/scripts/errors.js';
-import { composeLua, luaModule } from '../../src/server/redis/scripts/lua.js';
-import { encodeSections, luaSchema, readSections, records, sectionSchema, type SectionSchema } from '../../src/server/redis/scripts/sections.js';
-import { INSTANCES } from '../../src/server/redis/scripts/instances.js';
-import { QUEUE_EPOCH } from '../../src/server/redis/scripts/queue-epoch.js';
-import { REBUILD, REBUILD_SECTIONS } from '../../src/server/redis/scripts/rebuild.js';
-import { RECLAIM } from '../../src/server/redis/scripts/reclaim.js';
-import { RENEW_CHUNKS } from '../../src/server/redis/scripts/renew-chunks.js';
-import { RENEW_WORK } from '../../src/server/redis/scripts/renew-work.js';
-import { STEP, STEP_SECTIONS } from '../../src/server/redis/scripts/step.js';
-import { STILL_QUEUED } from '../../src/server/redis/scripts/still-queued.js';
-import { DEAD_LETTER_REPLAY } from '../../src/server/redis/scripts/dead-letter-replay.js';
-import { DEAD_LETTER_PRUNE } from '../../src/server/redis/scripts/dead-letter-prune.js';
-import { progressFields } from '../../src/server/redis/queue.js';
+import { isRedisScriptError } from '../../src/server/backends/redis/scripts/errors.js';
+import { composeLua, luaModule } from '../../src/server/backends/redis/scripts/lua.js';
+import { encodeSections, luaSchema, readSections, records, sectionSchema, type SectionSchema } from '../../src/server/backends/redis/scripts/sections.js';
+import { INSTANCES } from '../../src/server/backends/redis/scripts/instances.js';
+import { QUEUE_EPOCH } from '../../src/server/backends/redis/scripts/queue-epoch.js';
+import { REBUILD, REBUILD_SECTIONS } from '../../src/server/backends/redis/scripts/rebuild.js';
+import { RECLAIM } from '../../src/server/backends/redis/scripts/reclaim.js';
+import { RENEW_CHUNKS } from '../../src/server/backends/redis/scripts/renew-chunks.js';
+import { RENEW_WORK } from '../../src/server/backends/redis/scripts/renew-work.js';
+import { STEP, STEP_SECTIONS } from '../../src/server/backends/redis/scripts/step.js';
+import { STILL_QUEUED } from '../../src/server/backends/redis/scripts/still-queued.js';
+import { DEAD_LETTER_REPLAY } from '../../src/server/backends/redis/scripts/dead-letter-replay.js';
+import { DEAD_LETTER_PRUNE } from '../../src/server/backends/redis/scripts/dead-letter-prune.js';
+import { progressFields } from '../../src/server/backends/redis/queue.js';
 import { sectionSchemas, sectionValues } from './script-sections-arbitrary.js';
 
 /** What a script's Lua sees of one call: keys by index, every value a string. */

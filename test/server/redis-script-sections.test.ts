@@ -1,5 +1,5 @@
 /**
- * The Lua side of the named sections (src/server/redis/scripts/sections.ts) on a real Redis: for any
+ * The Lua side of the named sections (src/server/backends/redis/scripts/sections.ts) on a real Redis: for any
  * schema and values, what `sections_read` gives a script is what the TypeScript reader reads (keys
  * resolved, lists and records whole, each section's start where its values are), and a call whose
  * sections do not fit the schema fails before the script does anything.
@@ -7,9 +7,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runScript, script } from '../../src/redis/script-runner.js';
-import { composeLua } from '../../src/server/redis/scripts/lua.js';
-import { encodeSections, readSections, sectionsPrologue, SECTIONS_LUA, type SectionSchema, type SectionSpec } from '../../src/server/redis/scripts/sections.js';
-import { STEP_SECTIONS } from '../../src/server/redis/scripts/step.js';
+import { composeLua } from '../../src/server/backends/redis/scripts/lua.js';
+import { encodeSections, readSections, sectionsPrologue, SECTIONS_LUA, type SectionSchema, type SectionSpec } from '../../src/server/backends/redis/scripts/sections.js';
+import { STEP_SECTIONS } from '../../src/server/backends/redis/scripts/step.js';
 import { connect, describeTargets, type TestClient } from '../redis/helpers.js';
 import { sectionSchemas, sectionValues } from './script-sections-arbitrary.js';
 

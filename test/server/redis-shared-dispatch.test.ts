@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ManualClock, createEngine, type OutgoingMessage, type SendOutcome } from '../../src/index.js';
-import { ContactQueue, type ChunkBody } from '../../src/server/redis/queue.js';
-import { SharedDispatch } from '../../src/server/redis/shared-dispatch.js';
+import { ContactQueue, type ChunkBody } from '../../src/server/backends/redis/queue.js';
+import { SharedDispatch } from '../../src/server/backends/redis/shared-dispatch.js';
 import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
 import { testFleet } from './helpers.js';
 

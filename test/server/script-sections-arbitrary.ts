@@ -1,9 +1,9 @@
 /**
- * fast-check arbitraries of the named sections (src/server/redis/scripts/sections.ts): values for a
+ * fast-check arbitraries of the named sections (src/server/backends/redis/scripts/sections.ts): values for a
  * schema, and schemas themselves. Keys carry one hash tag, so a call's keys are in one Cluster slot.
  */
 import fc from 'fast-check';
-import type { FieldKind, RecordShape, SectionSchema, SectionSpec, SectionsOf } from '../../src/server/redis/scripts/sections.js';
+import type { FieldKind, RecordShape, SectionSchema, SectionSpec, SectionsOf } from '../../src/server/backends/redis/scripts/sections.js';
 
 const KINDS: readonly FieldKind[] = ['str', 'int', 'bool', 'key', 'strs', 'pairs'];
 

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decodeRow, encodeRow } from '../../src/server/redis/shared-memory.js';
+import { decodeRow, encodeRow } from '../../src/server/backends/redis/shared-memory.js';
 import type { TrackedMessage } from '../../src/server/notifier.js';
 
 const tracked = fc.record({

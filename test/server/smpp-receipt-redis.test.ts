@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { composeChannels, createSmppChannel, type SimulatedChannel } from '../../src/server/index.js';
-import { SharedMemory } from '../../src/server/redis/shared-memory.js';
+import { SharedMemory } from '../../src/server/backends/redis/shared-memory.js';
 import { cleanup, connect, describeTargets, testPrefix, type TestClient } from '../redis/helpers.js';
 import { api, fastChannel, startReceiver, startServer, waitFor, type Started } from './helpers.js';
 import { startFakeSmsc } from './smpp-smsc.js';

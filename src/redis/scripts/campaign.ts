@@ -1,6 +1,6 @@
 /**
  * The join and classification as Lua functions, shared by {@link CAMPAIGN_SCRIPT} (one report) and
- * the server's step script (src/server/redis/scripts/step.ts: every report of a step, applied with
+ * the server's step script (src/server/backends/redis/scripts/step.ts: every report of a step, applied with
  * the step, so a report is counted exactly when what it reports is written).
  *
  * `campaign_report(acc, contacts, counts, dirty, live, ranges, window, contact, op, a3, a4, known)`

@@ -10,7 +10,8 @@ import type { BuildServerOptions } from '../options.js';
 import { optionConflict, ServerOptionsError } from '../ports/errors.js';
 import { createMemoryBackend } from './memory/index.js';
 import { RedisBackend } from './redis/index.js';
-import type { ServerBackend } from './server-backend.js';
+import type { ServerBackend } from '../ports/server-backend.js';
+import type { BackendParts } from './server-backend.js';
 import { createSqliteBackend } from './sqlite/index.js';
 
 export interface BackendEnv {
@@ -25,7 +26,7 @@ export interface BackendEnv {
   readonly deadLetters: { readonly maxPerCompany: number; readonly maxAgeMs: number };
 }
 
-export function chooseBackend(options: BuildServerOptions, env: BackendEnv): ServerBackend {
+export function chooseBackend(options: BuildServerOptions, env: BackendEnv): ServerBackend<BackendParts> {
   const { engine, storage, redis } = options;
   if (storage && redis) throw new ServerOptionsError([optionConflict('redis', 'no `storage` beside it (one keeps state in a file, the other in Redis)', 'both given')]);
   if (redis) {

@@ -8,15 +8,17 @@
 import { succeeded } from '../lib/succeeded.js';
 import type { Clock } from '../../core/clock.js';
 import type { Engine } from '../../core/engine.js';
-import { localDeadLetters, type DeadLetterStore } from '../dead-letter-store.js';
+import { localDeadLetters } from '../dead-letter-store.js';
 import type { IdempotencyBook } from '../idempotency.js';
 import type { Late } from '../lib/late.js';
 import type { BackendName, KeptAnswer, KeyedAnswer, QueuedRequest, RequestWrite, SendHold } from '../ports/backend.js';
 import type { OutgoingSms } from '../ports/channel.js';
 import type { LocalContactIds } from '../ports/contact-ids.js';
 import type { Persistence } from '../ports/persistence.js';
-import type { BackendParts, FleetDispatch, ServerBackend } from './server-backend.js';
-import type { ServerContact } from '../contacts.js';
+import type { DeadLetterStore } from '../ports/dead-letters.js';
+import type { FleetDispatch, ServerBackend } from '../ports/server-backend.js';
+import type { ServerContact } from '../ports/server-contact.js';
+import type { BackendParts } from './server-backend.js';
 import type { OutboxEvent } from '../../events/outbox.js';
 
 export interface LocalBackendDeps {
@@ -43,7 +45,7 @@ export interface LocalBackendDeps {
 
 const NO_HOLD: SendHold = { taken: undefined, sent: undefined, release: () => Promise.resolve() };
 
-export class LocalBackend implements ServerBackend {
+export class LocalBackend implements ServerBackend<BackendParts> {
   readonly name: LocalBackendDeps['name'];
   readonly persistence: Persistence;
   readonly contactIds: LocalContactIds;

@@ -25,6 +25,9 @@ export interface KeptAnswer {
   readonly body: unknown;
 }
 
+/** How long a key's first answer is kept: a retry within it is answered the same (every backend). */
+export const IDEMPOTENCY_TTL_MS = 86_400_000;
+
 /** What an idempotency key finds when a request begins. */
 export type IdempotencyBegin =
   /** The key is this request's now (no answer kept, nobody running with it). */

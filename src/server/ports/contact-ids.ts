@@ -1,7 +1,7 @@
 /**
  * Where contact ids (each contact's HSM `id`, the provider's idempotency key) come from: a counter
  * of this process (in memory, or kept by the durable server), or blocks of one counter every
- * instance shares (the server on Redis: redis/contact-ids.ts). The intake takes a request's ids in
+ * instance shares (the server on Redis: backends/redis/contact-ids.ts). The intake takes a request's ids in
  * its one piece; a shared source is made ready before (`ensure`), so taking never waits.
  */
 export interface ContactIds {

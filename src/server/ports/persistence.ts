@@ -1,9 +1,10 @@
 /**
  * What the server asks of its durable state, whatever keeps it: the embedded database
- * (durability.ts: one process, its rows on disk) or Redis (redis/redis-persistence.ts: a queue
- * shared by every instance). Whoever must not let something out before it is kept (a 202, a
- * message to the channel) asks `commit()` and waits; changes nobody waits for are `schedule`d and
- * written with the next step.
+ * (backends/sqlite/durability.ts: one process, its rows on disk) or Redis
+ * (backends/redis/redis-persistence.ts: a queue shared by every instance). Whoever must not let
+ * something out before it is kept (a 202, a message to the channel) asks `commit()` and waits;
+ * changes nobody waits for are `schedule`d and written with the next step. Also what both write of
+ * the webhooks (`WrittenEvent`), and how a record is told and keyed.
  */
 import type { OutboxEvent } from '../../events/outbox.js';
 import type { OutgoingSms } from './channel.js';
@@ -67,3 +68,32 @@ export interface EnqueuedRun {
  * operator replayed (an event whose id the outbox may remember as finished: it goes again anyway).
  */
 export type WrittenEvent = OutboxEvent | { readonly run: EnqueuedRun } | { readonly replay: OutboxEvent };
+
+/** A run as written (durable server, Redis): the contacts' fields its notifications need, nothing else. */
+export function storedRun(run: EnqueuedRun): EnqueuedRun {
+  return {
+    ...run,
+    contacts: run.contacts.map((c) => ({
+      id: c.id,
+      phone: c.phone,
+      ...(c.data === undefined ? {} : { data: c.data }),
+      ...(c.document === undefined ? {} : { document: c.document }),
+      ...(c.contract === undefined ? {} : { contract: c.contract }),
+    })),
+  };
+}
+
+/** Whether a written record is a run. */
+export function isRun(record: WrittenEvent): record is { readonly run: EnqueuedRun } {
+  return 'run' in record;
+}
+
+/** Whether a written record is a replayed dead letter. */
+export function isReplay(record: WrittenEvent): record is { readonly replay: OutboxEvent } {
+  return 'replay' in record;
+}
+
+/** The id a written record is kept under: the run's, or the event's. */
+export function writtenId(record: WrittenEvent): string {
+  return isRun(record) ? record.run.id : isReplay(record) ? record.replay.id : record.id;
+}

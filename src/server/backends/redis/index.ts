@@ -4,7 +4,7 @@
  * campaign and sent phones, idempotency keys, statistics and dead letters are the fleet's. A step
  * is written to Redis before what it made leaves, as on the embedded database.
  *
- * Made in two halves (redis/redis-wiring.ts): the shared queue and memory first, which the
+ * Made in two halves (redis-wiring.ts): the shared queue and memory first, which the
  * server's parts are built over, then, once they exist (`attach`), the persistence that writes
  * their changes and feeds the engine.
  */
@@ -13,17 +13,18 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../../core/clock.js';
 import type { Engine } from '../../../core/engine.js';
 import type { RandomSource } from '../../../events/random.js';
-import type { ServerContact } from '../../contacts.js';
-import type { DeadLetterStore } from '../../dead-letter-store.js';
 import { Late } from '../../lib/late.js';
-import type { TrackedMessage } from '../../notifier.js';
-import type { RedisServerOptions } from '../../options.js';
 import type { KeptAnswer, KeyedAnswer, QueuedRequest, RequestWrite, SendHold, SendIntent } from '../../ports/backend.js';
 import type { OutgoingSms } from '../../ports/channel.js';
+import type { DeadLetterStore } from '../../ports/dead-letters.js';
 import type { Persistence } from '../../ports/persistence.js';
-import { chunksOf } from '../../redis/chunks.js';
-import { redisParts, redisPersistence, type RedisParts } from '../../redis/redis-wiring.js';
-import type { BackendParts, FleetDispatch, ServerBackend } from '../server-backend.js';
+import type { FleetDispatch, ServerBackend } from '../../ports/server-backend.js';
+import type { ServerContact } from '../../ports/server-contact.js';
+import type { ServerParts } from '../../ports/server-parts.js';
+import type { TrackedMessage } from '../../ports/tracked-message.js';
+import { chunksOf } from './chunks.js';
+import type { RedisServerOptions } from './options.js';
+import { redisParts, redisPersistence, type RedisParts } from './redis-wiring.js';
 
 export interface RedisBackendOptions {
   readonly redis: RedisServerOptions;
@@ -60,7 +61,7 @@ export class RedisBackend implements ServerBackend {
   readonly #options: RedisBackendOptions;
   readonly #shared: RedisParts;
   readonly #wired = new Late<Wired>('the Redis persistence');
-  readonly #parts = new Late<BackendParts>('the server parts');
+  readonly #parts = new Late<ServerParts>('the server parts');
 
   constructor(options: RedisBackendOptions) {
     this.#options = options;
@@ -119,7 +120,7 @@ export class RedisBackend implements ServerBackend {
     return this.#wired.get().deadLetters;
   }
 
-  attach(parts: BackendParts): void {
+  attach(parts: ServerParts): void {
     this.#parts.set(parts);
     const { notifier, blocklist, channelMemory, dispatch, sms, deliver, log, sentPhones } = parts;
     this.#wired.set(

@@ -13,8 +13,7 @@
 import type { Engine } from '../../../core/engine.js';
 import type { OutboxEvent } from '../../../events/outbox.js';
 import type { OutgoingSms } from '../../ports/channel.js';
-import { storedRun } from '../../enqueued-runs.js';
-import type { EnqueuedRun, Persistence, WrittenEvent } from '../../ports/persistence.js';
+import { storedRun, type EnqueuedRun, type Persistence, type WrittenEvent } from '../../ports/persistence.js';
 import type { ServerStorage, StorageStep } from '../../../storage/sqlite-storage.js';
 import type { StagedWrites } from './staged-writes.js';
 

@@ -2,8 +2,7 @@
  * The Lua modules the queue's scripts share (lua.ts): each a set of functions, included by the
  * scripts that name it. Every key they touch is in the queue's slot (`<p>` carries its hash tag).
  */
-import { CAMPAIGN_LUA } from '../../../redis/scripts/campaign.js';
-import { MEMORY_WRITE_LUA } from '../shared-memory.js';
+import { CAMPAIGN_LUA } from '../../../../redis/scripts/campaign.js';
 import { luaModule } from './lua.js';
 
 /**
@@ -110,7 +109,29 @@ end
 export const CAMPAIGN_REPORTS = luaModule('campaign reports', CAMPAIGN_LUA);
 
 /**
- * The shared memory's write (`memory_write(root, generation, first, count)`: its pairs from
- * ARGV[first] on; shared-memory.ts).
+ * The shared memory's write (shared-memory.ts): `memory_write(root, generation, first, count)`
+ * writes `count` key, value pairs from ARGV[first] on into the newest generation of `root` (`<p>mem:`,
+ * its entry counter `<p>mem:n`), a generation holding `generation` entries; a write that starts a
+ * generation drops the one two back.
  */
-export const MEMORY_WRITE = luaModule('memory write', MEMORY_WRITE_LUA);
+export const MEMORY_WRITE = luaModule(
+  'memory write',
+  `
+local function memory_write(root, generation, first, count)
+  local n = redis.call('INCRBY', root .. 'n', count)
+  local g = math.floor(n / generation)
+  local old = math.floor((n - count) / generation)
+  -- Generations that fell two behind are dropped (a large step may pass more than one).
+  for d = math.max(old - 1, g - 3), g - 2 do
+    if d >= 0 then redis.call('DEL', root .. d) end
+  end
+  local fields = {}
+  for j = first, first + 2 * count - 1 do
+    fields[#fields + 1] = ARGV[j]
+    -- HSET in slices: Lua's unpack has a limit on the values it spreads.
+    if #fields == 1000 then redis.call('HSET', root .. g, unpack(fields)); fields = {} end
+  end
+  if #fields > 0 then redis.call('HSET', root .. g, unpack(fields)) end
+end
+`,
+);

@@ -12,23 +12,19 @@
  * Separate from buildServer because this is the whole difference between one process and an
  * instance of a fleet: buildServer asks for it only when `redis` is set.
  */
+import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../../core/clock.js';
-import type { Engine } from '../../core/engine.js';
-import type { Persistence, WrittenEvent } from '../ports/persistence.js';
-import type { RandomSource } from '../../events/random.js';
-import { uuidV4 } from '../../events/uuid.js';
-import type { Blocklist } from '../blocklist.js';
-import type { ChannelMemoryStore } from '../channels/memory.js';
-import { cryptoRandom } from '../crypto-random.js';
-import type { DispatchWorker } from '../dispatch-worker.js';
-import type { Notifier } from '../notifier.js';
-import type { RedisServerOptions } from '../options.js';
-import type { SmsWorker } from '../sms-worker.js';
+import type { Clock } from '../../../core/clock.js';
+import type { Engine } from '../../../core/engine.js';
+import type { Persistence, WrittenEvent } from '../../ports/persistence.js';
+import type { RandomSource } from '../../../events/random.js';
+import type { BlocklistReplica } from '../../ports/blocklist.js';
+import type { ChannelMemoryChangesSource, DispatchFeed, NotifierState, SmsQueue } from '../../ports/server-parts.js';
 import { ContactIdBlocks } from './contact-ids.js';
 import { ContactQueue } from './queue.js';
 import { LocalStateFile } from './local-state.js';
 import { RedisPersistence } from './redis-persistence.js';
+import type { RedisServerOptions } from './options.js';
 import { QueueReset } from './reset.js';
 import { SharedBlocklist } from './shared-blocklist.js';
 import { sharedDeadLetters } from './shared-dead-letters.js';
@@ -45,7 +41,7 @@ function sharedQueueParts(options: RedisServerOptions, engine: Engine) {
   const prefix = `${root}{queue}:`;
   const queue = new ContactQueue({
     client: options.client,
-    consumer: options.consumer ?? uuidV4(cryptoRandom),
+    consumer: options.consumer ?? randomUUID(),
     prefix,
     ...(options.leaseMs !== undefined ? { leaseMs: options.leaseMs } : {}),
   });
@@ -103,11 +99,11 @@ export function redisParts(options: RedisServerOptions, engine: Engine, deps: Re
 export type RedisParts = ReturnType<typeof redisParts>;
 
 export interface RedisPersistenceDeps {
-  readonly notifier: Notifier;
-  readonly blocklist: Blocklist;
-  readonly channelMemory: ChannelMemoryStore;
-  readonly dispatch: DispatchWorker;
-  readonly sms: SmsWorker;
+  readonly notifier: NotifierState;
+  readonly blocklist: BlocklistReplica;
+  readonly channelMemory: ChannelMemoryChangesSource;
+  readonly dispatch: DispatchFeed;
+  readonly sms: SmsQueue;
   /** Webhook signing secrets the host set, by company id. */
   readonly secrets: Readonly<Record<number, string>>;
   /** Puts written webhook events in the outbox (runs to the notifier) and kicks the delivery worker. */

@@ -29,7 +29,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { AcceptedJournal, acceptedJournalPath, type JournalEntry } from './accepted-journal.js';
 import type { LocalStateFile } from './local-state.js';
-import type { ChunkBody, ContactQueue } from './queue.js';
+import type { ChunkBody, ClaimedChunk } from './chunks.js';
+import type { ContactQueue } from './queue.js';
 import type { SharedDispatch } from './shared-dispatch.js';
 import type { SharedWebhooks } from './shared-webhooks.js';
 
@@ -75,7 +76,21 @@ interface Deps {
   readonly onReset?: (event: RedisResetEvent) => void;
 }
 
-export class QueueReset {
+/** What the persistence and the feed ask of the reset path (redis-persistence.ts, instance-feed.ts). */
+export interface ResetGuard {
+  /** Once a renewal period, before renewing: reads the queue's epoch marker (handles a reset). */
+  tick(): Promise<void>;
+  /** A write refused with `RESET`: resolves once it may be sent again. */
+  recover(e: unknown): Promise<boolean>;
+  /** True while a reset is handled. */
+  readonly handling: boolean;
+  /** Chunks accepted here were written, with their entry ids (and the JSON they were written as). */
+  accepted(chunks: readonly ChunkBody[], ids: readonly string[], epoch: string, json?: readonly string[]): void;
+  /** Chunks this instance held were acknowledged done by a written step. */
+  finished(chunks: readonly Pick<ClaimedChunk, 'stream' | 'entryId'>[]): void;
+}
+
+export class QueueReset implements ResetGuard {
   readonly #d: Deps;
   /** The id this instance knows (from its state file at start, else the first one read). */
   #known: string;

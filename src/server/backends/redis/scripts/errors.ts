@@ -9,7 +9,7 @@ const SCRIPT_ERROR = Symbol.for('sendpool.RedisScriptError');
 /** A script's arguments or reply do not fit its codec (scripts/codec.ts). */
 export class RedisScriptError extends Error {
   readonly [SCRIPT_ERROR] = true;
-  /** The script's name (its file under src/server/redis/scripts/). */
+  /** The script's name (its file under src/server/backends/redis/scripts/). */
   readonly script: string;
 
   constructor(script: string, message: string) {

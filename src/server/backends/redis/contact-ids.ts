@@ -10,25 +10,17 @@
  * instance restarted, ids go on above those handed out before, unless more than a million contacts
  * a second were accepted on average since the counter last started (docs/scaling.md).
  */
-import { ArgumentError } from '../../core/errors.js';
-import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
-import type { ContactIds } from '../ports/contact-ids.js';
+import { ArgumentError } from '../../../core/errors.js';
+import type { RedisScriptClient } from '../../../redis/script-runner.js';
+import type { ContactIds } from '../../ports/contact-ids.js';
+import { callScript } from './scripts/codec.js';
+import { CONTACT_IDS_RESERVE } from './scripts/contact-ids-reserve.js';
 
 /** The commands the contact ids use (an ioredis `Redis` or `Cluster`). */
 export type ContactIdClient = RedisScriptClient;
 
 /** Ids a millisecond of the floor leaves room for (see the module comment). */
 const IDS_PER_MS = 1_000;
-
-/**
- * Reserves ARGV[1] ids; a counter that was not there starts at ARGV[2] first. Answers the last id
- * reserved.
- */
-const RESERVE = script(`
-local by = tonumber(ARGV[1])
-if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[1], ARGV[2]) end
-return redis.call('INCRBY', KEYS[1], by)
-`);
 
 export class ContactIdBlocks implements ContactIds {
   /** Shared: no counter of this process to keep. */
@@ -90,9 +82,8 @@ export class ContactIdBlocks implements ContactIds {
 
   #reserve(size: number): Promise<void> {
     const floor = Math.max(this.#highest, Math.floor(this.#now()) * IDS_PER_MS);
-    this.#reserving ??= runScript(this.#client, RESERVE, [this.#key], [size, floor])
-      .then((answer) => {
-        const last = Number(answer);
+    this.#reserving ??= callScript(this.#client, CONTACT_IDS_RESERVE, { counter: this.#key, count: size, floor })
+      .then((last) => {
         this.#highest = Math.max(this.#highest, last);
         this.#ahead = { next: last - size + 1, end: last + 1 };
       })

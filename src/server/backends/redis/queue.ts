@@ -32,9 +32,9 @@
  *   <p>instances          sorted set of the live instances (scripts/instances.ts)
  *   <p>epoch, <p>rb:…     the epoch marker and the rebuilt marks (reset.ts)
  */
-import { randomUUID } from 'node:crypto';
-import type { Submission, SubmissionContact } from '../../core/submission.js';
-import type { RedisScriptClient } from '../../redis/script-runner.js';
+import type { RedisScriptClient } from '../../../redis/script-runner.js';
+import type { ChunkBody, ChunkProgress, ClaimedChunk, RebuiltChunk } from './chunks.js';
+import { stepSections, type QueueStep } from './queue-step.js';
 import { callScript } from './scripts/codec.js';
 import { INSTANCES } from './scripts/instances.js';
 import { QUEUE_EPOCH } from './scripts/queue-epoch.js';
@@ -42,15 +42,13 @@ import { REBUILD } from './scripts/rebuild.js';
 import { RECLAIM } from './scripts/reclaim.js';
 import { RENEW_CHUNKS } from './scripts/renew-chunks.js';
 import { RENEW_WORK } from './scripts/renew-work.js';
-import { RedisScriptError } from './scripts/errors.js';
 import type { Pair } from './scripts/sections.js';
-import { STEP, type StepArgs } from './scripts/step.js';
+import { STEP } from './scripts/step.js';
 import { STILL_QUEUED } from './scripts/still-queued.js';
-import { IDEMPOTENCY_TTL_MS } from '../idempotency.js';
-import { COMMIT_TTL_MS } from './shared-phones.js';
-import { RETAIN_CONTACTS_MS } from './shared-statistics.js';
-import { ServerOptionsError } from '../ports/errors.js';
-import { problem } from '../../core/problems.js';
+import { ServerOptionsError } from '../../ports/errors.js';
+import { problem } from '../../../core/problems.js';
+
+export type { ChunkBody, ChunkProgress, ClaimedChunk, QueuedContact, RebuiltChunk } from './chunks.js';
 
 /** The commands the queue uses (an ioredis `Redis` or `Cluster`). */
 export interface QueueClient extends RedisScriptClient {
@@ -59,117 +57,10 @@ export interface QueueClient extends RedisScriptClient {
   call(command: string, ...args: (string | number)[]): Promise<unknown>;
 }
 
-/** A contact as the queue keeps it: the engine's contact with the server's ids. */
-export interface QueuedContact extends SubmissionContact {
-  /** The contact id of the 202 (global: from the shared counter). */
-  readonly id: number;
-  readonly costCenterId: number;
-}
-
-/** A chunk of one request's contacts, with what the engine needs to send them (a submission's options). */
-export interface ChunkBody extends Omit<Submission, 'contacts' | 'weight' | 'maxRetries' | 'retryInterval'> {
-  readonly requestId: string;
-  readonly companyId: number;
-  readonly maxRetries: number;
-  /** Milliseconds. */
-  readonly retryInterval: number;
-  readonly contacts: readonly QueuedContact[];
-  /**
-   * A contact sent again after a failure reported later: the fleet-wide hand-out its next message
-   * starts at (its earlier ids are never used again). @default 0
-   */
-  readonly handoutBase?: number;
-}
-
-/** A chunk an instance holds, with the progress written for it so far. */
-export interface ClaimedChunk {
-  readonly stream: string;
-  /** Its entry in the stream: a new one when the chunk is written again after a Redis reset (reset.ts). */
-  entryId: string;
-  readonly body: ChunkBody;
-  /** Hand-outs written per contact index (absent: never handed out). */
-  readonly handouts: ReadonlyMap<number, number>;
-  /** Hand-outs per contact index whose attempt ended without a final (a retry to come). */
-  readonly ended: ReadonlyMap<number, number>;
-  /** Final state per contact index, as recorded. */
-  readonly finals: ReadonlyMap<number, string>;
-}
-
-/** A chunk written again after a Redis reset (ContactQueue.rebuild). */
-export interface RebuiltChunk {
-  /** Its stream (the flow's). */
-  readonly stream: string;
-  /** Its entry id before the reset (what the rebuilt mark names). */
-  readonly entryId: string;
-  /** Its body, with the contacts to send. */
-  readonly body: ChunkBody;
-  /** Contacts of it not final (the fleet's backlog counts them). */
-  readonly open: number;
-  /** Pending under this instance (it keeps sending them), or for any instance to claim. */
-  readonly hold: boolean;
-  /** The progress to write with it (none for a chunk only accepted here). */
-  readonly progress?: ChunkProgress;
-}
-
-/** A chunk's progress as recorded in its hash (`h<i>`, `e<i>`, `f<i>` fields). */
-export type ChunkProgress = Pick<ClaimedChunk, 'handouts' | 'ended' | 'finals'>;
-
 /** A webhook event (or an SMS) an instance holds. */
 export interface ClaimedEvent {
   readonly entryId: string;
   readonly json: string;
-}
-
-/** What one step records. */
-export interface QueueStep {
-  /** The step's id: a step sent again with the same id (its reply was lost) is applied once. @default a new one */
-  readonly id?: string;
-  /**
-   * Requests the step commits (a 202's): their commit marks, and the answer kept under their
-   * idempotency record's key (the Redis key) when they have one. A request of a chunk counts
-   * without being listed. A request voided meanwhile (the fence, shared-phones.ts) refuses the
-   * whole step: answered in `voided`, nothing written.
-   */
-  readonly requests?: readonly { readonly id: string; readonly key?: string; readonly answer?: string }[];
-  /** Chunks of contacts accepted (a 202 waits for them). */
-  readonly chunks?: readonly ChunkBody[];
-  /** A contact's hand-out count (written before the message goes to the channel). */
-  readonly handouts?: readonly { readonly chunk: ClaimedChunk; readonly index: number; readonly count: number }[];
-  /** Hand-outs of a contact whose attempts ended without a final (a failure with a retry to come). */
-  readonly ended?: readonly { readonly chunk: ClaimedChunk; readonly index: number; readonly count: number }[];
-  /** A contact's final state. */
-  readonly finals?: readonly { readonly chunk: ClaimedChunk; readonly index: number; readonly state: string }[];
-  /** Chunks whose every contact is final: acknowledged and deleted. */
-  readonly done?: readonly ClaimedChunk[];
-  /** Webhook events (JSON) written with the step. */
-  readonly events?: readonly string[];
-  /** Notifications of a chunk's contacts: written only while this instance holds the chunk. */
-  readonly chunkEvents?: readonly { readonly chunk: ClaimedChunk; readonly json: string }[];
-  /** Outbox entries delivered (or given up): acknowledged and deleted. */
-  readonly delivered?: readonly string[];
-  /** SMS accepted (JSON), for any instance to send. */
-  readonly sms?: readonly string[];
-  /** SMS entries the gateway answered: acknowledged and deleted. */
-  readonly smsAnswered?: readonly string[];
-  /**
-   * Campaign statistics reports (shared-statistics.ts), six strings each, joined into the shared
-   * counts with the step, and the time a campaign they first name is created at.
-   */
-  readonly statistics?: { readonly reports: readonly string[]; readonly at: number };
-  /**
-   * Entries of the shared memory (shared-memory.ts): key, value pairs ('' deletes), and how many
-   * entries a generation holds.
-   */
-  readonly memory?: { readonly pairs: readonly string[]; readonly generation: number };
-  /**
-   * Dead letters (shared-dead-letters.ts), written with the step that acknowledges their events,
-   * with the bounds that apply: the most kept per company, and the oldest time kept.
-   */
-  readonly deadLetters?: {
-    readonly letters: readonly { readonly companyId: number; readonly id: string; readonly at: number; readonly family: string; readonly json: string }[];
-    readonly keep: number;
-    readonly oldest: number;
-  };
 }
 
 /** Options of {@link ContactQueue}. */
@@ -337,71 +228,24 @@ export class ContactQueue {
    * (the accepted journal writes the same, reset.ts).
    */
   async step(step: QueueStep): Promise<{ readonly ids: string[]; readonly lost: string[]; readonly voided?: string[]; readonly chunkJson?: readonly string[] }> {
-    const args = this.#stepArgs(step);
+    const args = stepSections(step, {
+      prefix: this.#prefix,
+      activeKey: this.activeKey,
+      outboxKey: this.outboxKey,
+      smsKey: this.smsKey,
+      epochKey: this.epochKey,
+      epochId: this.epoch,
+      groups: { dispatch: GROUP, outbox: OUTBOX_GROUP, sms: SMS_GROUP },
+      consumer: this.#consumer,
+      streamOf: (body) => this.streamOf(body),
+      progressKey: (chunk) => this.progressKey(chunk),
+    });
     const empty = [args.requests, args.chunks, args.progress, args.delivered, args.smsAccepted, args.smsAnswered, args.reports, args.memory, args.deadLetters, args.events];
     if (empty.every((list) => list.length === 0)) return { ids: [], lost: [] };
     const result = await callScript(this.#client, STEP, args);
     if (result.outcome === 'voided') return { ids: [], lost: [], voided: [...result.requests] };
     const written = result.outcome === 'applied' ? result : { ids: [], lost: [] };
     return { ids: [...written.ids], lost: [...written.lost], chunkJson: args.chunks.map((c) => c.body) };
-  }
-
-  /** A step's named sections (scripts/step.ts): its progress gathered by chunk, its requests with those of its chunks. */
-  #stepArgs(step: QueueStep): StepArgs {
-    const touched = new Map<ClaimedChunk, { fields: Pair[]; events: string[] }>();
-    const of = (c: ClaimedChunk) => {
-      let t = touched.get(c);
-      if (!t) touched.set(c, (t = { fields: [], events: [] }));
-      return t;
-    };
-    for (const h of step.handouts ?? []) of(h.chunk).fields.push([`h${h.index}`, String(h.count)]);
-    for (const e of step.ended ?? []) of(e.chunk).fields.push([`e${e.index}`, String(e.count)]);
-    for (const f of step.finals ?? []) of(f.chunk).fields.push([`f${f.index}`, f.state]);
-    const done = new Set(step.done ?? []);
-    for (const c of done) of(c);
-    for (const e of step.chunkEvents ?? []) of(e.chunk).events.push(e.json);
-    // The requests the step commits: those listed, and those whose chunks it writes (shared-phones.ts).
-    const requests = new Map<string, { key?: string; answer?: string }>();
-    for (const r of step.requests ?? []) requests.set(r.id, r);
-    for (const c of step.chunks ?? []) if (!requests.has(c.requestId)) requests.set(c.requestId, {});
-    return {
-      prefix: this.#prefix,
-      active: this.activeKey,
-      outbox: this.outboxKey,
-      sms: this.smsKey,
-      epoch: this.epochKey,
-      epochId: this.epoch,
-      dispatchGroup: GROUP,
-      outboxGroup: OUTBOX_GROUP,
-      smsGroup: SMS_GROUP,
-      consumer: this.#consumer,
-      stepId: step.id ?? randomUUID(),
-      commitTtlMs: COMMIT_TTL_MS,
-      idempotencyTtlMs: IDEMPOTENCY_TTL_MS,
-      requests: [...requests].map(([id, r]) => ({ id, idempotencyKey: r.key ?? '', answer: r.answer ?? '' })),
-      chunks: (step.chunks ?? []).map((c) => ({ stream: this.streamOf(c), body: JSON.stringify(c), contacts: c.contacts.length })),
-      progress: [...touched].map(([c, t]) => ({
-        stream: c.stream,
-        entryId: c.entryId,
-        progress: this.progressKey(c),
-        done: done.has(c),
-        contacts: c.body.contacts.length,
-        fields: t.fields,
-        events: t.events,
-      })),
-      delivered: step.delivered ?? [],
-      smsAccepted: step.sms ?? [],
-      smsAnswered: step.smsAnswered ?? [],
-      retainContactsMs: RETAIN_CONTACTS_MS,
-      reportedAt: step.statistics?.at ?? 0,
-      reports: statisticsReports(step.statistics?.reports ?? []),
-      memoryGeneration: step.memory?.generation ?? 1,
-      memory: memoryPairs(step.memory?.pairs ?? []),
-      deadLetterKeep: step.deadLetters?.keep ?? 0,
-      deadLetterOldest: step.deadLetters?.oldest ?? 0,
-      deadLetters: (step.deadLetters?.letters ?? []).map((d) => ({ company: String(d.companyId), id: d.id, at: d.at, family: d.family, json: d.json })),
-      events: step.events ?? [],
-    };
   }
 
   /** Reads the queue's epoch marker, creating it with `candidate` when missing. */
@@ -552,23 +396,4 @@ export function progressFields(p: ChunkProgress): Pair[] {
   for (const [i, n] of p.ended) fields.push([`e${i}`, String(n)]);
   for (const [i, f] of p.finals) fields.push([`f${i}`, f]);
   return fields;
-}
-
-/** The statistics' reports (six strings each, shared-statistics.ts) as the step's named records. */
-function statisticsReports(flat: readonly string[]): StepArgs['reports'] {
-  if (flat.length % 6 !== 0) throw new RedisScriptError('step', `statistics reports: ${flat.length} strings, expected six per report`);
-  const out: StepArgs['reports'][number][] = [];
-  for (let i = 0; i < flat.length; i += 6) {
-    const [company, campaign, contact, op, a3, a4] = flat.slice(i, i + 6) as [string, string, string, string, string, string];
-    out.push({ company, campaign, contact, op, a3, a4 });
-  }
-  return out;
-}
-
-/** The shared memory's entries (key, value, … from shared-memory.ts) as pairs. */
-function memoryPairs(flat: readonly string[]): Pair[] {
-  if (flat.length % 2 !== 0) throw new RedisScriptError('step', `memory: ${flat.length} strings, expected key and value pairs`);
-  const out: Pair[] = [];
-  for (let i = 0; i < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
-  return out;
 }

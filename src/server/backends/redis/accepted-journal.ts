@@ -29,8 +29,8 @@
  */
 import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { StateFileError } from '../../runtime/state-file-error.js';
-import type { ChunkBody } from './queue.js';
+import { StateFileError } from '../../../runtime/state-file-error.js';
+import type { ChunkBody } from './chunks.js';
 
 /** The journal's format version (the header's `version`). */
 export const ACCEPTED_JOURNAL_VERSION = 1;

@@ -15,11 +15,12 @@
  * campaigns' change markers are cleared): an instance that dies in between leaves the batch to the
  * next claimant.
  */
-import { admissionBit, type Admission } from '../../events/campaign-counts.js';
-import type { ContactStatusChange } from '../../events/campaign-stats-types.js';
-import type { RandomSource } from '../../events/random.js';
-import type { CampaignBatchPayload } from '../../events/schemas/campaign.js';
-import { RedisCampaignStatistics, statusReportArg, type CampaignStatsClient } from '../../redis/campaign-stats-store.js';
+import { admissionBit, type Admission } from '../../../events/campaign-counts.js';
+import type { ContactStatusChange } from '../../../events/campaign-stats-types.js';
+import type { RandomSource } from '../../../events/random.js';
+import type { CampaignBatchPayload } from '../../../events/schemas/campaign.js';
+import { RedisCampaignStatistics, statusReportArg, type CampaignStatsClient } from '../../../redis/campaign-stats-store.js';
+import type { CampaignReport } from './scripts/step.js';
 
 /** How long a finished campaign keeps its contacts' states (as the in-process aggregator). */
 export const RETAIN_CONTACTS_MS = 604_800_000;
@@ -50,8 +51,8 @@ interface Deps {
 
 export class SharedStatistics {
   readonly #deps: Deps;
-  /** Reports for the next step: six strings each (company, campaign, contact, op, a3, a4). */
-  #reports: string[] = [];
+  /** Reports for the next step, as `campaign_report` takes them (src/redis/scripts/campaign.ts). */
+  #reports: CampaignReport[] = [];
   readonly #stores = new Map<number, RedisCampaignStatistics>();
   #flushing = false;
 
@@ -62,14 +63,14 @@ export class SharedStatistics {
   /** A request's contacts `first … first + count - 1` admitted as accepted (a range named by the request). */
   admitRange(companyId: number, campaignId: number, name: string, count: number): void {
     if (count === 0) return;
-    this.#reports.push(String(companyId), String(campaignId), name, 'r', String(count), '0');
+    this.#reports.push({ company: String(companyId), campaign: String(campaignId), contact: name, op: 'r', a3: String(count), a4: '0' });
     this.#deps.schedule();
   }
 
   /** A contact admitted under a rejection (or refused by the engine after intake). */
   admit(companyId: number, campaignId: number, contactId: number, admission: Admission): void {
     if (admission === 'accepted') return; // the range says it
-    this.#reports.push(String(companyId), String(campaignId), String(contactId), 'a', String(admissionBit(admission)), '0');
+    this.#reports.push({ company: String(companyId), campaign: String(campaignId), contact: String(contactId), op: 'a', a3: String(admissionBit(admission)), a4: '0' });
     this.#deps.schedule();
   }
 
@@ -79,7 +80,7 @@ export class SharedStatistics {
     if (change.status === 'ENQUEUED' && change.retryIndex === null) return;
     const doesNotExist = change.status === 'FAILED' && change.failureCode !== undefined && DOES_NOT_EXIST.has(change.failureCode);
     const arg = statusReportArg(change, doesNotExist, this.#deps.failureWindowMs);
-    this.#reports.push(String(companyId), String(change.campaignId), change.contactId, 's', String(change.retryIndex ?? -1), arg);
+    this.#reports.push({ company: String(companyId), campaign: String(change.campaignId), contact: change.contactId, op: 's', a3: String(change.retryIndex ?? -1), a4: arg });
     this.#deps.schedule();
   }
 
@@ -87,7 +88,7 @@ export class SharedStatistics {
    * Runs `fn` and answers, apart, the reports it made (a request's admissions: written with its
    * commit, or not at all when its request is voided, redis-persistence.ts).
    */
-  capture<T>(fn: () => T): { readonly value: T; readonly reports: string[] } {
+  capture<T>(fn: () => T): { readonly value: T; readonly reports: CampaignReport[] } {
     const from = this.#reports.length;
     const value = fn();
     return { value, reports: this.#reports.splice(from) };
@@ -99,7 +100,7 @@ export class SharedStatistics {
   }
 
   /** The reports for the step being taken, and the time a campaign first reported is created at. */
-  take(): { readonly reports: string[]; readonly at: number } {
+  take(): { readonly reports: CampaignReport[]; readonly at: number } {
     const reports = this.#reports;
     this.#reports = [];
     return { reports, at: this.#deps.now() };

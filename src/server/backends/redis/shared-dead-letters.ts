@@ -16,9 +16,8 @@
  * Bounds as in the book of one process: per company the newest `maxPerCompany`, none older than
  * `maxAgeMs` (dropped when one is added, and before a list).
  */
-import type { WebhookFamily } from '../../events/outbox.js';
-import { afterCursor, formatCursor, type DeadLetter, type DeadLetterPage } from '../dead-letters.js';
-import type { DeadLetterStore } from '../dead-letter-store.js';
+import type { WebhookFamily } from '../../../events/outbox.js';
+import { afterCursor, formatCursor, type DeadLetter, type DeadLetterPage, type DeadLetterStore } from '../../ports/dead-letters.js';
 import type { QueueClient } from './queue.js';
 import { callScript } from './scripts/codec.js';
 import { DEAD_LETTER_PRUNE } from './scripts/dead-letter-prune.js';

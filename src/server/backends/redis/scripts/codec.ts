@@ -1,9 +1,9 @@
 /**
  * A Redis script with its codec: the one place its KEYS and ARGV are written and its reply is read,
- * so callers speak in named arguments and named results. Each script of the queue is a file of this
- * folder declaring one (a header saying its KEYS, ARGV and reply, the Lua, `encode` and `decode`).
+ * so callers speak in named arguments and named results. Each script of the redis backend is a file
+ * of this folder declaring one (a header saying its KEYS, ARGV and reply, the Lua, `encode` and `decode`).
  */
-import { runScript, script, type RedisScriptClient, type Script } from '../../../redis/script-runner.js';
+import { runScript, script, type RedisScriptClient, type Script } from '../../../../redis/script-runner.js';
 import { RedisScriptError } from './errors.js';
 import { composeLua, type LuaModule } from './lua.js';
 

@@ -8,8 +8,8 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { WebhookConfig } from '../../contract/config-schema.js';
-import { StateFileError } from '../../runtime/state-file-error.js';
+import type { WebhookConfig } from '../../../contract/config-schema.js';
+import { StateFileError } from '../../../runtime/state-file-error.js';
 
 /** The content of an instance's state file. */
 export interface RedisLocalState {

@@ -10,10 +10,11 @@
  * written for it, and a contact handed out without an outcome goes again under the id it had
  * (the provider's idempotency key), so a crash sends at most what was in flight, twice.
  */
-import type { Engine } from '../../core/engine.js';
-import type { ContactOutcome, OutgoingMessage } from '../../core/dispatch/types.js';
-import { CHUNK_CONTACTS } from './chunks.js';
-import type { ChunkBody, ClaimedChunk, ContactQueue, QueueStep, QueuedContact, RebuiltChunk } from './queue.js';
+import type { Engine } from '../../../core/engine.js';
+import type { ContactOutcome, OutgoingMessage } from '../../../core/dispatch/types.js';
+import { CHUNK_CONTACTS, type ChunkBody, type ClaimedChunk, type QueuedContact, type RebuiltChunk } from './chunks.js';
+import type { ContactQueue } from './queue.js';
+import type { QueueStep } from './queue-step.js';
 
 /** Where a contact of the engine came from. */
 interface Origin {

@@ -1,10 +1,11 @@
 /**
- * The queue's step (queue.ts): everything one write of an instance records, whole or not at all —
- * a 202's chunks, commit marks and idempotency answers; hand-outs and finals of the chunks it holds
- * with their contacts' notifications; chunks done acknowledged and deleted with their progress (a
- * stream left empty leaves the active set); webhook events written and delivered; SMS accepted and
- * answered; campaign statistics, shared memory and dead letters. One EVAL: a step half written
- * would promise what is not there, or send twice what is.
+ * The queue's step (queue.ts; its sections from a step: queue-step.ts): everything one write of an
+ * instance records, whole or not at all — a 202's chunks, commit marks and idempotency answers;
+ * hand-outs and finals of the chunks it holds with their contacts' notifications; chunks done
+ * acknowledged and deleted with their progress (a stream left empty leaves the active set); webhook
+ * events written and delivered; SMS accepted and answered; campaign statistics, shared memory and
+ * dead letters. One EVAL: a step half written would promise what is not there, or send twice what
+ * is.
  *
  * Progress is recorded only for chunks this consumer still holds: a chunk another instance took
  * over (this one stalled past the lease) is the new holder's to finish, so a contact gets one final.
@@ -88,6 +89,9 @@ export const STEP_SECTIONS = sectionSchema('step', {
 });
 
 export type StepArgs = SectionsOf<typeof STEP_SECTIONS>;
+
+/** A campaign statistics report the step joins into the shared counts (shared-statistics.ts). */
+export type CampaignReport = StepArgs['reports'][number];
 
 export type StepResult =
   | { readonly outcome: 'applied'; readonly ids: readonly string[]; readonly lost: readonly string[] }

@@ -13,68 +13,13 @@
  * at most twice that are kept. A delete is an empty value, read as absent (the newer generation is
  * read first). All keys carry the queue's hash tag: the step script writes them in its own slot.
  */
-import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
-import type { ServerContact } from '../contacts.js';
-import type { TrackedMessage } from '../notifier.js';
-
-/** Lua for the step script: `memory_write(root, generation, at, m)` writes ARGV[at..at+2m-1]. */
-export const MEMORY_WRITE_LUA = `
-local function memory_write(root, generation, first, count)
-  local n = redis.call('INCRBY', root .. 'n', count)
-  local g = math.floor(n / generation)
-  local old = math.floor((n - count) / generation)
-  -- Generations that fell two behind are dropped (a large step may pass more than one).
-  for d = math.max(old - 1, g - 3), g - 2 do
-    if d >= 0 then redis.call('DEL', root .. d) end
-  end
-  local fields = {}
-  for j = first, first + 2 * count - 1 do
-    fields[#fields + 1] = ARGV[j]
-    -- HSET in slices: Lua's unpack has a limit on the values it spreads.
-    if #fields == 1000 then redis.call('HSET', root .. g, unpack(fields)); fields = {} end
-  end
-  if #fields > 0 then redis.call('HSET', root .. g, unpack(fields)) end
-end
-`;
-
-/**
- * Reads keys, the newest generation first. KEYS: [1] the entry counter `<p>mem:n`, [2] the
- * generation prefix `<p>mem:`; ARGV: [1] the entries a generation holds, then the keys.
- * Returns one value per key ('' for absent or deleted).
- */
-export const MEMORY_READ_SCRIPT = `
-local g = math.floor((tonumber(redis.call('GET', KEYS[1])) or 0) / tonumber(ARGV[1]))
-local keys = {}
-for j = 2, #ARGV do keys[#keys + 1] = ARGV[j] end
-local out = redis.call('HMGET', KEYS[2] .. g, unpack(keys))
-if g > 0 then
-  local older = redis.call('HMGET', KEYS[2] .. (g - 1), unpack(keys))
-  for j = 1, #keys do
-    if not out[j] then out[j] = older[j] end
-  end
-end
-for j = 1, #keys do
-  if not out[j] then out[j] = '' end
-end
-return out
-`;
-
-const READ = script(MEMORY_READ_SCRIPT);
-
-/**
- * One HSCAN of a generation. KEYS: [1] the entry counter `<p>mem:n`, [2] the generation prefix
- * `<p>mem:`; ARGV: [1] the entries a generation holds, [2] the generation (-1: the newest),
- * [3] the cursor, [4] the MATCH pattern, [5] the COUNT. Returns `{ generation, cursor, fields }`
- * (fields and values alternating).
- */
-export const MEMORY_SCAN_SCRIPT = `
-local g = tonumber(ARGV[2])
-if g < 0 then g = math.floor((tonumber(redis.call('GET', KEYS[1])) or 0) / tonumber(ARGV[1])) end
-local r = redis.call('HSCAN', KEYS[2] .. g, ARGV[3], 'MATCH', ARGV[4], 'COUNT', ARGV[5])
-return { g, r[1], r[2] }
-`;
-
-const SCAN = script(MEMORY_SCAN_SCRIPT);
+import type { RedisScriptClient } from '../../../redis/script-runner.js';
+import type { ServerContact } from '../../ports/server-contact.js';
+import type { TrackedMessage } from '../../ports/tracked-message.js';
+import { callScript } from './scripts/codec.js';
+import { MEMORY_READ } from './scripts/memory-read.js';
+import { MEMORY_SCAN } from './scripts/memory-scan.js';
+import type { Pair } from './scripts/sections.js';
 
 /** Fields an HSCAN step looks at. */
 const SCAN_COUNT = 1000;
@@ -93,6 +38,8 @@ export class SharedMemory {
   readonly #root: string;
   /** Entries a generation holds. */
   readonly generation: number;
+  /** Where the scripts find the generations (scripts/memory-read.ts, memory-scan.ts). */
+  readonly #generations: { readonly counter: string; readonly generations: string; readonly generationSize: number };
 
   /**
    * @param prefix the queue's prefix, with its hash tag (`sendpool:{queue}:`)
@@ -102,6 +49,7 @@ export class SharedMemory {
     this.#client = client;
     this.#root = `${prefix}mem:`;
     this.generation = Math.max(1, Math.floor(generation));
+    this.#generations = { counter: `${this.#root}n`, generations: this.#root, generationSize: this.generation };
   }
 
   /** The values the fleet keeps for these keys (absent ones are not in the map). */
@@ -109,10 +57,10 @@ export class SharedMemory {
     const found = new Map<string, string>();
     for (let i = 0; i < keys.length; i += READ_SLICE) {
       const slice = keys.slice(i, i + READ_SLICE);
-      const values = (await runScript(this.#client, READ, [`${this.#root}n`, this.#root], [this.generation, ...slice])) as string[];
+      const values = await callScript(this.#client, MEMORY_READ, { ...this.#generations, keys: slice });
       slice.forEach((key, k) => {
         const value = values[k];
-        if (typeof value === 'string' && value !== '') found.set(key, value);
+        if (value !== undefined) found.set(key, value);
       });
     }
     return found;
@@ -130,13 +78,13 @@ export class SharedMemory {
     for (const back of [0, 1]) {
       if (newest !== undefined && newest - back < 0) break;
       let cursor = '0';
-      let generation = newest === undefined ? -1 : newest - back;
+      let generation: number | 'newest' = newest === undefined ? 'newest' : newest - back;
       do {
-        const [g, next, fields] = (await runScript(this.#client, SCAN, [`${this.#root}n`, this.#root], [this.generation, generation, cursor, match, SCAN_COUNT])) as [number, string, string[]];
-        newest ??= g;
-        generation = g;
-        cursor = String(next);
-        for (let i = 0; i + 1 < fields.length; i += 2) if (!seen.has(fields[i]!)) seen.set(fields[i]!, fields[i + 1]!);
+        const scanned = await callScript(this.#client, MEMORY_SCAN, { ...this.#generations, generation, cursor, match, count: SCAN_COUNT });
+        newest ??= scanned.generation;
+        generation = scanned.generation;
+        cursor = scanned.cursor;
+        for (const [key, value] of scanned.entries) if (!seen.has(key)) seen.set(key, value);
       } while (cursor !== '0');
     }
     const found = new Map<string, string>();
@@ -224,13 +172,13 @@ export function decodeRow(key: string, text: string): unknown {
 export function memoryPairs(
   tracked: { readonly trackedPut: readonly (readonly [string, unknown])[]; readonly trackedDelete: readonly string[] },
   channel: { readonly keys: readonly string[]; readonly values: readonly (string | null)[] } | undefined,
-): string[] {
-  const pairs: string[] = [];
-  for (const [key, row] of tracked.trackedPut) pairs.push(key, encodeRow(key, row));
-  for (const key of tracked.trackedDelete) pairs.push(key, '');
+): Pair[] {
+  const pairs: Pair[] = [];
+  for (const [key, row] of tracked.trackedPut) pairs.push([key, encodeRow(key, row)]);
+  for (const key of tracked.trackedDelete) pairs.push([key, '']);
   if (channel) {
     channel.keys.forEach((key, i) => {
-      if (key !== '') pairs.push(`c:${key}`, channel.values[i] ?? '');
+      if (key !== '') pairs.push([`c:${key}`, channel.values[i] ?? '']);
     });
   }
   return pairs;

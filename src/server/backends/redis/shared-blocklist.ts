@@ -3,18 +3,20 @@
  * instance, or a phone an operator added on another, refuses the phone at every instance's intake.
  *
  * Intake checks each contact in the turn of its request, so each instance keeps a replica in memory
- * (blocklist.ts) and Redis keeps the truth and the order of changes:
+ * (blocklist.ts, through ports/blocklist.ts) and Redis keeps the truth and the order of changes:
  * - a hash per company, phone -> entry (JSON), the blocklist as it is;
  * - a log (a stream, the last 100,000 changes) that every instance tails.
  * An instance writes its own changes (an operator's before the 200; an opt-out within a second)
- * with one script, the hash and the log together, then applies the log in order, its own changes
+ * with one script, the hash and the log together (scripts/blocklist-write.ts), then applies the log in order, its own changes
  * included, so every replica converges on the log's order. A replica that fell behind the log's
  * trimmed start loads the hashes again. Another instance's change is seen within a renewal period
  * (a second at most): a contact accepted in that second is sent (docs/scaling.md).
  */
-import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
-import type { BlockEntry, Blocklist, BlocklistChange } from '../blocklist.js';
+import type { RedisScriptClient } from '../../../redis/script-runner.js';
+import type { BlockEntry, BlocklistChange, BlocklistReplica } from '../../ports/blocklist.js';
 import { streamsOf } from './queue.js';
+import { BLOCKLIST_WRITE } from './scripts/blocklist-write.js';
+import { callScript } from './scripts/codec.js';
 
 /** The commands the shared blocklist uses (an ioredis `Redis` or `Cluster`). */
 export interface SharedBlocklistClient extends RedisScriptClient {
@@ -26,33 +28,10 @@ export interface SharedBlocklistClient extends RedisScriptClient {
 /** Changes kept in the log: a replica further behind loads the hashes again. */
 const LOG_LENGTH = 100_000;
 
-/**
- * Writes changes, the hash and the log together. A phone already blocked keeps its first entry and
- * a phone not blocked is not removed: neither is logged.
- * KEYS: [1] log stream, [2] companies set. ARGV: [1] hash prefix (`…bl:c`), [2] log length, then
- * triples (company, phone, entry JSON or '' to remove).
- */
-const WRITE = script(`
-for i = 3, #ARGV, 3 do
-  local hash = ARGV[1] .. ARGV[i]
-  local changed
-  if ARGV[i + 2] ~= '' then
-    changed = redis.call('HSETNX', hash, ARGV[i + 1], ARGV[i + 2])
-    redis.call('SADD', KEYS[2], ARGV[i])
-  else
-    changed = redis.call('HDEL', hash, ARGV[i + 1])
-  end
-  if changed == 1 then
-    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'c', ARGV[i], 'p', ARGV[i + 1], 'e', ARGV[i + 2])
-  end
-end
-return 1
-`);
-
 export class SharedBlocklist {
   readonly #client: SharedBlocklistClient;
   readonly #prefix: string;
-  readonly #local: Blocklist;
+  readonly #local: BlocklistReplica;
   /** Local changes not written yet (written again after a failure). */
   #pending: BlocklistChange[] = [];
   /** The last log entry applied; undefined before the first load. */
@@ -63,7 +42,7 @@ export class SharedBlocklist {
   #markLoaded!: () => void;
 
   /** @param prefix the configuration's prefix with its hash tag, e.g. `sendpool:{config}:` */
-  constructor(client: SharedBlocklistClient, prefix: string, local: Blocklist) {
+  constructor(client: SharedBlocklistClient, prefix: string, local: BlocklistReplica) {
     this.#client = client;
     this.#prefix = prefix;
     this.#local = local;
@@ -102,9 +81,7 @@ export class SharedBlocklist {
     this.#pending.push(...this.#local.takeChanges());
     if (this.#pending.length === 0) return;
     const changes = this.#pending;
-    const args: (string | number)[] = [`${this.#prefix}bl:c`, LOG_LENGTH];
-    for (const c of changes) args.push(c.companyId, c.phone, c.entry === null ? '' : JSON.stringify(c.entry));
-    await runScript(this.#client, WRITE, [this.#log, this.#companies], args);
+    await callScript(this.#client, BLOCKLIST_WRITE, { log: this.#log, companies: this.#companies, hashPrefix: `${this.#prefix}bl:c`, logLength: LOG_LENGTH, changes });
     this.#pending = this.#pending.slice(changes.length);
   }
 

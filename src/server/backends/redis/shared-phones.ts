@@ -20,9 +20,13 @@
  * to the current bucket. The buckets are chosen by the server's clock, so every instance of a fleet
  * reads the same keys.
  */
-import type { PhoneSet } from '../../contract/rejection.js';
-import { runScript, script, type RedisScriptClient } from '../../redis/script-runner.js';
-import { liveSentBuckets, sentBucketMs } from '../sent-phones.js';
+import type { PhoneSet } from '../../../contract/rejection.js';
+import type { RedisScriptClient } from '../../../redis/script-runner.js';
+import { liveSentBuckets, sentBucketMs } from '../../lib/sent-buckets.js';
+import { callScript } from './scripts/codec.js';
+import { PHONES_RELEASE } from './scripts/phones-release.js';
+import { PHONES_RESERVE, type PendingOwner } from './scripts/phones-reserve.js';
+import { REQUESTS_VOID } from './scripts/requests-void.js';
 
 /** A reservation not committed for this long belongs to a request that died before its 202. */
 export const ORPHAN_MS = 60_000;
@@ -36,110 +40,6 @@ export const PHONES_TTL_MS = 7 * 86_400_000;
 /** How long a request's commit mark is kept. */
 export const COMMIT_TTL_MS = 30 * 86_400_000;
 
-/**
- * KEYS: [1] the campaign's phones, then (with `already_sent` on) the business's phones for the type
- * in the live buckets, newest first ([2] is the bucket new phones go to). ARGV: [1] request id,
- * [2] orphan age (ms), [3] TTL (ms), [4] the queue prefix (for commit marks and heartbeats), [5]
- * this instance, [6] the buckets' TTL (ms), [7] how long a void mark is kept (ms), then the phones.
- * Returns the phones other requests of the campaign hold, the phones other requests of the
- * business and type hold (already sent), and the requests not committed whose instance's
- * heartbeat lives that hold some of them (request, instance, …).
- * A phone already sent is not the campaign's: its reservation there is given back.
- */
-const RESERVE = script(`
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local mine = ARGV[1] .. '@' .. now .. '@' .. ARGV[5]
-local pending = {}
--- Whether another request holds an entry: committed (its 202 left), or alive and recent and not
--- voided. One neither is taken over, and its request voided first (a fence: its step will refuse
--- to commit it, so it can never answer 202 with phones given to another). An alive owner is
--- answered in pending, for the caller to void it if its instance looks dead (VOID).
-local function held(v)
-  local at = string.find(v, '@', 1, true)
-  local owner = string.sub(v, 1, at - 1)
-  if owner == ARGV[1] then return false end
-  local mark = redis.call('GET', ARGV[4] .. 'req:' .. owner)
-  if mark then return mark ~= 'void' end
-  local rest = string.sub(v, at + 1)
-  local at2 = string.find(rest, '@', 1, true)
-  local stamp = tonumber(string.sub(rest, 1, at2 - 1))
-  local instance = string.sub(rest, at2 + 1)
-  if redis.call('EXISTS', ARGV[4] .. 'alive:' .. instance) == 1 and now - stamp < tonumber(ARGV[2]) then
-    pending[owner] = instance
-    return true
-  end
-  redis.call('SET', ARGV[4] .. 'req:' .. owner, 'void', 'NX', 'PX', ARGV[7])
-  return false
-end
-local taken = {}
-local sent = {}
-for i = 8, #ARGV do
-  local phone = ARGV[i]
-  local free = true
-  -- A new phone (the common case) costs one command.
-  if redis.call('HSETNX', KEYS[1], phone, mine) == 0 then
-    if held(redis.call('HGET', KEYS[1], phone)) then
-      taken[#taken + 1] = phone
-      free = false
-    else
-      redis.call('HSET', KEYS[1], phone, mine)
-    end
-  end
-  if free and #KEYS > 1 then
-    local before = false
-    for k = 2, #KEYS do
-      local v = redis.call('HGET', KEYS[k], phone)
-      if v and held(v) then
-        before = true
-        break
-      end
-    end
-    if before then
-      sent[#sent + 1] = phone
-      redis.call('HDEL', KEYS[1], phone)
-    else
-      redis.call('HSET', KEYS[2], phone, mine)
-    end
-  end
-end
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if #KEYS > 1 then redis.call('PEXPIRE', KEYS[2], ARGV[6]) end
-local owners = {}
-for owner, instance in pairs(pending) do
-  owners[#owners + 1] = owner
-  owners[#owners + 1] = instance
-end
-return { taken, sent, owners }
-`);
-
-/**
- * The fence: voids requests that have no commit mark (`<p>req:<request>` = `void`): their phones
- * are free, and the step script refuses to commit them (they answer an error, never a 202).
- * KEYS: the requests' marks (one Cluster slot: the queue's tag). ARGV: [1] how long the mark is
- * kept (ms), then the request ids. Returns those voided (a request committed meanwhile is not).
- */
-const VOID = script(`
-local out = {}
-for i = 1, #KEYS do
-  redis.call('SET', KEYS[i], 'void', 'NX', 'PX', ARGV[1])
-  if redis.call('GET', KEYS[i]) == 'void' then out[#out + 1] = ARGV[i + 1] end
-end
-return out
-`);
-
-/** KEYS: hashes of phones. ARGV: [1] request id, then phones: those it holds in any of them are given back. */
-const RELEASE = script(`
-local prefix = ARGV[1] .. '@'
-for k = 1, #KEYS do
-  for i = 2, #ARGV do
-    local v = redis.call('HGET', KEYS[k], ARGV[i])
-    if v and string.sub(v, 1, string.len(prefix)) == prefix then redis.call('HDEL', KEYS[k], ARGV[i]) end
-  end
-end
-return 1
-`);
-
 /** What a request's reservation found: the campaign's phones other requests hold, and the business's for the type. */
 export interface Reserved {
   readonly taken: PhoneSet;
@@ -147,12 +47,6 @@ export interface Reserved {
   readonly sent: PhoneSet;
   /** Requests not committed, of instances whose heartbeat lives, that hold some of the phones. */
   readonly pending: readonly PendingOwner[];
-}
-
-/** A request that holds phones without a commit mark, and its instance. */
-export interface PendingOwner {
-  readonly request: string;
-  readonly instance: string;
 }
 
 /** The commands besides scripts the fence's look at instances needs (an ioredis `Redis` or `Cluster`). */
@@ -210,14 +104,18 @@ export class SharedPhones {
     if (phones.length === 0) return { taken: NONE, sent: NONE, pending: [] };
     const sentKeys = this.#sentKeys(scope);
     const ttl = this.#windowMs + 2 * sentBucketMs(this.#windowMs);
-    const [taken, sent, owners] = (await runScript(
-      this.#client,
-      RESERVE,
-      [this.#key(companyId, campaignId), ...sentKeys],
-      [requestId, ORPHAN_MS, PHONES_TTL_MS, this.#prefix, this.#instance, ttl, COMMIT_TTL_MS, ...phones],
-    )) as [string[], string[], string[]];
-    const pending: PendingOwner[] = [];
-    for (let i = 0; i + 1 < owners.length; i += 2) pending.push({ request: owners[i]!, instance: owners[i + 1]! });
+    const { taken, sent, pending } = await callScript(this.#client, PHONES_RESERVE, {
+      campaignPhones: this.#key(companyId, campaignId),
+      sentBuckets: sentKeys,
+      requestId,
+      orphanMs: ORPHAN_MS,
+      campaignTtlMs: PHONES_TTL_MS,
+      prefix: this.#prefix,
+      instance: this.#instance,
+      bucketTtlMs: ttl,
+      voidTtlMs: COMMIT_TTL_MS,
+      phones,
+    });
     return { taken: setOf(taken), sent: setOf(sent), pending };
   }
 
@@ -252,18 +150,13 @@ export class SharedPhones {
   /** Voids requests that have no commit mark (the fence); answers those voided. */
   async void(requests: readonly string[]): Promise<string[]> {
     if (requests.length === 0) return [];
-    return (await runScript(
-      this.#client,
-      VOID,
-      requests.map((r) => `${this.#prefix}req:${r}`),
-      [COMMIT_TTL_MS, ...requests],
-    )) as string[];
+    return callScript(this.#client, REQUESTS_VOID, { prefix: this.#prefix, requests, voidTtlMs: COMMIT_TTL_MS });
   }
 
   /** Gives back what the request holds (it ended without a 202). Best effort: an orphan is taken over later. */
   async release(companyId: number, campaignId: number, requestId: string, phones: readonly string[], scope?: SentScope): Promise<void> {
     if (phones.length === 0) return;
-    await runScript(this.#client, RELEASE, [this.#key(companyId, campaignId), ...this.#sentKeys(scope)], [requestId, ...phones]);
+    await callScript(this.#client, PHONES_RELEASE, { hashes: [this.#key(companyId, campaignId), ...this.#sentKeys(scope)], requestId, phones });
   }
 
   /**
@@ -273,7 +166,7 @@ export class SharedPhones {
   async releaseSent(businessId: number, typeId: number, requestId: string, phone: string, now: number): Promise<void> {
     const keys = this.#sentKeys({ businessId, typeId, now });
     if (keys.length === 0) return;
-    await runScript(this.#client, RELEASE, keys, [requestId, phone]);
+    await callScript(this.#client, PHONES_RELEASE, { hashes: keys, requestId, phones: [phone] });
   }
 }
 

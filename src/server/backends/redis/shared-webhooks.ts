@@ -9,9 +9,8 @@
  * - Secrets: a hash, company -> secret, written once with `HSETNX`: two instances creating a
  *   company's secret at the same moment agree on the first one written.
  */
-import { EMPTY_WEBHOOK_CONFIG, type WebhookConfig } from '../../contract/config-schema.js';
-import type { Notifier } from '../notifier.js';
-import type { CompanyWebhooks } from '../notifier-companies.js';
+import { EMPTY_WEBHOOK_CONFIG, type WebhookConfig } from '../../../contract/config-schema.js';
+import type { CompanyWebhooks, WebhookConfigs } from '../../ports/server-parts.js';
 
 /** The commands the shared configurations use (an ioredis `Redis` or `Cluster`). */
 export interface SharedWebhooksClient {
@@ -31,13 +30,13 @@ export class SharedWebhooks {
   readonly #versionsKey: string;
   /** The version of each company's configuration this instance has. */
   readonly #versions = new Map<number, number>();
-  readonly #notifier: Notifier;
+  readonly #notifier: WebhookConfigs;
   /** Companies whose configuration and secret this instance has from Redis. */
   readonly #known = new Set<number>();
   /** Secrets given by the host (`webhookSecrets`): they win over Redis. */
   readonly #given: Readonly<Record<number, string>>;
 
-  constructor(client: SharedWebhooksClient, prefix: string, notifier: Notifier, given: Readonly<Record<number, string>> = {}) {
+  constructor(client: SharedWebhooksClient, prefix: string, notifier: WebhookConfigs, given: Readonly<Record<number, string>> = {}) {
     this.#client = client;
     this.#configs = `${prefix}webhooks`;
     this.#secrets = `${prefix}secrets`;
