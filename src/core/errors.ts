@@ -78,7 +78,10 @@ export function isArgumentError(e: unknown): e is ArgumentError {
   return marked(e, ARGUMENT);
 }
 
-/** A snapshot that cannot be restored: malformed, or written by a newer sendpool. */
+/**
+ * A snapshot that cannot be restored: malformed, or written by a newer sendpool; or rows that cannot
+ * make one (`mergeSubmission`: a change of a submission whose first change was never applied).
+ */
 export class SnapshotError extends Error {
   readonly [SNAPSHOT] = true;
   readonly problems: readonly Problem[];

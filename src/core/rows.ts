@@ -8,6 +8,7 @@
  * tables); tests restart engines from it.
  */
 import { FINISHED_KEPT, type DispatchChanges } from './dispatch/dispatcher.js';
+import { SnapshotError } from './errors.js';
 import type { SubmissionChange, SubmissionSnapshot } from './dispatch/dispatch-snapshot.js';
 import type { DispatchCounts, SubmissionStatus } from './dispatch/types.js';
 import type { EngineChanges, NumberChange } from './engine.js';
@@ -71,10 +72,14 @@ export function emptyRows(): EngineRows {
   };
 }
 
-/** Merges a submission change into its row: contacts come with the first change only. */
+/**
+ * Merges a submission change into its row: contacts come with the first change only. A later change
+ * of a submission whose row was never kept is a {@link SnapshotError}: the rows could not make a
+ * snapshot of it (a change set skipped, or applied out of order).
+ */
 export function mergeSubmission(row: SubmissionRow | undefined, change: SubmissionChange): SubmissionRow {
   const contacts = change.contacts ?? row?.contacts;
-  if (contacts === undefined) throw new Error(`rows: submission s${change.seq} changed before its contacts were kept`);
+  if (contacts === undefined) throw new SnapshotError(`rows: submission s${change.seq} changed before its contacts were kept`);
   return { ...change, contacts };
 }
 

@@ -6,6 +6,8 @@
 
 const UNAVAILABLE = Symbol.for('sendpool.RedisUnavailableError');
 const STATE = Symbol.for('sendpool.RedisStateError');
+const TIMEOUT = Symbol.for('sendpool.RedisTimeoutError');
+const SYNC_STOPPED = Symbol.for('sendpool.FleetSyncStoppedError');
 
 /** A call was not sent: its Redis connection is not usable now (reconnecting, closed, ended). */
 export class RedisUnavailableError extends Error {
@@ -55,4 +57,43 @@ export class RedisStateError extends Error {
 /** True when `e` is a {@link RedisStateError}, from this copy of sendpool or another. */
 export function isRedisStateError(e: unknown): e is RedisStateError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[STATE] === true;
+}
+
+/**
+ * A call was sent and Redis did not answer within its time (`callTimeoutMs`): treated as Redis
+ * down. Whether the call took effect is not known (a lease's id is not used again).
+ */
+export class RedisTimeoutError extends Error {
+  readonly [TIMEOUT] = true;
+  /** What was not answered, e.g. `Redis call`, `subscribe`. */
+  readonly call: string;
+  /** The time it had, in ms. */
+  readonly timeoutMs: number;
+
+  constructor(call: string, timeoutMs: number) {
+    super(`${call}: not answered within ${timeoutMs} ms`);
+    this.name = 'RedisTimeoutError';
+    this.call = call;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** True when `e` is a {@link RedisTimeoutError}, from this copy of sendpool or another. */
+export function isRedisTimeoutError(e: unknown): e is RedisTimeoutError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[TIMEOUT] === true;
+}
+
+/** `FleetSync.whenReady()` waited, and the sync was stopped before it was ready. */
+export class FleetSyncStoppedError extends Error {
+  readonly [SYNC_STOPPED] = true;
+
+  constructor() {
+    super('FleetSync stopped before it was ready');
+    this.name = 'FleetSyncStoppedError';
+  }
+}
+
+/** True when `e` is a {@link FleetSyncStoppedError}, from this copy of sendpool or another. */
+export function isFleetSyncStoppedError(e: unknown): e is FleetSyncStoppedError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[SYNC_STOPPED] === true;
 }

@@ -21,7 +21,7 @@ import { ArgumentError } from '../core/errors.js';
 import { describeValue } from '../core/problems.js';
 import { systemClock } from '../runtime/system-clock.js';
 import type { FleetSyncClient, FleetSyncEvent, FleetSyncOptions, FleetSyncState, FleetSyncSubscriber } from './fleet-sync-options.js';
-import { RedisUnavailableError } from './errors.js';
+import { FleetSyncStoppedError, RedisUnavailableError } from './errors.js';
 import { errorText } from './health.js';
 import { runScript, script } from './script-runner.js';
 import { HEARTBEAT_SCRIPT, STATUS_SCRIPT } from './scripts/status.js';
@@ -158,7 +158,7 @@ export class FleetSync {
       this.#readyWaiters = [];
       for (const w of waiters) {
         if (state === 'ready') w.resolve();
-        else w.reject(new Error('FleetSync stopped before it was ready'));
+        else w.reject(new FleetSyncStoppedError());
       }
     }
   }
@@ -182,10 +182,10 @@ export class FleetSync {
     await this.#tick();
   }
 
-  /** Resolves when the sync is (or becomes) 'ready'; rejects if it is stopped first. */
+  /** Resolves when the sync is (or becomes) 'ready'; rejects with {@link FleetSyncStoppedError} if it is stopped first. */
   whenReady(): Promise<void> {
     if (this.#state === 'ready') return Promise.resolve();
-    if (this.#state === 'stopped') return Promise.reject(new Error('FleetSync stopped before it was ready'));
+    if (this.#state === 'stopped') return Promise.reject(new FleetSyncStoppedError());
     return new Promise<void>((resolve, reject) => this.#readyWaiters.push({ resolve, reject }));
   }
 

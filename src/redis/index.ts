@@ -21,4 +21,13 @@ export { GIVE_BACK_SCRIPT } from './scripts/give-back.js';
 export { RedisPortfolios } from './redis-portfolios.js';
 export type { RedisPortfoliosOptions } from './redis-portfolios.js';
 export { PORTFOLIO_LEASE_SCRIPT, PORTFOLIO_RECORD_SCRIPT } from './scripts/portfolio.js';
-export { RedisStateError, RedisUnavailableError, isRedisStateError, isRedisUnavailableError } from './errors.js';
+export {
+  FleetSyncStoppedError,
+  RedisStateError,
+  RedisTimeoutError,
+  RedisUnavailableError,
+  isFleetSyncStoppedError,
+  isRedisStateError,
+  isRedisTimeoutError,
+  isRedisUnavailableError,
+} from './errors.js';

@@ -19,7 +19,7 @@ import type { FastifyInstance } from 'fastify';
 import { isJsonContentType, parseJsonBody } from '../contract/json-body.js';
 import { startJsonBytes } from '../contract/json-slices.js';
 import { readBodyBytes } from './body-bytes.js';
-import { ContractHttpError } from './http-errors.js';
+import { ContractHttpError, RequestClosedError } from './http-errors.js';
 import { utf8Problem } from './lib/utf8-check.js';
 import { runInSlices } from './slices.js';
 
@@ -126,7 +126,7 @@ function decodeBody(request: IncomingMessage, bytes: Buffer, maxBodyBytes: numbe
     const response = responseOf.get(request);
     if (response?.closed === true) {
       release();
-      done(new Error('the request closed before its body was decoded'), undefined);
+      done(new RequestClosedError(), undefined);
       return;
     }
     response?.once('close', release);

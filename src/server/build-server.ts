@@ -82,7 +82,7 @@ export function buildServer(options: BuildServerOptions): SendpoolServer {
   void app.register(sendpoolApi, { ctx, baseUrl, maxBodyBytes: env.maxBodyBytes, dashboard, metrics: metered?.feature });
   // A broken invariant of the dispatch queue (a bug): the engine repairs it and goes on; say so loudly.
   const offAnomaly = engine.onAnomaly((a) => log.error({ at: a.at, anomaly: a.message }, 'dispatch queue anomaly'));
-  const snapshot = () => serverSnapshot(ctx, books.activity);
+  const snapshot = () => serverSnapshot(ctx, books.activity, side.notifications);
   // Registered last, so that it runs first when the instance closes (shutdown.ts).
   void app.register(shutdown, { ctx, kit, delivery: delivery.worker, side, offAnomaly, snapshot });
 

@@ -25,7 +25,8 @@ export interface ContactContext {
 /**
  * The accepted contacts as the server submits them: each made whole at once, its server fields
  * included, so every contact has one shape (fields added later would each move it to a slower,
- * larger one) and nothing is written onto it after the engine holds it but `final`.
+ * larger one). Nothing is written onto it after the engine holds it: what the server learns of a
+ * contact later it keeps in its own records (dispatch-notifications.ts: whose end was notified).
  */
 export function serverContacts(accepted: readonly AcceptedContact[], context: ContactContext): ServerContact[] {
   const { firstId, requestId, companyId, costCenterId } = context;
@@ -42,8 +43,6 @@ export function serverContacts(accepted: readonly AcceptedContact[], context: Co
       requestId,
       companyId,
       costCenterId,
-      // Its slot made now: set once the contact's terminal notification went out.
-      final: undefined,
     };
   }
   return out;

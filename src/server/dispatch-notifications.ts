@@ -4,9 +4,18 @@
  * retry that waits, EXPIRED) and of each contact's final outcome the engine reports without a send
  * (a retry that expired while it waited, a failure, an invalid phone rejected).
  *
- * A contact is notified of its end once (`contact.final`). On the server on Redis, a contact's
- * notifications are written with its chunk of the shared queue (`about`), and the retry index is
- * the fleet's (a retry may have been handed out by another instance).
+ * A contact is notified of its end once. A send's result that ends it (SENT, FAILED, EXPIRED)
+ * notifies the end, and the engine's outcome of that end, taken after it, does not notify it again:
+ * the server keeps which contacts' ends a result notified in a record of its own (the engine's
+ * contact ids), never on the contact the engine holds. Each id stays from the result to its outcome
+ * (the engine reports one outcome per end, at the next `takeOutcomes`), so the record holds only
+ * the ends of the moment. A snapshot keeps it (`endsNotified`) with the engine's outcomes not taken
+ * yet, so a restart does not notify those ends again; the durable store and Redis take the
+ * outcomes before each write, so it is empty whenever they write.
+ *
+ * On the server on Redis, a contact's notifications are written with its chunk of the shared queue
+ * (`about`), and the retry index is the fleet's (a retry may have been handed out by another
+ * instance).
  *
  * Separate from buildServer, which only wires it to the dispatch worker: this is the mapping from
  * the engine's words (send effects, outcome states) to the contract's statuses.
@@ -27,6 +36,11 @@ export interface DispatchNotificationsDeps {
    * took for its business and type is given back (`already_sent`). @default none
    */
   readonly ended?: (contact: ServerContact, businessId: number, typeId: number) => void;
+  /**
+   * The engine's ids of contacts whose end a result notified before a restart, their outcome not
+   * taken then (a snapshot's `endsNotified`, beside the engine's outcomes it kept). @default none
+   */
+  readonly endsNotified?: readonly string[];
 }
 
 /** The notifications of the dispatch worker's results (`onResult`) and outcomes (`onOutcomes`). */
@@ -35,10 +49,22 @@ export interface DispatchNotifications {
   result(m: OutgoingMessage, outcome: SendOutcome, result: Extract<ReportResult, { ok: true }>): void;
   /** Final outcomes the engine reported. */
   outcomes(outcomes: readonly ContactOutcome[]): void;
+  /** The engine's ids of contacts whose end a result notified and whose outcome has not come yet (for a snapshot). */
+  endsNotified(): string[];
+}
+
+/**
+ * Snapshots written before the server kept its own record mark such a contact on the contact itself
+ * (`final: 1`); read, never written, so that an outcome they kept is not notified again.
+ */
+function endedInOlderSnapshot(contact: object): boolean {
+  return (contact as { readonly final?: unknown }).final === 1;
 }
 
 export function dispatchNotifications(deps: DispatchNotificationsDeps): DispatchNotifications {
   const { notifier, clock, fleet } = deps;
+  /** Contacts (the engine's `contactId`) whose end a send's result notified, until their outcome comes. */
+  const notifiedEnds = new Set<string>(deps.endsNotified);
 
   /** The notifications of one send's result (the channel's message `m`). */
   function resultNotifications(m: OutgoingMessage, outcome: SendOutcome, result: Extract<ReportResult, { ok: true }>, contact: ServerContact): void {
@@ -46,13 +72,13 @@ export function dispatchNotifications(deps: DispatchNotificationsDeps): Dispatch
     const now = clock.now();
     switch (result.effect) {
       case 'sent':
-        contact.final = 1;
+        notifiedEnds.add(m.contactId);
         notifier.sent(m, campaignId);
         break;
       case 'failed':
       case 'retry-scheduled': {
         if (result.effect === 'failed') {
-          contact.final = 1;
+          notifiedEnds.add(m.contactId);
           deps.ended?.(contact, m.businessId, m.typeId);
         } else notifier.retryPending(contact, campaignId, m.retryIndex === null ? 0 : m.retryIndex + 1);
         const code = outcome.status === 'failed' ? outcome.code : undefined;
@@ -69,7 +95,7 @@ export function dispatchNotifications(deps: DispatchNotificationsDeps): Dispatch
         break;
       }
       case 'expired':
-        contact.final = 1;
+        notifiedEnds.add(m.contactId);
         deps.ended?.(contact, m.businessId, m.typeId);
         notifier.hsm(contact, campaignId, m.retryIndex, now, { status: 'EXPIRED', from: m.phone, message: m.text });
         break;
@@ -90,8 +116,8 @@ export function dispatchNotifications(deps: DispatchNotificationsDeps): Dispatch
       const now = clock.now();
       for (const o of outcomes) {
         const contact = serverContact(o.contact);
-        if (contact.final === 1 || contact.id === undefined) continue;
-        contact.final = 1;
+        // Its end went out with its send's result (the id leaves the record: the contact ended).
+        if (notifiedEnds.delete(o.contactId) || endedInOlderSnapshot(contact) || contact.id === undefined) continue;
         const campaignId = o.campaignId ?? 0;
         const retryIndex = fleet.retryIndexOf(o);
         fleet.about(contact, () => {
@@ -106,5 +132,6 @@ export function dispatchNotifications(deps: DispatchNotificationsDeps): Dispatch
       // Room in the engine: more work from a shared queue.
       fleet.roomFreed();
     },
+    endsNotified: () => [...notifiedEnds],
   };
 }

@@ -9,7 +9,7 @@ import type { Clock } from '../core/clock.js';
 import type { Engine } from '../core/engine.js';
 import { channelSteering } from './channel-steering.js';
 import type { ServerContact } from './contacts.js';
-import { dispatchNotifications } from './dispatch-notifications.js';
+import { dispatchNotifications, type DispatchNotifications } from './dispatch-notifications.js';
 import { DispatchWorker } from './dispatch-worker.js';
 import { lateFailures } from './late-failures.js';
 import type { Notifier } from './notifier.js';
@@ -31,6 +31,8 @@ export interface DispatchSide {
   readonly late: ReturnType<typeof lateFailures>;
   /** The provider's later events: the sink the channel is attached to, and its `detach` at shutdown. */
   readonly provider: ReturnType<typeof providerEvents>;
+  /** The notifications of the worker's results and outcomes (a snapshot keeps which ends they notified). */
+  readonly notifications: DispatchNotifications;
 }
 
 export function createDispatchSide(kit: BuildKit, parts: DispatchParts): DispatchSide {
@@ -39,7 +41,9 @@ export function createDispatchSide(kit: BuildKit, parts: DispatchParts): Dispatc
   const { notifier, incidents } = parts;
   /** A contact ended FAILED or EXPIRED without reaching its recipient: its phone is the business's to send again. */
   const ended = (contact: ServerContact, businessId: number, typeId: number) => backend.releaseSent(contact, businessId, typeId);
-  const notifications = dispatchNotifications({ notifier, clock, fleet: backend.fleet, ended });
+  // A snapshot keeps the contacts whose end was notified beside the engine's outcomes not taken yet.
+  const endsNotified = options.restore?.endsNotified;
+  const notifications = dispatchNotifications({ notifier, clock, fleet: backend.fleet, ended, ...(endsNotified ? { endsNotified } : {}) });
   // The channel's answers and reports, handled in turns of the event loop (turns.ts).
   // A throw there is a bug: logged, and the provider's event it came with is not acknowledged.
   const turns = createTurns((e) => log.error({ err: e }, 'a channel answer or provider report was not handled'));
@@ -89,7 +93,7 @@ export function createDispatchSide(kit: BuildKit, parts: DispatchParts): Dispatc
   });
   const steering = channelSteering(engine, () => dispatch.kick(), log);
   const provider = providerEvents({ notifier, steering, dashboard, turns, recall: backend.recallsSends, commit: backend.durableCommit });
-  return { dispatch, turns, late, provider };
+  return { dispatch, turns, late, provider, notifications };
 }
 
 /**

@@ -40,6 +40,23 @@ export function isContractHttpError(e: unknown): e is ContractHttpError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[CONTRACT_HTTP] === true;
 }
 
+const REQUEST_CLOSED = Symbol.for('sendpool.RequestClosedError');
+
+/** The client went away (the request's response closed) before its body was decoded: nothing is answered. */
+export class RequestClosedError extends Error {
+  readonly [REQUEST_CLOSED] = true;
+
+  constructor() {
+    super('the request closed before its body was decoded');
+    this.name = 'RequestClosedError';
+  }
+}
+
+/** True when `e` is a {@link RequestClosedError}, from this copy of sendpool or another. */
+export function isRequestClosedError(e: unknown): e is RequestClosedError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[REQUEST_CLOSED] === true;
+}
+
 const FASTIFY_CODES: Readonly<Record<string, ErrorCode>> = {
   FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
   FST_ERR_CTP_INVALID_MEDIA_TYPE: 'unsupported_media_type',

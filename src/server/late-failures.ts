@@ -123,6 +123,49 @@ function handoutOf(messageId: string): number {
   return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }
 
+/** The log line of each way a late failure ends its contact. */
+const END_MESSAGES: Readonly<Record<Exclude<LateOutcome, 'resent'>, string>> = {
+  'after-delivery': 'a failure reported after delivery does not send the contact again',
+  'past-window': 'a failure reported past the failure window does not send the contact again',
+  ended: 'a failure reported later ends the contact',
+};
+
+/**
+ * The contact sent again, as a submission of its own: the contact as submitted (with its follow-ups
+ * counted), under the request's business, type, campaign and retry settings the failed send kept.
+ */
+function sendingAgain(
+  contact: ServerContact,
+  again: SendAgain,
+  decision: Extract<LateDecision, { kind: 'again' }>,
+  now: number,
+): { readonly next: ServerContact & { followUps: number }; readonly submission: Submission } {
+  const next: ServerContact & { followUps: number } = {
+    phone: contact.phone,
+    ...(contact.variables !== undefined ? { variables: contact.variables } : {}),
+    ...(contact.document !== undefined ? { document: contact.document } : {}),
+    ...(contact.contract !== undefined ? { contract: contact.contract } : {}),
+    ...(contact.data !== undefined ? { data: contact.data } : {}),
+    id: contact.id,
+    requestId: contact.requestId,
+    companyId: contact.companyId,
+    costCenterId: contact.costCenterId,
+    followUps: decision.retry ? again.followUps : again.followUps + 1,
+  };
+  const submission: Submission = {
+    businessId: again.businessId,
+    typeId: again.typeId,
+    ...(again.campaignId !== null ? { campaignId: again.campaignId } : {}),
+    ...(contact.costCenterId !== 0 ? { queueId: contact.costCenterId } : {}),
+    maxRetries: again.maxRetries,
+    retryInterval: again.retryInterval,
+    retriesUsed: decision.retriesUsed,
+    ...(decision.notBefore > now ? { notBefore: decision.notBefore } : {}),
+    contacts: [next],
+  };
+  return { next, submission };
+}
+
 /**
  * The handler of late failures: called for every FAILED the provider reports of a message it had
  * accepted (once: the first forgets the message). Answers what it did to the contact (undefined for
@@ -172,40 +215,11 @@ export function lateFailures(deps: LateFailureDeps): (tracked: TrackedMessage, m
       return outcome;
     };
     if (decision.kind === 'end') {
-      const message =
-        decision.why === 'after-delivery'
-          ? 'a failure reported after delivery does not send the contact again'
-          : decision.why === 'past-window'
-            ? 'a failure reported past the failure window does not send the contact again'
-            : 'a failure reported later ends the contact';
-      log.info({ messageId, code, action: action.kind, contactId: contact.id, outcome: decision.why, sentAt: t.sentAt }, message);
+      log.info({ messageId, code, action: action.kind, contactId: contact.id, outcome: decision.why, sentAt: t.sentAt }, END_MESSAGES[decision.why]);
       if (decision.why === 'ended') deps.onEnded?.(contact, again);
       return done(decision.why);
     }
-    // The contact as submitted, with no mark of the send that failed (`final`), and its follow-ups counted.
-    const next: ServerContact & { followUps: number } = {
-      phone: contact.phone,
-      ...(contact.variables !== undefined ? { variables: contact.variables } : {}),
-      ...(contact.document !== undefined ? { document: contact.document } : {}),
-      ...(contact.contract !== undefined ? { contract: contact.contract } : {}),
-      ...(contact.data !== undefined ? { data: contact.data } : {}),
-      id: contact.id,
-      requestId: contact.requestId,
-      companyId: contact.companyId,
-      costCenterId: contact.costCenterId,
-      followUps: decision.retry ? again.followUps : again.followUps + 1,
-    };
-    const submission: Submission = {
-      businessId: again.businessId,
-      typeId: again.typeId,
-      ...(again.campaignId !== null ? { campaignId: again.campaignId } : {}),
-      ...(contact.costCenterId !== 0 ? { queueId: contact.costCenterId } : {}),
-      maxRetries: again.maxRetries,
-      retryInterval: again.retryInterval,
-      retriesUsed: decision.retriesUsed,
-      ...(decision.notBefore > now ? { notBefore: decision.notBefore } : {}),
-      contacts: [next],
-    };
+    const { next, submission } = sendingAgain(contact, again, decision, now);
     try {
       deps.resubmit(submission, next, handoutOf(messageId));
     } catch (e) {

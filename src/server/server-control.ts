@@ -12,6 +12,7 @@ import type { ActivityLog } from './activity-log.js';
 import type { Channel } from './ports/channel.js';
 import type { ServerBackend } from './ports/server-backend.js';
 import { webhooksPending, type ServerContext } from './context.js';
+import type { DispatchNotifications } from './dispatch-notifications.js';
 import { SERVER_SNAPSHOT_FORMAT, SERVER_SNAPSHOT_VERSION, type SnapshotFile } from './snapshot-file.js';
 
 /** Counts of the server's work, for hosts, health checks and tests. */
@@ -49,8 +50,9 @@ export interface SendpoolControl {
 export type SendpoolServer = FastifyInstance & { readonly sendpool: SendpoolControl };
 
 /** Engine and server state as the snapshot file holds it (`snapshotFile`, `sendpool.snapshot()`). */
-export function serverSnapshot(ctx: ServerContext, activity: ActivityLog): SnapshotFile {
+export function serverSnapshot(ctx: ServerContext, activity: ActivityLog, notifications: Pick<DispatchNotifications, 'endsNotified'>): SnapshotFile {
   const deadLetters = ctx.deadLetters.rows();
+  const endsNotified = notifications.endsNotified();
   return {
     format: SERVER_SNAPSHOT_FORMAT,
     version: SERVER_SNAPSHOT_VERSION,
@@ -68,6 +70,7 @@ export function serverSnapshot(ctx: ServerContext, activity: ActivityLog): Snaps
       sentPhones: ctx.sentPhones.rows(),
       activity: activity.rows(),
       ...(deadLetters === undefined ? {} : { deadLetters }),
+      ...(endsNotified.length > 0 ? { endsNotified } : {}),
     },
   };
 }

@@ -38,6 +38,12 @@ export interface ServerStateSnapshot {
   readonly activity?: readonly (readonly [string, unknown])[];
   /** Webhook events dead-lettered and kept (absent in older snapshots). */
   readonly deadLetters?: readonly DeadLetter[];
+  /**
+   * The engine's ids (`<submission>.<index>`) of contacts whose end a send's result notified while
+   * the engine's outcome of it was not taken yet (kept in `engine`): not notified again after the
+   * restart. Absent when there are none, and in older snapshots.
+   */
+  readonly endsNotified?: readonly string[];
 }
 
 /** The whole file. */

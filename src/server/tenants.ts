@@ -76,23 +76,38 @@ export function checkApiKeys(entries: unknown, where = 'keys'): ApiKeyEntry[] {
       return;
     }
     const { key, companyId, label, operator } = e as Record<string, unknown>;
-    if (typeof key !== 'string' || key.length < MIN_KEY_LENGTH || key.length > 512 || /[\s,]/.test(key)) {
-      problems.push(`${at}.key: expected a string of ${MIN_KEY_LENGTH} to 512 characters without spaces or commas`);
-    } else if (seen.has(key)) problems.push(`${at}.key: the same key is listed twice`);
-    else seen.add(key);
-    if (operator !== undefined && typeof operator !== 'boolean') problems.push(`${at}.operator: expected true or false, got ${JSON.stringify(operator)}`);
-    const isOperator = operator === true;
-    if (isOperator && companyId !== undefined) problems.push(`${at}.companyId: an operator key acts for every company: leave companyId out, got ${JSON.stringify(companyId)}`);
-    else if (!isOperator && (typeof companyId !== 'number' || !Number.isSafeInteger(companyId) || companyId < 1)) {
-      problems.push(`${at}.companyId: expected a positive integer, got ${JSON.stringify(companyId)}`);
-    }
+    const keyProblem = secretProblem(key, seen, at);
+    if (keyProblem !== undefined) problems.push(keyProblem);
+    problems.push(...holderProblems(operator, companyId, at));
     if (label !== undefined && typeof label !== 'string') problems.push(`${at}.label: expected a string`);
     const named = typeof label === 'string' ? { label } : {};
-    if (typeof key === 'string' && isOperator) out.push({ key, operator: true, ...named });
+    if (typeof key === 'string' && operator === true) out.push({ key, operator: true, ...named });
     else if (typeof key === 'string' && typeof companyId === 'number') out.push({ key, companyId, ...named });
   });
   if (problems.length > 0) throw new ApiKeysError(problems);
   return out;
+}
+
+/** What is wrong with an entry's secret (`at.key`), if anything; a good key is added to `seen`. */
+function secretProblem(key: unknown, seen: Set<string>, at: string): string | undefined {
+  if (typeof key !== 'string' || key.length < MIN_KEY_LENGTH || key.length > 512 || /[\s,]/.test(key)) {
+    return `${at}.key: expected a string of ${MIN_KEY_LENGTH} to 512 characters without spaces or commas`;
+  }
+  if (seen.has(key)) return `${at}.key: the same key is listed twice`;
+  seen.add(key);
+  return undefined;
+}
+
+/** What is wrong with whom an entry acts for: an operator (every company) or one company. */
+function holderProblems(operator: unknown, companyId: unknown, at: string): string[] {
+  const problems: string[] = [];
+  if (operator !== undefined && typeof operator !== 'boolean') problems.push(`${at}.operator: expected true or false, got ${JSON.stringify(operator)}`);
+  if (operator === true) {
+    if (companyId !== undefined) problems.push(`${at}.companyId: an operator key acts for every company: leave companyId out, got ${JSON.stringify(companyId)}`);
+  } else if (typeof companyId !== 'number' || !Number.isSafeInteger(companyId) || companyId < 1) {
+    problems.push(`${at}.companyId: expected a positive integer, got ${JSON.stringify(companyId)}`);
+  }
+  return problems;
 }
 
 /**

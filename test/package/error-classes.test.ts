@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { ContractHttpError, isContractHttpError } from '../../src/server/http-errors.js';
+import { ContractHttpError, RequestClosedError, isContractHttpError, isRequestClosedError } from '../../src/server/http-errors.js';
 import { UsageError, isUsageError } from '../../src/cli/errors.js';
 import { ReportError, isReportError } from '../../src/server/report-error.js';
 import { SmsEncodingError, isSmsEncodingError } from '../../src/server/channels/smpp-codec.js';
@@ -35,6 +35,8 @@ const CLASSES: readonly [entry: string, name: string, args: readonly unknown[]][
   ['server', 'StateFileError', ['accepted journal', 'redis-state.accepted.jsonl', { field: '$.version', expected: '1', actual: '2' }]],
   ['redis', 'RedisStateError', ['lease script', 'an array of 7 numbers', 'OK']],
   ['redis', 'RedisUnavailableError', ['client', 'reconnecting']],
+  ['redis', 'RedisTimeoutError', ['Redis call', 2000]],
+  ['redis', 'FleetSyncStoppedError', []],
   ['whatsapp', 'WhatsAppChannelError', [[]]],
 ];
 
@@ -59,11 +61,16 @@ describe('error classes', () => {
     }
   });
 
-  it("the internal ones too: ContractHttpError, the CLI's UsageError, ReportError, SmsEncodingError", () => {
+  it("the internal ones too: ContractHttpError, RequestClosedError, the CLI's UsageError, ReportError, SmsEncodingError", () => {
     const http = new ContractHttpError('invalid_json', []);
     expect(http.name).toBe('ContractHttpError');
     expect(isContractHttpError(http)).toBe(true);
     expect(isContractHttpError(new Error('invalid_json'))).toBe(false);
+    const closed = new RequestClosedError();
+    expect(closed.name).toBe('RequestClosedError');
+    expect(closed.message).toBe('the request closed before its body was decoded');
+    expect(isRequestClosedError(closed)).toBe(true);
+    expect(isRequestClosedError(http)).toBe(false);
     const usage = new UsageError('--x: expected y');
     expect(usage.name).toBe('UsageError');
     expect(isUsageError(usage)).toBe(true);

@@ -14,7 +14,7 @@ import { Outbox, type AttemptResult, type DeliveryOutcome, type OutboxOptions } 
 import { verifyWebhook } from '../../src/events/signing.js';
 import { systemClock } from '../../src/runtime/system-clock.js';
 import { DeliveryWorker } from '../../src/server/webhooks/delivery-worker.js';
-import { attemptFailure } from '../../src/server/webhooks/answer.js';
+import { attemptFailure, isWebhookAttemptError, WebhookAttemptError } from '../../src/server/webhooks/answer.js';
 import { loadUndici } from '../../src/server/webhooks/undici-transport.js';
 import { waitFor } from './helpers.js';
 
@@ -228,6 +228,18 @@ describe('attemptFailure: which errors mean no connection could be opened', () =
     [{ message: 'timeout' }, 'timeout'],
   ])('%o is the event’s failure', (fields, error) => {
     expect(attemptFailure(err(fields))).toEqual({ ok: false, error, connect: false });
+  });
+  it('reads the attempts sendpool ends itself (WebhookAttemptError) as the Node errors they stand for', () => {
+    const timeout = new WebhookAttemptError('timeout');
+    expect('code' in timeout).toBe(false);
+    expect(attemptFailure(timeout)).toEqual({ ok: false, error: 'timeout', connect: false });
+    expect(attemptFailure(new WebhookAttemptError('timeout', 'ETIMEDOUT'))).toEqual({ ok: false, error: 'ETIMEDOUT', connect: false });
+    expect(attemptFailure(new WebhookAttemptError('connect timeout', 'ETIMEDOUT', 'connect'))).toEqual({ ok: false, error: 'connect timeout', connect: true });
+    const refused = new WebhookAttemptError('refused to connect to non-public address 10.0.0.1', 'EADDRNOTPUBLIC');
+    expect(attemptFailure(refused)).toEqual({ ok: false, error: 'EADDRNOTPUBLIC', connect: true });
+    expect(refused.name).toBe('WebhookAttemptError');
+    expect(isWebhookAttemptError(refused)).toBe(true);
+    expect(isWebhookAttemptError(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }))).toBe(false);
   });
   it('reads several addresses’ failures (happy eyeballs) by the first', () => {
     const e = new AggregateError([err({ code: 'ECONNREFUSED', syscall: 'connect' })], 'all failed');

@@ -15,6 +15,4 @@ export interface ServerContact extends SubmissionContact {
   readonly companyId: number;
   /** `cost_center_id` of the notifications: the request's `queue_id`, else 0. */
   readonly costCenterId: number;
-  /** Set once the contact's terminal notification went out (so an outcome does not repeat it). */
-  final?: 1;
 }

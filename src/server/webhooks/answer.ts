@@ -3,6 +3,32 @@
  * delivery-worker.ts) give it, and how a failed attempt is classified for the outbox.
  */
 
+const ATTEMPT = Symbol.for('sendpool.WebhookAttemptError');
+
+/**
+ * An attempt sendpool ended itself: its deadline passed (`timeout`, `connect timeout`), or the
+ * connect-time address check refused its target (safe-lookup.ts). It has the shape of Node's
+ * network errors (a `code`, a `syscall`, each only when given), so {@link attemptFailure}
+ * classifies it as it classifies theirs.
+ */
+export class WebhookAttemptError extends Error {
+  readonly [ATTEMPT] = true;
+  declare readonly code?: string;
+  declare readonly syscall?: string;
+
+  constructor(message: string, code?: string, syscall?: string) {
+    super(message);
+    this.name = 'WebhookAttemptError';
+    if (code !== undefined) this.code = code;
+    if (syscall !== undefined) this.syscall = syscall;
+  }
+}
+
+/** True when `e` is a {@link WebhookAttemptError}, from this copy of sendpool or another. */
+export function isWebhookAttemptError(e: unknown): e is WebhookAttemptError {
+  return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[ATTEMPT] === true;
+}
+
 /** Bytes of a failing (non-2xx) answer's body kept for its error (the dead letter's `lastError`). */
 export const ANSWER_BYTES = 256;
 

@@ -18,7 +18,7 @@ import { httpAttemptResult } from '../../events/outbox.js';
 import { MissingPeerError } from '../../runtime/peers.js';
 import { signWebhook } from '../../events/signing.js';
 import { PassLoop, settleWithin } from '../pass-loop.js';
-import { ANSWER_BYTES, type Answer, attemptFailure } from './answer.js';
+import { ANSWER_BYTES, type Answer, attemptFailure, WebhookAttemptError } from './answer.js';
 import { safeLookup } from './safe-lookup.js';
 import { loadUndici, undiciImport, UndiciTransport, type UndiciImport, type UndiciTarget } from './undici-transport.js';
 
@@ -331,7 +331,7 @@ export class DeliveryWorker {
         else socket.once(secure ? 'secureConnect' : 'connect', () => (connected = true));
       });
       // Our own timeouts, told apart like Node's: before a connection, a connect timeout.
-      const timedOut = (): Error => (connected ? new Error('timeout') : Object.assign(new Error('connect timeout'), { code: 'ETIMEDOUT', syscall: 'connect' }));
+      const timedOut = (): Error => (connected ? new WebhookAttemptError('timeout') : new WebhookAttemptError('connect timeout', 'ETIMEDOUT', 'connect'));
       // `timeout` above is the socket's idle time; this bounds the whole attempt (a receiver that
       // trickles its answer would otherwise hold a slot past the outbox's own deadline).
       const deadline = setTimeout(() => req.destroy(timedOut()), this.#timeoutMs);

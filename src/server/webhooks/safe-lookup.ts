@@ -6,13 +6,12 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { isIP } from 'node:net';
 import { classifyHost } from '../../contract/url-policy.js';
+import { WebhookAttemptError } from './answer.js';
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-function refused(address: string): NodeJS.ErrnoException {
-  const e = new Error(`refused to connect to non-public address ${address}`) as NodeJS.ErrnoException;
-  e.code = 'EADDRNOTPUBLIC';
-  return e;
+function refused(address: string): WebhookAttemptError {
+  return new WebhookAttemptError(`refused to connect to non-public address ${address}`, 'EADDRNOTPUBLIC');
 }
 
 /** A `lookup` for `http.request` that refuses non-public addresses (all of them when `allowPrivate`, none). */

@@ -11,7 +11,7 @@
  */
 import type { Dispatcher, Pool } from 'undici';
 import type { safeLookup } from './safe-lookup.js';
-import { ANSWER_BYTES, type Answer } from './answer.js';
+import { ANSWER_BYTES, type Answer, WebhookAttemptError } from './answer.js';
 
 type Undici = typeof import('undici');
 /** The connect-time address check (safe-lookup.ts), as `net.connect` takes it. */
@@ -67,7 +67,7 @@ class Attempt implements Dispatcher.DispatchHandler {
     this.#reject = reject;
     this.#timer = setTimeout(() => {
       this.#timedOut = true;
-      this.#abort?.(Object.assign(new Error('timeout'), { code: 'ETIMEDOUT' }));
+      this.#abort?.(new WebhookAttemptError('timeout', 'ETIMEDOUT'));
     }, timeoutMs);
     // An attempt does not keep the process alive: the server's sockets and workers do.
     this.#timer.unref();

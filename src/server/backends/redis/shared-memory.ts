@@ -132,14 +132,12 @@ function unpackTracked(text: string): TrackedMessage {
     number | null | undefined,
     [number, number, number, number | null, number, number, number, string[]] | undefined,
   ];
-  // A tracked message was sent: its contact's terminal notification (SENT) went out.
   const contact: ServerContact = {
     id,
     requestId,
     companyId,
     costCenterId,
     phone,
-    final: 1,
     ...(document !== null ? { document } : {}),
     ...(contract !== null ? { contract } : {}),
     ...(data !== null ? { data } : {}),
