@@ -10,7 +10,11 @@ import { contacts, KEY_1, startServer, type Started } from './helpers.js';
 
 interface Answer {
   readonly status: number;
-  readonly json: { error?: { code: string; problems: { path: string; actual: string }[] }; accepted?: number; rejections?: unknown[] };
+  readonly json: {
+    error?: { code: string; problems: { path: string; actual: string }[] };
+    accepted?: number;
+    rejections?: { index: number; reason: string; problems: { path: string; actual: string }[] }[];
+  };
 }
 
 /**
@@ -77,14 +81,16 @@ describe('request bodies read as they arrive', () => {
     }
   });
 
-  it('shows the decoded text of a bad field in a refused large body, as sent', async () => {
+  it('shows the decoded text of a bad field of a large body, as sent, in its contact’s rejection', async () => {
     s = await startServer({ limits: { maxContacts: 5000 } });
     const list: Record<string, unknown>[] = contacts(3000);
     list[2999] = { ...list[2999], nickname: 'João 😀 Ñandú' };
     const bytes = Buffer.from(JSON.stringify({ business_id: 1, template_type_id: 10, campaign_id: 2, contacts: list }), 'utf8');
     const res = await post(s.url, bytes, 5, false);
-    expect(res.status).toBe(422);
-    expect(res.json.error?.problems).toEqual([expect.objectContaining({ path: '$.contacts[2999].nickname', actual: expect.stringContaining('João 😀 Ñandú') })]);
+    expect(res.status).toBe(202);
+    expect(res.json).toMatchObject({ accepted: 2999, rejected: 1 });
+    expect(res.json.rejections?.[0]).toMatchObject({ index: 2999, reason: 'invalid_data' });
+    expect(res.json.rejections?.[0]?.problems).toEqual([expect.objectContaining({ path: '$.contacts[2999].nickname', actual: expect.stringContaining('João 😀 Ñandú') })]);
   });
 
   it('answers 413 over the limit, announced by Content-Length or found while reading a chunked body', async () => {
