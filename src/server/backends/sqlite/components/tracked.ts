@@ -3,29 +3,17 @@
  * `m:` + message id, `s:` + SMS id), in the order first written; dropped at a final status or beyond
  * the bound.
  */
-import { jsonRows } from '../../../../storage/sqlite-tables.js';
 import type { Durable } from './durable.js';
+import { keyedRowsTables } from './keyed-rows.js';
 
 export const tracked: Durable<'tracked'> = {
   name: 'tracked',
-  tables: {
-    schema: `
+  tables: keyedRowsTables(
+    'tracked',
+    `
     CREATE TABLE IF NOT EXISTS tracked (n INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, row TEXT NOT NULL);`,
-    open(db) {
-      const put = db.prepare('INSERT INTO tracked (id, row) VALUES (?, ?) ON CONFLICT(id) DO UPDATE SET row = excluded.row');
-      const remove = db.prepare('DELETE FROM tracked WHERE id = ?');
-      return {
-        write(changes) {
-          for (const [id, message] of changes.put ?? []) put.run(id, JSON.stringify(message));
-          for (const id of changes.delete ?? []) remove.run(id);
-        },
-        load() {
-          const rows = jsonRows(db, 'tracked', 'n');
-          return { rows, found: rows.length > 0 };
-        },
-      };
-    },
-  },
+    'n',
+  ),
   component: ({ parts }) => ({
     takeChanges(full) {
       const { trackedPut, trackedDelete } = parts().notifier.takeTracked(full);
